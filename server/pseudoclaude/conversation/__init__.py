@@ -1,0 +1,5 @@
+"""The Conversation: the ordered messages the model sees next (SPEC §2)."""
+
+from pseudoclaude.conversation.conversation import Conversation, Hooks, Offload
+
+__all__ = ["Conversation", "Hooks", "Offload"]

@@ -1,0 +1,151 @@
+"""Message types shared by every layer (SPEC §2).
+
+The structs are msgspec ``Struct`` types so the session log can decode a JSONL line straight
+into them without an intermediate dict (the hot path of resume). They are plain value objects:
+treat them as immutable and use :func:`copy_message` when a private copy is needed.
+
+Encoding a :class:`Message` with ``msgspec.json`` gives exactly the inline message shape of the
+v1 session log (empty fields omitted).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import msgspec
+
+Role = Literal["user", "assistant"]
+
+
+class ToolCall(msgspec.Struct, omit_defaults=True):
+    """One tool call produced by the model.
+
+    ``arguments`` is the JSON object the model produced. When the model produced something
+    that is not a JSON object (malformed JSON, a bare string, nothing), the raw text is kept as
+    a ``str`` so nothing is ever dropped.
+    """
+
+    id: str
+    name: str
+    arguments: Any = msgspec.field(default_factory=dict)
+
+
+class ToolResult(msgspec.Struct, omit_defaults=True):
+    call_id: str
+    name: str = ""
+    content: str = ""
+    is_error: bool = False
+
+
+class ThinkingBlock(msgspec.Struct, omit_defaults=True):
+    """An Anthropic extended-thinking block, kept verbatim so it can be sent back.
+
+    ``data`` is set (and ``thinking`` empty) for a redacted thinking block.
+    """
+
+    thinking: str = ""
+    signature: str = ""
+    data: str = ""
+
+
+class Message(msgspec.Struct, omit_defaults=True):
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
+    tool_result: ToolResult | None = None
+    thinking: list[ThinkingBlock] = msgspec.field(default_factory=list)
+
+
+class Usage(msgspec.Struct, omit_defaults=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read + self.cache_write
+
+
+def parse_arguments(raw: str | bytes | None) -> Any:
+    """Turn a provider's raw tool-argument text into the value stored on a ToolCall.
+
+    A JSON object becomes a dict; anything else (empty, invalid JSON, a JSON scalar or array)
+    is kept as the original text so it is never lost.
+    """
+    if raw is None:
+        return {}
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, dict) else text
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def assistant(
+    text: str = "",
+    tool_calls: list[ToolCall] | None = None,
+    thinking: list[ThinkingBlock] | None = None,
+) -> Message:
+    return Message(
+        role="assistant", content=text, tool_calls=list(tool_calls or []),
+        thinking=list(thinking or []),
+    )
+
+
+def tool_result_message(result: ToolResult) -> Message:
+    return Message(role="user", tool_result=result)
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_value(v) for v in value]
+    return value
+
+
+def copy_message(message: Message) -> Message:
+    """A deep copy: mutating the copy (or its lists, dicts, results) never reaches the original."""
+    result = message.tool_result
+    return Message(
+        role=message.role,
+        content=message.content,
+        tool_calls=[
+            ToolCall(c.id, c.name, _copy_value(c.arguments)) for c in message.tool_calls
+        ],
+        tool_result=None if result is None else ToolResult(
+            result.call_id, result.name, result.content, result.is_error
+        ),
+        thinking=[ThinkingBlock(t.thinking, t.signature, t.data) for t in message.thinking],
+    )
+
+
+def copy_messages(messages: list[Message]) -> list[Message]:
+    return [copy_message(m) for m in messages]
+
+
+def error_envelope(tool: str, error_type: str, error: str) -> str:
+    """The JSON envelope of a failed tool call (SPEC §6), as the text of a ToolResult."""
+    return json.dumps(
+        {"ok": False, "tool": tool, "content": "", "error_type": error_type, "error": error},
+        ensure_ascii=False,
+    )
+
+
+def synthetic_error_result(call: ToolCall, error_type: str, error: str) -> Message:
+    """A tool-result message standing in for a call that never produced one."""
+    return tool_result_message(
+        ToolResult(
+            call_id=call.id, name=call.name,
+            content=error_envelope(call.name, error_type, error), is_error=True,
+        )
+    )

@@ -1,0 +1,227 @@
+"""The v1 JSONL entry codec of the session log (SPEC §3), plus the Go original's legacy lines.
+
+Decoding has two paths:
+- the fast path: one typed msgspec decode of the tagged entry union, straight into structs;
+- the legacy path, taken only when the fast path rejects a line: a generic decode that accepts
+  the Go PseudoClaude's shapes (no ``type``, capitalised nested keys ``ID``/``CallID``...,
+  replace markers without ``messages``).
+A line neither path accepts raises :class:`BadLine`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from pseudoclaude.llm.types import Message, Role, ThinkingBlock, ToolCall, ToolResult
+
+LOG_VERSION = 1
+
+
+class SessionEntry(msgspec.Struct, tag="session", tag_field="type"):
+    version: int
+    id: str
+    created: str
+    workspace: str = ""
+
+
+class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_defaults=True):
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
+    tool_result: ToolResult | None = None
+    thinking: list[ThinkingBlock] = msgspec.field(default_factory=list)
+    ts: float = 0.0
+    model: str = ""
+
+    def to_message(self) -> Message:
+        return Message(self.role, self.content, self.tool_calls, self.tool_result, self.thinking)
+
+    @classmethod
+    def from_message(cls, m: Message, ts: float, model: str = "") -> MessageEntry:
+        return cls(m.role, m.content, m.tool_calls, m.tool_result, m.thinking, ts, model)
+
+
+class OffloadEntry(msgspec.Struct, tag="offload", tag_field="type"):
+    call_id: str
+    path: str
+    bytes: int
+    preview: str
+    ts: float = 0.0
+
+
+class KeepEntry(msgspec.Struct, tag="keep", tag_field="type"):
+    call_ids: list[str]
+    ts: float = 0.0
+
+
+class ReplaceEntry(msgspec.Struct, tag="replace", tag_field="type", omit_defaults=True):
+    reason: str = ""
+    # None only in the Go original's marker, which is followed by separate message lines.
+    messages: list[Message] | None = None
+    ts: float = 0.0
+
+
+Entry = SessionEntry | MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry
+
+# Every v1 replace line starts with these bytes (the tag is encoded first); so do the Go
+# original's markers. The fast resume scans backward for them.
+REPLACE_PREFIX = b'{"type":"replace"'
+
+
+class BadLine(ValueError):
+    """A line that is not a valid entry (bad JSON, bad UTF-8, wrong types, too long)."""
+
+
+_decoder = msgspec.json.Decoder(Entry)
+_encoder = msgspec.json.Encoder()
+
+
+def encode(entry: Entry) -> bytes:
+    """One log line, ``\\n``-terminated. Lone surrogates (never valid UTF-8) become U+FFFD."""
+    try:
+        return _encoder.encode(entry) + b"\n"
+    except UnicodeEncodeError:
+        return _encoder.encode(_scrub(msgspec.to_builtins(entry))) + b"\n"
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def decode(line: bytes) -> Entry:
+    """Decode one line (without or with its trailing newline)."""
+    try:
+        entry = _decoder.decode(line)
+    except msgspec.DecodeError as fast_error:
+        return _decode_legacy(line, fast_error)
+    if isinstance(entry, MessageEntry) and entry.tool_calls:
+        _normalise_arguments(entry.tool_calls)
+    elif isinstance(entry, ReplaceEntry) and entry.messages:
+        for m in entry.messages:
+            if m.tool_calls:
+                _normalise_arguments(m.tool_calls)
+    return entry
+
+
+def _normalise_arguments(calls: list[ToolCall]) -> None:
+    for call in calls:
+        if call.arguments is None:
+            call.arguments = {}
+
+
+# -- legacy (Go PseudoClaude) lines ------------------------------------------------------------
+
+def _decode_legacy(line: bytes, fast_error: Exception) -> Entry:
+    try:
+        raw = msgspec.json.decode(line)
+    except msgspec.DecodeError as exc:
+        raise BadLine(str(exc)) from None
+    if not isinstance(raw, dict):
+        raise BadLine("line is not a JSON object")
+    kind = raw.get("type") or "message"
+    try:
+        if kind == "message":
+            return _legacy_message_entry(raw)
+        if kind == "replace":
+            messages = raw.get("messages")
+            return ReplaceEntry(
+                reason=_str(raw.get("reason")),
+                messages=None if messages is None else [
+                    _legacy_message_entry(m).to_message() for m in _list(messages)
+                ],
+                ts=_num(raw.get("ts")),
+            )
+    except (TypeError, ValueError, KeyError, msgspec.ValidationError) as exc:
+        raise BadLine(f"{kind} entry: {exc}") from None
+    raise BadLine(f"{kind} entry: {fast_error}")
+
+
+def _get(obj: dict[str, Any], *names: str) -> Any:
+    """Go's JSON decoder matches keys case-insensitively; so do we (plus snake_case)."""
+    for name in names:
+        if name in obj:
+            return obj[name]
+    lowered = {k.lower(): v for k, v in obj.items()}
+    for name in names:
+        key = name.lower()
+        if key in lowered:
+            return lowered[key]
+    return None
+
+
+def _str(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _num(value: Any) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _legacy_message_entry(raw: Any) -> MessageEntry:
+    raw = _dict(raw)
+    role = _get(raw, "role")
+    if role not in ("user", "assistant"):
+        raise ValueError(f"role must be 'user' or 'assistant', got {role!r}")
+    calls = []
+    for item in _list(_get(raw, "tool_calls", "ToolCalls")):
+        item = _dict(item)
+        arguments = _get(item, "arguments", "Arguments")
+        calls.append(
+            ToolCall(
+                id=_str(_get(item, "id", "ID")),
+                name=_str(_get(item, "name", "Name")),
+                arguments={} if arguments is None else arguments,
+            )
+        )
+    result = None
+    raw_result = _get(raw, "tool_result", "ToolResult")
+    if raw_result is not None:
+        raw_result = _dict(raw_result)
+        result = ToolResult(
+            call_id=_str(_get(raw_result, "call_id", "CallID")),
+            name=_str(_get(raw_result, "name", "Name")),
+            content=_str(_get(raw_result, "content", "Content")),
+            is_error=bool(_get(raw_result, "is_error", "IsError")),
+        )
+    thinking = [
+        msgspec.convert(t, ThinkingBlock) for t in _list(_get(raw, "thinking"))
+    ]
+    return MessageEntry(
+        role=role,
+        content=_str(_get(raw, "content", "Content")),
+        tool_calls=calls,
+        tool_result=result,
+        thinking=thinking,
+        ts=_num(raw.get("ts")),
+        model=_str(raw.get("model")),
+    )

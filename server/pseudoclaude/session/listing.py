@@ -1,0 +1,152 @@
+"""Listing sessions (SPEC §3): newest first by last update.
+
+Per session: id, title (the first user text of the whole log, whitespace collapsed, 80 chars
+then ``...``), created, updated (time of the last line), live message count (after the last
+replace), bytes, and model (the latest ``model`` stamp). Reading is the fast resume plus two
+short scans, so listing a session costs about as much as its live tail.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import BinaryIO
+
+from pseudoclaude.session.codec import BadLine, MessageEntry, ReplaceEntry, decode
+from pseudoclaude.session.ids import session_id_time
+from pseudoclaude.session.loader import (
+    DEFAULT_LINE_LIMIT,
+    _line_starts_backward,
+    _read_line_at,
+    iter_lines,
+    replay_file,
+)
+from pseudoclaude.session.store import SessionNotFound, SessionStore
+
+TITLE_CHARS = 80
+UNTITLED = "Untitled session"
+_TITLE_SCAN_LINES = 1000
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    title: str
+    created: datetime
+    updated: datetime
+    message_count: int
+    bytes: int
+    model: str
+    path: Path
+
+    def to_json(self, *, active: bool = False) -> dict[str, object]:
+        """The snake_case shape of ``sessions list --json``."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "created_at": rfc3339(self.created),
+            "updated_at": rfc3339(self.updated),
+            "message_count": self.message_count,
+            "bytes": self.bytes,
+            "model": self.model,
+            "active": active,
+        }
+
+
+def rfc3339(moment: datetime) -> str:
+    return moment.astimezone().isoformat(timespec="seconds")
+
+
+def _local(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, timezone.utc).astimezone()
+
+
+def make_title(text: str) -> str:
+    collapsed = _WS.sub(" ", text).strip()
+    if len(collapsed) > TITLE_CHARS:
+        return collapsed[:TITLE_CHARS] + "..."
+    return collapsed
+
+
+def _first_user_text(f: BinaryIO) -> str:
+    f.seek(0)
+    for n, line in enumerate(iter_lines(f, DEFAULT_LINE_LIMIT)):
+        if n >= _TITLE_SCAN_LINES:
+            break
+        if not isinstance(line, bytes) or b'"user"' not in line:
+            continue
+        try:
+            entry = decode(line)
+        except BadLine:
+            continue
+        candidates = []
+        if isinstance(entry, MessageEntry):
+            candidates = [entry.to_message()]
+        elif isinstance(entry, ReplaceEntry):
+            candidates = entry.messages or []
+        for m in candidates:
+            if m.role == "user" and m.tool_result is None and m.content.strip():
+                return make_title(m.content)
+    return ""
+
+
+def _last_model_before(f: BinaryIO, end: int) -> str:
+    for offset in _line_starts_backward(f, end, b'{"type":"message"'):
+        line = _read_line_at(f, offset, DEFAULT_LINE_LIMIT)
+        if line is None or b'"model":' not in line:
+            continue
+        try:
+            entry = decode(line)
+        except BadLine:
+            continue
+        if isinstance(entry, MessageEntry) and entry.model:
+            return entry.model
+    return ""
+
+
+def session_info(store: SessionStore, session_id: str) -> SessionInfo:
+    path = store.log_path(session_id)
+    try:
+        stat = path.stat()
+        replay = replay_file(path)
+        with open(path, "rb") as f:
+            title = _first_user_text(f)
+            model = replay.model or _last_model_before(f, replay.start_offset)
+    except FileNotFoundError:
+        raise SessionNotFound(f"no session {session_id} in {store.sessions_dir}") from None
+    born = session_id_time(session_id)
+    created = born.astimezone() if born else _local(stat.st_mtime)
+    if replay.header is not None:
+        try:
+            created = datetime.fromisoformat(replay.header.created).astimezone()
+        except ValueError:
+            pass
+    updated = _local(replay.last_ts or stat.st_mtime)
+    return SessionInfo(
+        id=session_id,
+        title=title or UNTITLED,
+        created=created,
+        updated=updated,
+        message_count=len(replay.messages),
+        bytes=stat.st_size,
+        model=model,
+        path=path,
+    )
+
+
+def list_sessions(store: SessionStore) -> list[SessionInfo]:
+    """Every session with a log, newest first by last update. Unreadable ones are skipped."""
+    infos = []
+    for session_id in store.session_ids():
+        if not os.path.isfile(store.log_path(session_id)):
+            continue
+        try:
+            infos.append(session_info(store, session_id))
+        except (SessionNotFound, OSError):
+            continue
+    infos.sort(key=lambda s: (s.updated, s.id), reverse=True)
+    return infos

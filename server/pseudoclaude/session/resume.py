@@ -1,0 +1,118 @@
+"""Opening sessions: a new one, or a resumed one with its history repaired (SPEC §3)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from pseudoclaude.conversation import Conversation, Offload
+from pseudoclaude.llm.types import Message
+from pseudoclaude.session.listing import list_sessions
+from pseudoclaude.session.loader import replay_file
+from pseudoclaude.session.repair import repair
+from pseudoclaude.session.store import SessionNotFound, SessionStore
+from pseudoclaude.session.writer import SessionWriter
+
+LATEST = "latest"
+IDLE_NOTE_AFTER_SECONDS = 6 * 3600
+
+
+@dataclass
+class LoadedSession:
+    session_id: str
+    messages: list[Message]  # replayed and repaired: what the model sees next
+    bad_lines: int
+    repaired: int
+    last_activity: float  # Unix time of the last line (the log's mtime when no line has one)
+    offloads: dict[str, Offload] = field(default_factory=dict)
+    kept: set[str] = field(default_factory=set)
+
+
+@dataclass
+class OpenSession:
+    writer: SessionWriter
+    conversation: Conversation
+    loaded: LoadedSession | None = None  # None for a brand-new session
+    idle_note: bool = False
+
+    @property
+    def session_id(self) -> str:
+        return self.writer.session_id
+
+
+def resolve(store: SessionStore, ref: str) -> str:
+    """A session id from an id or ``latest`` (an error when there is no session at all)."""
+    if ref == LATEST:
+        sessions = list_sessions(store)
+        if not sessions:
+            raise SessionNotFound(f"no session to resume in {store.sessions_dir}")
+        return sessions[0].id
+    return store.check_id(ref)
+
+
+def load_session(store: SessionStore, ref: str) -> LoadedSession:
+    """Replay and repair a session without changing anything on disk."""
+    session_id = resolve(store, ref)
+    path = store.log_path(session_id)
+    replay = replay_file(path)
+    messages, repairs = repair(replay.messages)
+    return LoadedSession(
+        session_id=session_id,
+        messages=messages,
+        bad_lines=replay.bad_lines,
+        repaired=repairs,
+        last_activity=replay.last_ts or os.stat(path).st_mtime,
+        offloads=replay.offloads,
+        kept=replay.kept,
+    )
+
+
+def idle_note(last_activity: float, now: float) -> Message | None:
+    if now - last_activity <= IDLE_NOTE_AFTER_SECONDS:
+        return None
+    when = datetime.fromtimestamp(last_activity, timezone.utc).astimezone()
+    return Message(
+        role="user",
+        content=(
+            "[session resumed] This session was paused for more than 6 hours (last activity "
+            f"{when.isoformat(timespec='seconds')}). Files and other external state may have "
+            "changed since then: re-read files and re-check anything you rely on before acting."
+        ),
+    )
+
+
+def new_session(store: SessionStore, *, model: str = "", workspace: str = "") -> OpenSession:
+    writer = SessionWriter.create(store, model=model, workspace=workspace)
+    return OpenSession(writer=writer, conversation=Conversation(hooks=writer.hooks()))
+
+
+def resume_session(
+    store: SessionStore, ref: str, *, model: str = "", workspace: str = "",
+    now: float | None = None,
+) -> OpenSession:
+    """Resume ``ref`` (an id or ``latest``) for appending.
+
+    A history that needed repair is first committed as one ``replace`` line (reason
+    ``repair``), so the log matches what the model sees next. The idle note, when due, lives
+    only in memory.
+    """
+    loaded = load_session(store, ref)
+    writer = SessionWriter.open(store, loaded.session_id, model=model, workspace=workspace)
+    try:
+        if loaded.repaired:
+            writer.append_replace("repair", loaded.messages)
+    except Exception:
+        writer.close()
+        raise
+    messages = list(loaded.messages)
+    note = idle_note(loaded.last_activity, time.time() if now is None else now)
+    if note is not None:
+        messages.append(note)
+    return OpenSession(
+        writer=writer,
+        conversation=Conversation(messages, hooks=writer.hooks()),
+        loaded=loaded,
+        idle_note=note is not None,
+    )

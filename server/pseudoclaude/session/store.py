@@ -1,0 +1,112 @@
+"""Where sessions live on disk, and how a new one is allocated (SPEC §3).
+
+``<dataDir>/sessions/<id>/conversation.jsonl`` and ``<dataDir>/sessions/<id>/tool-results/``.
+Folders are created 0700 and files 0600; ``<dataDir>/.gitignore`` (ignoring ``sessions/``) is
+written when this code creates ``<dataDir>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from datetime import datetime
+from pathlib import Path
+
+from pseudoclaude.session.ids import is_session_id, new_session_id
+
+LOG_NAME = "conversation.jsonl"
+SPILL_DIR_NAME = "tool-results"
+GITIGNORE = "# Written by PseudoClaude: session logs stay on this machine.\nsessions/\n"
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+class SessionError(Exception):
+    """A session operation failed; the message is meant for the user."""
+
+
+class SessionNotFound(SessionError):
+    pass
+
+
+def make_private_dir(path: Path) -> bool:
+    """Create ``path`` (and parents) mode 0700; True when ``path`` itself was created."""
+    if path.is_dir():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(path, DIR_MODE)
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+        return False
+    os.chmod(path, DIR_MODE)  # in case the umask was stricter than usual about the owner
+    return True
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class SessionStore:
+    """The sessions of one data directory."""
+
+    def __init__(self, data_dir: Path | str) -> None:
+        self.data_dir = Path(data_dir)
+        self.sessions_dir = self.data_dir / "sessions"
+
+    def ensure(self) -> None:
+        if make_private_dir(self.data_dir):
+            gitignore = self.data_dir / ".gitignore"
+            fd = os.open(gitignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(GITIGNORE)
+        make_private_dir(self.sessions_dir)
+
+    def session_dir(self, session_id: str) -> Path:
+        return self.sessions_dir / session_id
+
+    def log_path(self, session_id: str) -> Path:
+        return self.session_dir(session_id) / LOG_NAME
+
+    def spill_dir(self, session_id: str) -> Path:
+        return self.session_dir(session_id) / SPILL_DIR_NAME
+
+    def allocate(self, now: datetime | None = None) -> str:
+        """Create the folder of a brand-new session and return its id."""
+        self.ensure()
+        for _ in range(10):
+            session_id = new_session_id(now)
+            try:
+                os.mkdir(self.session_dir(session_id), DIR_MODE)
+            except FileExistsError:
+                continue
+            os.chmod(self.session_dir(session_id), DIR_MODE)
+            make_private_dir(self.spill_dir(session_id))
+            return session_id
+        raise SessionError("could not allocate a unique session id after 10 attempts")
+
+    def check_id(self, session_id: str) -> str:
+        """Validate a user-supplied id and make sure its log exists."""
+        if not is_session_id(session_id):
+            raise SessionNotFound(
+                f"not a session id: {session_id!r} (expected YYYYMMDD-HHMMSS-xxxx or 'latest')"
+            )
+        if not self.log_path(session_id).is_file():
+            raise SessionNotFound(f"no session {session_id} in {self.sessions_dir}")
+        return session_id
+
+    def session_ids(self) -> list[str]:
+        """Ids of the folders that look like sessions (the log may still be missing)."""
+        if not self.sessions_dir.is_dir():
+            return []
+        with contextlib.suppress(FileNotFoundError):
+            return sorted(
+                e.name for e in os.scandir(self.sessions_dir)
+                if is_session_id(e.name) and e.is_dir(follow_symlinks=False)
+            )
+        return []

@@ -1,0 +1,182 @@
+"""The append-only session writer (SPEC §3).
+
+Every line is written with one ``write`` on an ``O_APPEND`` descriptor and fsynced before the
+append returns, unless the caller groups lines with :meth:`SessionWriter.batch` (one fsync at
+the end of the batch). A replace is a single line, so it commits atomically.
+
+A log whose last line was torn by a crash does not end with ``\\n``; the writer then starts
+with a newline so the torn fragment stays one bad line and never swallows the next entry.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from pseudoclaude.conversation import Hooks, Offload
+from pseudoclaude.llm.types import Message
+from pseudoclaude.session.codec import (
+    LOG_VERSION,
+    Entry,
+    KeepEntry,
+    MessageEntry,
+    OffloadEntry,
+    ReplaceEntry,
+    SessionEntry,
+    encode,
+)
+from pseudoclaude.session.ids import session_id_time
+from pseudoclaude.session.store import FILE_MODE, SessionError, SessionStore, fsync_dir
+
+
+class SessionWriteError(SessionError):
+    pass
+
+
+class SessionWriter:
+    """Appends entries to one session's log. Thread-safe; lines keep call order."""
+
+    def __init__(self, store: SessionStore, session_id: str, *, model: str = "",
+                 workspace: str = "") -> None:
+        self.store = store
+        self.session_id = session_id
+        self.path: Path = store.log_path(session_id)
+        self._model = model
+        self._workspace = workspace
+        self._stamped = False
+        self._lock = threading.RLock()
+        self._fd: int | None = None
+        self._batch_depth = 0
+        self._unsynced = False
+        self._check_tail = True
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    def create(cls, store: SessionStore, *, model: str = "", workspace: str = "",
+               now: datetime | None = None) -> SessionWriter:
+        """A writer for a brand-new session (its folder exists; the log appears on first use)."""
+        return cls(store, store.allocate(now), model=model, workspace=workspace)
+
+    @classmethod
+    def open(cls, store: SessionStore, session_id: str, *, model: str = "",
+             workspace: str = "") -> SessionWriter:
+        """A writer that continues an existing session's log."""
+        store.check_id(session_id)
+        return cls(store, session_id, model=model, workspace=workspace)
+
+    # -- entries ---------------------------------------------------------------------------
+    def append_message(self, message: Message) -> None:
+        with self._lock:
+            model = "" if self._stamped else self._model
+            self._write([MessageEntry.from_message(message, time.time(), model)])
+            self._stamped = True
+
+    def append_replace(self, reason: str, messages: Sequence[Message]) -> None:
+        self._write([ReplaceEntry(reason=reason, messages=list(messages), ts=time.time())])
+
+    def append_offloads(self, offloads: Sequence[Offload], keep: Sequence[str]) -> None:
+        now = time.time()
+        entries: list[Entry] = [
+            OffloadEntry(o.call_id, o.path, o.bytes, o.preview, now) for o in offloads
+        ]
+        if keep:
+            entries.append(KeepEntry(list(keep), now))
+        if entries:
+            self._write(entries)
+
+    def hooks(self) -> Hooks:
+        """Conversation hooks that log every change before the change is acknowledged."""
+        return Hooks(
+            on_append=self.append_message,
+            on_replace=self.append_replace,
+            on_offload=self.append_offloads,
+        )
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group commit: lines written inside are fsynced once, when the batch ends."""
+        with self._lock:
+            self._batch_depth += 1
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+                if self._batch_depth == 0 and self._unsynced:
+                    self._sync()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                try:
+                    if self._unsynced:
+                        self._sync()
+                finally:
+                    os.close(self._fd)
+                    self._fd = None
+
+    def __enter__(self) -> SessionWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------------
+    def _write(self, entries: Sequence[Entry]) -> None:
+        data = b"".join(encode(e) for e in entries)
+        with self._lock:
+            try:
+                fd = self._open()
+                if self._check_tail:
+                    size = os.fstat(fd).st_size
+                    if size and os.pread(fd, 1, size - 1) != b"\n":
+                        data = b"\n" + data
+                    self._check_tail = False
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                self._unsynced = True
+                if self._batch_depth == 0:
+                    self._sync()
+            except OSError as exc:
+                self._check_tail = True
+                raise SessionWriteError(
+                    f"could not write session log {self.path}: {exc.strerror or exc}"
+                ) from exc
+
+    def _sync(self) -> None:
+        assert self._fd is not None
+        os.fsync(self._fd)
+        self._unsynced = False
+
+    def _open(self) -> int:
+        if self._fd is not None:
+            return self._fd
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            if os.fstat(fd).st_size == 0:
+                header = self._header()
+                os.write(fd, header)
+                os.fsync(fd)
+                self._check_tail = False
+            if created:
+                fsync_dir(self.path.parent)
+        except OSError:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return fd
+
+    def _header(self) -> bytes:
+        born = session_id_time(self.session_id)
+        created = (born.astimezone() if born else datetime.now().astimezone())
+        return encode(SessionEntry(
+            version=LOG_VERSION, id=self.session_id,
+            created=created.isoformat(timespec="seconds"), workspace=self._workspace,
+        ))
