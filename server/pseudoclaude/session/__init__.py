@@ -34,6 +34,7 @@ __all__ = [
     "list_sessions",
     "load_session",
     "new_session",
+    "new_session_id",
     "repair",
     "replay_file",
     "resolve",

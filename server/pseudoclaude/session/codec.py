@@ -10,6 +10,7 @@ A line neither path accepts raises :class:`BadLine`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -75,6 +76,7 @@ class BadLine(ValueError):
 
 
 _decoder = msgspec.json.Decoder(Entry)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _encoder = msgspec.json.Encoder()
 
 
@@ -88,7 +90,7 @@ def encode(entry: Entry) -> bytes:
 
 def _scrub(value: Any) -> Any:
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
         return {_scrub(k): _scrub(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -8,10 +8,11 @@ short scans, so listing a session costs about as much as its live tail.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
@@ -62,7 +63,7 @@ def rfc3339(moment: datetime) -> str:
 
 
 def _local(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, timezone.utc).astimezone()
+    return datetime.fromtimestamp(ts, UTC).astimezone()
 
 
 def make_title(text: str) -> str:
@@ -121,10 +122,8 @@ def session_info(store: SessionStore, session_id: str) -> SessionInfo:
     born = session_id_time(session_id)
     created = born.astimezone() if born else _local(stat.st_mtime)
     if replay.header is not None:
-        try:
+        with contextlib.suppress(ValueError):
             created = datetime.fromisoformat(replay.header.created).astimezone()
-        except ValueError:
-            pass
     updated = _local(replay.last_ts or stat.st_mtime)
     return SessionInfo(
         id=session_id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pseudoclaude.conversation import Conversation, Offload
 from pseudoclaude.llm.types import Message
@@ -72,7 +72,7 @@ def load_session(store: SessionStore, ref: str) -> LoadedSession:
 def idle_note(last_activity: float, now: float) -> Message | None:
     if now - last_activity <= IDLE_NOTE_AFTER_SECONDS:
         return None
-    when = datetime.fromtimestamp(last_activity, timezone.utc).astimezone()
+    when = datetime.fromtimestamp(last_activity, UTC).astimezone()
     return Message(
         role="user",
         content=(

@@ -7,7 +7,6 @@ written when this code creates ``<dataDir>``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from datetime import datetime
 from pathlib import Path
@@ -102,11 +101,14 @@ class SessionStore:
 
     def session_ids(self) -> list[str]:
         """Ids of the folders that look like sessions (the log may still be missing)."""
-        if not self.sessions_dir.is_dir():
+        try:
+            entries = list(os.scandir(self.sessions_dir))
+        except FileNotFoundError:
             return []
-        with contextlib.suppress(FileNotFoundError):
-            return sorted(
-                e.name for e in os.scandir(self.sessions_dir)
-                if is_session_id(e.name) and e.is_dir(follow_symlinks=False)
-            )
-        return []
+        except NotADirectoryError:
+            raise SessionError(f"not a folder: {self.sessions_dir}") from None
+        except PermissionError:
+            raise SessionError(f"cannot read {self.sessions_dir}: permission denied") from None
+        return sorted(
+            e.name for e in entries if is_session_id(e.name) and e.is_dir(follow_symlinks=False)
+        )

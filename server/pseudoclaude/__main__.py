@@ -1,0 +1,5 @@
+import sys
+
+from pseudoclaude.cli import main
+
+sys.exit(main())

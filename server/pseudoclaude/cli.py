@@ -1,0 +1,127 @@
+"""The ``pseudoclaude`` command (SPEC §9).
+
+Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pseudoclaude.session import (
+    SessionError,
+    SessionInfo,
+    SessionStore,
+    list_sessions,
+    load_session,
+)
+from pseudoclaude.session.format import describe_age, describe_size, message_to_json, render_message
+
+DATA_DIR_NAME = ".PseudoClaude"
+
+
+class CliError(Exception):
+    """A failure reported as one line on stderr with exit code 1."""
+
+
+def _store(workspace: str | None) -> SessionStore:
+    root = Path(workspace or ".").expanduser()
+    if not root.is_dir():
+        raise CliError(f"workspace is not a folder: {root}")
+    return SessionStore(root.resolve() / DATA_DIR_NAME)
+
+
+def _cmd_sessions_list(args: argparse.Namespace) -> int:
+    store = _store(args.workspace)
+    sessions = list_sessions(store)
+    if args.json:
+        print(json.dumps({"sessions": [s.to_json() for s in sessions]}, ensure_ascii=False))
+        return 0
+    if not sessions:
+        print(f"no sessions in {store.sessions_dir}")
+        return 0
+    for s in sessions:
+        print(_session_line(s))
+    return 0
+
+
+def _session_line(s: SessionInfo) -> str:
+    meta = [describe_age(s.updated), f"{s.message_count} messages", describe_size(s.bytes)]
+    if s.model:
+        meta.append(s.model)
+    return f"{s.id}  {s.title}\n    {' · '.join(meta)}"
+
+
+def _cmd_sessions_show(args: argparse.Namespace) -> int:
+    store = _store(args.workspace)
+    loaded = load_session(store, args.id)
+    if args.json:
+        print(json.dumps({
+            "id": loaded.session_id,
+            "messages": [message_to_json(m) for m in loaded.messages],
+            "bad_lines": loaded.bad_lines,
+            "repaired": loaded.repaired,
+        }, ensure_ascii=False))
+        return 0
+    print(f"session {loaded.session_id}: {len(loaded.messages)} messages, "
+          f"{loaded.bad_lines} bad lines skipped, {loaded.repaired} repairs")
+    for m in loaded.messages:
+        print(render_message(m))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from pseudoclaude.demo import run_demo
+
+    return run_demo(keep=args.keep)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pseudoclaude",
+        description="A coding agent with visible, resumable sessions and memory.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sessions = commands.add_parser("sessions", help="list and inspect session logs")
+    sessions_cmds = sessions.add_subparsers(dest="sessions_command", required=True,
+                                            metavar="SUBCOMMAND")
+    listing = sessions_cmds.add_parser("list", help="sessions of a workspace, newest first")
+    listing.add_argument("--workspace", metavar="DIR", help="workspace folder (default: .)")
+    listing.add_argument("--json", action="store_true", help="print one JSON object")
+    listing.set_defaults(handler=_cmd_sessions_list)
+    show = sessions_cmds.add_parser("show", help="the restored messages of one session")
+    show.add_argument("id", metavar="ID", help="a session id, or 'latest'")
+    show.add_argument("--workspace", metavar="DIR", help="workspace folder (default: .)")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
+    show.set_defaults(handler=_cmd_sessions_show)
+
+    demo = commands.add_parser("demo", help="show the session log at work, offline")
+    demo.add_argument("--keep", action="store_true", help="keep the demo workspace")
+    demo.set_defaults(handler=_cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except (CliError, SessionError) as exc:
+        print(f"pseudoclaude: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"pseudoclaude: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

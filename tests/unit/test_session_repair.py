@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+
+from pseudoclaude.llm.types import Message, ToolCall, ToolResult
+from pseudoclaude.session.repair import repair
+
+
+def u(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def a(text: str = "", *ids: str) -> Message:
+    return Message(role="assistant", content=text,
+                   tool_calls=[ToolCall(i, "read_file", {}) for i in ids])
+
+
+def r(call_id: str) -> Message:
+    return Message(role="user", tool_result=ToolResult(call_id, "read_file", "ok"))
+
+
+def is_valid(messages: list[Message]) -> bool:
+    """Every call answered right after it, every result right after its call."""
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        i += 1
+        if m.tool_result is not None:
+            return False
+        if m.tool_calls:
+            want = {c.id for c in m.tool_calls}
+            got = set()
+            while i < len(messages) and messages[i].tool_result is not None:
+                cid = messages[i].tool_result.call_id  # type: ignore[union-attr]
+                if cid not in want or cid in got:
+                    return False
+                got.add(cid)
+                i += 1
+            if got != want:
+                return False
+    return True
+
+
+def test_valid_history_is_untouched() -> None:
+    history = [u("q"), a("", "c1", "c2"), r("c1"), r("c2"), a("done")]
+    assert repair(history) == (history, 0)
+
+
+def test_dangling_tail_is_dropped_but_its_text_stays() -> None:
+    history = [u("q"), a("let me check", "c1", "c2"), r("c1")]
+    fixed, n = repair(history)
+    assert n == 1
+    assert fixed == [u("q"), Message(role="assistant", content="let me check")]
+    fixed, n = repair([u("q"), a("", "c1")])
+    assert (fixed, n) == ([u("q")], 1)
+
+
+def test_dangling_call_in_the_middle_gets_an_interrupted_result() -> None:
+    history = [u("q"), a("", "c1", "c2"), r("c2"), u("next"), a("answer")]
+    fixed, n = repair(history)
+    assert n == 1
+    assert fixed[:3] == history[:3]
+    synthetic = fixed[3].tool_result
+    assert synthetic is not None and synthetic.call_id == "c1" and synthetic.is_error
+    assert json.loads(synthetic.content)["error_type"] == "interrupted"
+    assert fixed[4:] == history[3:]
+    assert is_valid(fixed)
+
+
+def test_orphan_results_anywhere_are_dropped() -> None:
+    history = [r("x0"), u("q"), r("x1"), a("", "c1"), r("c1"), r("c1"), r("x2"), a("ok"), r("x3")]
+    fixed, n = repair(history)
+    assert fixed == [u("q"), a("", "c1"), r("c1"), a("ok")]
+    assert n == 5
+    assert is_valid(fixed)
