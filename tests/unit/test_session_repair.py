@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 
 from pseudoclaude.llm.types import Message, ToolCall, ToolResult
-from pseudoclaude.session.repair import repair
+from pseudoclaude.session.repair import is_valid, repair
 
 
 def u(text: str) -> Message:
@@ -19,31 +19,13 @@ def r(call_id: str) -> Message:
     return Message(role="user", tool_result=ToolResult(call_id, "read_file", "ok"))
 
 
-def is_valid(messages: list[Message]) -> bool:
-    """Every call answered right after it, every result right after its call."""
-    i = 0
-    while i < len(messages):
-        m = messages[i]
-        i += 1
-        if m.tool_result is not None:
-            return False
-        if m.tool_calls:
-            want = {c.id for c in m.tool_calls}
-            got = set()
-            while i < len(messages) and messages[i].tool_result is not None:
-                cid = messages[i].tool_result.call_id  # type: ignore[union-attr]
-                if cid not in want or cid in got:
-                    return False
-                got.add(cid)
-                i += 1
-            if got != want:
-                return False
-    return True
-
-
 def test_valid_history_is_untouched() -> None:
     history = [u("q"), a("", "c1", "c2"), r("c1"), r("c2"), a("done")]
     assert repair(history) == (history, 0)
+    assert is_valid(history)
+    assert not is_valid([a("", "c1"), r("c1"), r("c1")])
+    assert not is_valid([a("", "c1", "c2"), r("c1")])
+    assert not is_valid([u("q"), r("c1")])
 
 
 def test_dangling_tail_is_dropped_but_its_text_stays() -> None:

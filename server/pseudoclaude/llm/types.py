@@ -18,7 +18,7 @@ import msgspec
 Role = Literal["user", "assistant"]
 
 
-class ToolCall(msgspec.Struct, omit_defaults=True):
+class ToolCall(msgspec.Struct, omit_defaults=True, gc=False):
     """One tool call produced by the model.
 
     ``arguments`` is the JSON object the model produced. When the model produced something
@@ -31,14 +31,14 @@ class ToolCall(msgspec.Struct, omit_defaults=True):
     arguments: Any = msgspec.field(default_factory=dict)
 
 
-class ToolResult(msgspec.Struct, omit_defaults=True):
+class ToolResult(msgspec.Struct, omit_defaults=True, gc=False):
     call_id: str
     name: str = ""
     content: str = ""
     is_error: bool = False
 
 
-class ThinkingBlock(msgspec.Struct, omit_defaults=True):
+class ThinkingBlock(msgspec.Struct, omit_defaults=True, gc=False):
     """An Anthropic extended-thinking block, kept verbatim so it can be sent back.
 
     ``data`` is set (and ``thinking`` empty) for a redacted thinking block.
@@ -49,7 +49,7 @@ class ThinkingBlock(msgspec.Struct, omit_defaults=True):
     data: str = ""
 
 
-class Message(msgspec.Struct, omit_defaults=True):
+class Message(msgspec.Struct, omit_defaults=True, gc=False):
     role: Role
     content: str = ""
     tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
@@ -57,7 +57,7 @@ class Message(msgspec.Struct, omit_defaults=True):
     thinking: list[ThinkingBlock] = msgspec.field(default_factory=list)
 
 
-class Usage(msgspec.Struct, omit_defaults=True):
+class Usage(msgspec.Struct, omit_defaults=True, gc=False):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read: int = 0

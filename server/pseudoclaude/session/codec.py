@@ -20,14 +20,14 @@ from pseudoclaude.llm.types import Message, Role, ThinkingBlock, ToolCall, ToolR
 LOG_VERSION = 1
 
 
-class SessionEntry(msgspec.Struct, tag="session", tag_field="type"):
+class SessionEntry(msgspec.Struct, tag="session", tag_field="type", gc=False):
     version: int
     id: str
     created: str
     workspace: str = ""
 
 
-class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_defaults=True):
+class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_defaults=True, gc=False):
     role: Role
     content: str = ""
     tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
@@ -44,7 +44,7 @@ class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_default
         return cls(m.role, m.content, m.tool_calls, m.tool_result, m.thinking, ts, model)
 
 
-class OffloadEntry(msgspec.Struct, tag="offload", tag_field="type"):
+class OffloadEntry(msgspec.Struct, tag="offload", tag_field="type", gc=False):
     call_id: str
     path: str
     bytes: int
@@ -52,12 +52,12 @@ class OffloadEntry(msgspec.Struct, tag="offload", tag_field="type"):
     ts: float = 0.0
 
 
-class KeepEntry(msgspec.Struct, tag="keep", tag_field="type"):
+class KeepEntry(msgspec.Struct, tag="keep", tag_field="type", gc=False):
     call_ids: list[str]
     ts: float = 0.0
 
 
-class ReplaceEntry(msgspec.Struct, tag="replace", tag_field="type", omit_defaults=True):
+class ReplaceEntry(msgspec.Struct, tag="replace", tag_field="type", omit_defaults=True, gc=False):
     reason: str = ""
     # None only in the Go original's marker, which is followed by separate message lines.
     messages: list[Message] | None = None
@@ -104,13 +104,19 @@ def decode(line: bytes) -> Entry:
         entry = _decoder.decode(line)
     except msgspec.DecodeError as fast_error:
         return _decode_legacy(line, fast_error)
-    if isinstance(entry, MessageEntry) and entry.tool_calls:
-        _normalise_arguments(entry.tool_calls)
+    normalise(entry)
+    return entry
+
+
+def normalise(entry: Entry) -> None:
+    """Tool-call arguments are a dict or the raw text, never null."""
+    if isinstance(entry, MessageEntry):
+        if entry.tool_calls:
+            _normalise_arguments(entry.tool_calls)
     elif isinstance(entry, ReplaceEntry) and entry.messages:
         for m in entry.messages:
             if m.tool_calls:
                 _normalise_arguments(m.tool_calls)
-    return entry
 
 
 def _normalise_arguments(calls: list[ToolCall]) -> None:

@@ -12,7 +12,9 @@ The time a resume takes then depends on the live tail, not on the size of the hi
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -31,11 +33,13 @@ from pseudoclaude.session.codec import (
     ReplaceEntry,
     SessionEntry,
     decode,
+    normalise,
 )
 
 DEFAULT_LINE_LIMIT = 64 * 1024 * 1024
 _BLOCK = 1 << 20
 _TOO_LONG = object()
+_batch_decoder = msgspec.json.Decoder(list[Entry])
 
 
 @dataclass
@@ -53,48 +57,59 @@ class Replay:
 
 
 class _State:
-    __slots__ = ("r", "results")
+    """Replay state. Message lines stay ``MessageEntry`` structs until :meth:`finish`, so the
+    history a later ``replace`` throws away is never converted."""
+
+    __slots__ = ("items", "r", "results")
 
     def __init__(self, r: Replay) -> None:
         self.r = r
+        self.items: list[MessageEntry | Message] = []
         self.results: dict[str, list[int]] = {}  # call id -> indexes of its result messages
 
     def apply(self, entry: Entry) -> None:
         r = self.r
-        if isinstance(entry, MessageEntry):
-            message = entry.to_message()
-            if message.tool_result is not None:
-                self.results.setdefault(message.tool_result.call_id, []).append(len(r.messages))
-            r.messages.append(message)
+        if type(entry) is MessageEntry:
+            result = entry.tool_result
+            if result is not None:
+                self.results.setdefault(result.call_id, []).append(len(self.items))
+            self.items.append(entry)
             if entry.model:
                 r.model = entry.model
-        elif isinstance(entry, ReplaceEntry):
-            r.messages = list(entry.messages or ())
-            r.offloads = {}
-            r.kept = set()
-            self.results = {}
-            for i, m in enumerate(r.messages):
-                if m.tool_result is not None:
-                    self.results.setdefault(m.tool_result.call_id, []).append(i)
-        elif isinstance(entry, OffloadEntry):
+        elif type(entry) is OffloadEntry:
             r.offloads[entry.call_id] = Offload(
                 entry.call_id, entry.path, entry.bytes, entry.preview
             )
             r.kept.discard(entry.call_id)
             for i in self.results.get(entry.call_id, ()):
-                m = r.messages[i]
-                assert m.tool_result is not None
-                r.messages[i] = msgspec.structs.replace(
-                    m, tool_result=msgspec.structs.replace(m.tool_result, content=entry.preview)
+                item = self.items[i]
+                assert item.tool_result is not None
+                self.items[i] = msgspec.structs.replace(
+                    item,
+                    tool_result=msgspec.structs.replace(item.tool_result, content=entry.preview),
                 )
-        elif isinstance(entry, KeepEntry):
+        elif type(entry) is KeepEntry:
             r.kept.update(entry.call_ids)
-        elif isinstance(entry, SessionEntry):
+        elif type(entry) is ReplaceEntry:
+            self.items = list(entry.messages or ())
+            r.offloads = {}
+            r.kept = set()
+            self.results = {}
+            for i, m in enumerate(self.items):
+                if m.tool_result is not None:
+                    self.results.setdefault(m.tool_result.call_id, []).append(i)
+        elif type(entry) is SessionEntry:
             if r.header is None:
                 r.header = entry
             return
         if entry.ts:
             r.last_ts = entry.ts
+
+    def finish(self) -> None:
+        self.r.messages = [
+            e.to_message() if type(e) is MessageEntry else e  # type: ignore[misc]
+            for e in self.items
+        ]
 
 
 def iter_lines(f: BinaryIO, limit: int = DEFAULT_LINE_LIMIT) -> Iterator[bytes | object]:
@@ -115,21 +130,103 @@ def iter_lines(f: BinaryIO, limit: int = DEFAULT_LINE_LIMIT) -> Iterator[bytes |
         yield _TOO_LONG
 
 
+_NL_TO_COMMA = bytes.maketrans(b"\n", b",")
+_OPEN, _CLOSE = ord("["), ord("]")
+
+
 def _replay_from(f: BinaryIO, state: _State, limit: int) -> None:
+    """Replay every line from the current position of ``f``.
+
+    Blocks are read into one reused buffer. The whole lines of a block are decoded with a
+    single call, as a JSON array made by one ``translate`` of the buffer (newlines become
+    commas, the brackets are written over the first and last separators); only when that
+    fails (a bad line in the block) are its lines decoded one by one. A line that continues
+    past a block is assembled from pieces, and one over ``limit`` is counted bad without
+    ever being held whole.
+    """
     r = state.r
-    for line in iter_lines(f, limit):
-        if line is _TOO_LONG:
-            r.bad_lines += 1
-            continue
-        assert isinstance(line, bytes)
+    apply = state.apply
+    size = min(_BLOCK, limit)  # a line that fits inside one block is within the limit
+    buf = bytearray(size + 1)
+    buf[0] = _OPEN
+    window = memoryview(buf)[1:]
+    pieces: list[bytes] = []  # the start of a line that continues in the next block
+    pending = 0
+    skipping = False  # inside a line already known to be too long
+    with _gc_paused():
+        while True:
+            n = f.readinto(window)
+            if not n:
+                if skipping:
+                    r.bad_lines += 1
+                elif pieces:
+                    _apply_lines([b"".join(pieces)], state)
+                break
+            end = n + 1  # buf[1:end] holds the block
+            first = buf.find(b"\n", 1, end)
+            if first < 0:
+                if not skipping:
+                    pieces.append(bytes(buf[1:end]))
+                    pending += n
+                    if pending > limit:
+                        skipping, pieces, pending = True, [], 0
+                continue
+            start = 1  # buf[start:last+1] will be whole lines
+            if skipping:
+                r.bad_lines += 1
+                skipping, start = False, first + 1
+            elif pieces:
+                pieces.append(bytes(buf[1:first]))
+                line = b"".join(pieces)
+                pieces, pending, start = [], 0, first + 1
+                if len(line) > limit:
+                    r.bad_lines += 1
+                else:
+                    _apply_lines([line], state)
+            last = buf.rfind(b"\n", 1, end)
+            if last >= start:
+                count = buf.count(b"\n", start, last + 1)
+                array = buf.translate(_NL_TO_COMMA)
+                array[start - 1] = _OPEN
+                array[last] = _CLOSE
+                try:
+                    entries = _batch_decoder.decode(memoryview(array)[start - 1 : last + 1])
+                except msgspec.DecodeError:
+                    entries = None
+                if entries is not None and len(entries) == count:
+                    for entry in entries:
+                        normalise(entry)
+                        apply(entry)
+                else:
+                    _apply_lines(bytes(buf[start:last]).split(b"\n"), state)
+            if last + 1 < end:
+                pieces.append(bytes(buf[last + 1 : end]))
+                pending = end - last - 1
+        state.finish()
+
+
+def _apply_lines(lines: list[bytes], state: _State) -> None:
+    for line in lines:
         if not line.strip():
             continue  # a blank line is not corruption
         try:
             entry = decode(line)
         except BadLine:
-            r.bad_lines += 1
+            state.r.bad_lines += 1
             continue
         state.apply(entry)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Replay allocates millions of long-lived objects; the cyclic GC only slows it down."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def read_header(f: BinaryIO, limit: int = DEFAULT_LINE_LIMIT) -> SessionEntry | None:

@@ -59,3 +59,25 @@ def repair(messages: list[Message]) -> tuple[list[Message], int]:
                 for call in message.tool_calls if call.id in pending
             )
     return out, repairs
+
+
+def is_valid(messages: list[Message]) -> bool:
+    """True when every call is answered right after it and every result follows its call."""
+    i, n = 0, len(messages)
+    while i < n:
+        message = messages[i]
+        i += 1
+        if message.tool_result is not None:
+            return False
+        if not message.tool_calls:
+            continue
+        wanted = {call.id for call in message.tool_calls}
+        answered: set[str] = set()
+        while i < n and (result := messages[i].tool_result) is not None:
+            if result.call_id not in wanted or result.call_id in answered:
+                return False
+            answered.add(result.call_id)
+            i += 1
+        if answered != wanted:
+            return False
+    return True
