@@ -13,11 +13,12 @@ The time a resume takes then depends on the live tail, not on the size of the hi
 from __future__ import annotations
 
 import gc
+import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import msgspec
 
@@ -102,8 +103,9 @@ class _State:
             if r.header is None:
                 r.header = entry
             return
-        if entry.ts:
-            r.last_ts = entry.ts
+        ts = cast("MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry", entry).ts
+        if ts:
+            r.last_ts = ts
 
     def finish(self) -> None:
         self.r.messages = [
@@ -134,7 +136,7 @@ _NL_TO_COMMA = bytes.maketrans(b"\n", b",")
 _OPEN, _CLOSE = ord("["), ord("]")
 
 
-def _replay_from(f: BinaryIO, state: _State, limit: int) -> None:
+def _replay_from(f: io.BufferedReader, state: _State, limit: int) -> None:
     """Replay every line from the current position of ``f``.
 
     Blocks are read into one reused buffer. The whole lines of a block are decoded with a
@@ -288,7 +290,7 @@ def replay_file(path: Path | str, *, fast: bool = True,
     """Replay a log. With ``fast`` only the part from the last committed replace is read."""
     r = Replay()
     state = _State(r)
-    with open(path, "rb", buffering=_BLOCK) as f:
+    with open(path, "rb") as f:
         r.header = read_header(f, limit)
         start = 0
         if fast:
