@@ -1,0 +1,295 @@
+"""The provider protocol: stream one model turn as typed events (SPEC §7).
+
+A provider turns ``(system prompt, messages, tool specs)`` into an async stream of events:
+
+- :class:`TextDelta` — a piece of the answer's text, as it arrives;
+- :class:`ThinkingDelta` — a piece of (Anthropic extended, or a compatible server's reasoning)
+  thinking, for display only;
+- :class:`ThinkingComplete` — a whole Anthropic thinking block with its signature (or a
+  redacted block): keep it on the assistant message, it must be sent back in tool loops;
+- :class:`ToolCallComplete` — a whole tool call, never a partial one;
+- :class:`Retrying` — a retryable failure happened before any output; the provider waits
+  ``delay`` seconds and tries again (for a warning event; not model output);
+- :class:`UsageEvent` — the turn's token usage; absent when the server reported none (some
+  OpenAI-compatible servers);
+- :class:`Stop` — the last event: the normalised stop reason.
+
+Errors are **raised** as :mod:`pseudoclaude.llm.errors` exceptions from the iterator (there
+is no error event): ``async for`` ends with the exception, so no caller can miss one. A
+``max_tokens`` stop in the middle of a tool call raises :class:`MaxTokensTruncated`.
+
+Retries: the SDKs' own retries are disabled (``max_retries=0``) and :class:`BaseProvider`
+retries a retryable error itself, with exponential backoff (honouring ``Retry-After``), at most
+``max_retries`` times, and only while nothing has been yielded yet — a turn that already
+streamed text is never silently restarted.
+
+Stop reasons are normalised to Anthropic's vocabulary: ``end_turn``, ``tool_use``,
+``max_tokens``, ``stop_sequence``, ``refusal`` (OpenAI ``content_filter``), ``pause_turn``,
+``model_context_window_exceeded``; anything else is passed through.
+
+SDKs are imported lazily and off the event loop by :func:`create_provider`; importing this
+module (or :mod:`pseudoclaude.llm`) imports neither ``anthropic`` nor ``openai``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import random
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
+
+from pseudoclaude.llm.errors import MaxTokensTruncated, ProviderError
+from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from pseudoclaude.config import Secret, Settings
+
+log = logging.getLogger("pseudoclaude.llm")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the model may call: ``input_schema`` is a JSON Schema object."""
+
+    name: str
+    description: str
+    input_schema: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingComplete:
+    block: ThinkingBlock
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallComplete:
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    attempt: int
+    delay: float
+    error: ProviderError
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    reason: str
+    """Normalised stop reason (see the module docstring)."""
+    raw: str = ""
+    """The provider's own value (``stop``, ``length``, ``end_turn``, ...), "" when none came."""
+
+
+StreamEvent = (
+    TextDelta | ThinkingDelta | ThinkingComplete | ToolCallComplete | UsageEvent | Retrying | Stop
+)
+
+
+@dataclass(frozen=True)
+class ProviderOptions:
+    """What a provider needs; build it from :class:`~pseudoclaude.config.Settings` with
+    :meth:`from_settings`. Timeouts are in seconds: ``read_timeout`` is the longest silence
+    accepted from the server (between two stream chunks, or before the first)."""
+
+    provider: str
+    model: str
+    api_key: Secret | None = None
+    base_url: str | None = None
+    max_tokens: int = 8192
+    thinking: bool = False
+    thinking_mode: str = "enabled"
+    thinking_budget: int = 4096
+    max_retries: int = 2
+    retry_base_delay: float = 1.0
+    retry_max_delay: float = 30.0
+    read_timeout: float = 300.0
+    connect_timeout: float = 10.0
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ProviderOptions:
+        provider = settings.require_provider()
+        return cls(
+            provider=provider, model=settings.model, api_key=settings.api_key,
+            base_url=settings.base_url, max_tokens=settings.max_tokens,
+            thinking=settings.thinking, thinking_mode=settings.thinking_mode,
+            thinking_budget=settings.thinking_budget, max_retries=settings.max_retries,
+            read_timeout=settings.request_timeout, connect_timeout=settings.connect_timeout,
+        )
+
+    def key(self) -> str | None:
+        return self.api_key.reveal() if self.api_key else None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What the runner and the compaction layer use."""
+
+    name: str
+    model: str
+
+    def stream(
+        self, system: str, messages: list[Message], tools: list[ToolSpec]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Stream one model turn. Raises a ``ProviderError`` subclass on failure.
+
+        A consumer that may stop early should close the generator
+        (``async with contextlib.aclosing(provider.stream(...))``) so the HTTP response is
+        closed at once; cancelling the consuming task closes it too."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the HTTP connection pool."""
+        ...
+
+
+class BaseProvider:
+    """Retry logic shared by the SDK adapters, which implement :meth:`_stream_once`."""
+
+    name = "base"
+
+    def __init__(self, options: ProviderOptions) -> None:
+        self.options = options
+        self.model = options.model
+
+    def _stream_once(
+        self, system: str, messages: list[Message], tools: list[ToolSpec]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """One attempt: an async generator of events raising ``ProviderError`` on failure."""
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        return None
+
+    def retry_delay(self, attempt: int, error: ProviderError) -> float:
+        """Backoff before retry number ``attempt`` (1-based): exponential with ±20 % jitter,
+        or the server's ``Retry-After``; never more than ``retry_max_delay``."""
+        opts = self.options
+        if error.retry_after is not None and error.retry_after >= 0:
+            return float(min(error.retry_after, opts.retry_max_delay))
+        delay = opts.retry_base_delay * 2.0 ** (attempt - 1)
+        return min(delay * random.uniform(0.8, 1.2), opts.retry_max_delay)
+
+    async def stream(
+        self, system: str, messages: list[Message], tools: list[ToolSpec]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        attempt = 0
+        while True:
+            produced = False
+            events = self._stream_once(system, messages, tools)
+            try:
+                async for event in events:
+                    produced = True
+                    yield event
+                return
+            except ProviderError as error:
+                if produced or not error.retryable or attempt >= self.options.max_retries:
+                    raise
+                attempt += 1
+                delay = self.retry_delay(attempt, error)
+                log.info("%s: %s; retry %d of %d in %.1fs", self.name, error, attempt,
+                         self.options.max_retries, delay)
+                yield Retrying(attempt, delay, error)
+                await asyncio.sleep(delay)
+            finally:
+                await events.aclose()
+
+
+class Completion(NamedTuple):
+    """A whole model turn. ``usage`` is ``None`` when the server reported none."""
+
+    message: Message
+    usage: Usage | None
+    stop_reason: str
+
+
+class TurnBuilder:
+    """Folds stream events into the assistant :class:`Message` of the turn (what
+    :func:`complete` does; a runner that streams can feed it the same events)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.tool_calls: list[ToolCall] = []
+        self.thinking: list[ThinkingBlock] = []
+        self.usage: Usage | None = None
+        self.stop_reason = ""
+
+    def add(self, event: StreamEvent) -> None:
+        if isinstance(event, TextDelta):
+            self.text.append(event.text)
+        elif isinstance(event, ThinkingComplete):
+            self.thinking.append(event.block)
+        elif isinstance(event, ToolCallComplete):
+            self.tool_calls.append(event.call)
+        elif isinstance(event, UsageEvent):
+            self.usage = event.usage
+        elif isinstance(event, Stop):
+            self.stop_reason = event.reason
+
+    def message(self) -> Message:
+        return Message(
+            role="assistant", content="".join(self.text), tool_calls=list(self.tool_calls),
+            thinking=list(self.thinking),
+        )
+
+    def completion(self) -> Completion:
+        return Completion(self.message(), self.usage, self.stop_reason)
+
+
+async def complete(
+    provider: Provider, system: str, messages: list[Message], tools: list[ToolSpec] | None = None
+) -> Completion:
+    """Run one turn to the end and return ``(assistant message, usage, stop reason)``."""
+    builder = TurnBuilder()
+    async for event in provider.stream(system, messages, list(tools or [])):
+        builder.add(event)
+    return builder.completion()
+
+
+_ADAPTERS = {
+    "anthropic": ("pseudoclaude.llm.anthropic", "AnthropicProvider"),
+    "openai": ("pseudoclaude.llm.openai", "OpenAIProvider"),
+}
+
+
+async def create_provider(settings: Settings | ProviderOptions) -> Provider:
+    """The provider for these settings. The adapter module (and its SDK, ~0.4-1.7 s to import)
+    is imported in a worker thread so the event loop never blocks on it. Raises
+    :class:`~pseudoclaude.llm.errors.NoProviderConfigured` when no provider is configured."""
+    options = settings if isinstance(settings, ProviderOptions) else (
+        ProviderOptions.from_settings(settings))
+    try:
+        module_name, class_name = _ADAPTERS[options.provider]
+    except KeyError:
+        raise ProviderError(f"unknown provider {options.provider!r}") from None
+    module = await asyncio.to_thread(importlib.import_module, module_name)
+    provider: Provider = getattr(module, class_name)(options)
+    return provider
+
+
+def truncated_tool_call(provider: str, max_tokens: int, text: str) -> MaxTokensTruncated:
+    """The error for a turn cut by ``max_tokens`` inside a tool call."""
+    return MaxTokensTruncated(
+        f"{provider}: the model reached max_tokens ({max_tokens}) in the middle of a tool "
+        "call; the incomplete call was dropped (raise the maxTokens setting)",
+        provider=provider, partial_text=text,
+    )
