@@ -50,8 +50,8 @@ def _entries(rng: random.Random, n: int, start: int) -> list[bytes]:
             e: object = MessageEntry(role="user", content=text * rng.randint(2, 12), ts=ts)
         elif kind in (1, 4):
             e = MessageEntry(role="assistant", content=text * rng.randint(0, 4), ts=ts,
-                             tool_calls=[ToolCall(f"call_{i}", "read_file",
-                                                  {"path": f"src/m{i}.py", "limit": 200})])
+                             tool_calls=(ToolCall(f"call_{i}", "read_file",
+                                                  {"path": f"src/m{i}.py", "limit": 200}),))
         elif kind in (2, 5):
             e = MessageEntry(role="user", ts=ts, tool_result=ToolResult(
                 f"call_{i - 1}", "read_file", text * rng.randint(5, 40)))

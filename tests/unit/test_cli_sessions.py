@@ -26,7 +26,7 @@ def make_workspace(tmp_path: Path) -> Path:
     store.log_path(sid).write_bytes(b"".join(encode(e) for e in [
         MessageEntry(role="user", content="list the files", ts=1.0, model="m1"),
         MessageEntry(role="assistant", content="ok", ts=2.0,
-                     tool_calls=[ToolCall("c1", "find_files", {"pattern": "*"})]),
+                     tool_calls=(ToolCall("c1", "find_files", {"pattern": "*"}),)),
         MessageEntry(role="user", tool_result=ToolResult("c1", "find_files", "a.py"), ts=3.0),
         MessageEntry(role="assistant", content="There is a.py.", ts=4.0),
     ]) + b"garbage\n")

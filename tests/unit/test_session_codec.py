@@ -20,9 +20,9 @@ ENTRIES = [
     SessionEntry(version=1, id="20260617-120000-abcd", created="2026-06-17T12:00:00+02:00",
                  workspace="/w"),
     MessageEntry(role="user", content="héllo 日本", ts=1.5, model="m"),
-    MessageEntry(role="assistant", content="", ts=2.0, tool_calls=[
-        ToolCall("c1", "read_file", {"path": "a"}), ToolCall("c2", "edit_file", "{bad json")],
-        thinking=[ThinkingBlock("because", "sig=="), ThinkingBlock(data="redacted")]),
+    MessageEntry(role="assistant", content="", ts=2.0, tool_calls=(
+        ToolCall("c1", "read_file", {"path": "a"}), ToolCall("c2", "edit_file", "{bad json")),
+        thinking=(ThinkingBlock("because", "sig=="), ThinkingBlock(data="redacted"))),
     MessageEntry(role="user", tool_result=ToolResult("c1", "read_file", "body", True), ts=3.0),
     OffloadEntry("c1", "tool-results/c1.txt", 60000, "preview", 4.0),
     KeepEntry(["c2"], 5.0),
@@ -60,7 +60,7 @@ def test_legacy_go_lines() -> None:
         b'"Arguments":{"path":"go.mod"}}],"ts":1750150003}'
     )
     assert isinstance(message, MessageEntry)
-    assert message.tool_calls == [ToolCall("toolu_1", "read_file", {"path": "go.mod"})]
+    assert message.tool_calls == (ToolCall("toolu_1", "read_file", {"path": "go.mod"}),)
     assert message.ts == 1750150003.0
     result = decode(
         b'{"type":"message","role":"user","tool_result":{"CallID":"toolu_1","Name":"read_file",'

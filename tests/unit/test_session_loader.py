@@ -20,7 +20,7 @@ from pseudoclaude.session.loader import DEFAULT_LINE_LIMIT
 PREFIX = [
     SessionEntry(version=1, id="20260617-120000-abcd", created="2026-06-17T12:00:00+00:00"),
     MessageEntry(role="user", content="read a.py", ts=1.0, model="m1"),
-    MessageEntry(role="assistant", tool_calls=[ToolCall("c1", "read_file", {"path": "a.py"})],
+    MessageEntry(role="assistant", tool_calls=(ToolCall("c1", "read_file", {"path": "a.py"}),),
                  ts=2.0),
     MessageEntry(role="user", tool_result=ToolResult("c1", "read_file", "x" * 300), ts=3.0),
 ]
@@ -135,7 +135,7 @@ def test_orphan_result_in_the_middle_and_a_dangling_tail(store: SessionStore) ->
         MessageEntry(role="user", tool_result=ToolResult("ghost", "read_file", "?"), ts=2.0),
         MessageEntry(role="assistant", content="answer", ts=3.0),
         MessageEntry(role="assistant", content="checking", ts=4.0,
-                     tool_calls=[ToolCall("c1", "run_command", {"command": "ls"})]),
+                     tool_calls=(ToolCall("c1", "run_command", {"command": "ls"}),)),
     ]
     write_log(store.log_path("20260617-120000-abcd"), b"".join(encode(e) for e in lines))
     loaded = load_session(store, "20260617-120000-abcd")

@@ -145,7 +145,7 @@ def test_idle_note_only_in_memory(store: SessionStore) -> None:
 def test_resume_commits_a_repair_once(store: SessionStore) -> None:
     _log(store, "20260617-120000-aaaa", [
         MessageEntry(role="user", content="q", ts=1.0),
-        MessageEntry(role="assistant", tool_calls=[ToolCall("c1", "read_file")], ts=2.0),
+        MessageEntry(role="assistant", tool_calls=(ToolCall("c1", "read_file"),), ts=2.0),
         MessageEntry(role="user", tool_result=ToolResult("c2", "x", "orphan"), ts=3.0),
     ])
     opened = resume_session(store, "latest")
