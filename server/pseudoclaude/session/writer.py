@@ -71,13 +71,14 @@ class SessionWriter:
 
     # -- entries ---------------------------------------------------------------------------
     def append_message(self, message: Message) -> None:
+        # The hot path: kept short, since after each fsync it runs with cold CPU caches.
         with self._lock:
             model = "" if self._stamped else self._model
-            self._write([MessageEntry.from_message(message, time.time(), model)])
+            self._write(encode(MessageEntry.from_message(message, time.time(), model)))
             self._stamped = True
 
     def append_replace(self, reason: str, messages: Sequence[Message]) -> None:
-        self._write([ReplaceEntry(reason=reason, messages=list(messages), ts=time.time())])
+        self._write(encode(ReplaceEntry(reason=reason, messages=list(messages), ts=time.time())))
 
     def append_offloads(self, offloads: Sequence[Offload], keep: Sequence[str]) -> None:
         now = time.time()
@@ -87,7 +88,7 @@ class SessionWriter:
         if keep:
             entries.append(KeepEntry(list(keep), now))
         if entries:
-            self._write(entries)
+            self._write(b"".join(encode(e) for e in entries))
 
     def hooks(self) -> Hooks:
         """Conversation hooks that log every change before the change is acknowledged."""
@@ -126,23 +127,25 @@ class SessionWriter:
         self.close()
 
     # -- internals -------------------------------------------------------------------------
-    def _write(self, entries: Sequence[Entry]) -> None:
-        data = b"".join(encode(e) for e in entries)
+    def _write(self, data: bytes) -> None:
+        """Append whole lines; returns once they are fsynced (at the end of a batch)."""
         with self._lock:
             try:
-                fd = self._open()
+                fd = self._fd if self._fd is not None else self._open()
                 if self._check_tail:
                     size = os.fstat(fd).st_size
                     if size and os.pread(fd, 1, size - 1) != b"\n":
                         data = b"\n" + data
                     self._check_tail = False
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
+                written = os.write(fd, data)
+                if written < len(data):  # only on odd file systems or a full disk
+                    view = memoryview(data)[written:]
+                    while view:
+                        view = view[os.write(fd, view):]
                 self._unsynced = True
-                if self._batch_depth == 0:
-                    self._sync()
+                if not self._batch_depth:
+                    os.fsync(fd)
+                    self._unsynced = False
             except OSError as exc:
                 self._check_tail = True
                 raise SessionWriteError(
