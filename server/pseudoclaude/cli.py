@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pseudoclaude.config import ConfigError, load_settings
 from pseudoclaude.session import (
     SessionError,
     SessionInfo,
@@ -20,18 +21,19 @@ from pseudoclaude.session import (
 )
 from pseudoclaude.session.format import describe_age, describe_size, message_to_json, render_message
 
-DATA_DIR_NAME = ".PseudoClaude"
-
 
 class CliError(Exception):
     """A failure reported as one line on stderr with exit code 1."""
 
 
 def _store(workspace: str | None) -> SessionStore:
+    """The sessions of a workspace, where its settings (``dataDir``) put them."""
     root = Path(workspace or ".").expanduser()
     if not root.is_dir():
         raise CliError(f"workspace is not a folder: {root}")
-    return SessionStore(root.resolve() / DATA_DIR_NAME)
+    settings = load_settings(root.resolve())
+    assert settings.data_dir is not None  # always set when a workspace is given
+    return SessionStore(settings.data_dir)
 
 
 def _cmd_sessions_list(args: argparse.Namespace) -> int:
@@ -73,6 +75,15 @@ def _cmd_sessions_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_fake_model(args: argparse.Namespace) -> int:
+    from pseudoclaude.fake_model import main as fake_model_main
+
+    argv = ["--port", str(args.port)]
+    if args.script:
+        argv += ["--script", args.script]
+    return fake_model_main(argv)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from pseudoclaude.demo import run_demo
 
@@ -99,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print one JSON object")
     show.set_defaults(handler=_cmd_sessions_show)
 
+    fake = commands.add_parser(
+        "fake-model", help="a scripted model server on 127.0.0.1 (Anthropic and OpenAI formats)")
+    fake.add_argument("--port", type=int, default=0, help="port (0: pick a free one)")
+    fake.add_argument("--script", metavar="FILE",
+                      help="JSON script of turns and rules (default: the built-in demo script)")
+    fake.set_defaults(handler=_cmd_fake_model)
+
     demo = commands.add_parser("demo", help="show the session log at work, offline")
     demo.add_argument("--keep", action="store_true", help="keep the demo workspace")
     demo.set_defaults(handler=_cmd_demo)
@@ -110,8 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
-    except (CliError, SessionError) as exc:
-        print(f"pseudoclaude: {exc}", file=sys.stderr)
+    except (CliError, SessionError, ConfigError) as exc:
+        message = str(exc)
+        if not message.startswith("pseudoclaude"):
+            message = f"pseudoclaude: {message}"
+        print(message, file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 0

@@ -112,3 +112,34 @@ def test_permission_denied_is_one_line(tmp_path: Path) -> None:
     else:
         assert proc.returncode == 1 and "permission denied" in proc.stderr
         assert proc.stderr.count("\n") == 1
+
+
+def test_data_dir_from_the_workspace_config(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    moved = tmp_path / "elsewhere"
+    (ws / ".PseudoClaude").rename(moved)
+    (ws / ".PseudoClaude").mkdir()
+    (ws / ".PseudoClaude" / "config.yaml").write_text(f"dataDir: {moved}\n")
+    proc = run("sessions", "list", "--workspace", str(ws), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [s["id"] for s in json.loads(proc.stdout)["sessions"]] == ["20260617-120000-abcd"]
+    (ws / ".PseudoClaude" / "config.yaml").write_text("contextWindow: -1\n")
+    bad = run("sessions", "list", "--workspace", str(ws))
+    assert bad.returncode == 1 and "contextWindow" in bad.stderr
+    assert bad.stderr.startswith("pseudoclaude settings:") and bad.stderr.count("\n") == 1
+
+
+def test_fake_model_command_serves_on_loopback() -> None:
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "pseudoclaude", "fake-model", "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "/_requests", timeout=10) as response:
+            assert json.loads(response.read()) == []
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
