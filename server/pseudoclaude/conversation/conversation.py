@@ -56,6 +56,7 @@ class Conversation:
         self._hooks = hooks or Hooks()
         self._state = threading.Lock()
         self._order = threading.RLock()
+        self._generation = 0  # bumped by every replace: indexes from before it are stale
 
     # -- reading ---------------------------------------------------------------------------
     def messages(self) -> list[Message]:
@@ -66,6 +67,22 @@ class Conversation:
     def __len__(self) -> int:
         with self._state:
             return len(self._messages)
+
+    def tail(self, start: int) -> tuple[int, int, list[Message]]:
+        """``(generation, length, copies of messages[start:])``, read atomically.
+
+        Lets a caller that remembers how far it got look only at what is new (O(new messages)),
+        and notice from ``generation`` that a replace made its index meaningless.
+        """
+        with self._state:
+            generation, length = self._generation, len(self._messages)
+            snapshot = self._messages[start:]
+        return generation, length, copy_messages(snapshot)
+
+    @property
+    def generation(self) -> int:
+        with self._state:
+            return self._generation
 
     # -- hooks -----------------------------------------------------------------------------
     def set_hooks(self, hooks: Hooks | None) -> None:
@@ -113,6 +130,7 @@ class Conversation:
         with self._order:
             with self._state:
                 self._messages = stored
+                self._generation += 1
             hook = self._hooks.on_replace
             if hook is not None:
                 hook(reason, copy_messages(stored))

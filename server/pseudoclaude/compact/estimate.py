@@ -1,0 +1,62 @@
+"""Token estimates and the usage anchor (SPEC §4).
+
+Estimate: the UTF-8 bytes of role + content + tool-call ids/names/arguments + result call
+id/name/content/flag, divided by 3.5 and rounded up. The anchor calibrates it with what the
+provider reported: after a model turn, anchor = (input + cache read + cache write + output
+tokens, message count), and the estimate is the anchor plus the estimate of the messages after
+it, so an estimate costs O(new messages).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pseudoclaude.llm.types import Message, Usage
+
+BYTES_PER_TOKEN = 3.5
+
+
+def _arguments_bytes(arguments: object) -> int:
+    if isinstance(arguments, str):
+        return len(arguments.encode("utf-8", "surrogatepass"))
+    return len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"))
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def message_bytes(message: Message) -> int:
+    total = len(message.role) + _utf8_len(message.content)
+    for call in message.tool_calls:
+        total += _utf8_len(call.id) + _utf8_len(call.name) + _arguments_bytes(call.arguments)
+    result = message.tool_result
+    if result is not None:
+        total += (_utf8_len(result.call_id) + _utf8_len(result.name) + _utf8_len(result.content)
+                  + (4 if result.is_error else 5))
+    return total
+
+
+def tokens_for_bytes(n: int) -> int:
+    return math.ceil(n / BYTES_PER_TOKEN) if n > 0 else 0
+
+
+def estimate_messages(messages: Iterable[Message]) -> int:
+    return tokens_for_bytes(sum(message_bytes(m) for m in messages))
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Provider-reported tokens for the first ``count`` messages."""
+
+    tokens: int = 0
+    count: int = 0
+
+    @classmethod
+    def from_usage(cls, usage: Usage, count: int) -> Anchor | None:
+        total = usage.total
+        return cls(total, count) if total > 0 else None

@@ -1,0 +1,167 @@
+"""Layer 2: summarise old context, keep a recent window verbatim (SPEC §4).
+
+Pure functions: choosing the recent window, grouping the old part into whole rounds, rendering
+it as a transcript sized to the window, the nine-section prompt, extracting the summary and
+assembling the new history. The runtime does the model call and the replace.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from pseudoclaude.compact.estimate import message_bytes, tokens_for_bytes
+from pseudoclaude.llm.types import Message
+
+SUMMARY_SYSTEM = (
+    "You write the working summary of a coding session between a user and a coding agent. "
+    "You only write text: no tool calls, no questions to the user."
+)
+
+SUMMARY_PROMPT = """\
+Below is the older part of a coding session between a user and a coding agent (an AI \
+assistant with file and command tools). The newest messages are not included: they stay in \
+the context verbatim. Write a summary that lets the agent continue the work without the \
+transcript.
+
+First think in an <analysis> block: go through the transcript in order and note every user \
+request, decision, file, error and open question. Then write the summary in a <summary> block \
+with these nine sections:
+
+1. Primary request and intent: what the user asked for, in detail, and why.
+2. Key technical concepts: technologies, frameworks, conventions that matter.
+3. Files and code: every file read, created or changed, with why it matters and the important \
+snippets or signatures.
+4. Errors and fixes: every error met and how it was fixed, including user feedback on it.
+5. Problem solving: problems solved and troubleshooting still going on.
+6. All user messages: every user message, verbatim (not tool results).
+7. Pending tasks: what the user asked for that is not done yet.
+8. Current work: precisely what was being worked on right before this summary, with file \
+names and code.
+9. Next step: the next step that follows directly from the most recent work, quoting the \
+latest user request it serves. If the last task was finished, say so instead.
+"""
+
+BOUNDARY_REMINDER = (
+    "[Context boundary] The summary above replaces the earlier conversation; it is not the "
+    "source. Before relying on a detail from it (file contents, exact errors, spilled tool "
+    "results), re-read the file, re-run the command or read the saved result."
+)
+
+ACKNOWLEDGEMENT = (
+    "Understood. I have the summary of our earlier work and will re-check files before "
+    "relying on details from it. Continuing."
+)
+
+RECENT_TOKENS = 10_000
+RECENT_MESSAGES = 5
+
+_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+_ANALYSIS = re.compile(r"<analysis>.*?(</analysis>|$)", re.DOTALL)
+
+
+class SummaryError(Exception):
+    """The model's reply held no usable summary."""
+
+
+def recent_start(messages: Sequence[Message], keep_tokens: int = RECENT_TOKENS,
+                 keep_messages: int = RECENT_MESSAGES) -> int:
+    """Index where the verbatim recent window begins (0: everything is recent).
+
+    Walks back until the window holds at least ``keep_tokens`` and ``keep_messages``, then moves
+    back further so the window never starts between a tool call and its results.
+    """
+    total = 0
+    start = len(messages)
+    while start > 0 and (tokens_for_bytes(total) < keep_tokens or
+                         len(messages) - start < keep_messages):
+        start -= 1
+        total += message_bytes(messages[start])
+    while start > 0 and messages[start].tool_result is not None:
+        start -= 1
+    return start
+
+
+def units(messages: Sequence[Message]) -> list[list[Message]]:
+    """Whole rounds: a tool-call message with its results, or one other message."""
+    out: list[list[Message]] = []
+    for message in messages:
+        if message.tool_result is not None and out and (
+                out[-1][0].tool_calls or out[-1][0].tool_result is not None):
+            out[-1].append(message)
+        else:
+            out.append([message])
+    return out
+
+
+def _render_message(message: Message) -> str:
+    result = message.tool_result
+    if result is not None:
+        flag = " (error)" if result.is_error else ""
+        return f"[tool result for {result.name} {result.call_id}{flag}]\n{result.content}"
+    parts = []
+    if message.content:
+        parts.append(f"[{message.role}]\n{message.content}")
+    for call in message.tool_calls:
+        args = call.arguments if isinstance(call.arguments, str) else json.dumps(
+            call.arguments, ensure_ascii=False)
+        parts.append(f"[{message.role} calls {call.name} {call.id}] {args}")
+    return "\n".join(parts) or f"[{message.role}] (empty)"
+
+
+def render(groups: Sequence[Sequence[Message]], dropped: int, instructions: str = "") -> str:
+    """The whole summary request: transcript, prompt, and the user's extra instructions."""
+    lines = ["<transcript>"]
+    if dropped:
+        lines.append(f"[{dropped} earlier messages did not fit and are left out]")
+    for group in groups:
+        for message in group:
+            lines.append(_render_message(message))
+            lines.append("")
+    lines.append("</transcript>")
+    lines.append("")
+    lines.append(SUMMARY_PROMPT)
+    if instructions.strip():
+        lines.append(f"Additional instructions from the user: {instructions.strip()}")
+    return "\n".join(lines)
+
+
+def fit(groups: list[list[Message]], budget_tokens: int, instructions: str = "",
+        ) -> tuple[list[list[Message]], int]:
+    """Drop the oldest whole rounds until the request fits ``budget_tokens``.
+
+    Returns the rounds kept and the number of messages dropped.
+    """
+    fixed = tokens_for_bytes(len((SUMMARY_SYSTEM + render([], 1, instructions)).encode()))
+    sizes = [tokens_for_bytes(len(_render_message(m).encode("utf-8", "surrogatepass")) + 1)
+             for g in groups for m in g]
+    total = fixed + sum(sizes)
+    kept = list(groups)
+    dropped = 0
+    i = 0
+    while kept and total > budget_tokens:
+        group = kept.pop(0)
+        for _ in group:
+            total -= sizes[i]
+            i += 1
+        dropped += len(group)
+    return kept, dropped
+
+
+def extract_summary(reply: str) -> str:
+    """The last ``<summary>`` block; with no tags the reply without its analysis."""
+    blocks = _SUMMARY.findall(reply)
+    text = blocks[-1] if blocks else _ANALYSIS.sub("", reply)
+    text = text.strip()
+    if not text:
+        raise SummaryError("the model returned an empty summary")
+    return text
+
+
+def assemble(summary: str, recent: Sequence[Message]) -> list[Message]:
+    return [
+        Message(role="user", content=f"{summary}\n\n{BOUNDARY_REMINDER}"),
+        Message(role="assistant", content=ACKNOWLEDGEMENT),
+        *recent,
+    ]

@@ -1,0 +1,326 @@
+"""The compaction runtime of one session: estimate, Layer 1, Layer 2, the breaker (SPEC §4).
+
+``manage_context()`` runs before every model request: Layer 1, then Layer 2 when the anchored
+estimate reaches the threshold. ``compact()`` is the manual form: Layer 1, then Layer 2
+whatever the threshold or the breaker says. Blocking work (spill files, the log's fsync) runs
+in a worker thread; the summary is one model call without tools.
+
+Thresholds for small windows: the spec's reserve (20,000) and margin (13,000) would make the
+threshold of a window under 33,000 tokens negative, and compaction would run before every
+request. They are therefore capped at a quarter and an eighth of the window (which changes
+nothing for windows of 104,000 tokens and more), and the recent window kept verbatim is capped
+at a quarter of the threshold, so a compacted history sits well under the threshold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pseudoclaude.compact import layer2
+from pseudoclaude.compact.estimate import Anchor, message_bytes, tokens_for_bytes
+from pseudoclaude.compact.layer1 import Layer1Result, Ledger, SpillWriter, plan
+from pseudoclaude.conversation import Conversation
+from pseudoclaude.events import CompactEvent, Emit, ErrorEvent, WarningEvent, ignore
+from pseudoclaude.llm.errors import PromptTooLong, ProviderError
+from pseudoclaude.llm.provider import Provider, complete
+from pseudoclaude.llm.types import Message, Usage
+
+SUMMARY_RESERVE_TOKENS = 20_000
+SAFETY_MARGIN_TOKENS = 13_000
+BREAKER_LIMIT = 3
+SUMMARY_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class CompactConfig:
+    window: int
+    single_result_bytes: int = 50_000
+    round_bytes: int = 200_000
+    safety_margin_tokens: int = SAFETY_MARGIN_TOKENS
+    auto: bool = True
+    reserve_tokens: int = SUMMARY_RESERVE_TOKENS
+    recent_tokens: int = layer2.RECENT_TOKENS
+    recent_messages: int = layer2.RECENT_MESSAGES
+
+    @property
+    def summary_budget(self) -> int:
+        """Tokens a summary request may use: window − reserve − margin (capped, see above)."""
+        reserve = min(self.reserve_tokens, self.window // 4)
+        margin = min(self.safety_margin_tokens, self.window // 8)
+        return self.window - reserve - margin
+
+    @property
+    def threshold(self) -> int:
+        return self.summary_budget
+
+    @property
+    def keep_tokens(self) -> int:
+        return min(self.recent_tokens, self.threshold // 4)
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    before_tokens: int
+    after_tokens: int
+    offloaded: int
+    summarized: bool
+
+
+@dataclass(frozen=True)
+class ContextState:
+    message_count: int
+    estimated_tokens: int
+    context_window: int
+    auto_compact_threshold: int
+    auto_compact_failures: int
+    auto_compact_tripped: bool
+
+
+class CompactError(Exception):
+    """A summary could not be made or applied; the message is for the user."""
+
+
+ProviderSource = Callable[[], Awaitable[Provider]]
+
+
+class CompactRuntime:
+    def __init__(
+        self,
+        conversation: Conversation,
+        *,
+        config: CompactConfig,
+        spill_dir: Path,
+        workspace: Path | None = None,
+        provider: ProviderSource | None = None,
+        ledger: Ledger | None = None,
+        emit: Emit = ignore,
+    ) -> None:
+        self.conversation = conversation
+        self.config = config
+        self.ledger = ledger or Ledger()
+        self.emit = emit
+        self._provider = provider
+        self._spill = SpillWriter(spill_dir, self._label)
+        self._workspace = workspace.resolve() if workspace else None
+        # sizes: total bytes of the first `_sized` messages of generation `_sized_gen`
+        self._sized_gen, self._sized, self._bytes = -1, 0, 0
+        # the anchor: provider tokens for the first `count` messages, and their bytes then
+        self._anchor: Anchor | None = None
+        self._anchor_gen, self._anchor_bytes = -1, 0
+        # Layer 1 has decided everything before `_scanned` (in generation `_scanned_gen`)
+        self._scanned_gen, self._scanned = -1, 0
+        self._retry_from: int | None = None  # earliest round with a failed spill
+        self.failures = 0
+        self._announced = False
+
+    # -- estimate ----------------------------------------------------------------------------
+    def _label(self, path: Path) -> str:
+        if self._workspace is not None:
+            with contextlib.suppress(ValueError):
+                return path.resolve().relative_to(self._workspace).as_posix()
+        return str(path)
+
+    def _sync_sizes(self) -> int:
+        """Bring the byte total up to date with the conversation (O(new messages))."""
+        generation = self.conversation.generation
+        start = self._sized if generation == self._sized_gen else 0
+        generation, length, tail = self.conversation.tail(start)
+        if start == 0:
+            self._bytes = 0
+        self._bytes += sum(message_bytes(m) for m in tail)
+        self._sized_gen, self._sized = generation, length
+        return length
+
+    def estimate(self) -> int:
+        self._sync_sizes()
+        anchor = self._anchor
+        if anchor is not None and self._anchor_gen == self._sized_gen and (
+                anchor.count <= self._sized):
+            return anchor.tokens + tokens_for_bytes(self._bytes - self._anchor_bytes)
+        return tokens_for_bytes(self._bytes)
+
+    def record_usage(self, usage: Usage | None) -> None:
+        """Anchor the estimate to a model turn just appended (no usage: keep the old one)."""
+        if usage is None:
+            return
+        length = self._sync_sizes()
+        anchor = Anchor.from_usage(usage, length)
+        if anchor is not None:
+            self._anchor, self._anchor_gen, self._anchor_bytes = (
+                anchor, self._sized_gen, self._bytes)
+
+    @property
+    def tripped(self) -> bool:
+        return self.failures >= BREAKER_LIMIT
+
+    def state(self) -> ContextState:
+        return ContextState(
+            message_count=len(self.conversation),
+            estimated_tokens=self.estimate(),
+            context_window=self.config.window,
+            auto_compact_threshold=self.config.threshold,
+            auto_compact_failures=self.failures,
+            auto_compact_tripped=self.tripped,
+        )
+
+    # -- Layer 1 -----------------------------------------------------------------------------
+    def _layer1_pending(self) -> tuple[int, int, int, list[Message]] | None:
+        """What Layer 1 has not looked at yet: ``(start, generation, length, messages)``, or
+        None when that holds no tool result (then the cursor simply moves on)."""
+        generation = self.conversation.generation
+        start = self._scanned if generation == self._scanned_gen else 0
+        if self._retry_from is not None:
+            start = min(start, self._retry_from)
+        generation, length, tail = self.conversation.tail(start)
+        if not any(m.tool_result is not None for m in tail):
+            self._scanned_gen, self._scanned = generation, length
+            return None
+        return start, generation, length, tail
+
+    def _layer1(self, pending: tuple[int, int, int, list[Message]]) -> int:
+        """Spill and freeze the undecided results (blocking: run in a thread)."""
+        start, generation, length, tail = pending
+        before = self.estimate()
+        result: Layer1Result = plan(
+            tail, start, self.ledger, self._spill,
+            single_limit=self.config.single_result_bytes, round_limit=self.config.round_bytes,
+        )
+        for message in result.warnings:
+            self.emit(WarningEvent(message))
+        changed = 0
+        if result.offloads or result.keep:
+            changed = self.conversation.apply_offloads(result.offloads, result.keep)
+            for offload in result.offloads:
+                self.ledger.offloads[offload.call_id] = offload
+            self.ledger.kept.update(result.keep)
+            self._account_savings(result.saved, generation)
+        self._scanned_gen, self._scanned = generation, length
+        self._retry_from = min(result.failed.values()) if result.failed else None
+        if result.offloads:
+            self.emit(CompactEvent(1, before, self.estimate(), len(result.offloads)))
+        return changed
+
+    async def _run_layer1(self) -> None:
+        pending = self._layer1_pending()  # O(new messages), on the loop
+        if pending is not None:  # spill files and log lines: off the loop
+            await asyncio.to_thread(self._layer1, pending)
+
+    def _account_savings(self, saved: dict[int, int], generation: int) -> None:
+        if self._sized_gen != generation:
+            return  # sizes will be recomputed from scratch
+        for index, n in saved.items():
+            if index < self._sized:
+                self._bytes -= n
+            anchor = self._anchor
+            if anchor is not None and self._anchor_gen == generation and index < anchor.count:
+                self._anchor_bytes -= n
+                self._anchor = Anchor(max(0, anchor.tokens - tokens_for_bytes(n)), anchor.count)
+
+    # -- Layer 2 -----------------------------------------------------------------------------
+    async def _summarize(self, instructions: str) -> tuple[int, int] | None:
+        """Replace old context with a summary. None when there is nothing old to summarise.
+
+        Raises CompactError (or a ProviderError) when no summary could be made or applied.
+        """
+        if self._provider is None:
+            raise CompactError("no model is configured to write the summary")
+        generation, length, messages = self.conversation.tail(0)
+        before = self.estimate()
+        start = layer2.recent_start(messages, self.config.keep_tokens,
+                                    self.config.recent_messages)
+        if start == 0:
+            return None
+        groups, dropped = layer2.fit(layer2.units(messages[:start]),
+                                     self.config.summary_budget, instructions)
+        provider = await self._provider()
+        attempt = 0
+        while True:
+            if not groups:
+                raise CompactError("the conversation is too large to summarise in this window")
+            prompt = layer2.render(groups, dropped, instructions)
+            try:
+                completion = await complete(provider, layer2.SUMMARY_SYSTEM,
+                                            [Message(role="user", content=prompt)], [])
+                break
+            except PromptTooLong:
+                if attempt >= SUMMARY_RETRIES:
+                    raise
+                attempt += 1
+                dropped += len(groups.pop(0))
+        try:
+            summary = layer2.extract_summary(completion.message.content)
+        except layer2.SummaryError as exc:
+            raise CompactError(str(exc)) from None
+        new = layer2.assemble(summary, messages[start:])
+        after = tokens_for_bytes(sum(message_bytes(m) for m in new))
+        if after >= before:
+            raise CompactError(
+                f"the summary would not shrink the context ({before} -> {after} tokens); "
+                "not applied")
+        if not await asyncio.to_thread(self._replace, generation, length, new):
+            raise CompactError("the conversation changed while it was being summarised")
+        after = self.estimate()
+        self.emit(CompactEvent(2, before, after))
+        return before, after
+
+    def _replace(self, generation: int, length: int, new: list[Message]) -> bool:
+        current_gen, _, appended = self.conversation.tail(length)
+        if current_gen != generation:
+            return False
+        history = [*new, *appended]
+        self.conversation.replace("compact", history)
+        # The log's ledger restarts at a replace: record again the decisions that still
+        # matter, so a resumed session keeps them; forget the others.
+        present = {m.tool_result.call_id for m in history if m.tool_result is not None}
+        self.ledger.offloads = {k: v for k, v in self.ledger.offloads.items() if k in present}
+        self.ledger.kept &= present
+        self.conversation.apply_offloads(list(self.ledger.offloads.values()),
+                                         sorted(self.ledger.kept))
+        self._anchor = None  # a replace resets the estimate to a full one
+        self._scanned_gen, self._scanned = -1, 0  # re-scan once: decided results are skipped
+        self._retry_from = None
+        return True
+
+    # -- entry points ------------------------------------------------------------------------
+    async def manage_context(self) -> None:
+        """Before every model request. Never raises for a compaction problem: failures are
+        reported as events and the request goes ahead uncompacted."""
+        try:
+            await self._run_layer1()
+        except Exception as exc:  # a bug or a log write failure: report, do not end the run
+            self.emit(WarningEvent(f"tool-result offloading failed: {exc}"))
+        if not self.config.auto or self.tripped:
+            return
+        if self.estimate() < self.config.threshold:
+            return
+        try:
+            done = await self._summarize("")
+        except (CompactError, ProviderError) as exc:
+            self.failures += 1
+            self.emit(ErrorEvent(
+                f"automatic compaction failed ({self.failures}/{BREAKER_LIMIT}): {exc}"))
+            if self.tripped and not self._announced:
+                self._announced = True
+                self.emit(WarningEvent(
+                    f"automatic compaction is off after {BREAKER_LIMIT} failures in a row; "
+                    "compact manually (PseudoClaude: Compact Context) to turn it back on"))
+            return
+        if done is not None:
+            self.failures = 0
+
+    async def compact(self, instructions: str = "") -> CompactResult:
+        """Manual compaction: bypasses the threshold and the breaker; a success re-arms it."""
+        before = self.estimate()
+        offloaded = len(self.ledger.offloads)
+        await self._run_layer1()
+        offloaded = len(self.ledger.offloads) - offloaded
+        done = await self._summarize(instructions)
+        if done is None:
+            return CompactResult(before, self.estimate(), offloaded, False)
+        self.failures = 0
+        self._announced = False
+        return CompactResult(before, done[1], offloaded, True)
