@@ -144,7 +144,7 @@ def test_single_large_result_spilled_and_its_preview_reused(tmp_path: Path) -> N
     preview = h.contents()[0]
     assert preview.startswith("[content offloaded] original size: 50001 bytes\n")
     assert ".PseudoClaude/sessions/s/tool-results/call_1.txt" in preview
-    assert [e for e in h.events if isinstance(e, CompactEvent)][0].offloaded == 1
+    assert next(e for e in h.events if isinstance(e, CompactEvent)).offloaded == 1
     # the same result comes back with other content: it shows the same preview
     h.conversation.replace("import", [Message(role="user", content="again"), call("call_1"),
                                       result("call_1", "b" * 50_010)])
@@ -339,7 +339,7 @@ def test_prompt_too_long_drops_one_more_round_at_most_three_times(tmp_path: Path
         assert sizes[0] > sizes[1] > sizes[2]
     with FakeModelServer({"rules": [too_long]}) as fake:
         h = Harness(tmp_path, fake, window=8_000, conversation=big_history(20))
-        with pytest.raises(Exception, match="(?i)too long|context"):
+        with pytest.raises(Exception, match=r"(?i)too long|context"):
             asyncio.run(h.runtime.compact())
         assert len(fake.requests) == 4  # the first attempt and three retries
 
