@@ -1,0 +1,282 @@
+"""Approvals: a policy per tool class, an asynchronous approver, and the gate (SPEC §6, §8).
+
+Tool classes: ``write`` (``write_file``, ``edit_file``), ``runCommand`` (``run_command``) and
+``none`` (read-only tools, never gated). The policy gives each class ``allow``, ``ask`` or
+``deny`` (settings ``approvals.write``, default ``allow``; ``approvals.runCommand``, default
+``ask``).
+
+The :class:`Gate` decides each call: ``allow`` proceeds; ``deny`` refuses without asking;
+``ask`` asks the :class:`Approver` unless the user already chose "allow for this session" for
+that *class* (one "allow for this session" on a write covers every later write and edit of the
+session; on a command, every later command). The memory lives in the gate: make a new gate
+(or call :meth:`Gate.reset`) for a new session. Asks are serialized, so two calls never prompt
+at once. The approver's answer: ``allow_once``, ``allow_session`` or ``deny``; ``None`` means
+the request was dismissed (an editor's ``showMessageRequest`` answered ``null``) and is a
+denial, as is any failure of the approver (:class:`ApprovalUnavailable` carries the reason
+verbatim, other exceptions are reported as a failure). ``asyncio.CancelledError`` propagates.
+
+:class:`TerminalApprover` is the CLI's approver: it prompts on ``/dev/tty`` (or on stdin/stderr
+when stdin is a terminal); with no terminal, it refuses with a reason naming the setting to
+change. The LSP layer provides its own approver (``window/showMessageRequest``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, get_args
+
+from pseudoclaude.agent.tools.base import ApprovalClass
+from pseudoclaude.llm.types import ToolCall
+
+if TYPE_CHECKING:
+    from pseudoclaude.config import Settings
+
+Decision = Literal["allow_once", "allow_session", "deny"]
+Policy = Literal["allow", "ask", "deny"]
+POLICIES: tuple[str, ...] = get_args(Policy)
+DECISIONS: tuple[str, ...] = get_args(Decision)
+SETTING_NAMES: dict[str, str] = {"write": "approvals.write", "runCommand": "approvals.runCommand"}
+_SUMMARY_CHARS = 300
+
+
+class ApprovalUnavailable(Exception):
+    """Raised by an approver that cannot ask; the message is the denial reason, verbatim."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What the user is asked to approve.
+
+    ``summary`` is one line for a prompt (``run_command: git status --short``);
+    ``arguments`` are the call's arguments as the model sent them.
+    """
+
+    tool: str
+    arguments: Any
+    summary: str
+    approval_class: ApprovalClass = "none"
+    call_id: str = ""
+
+
+class Approver(Protocol):
+    """Asks the user. Returns a :data:`Decision`, or ``None`` when the request was dismissed;
+    raises :class:`ApprovalUnavailable` with a reason when it cannot ask at all."""
+
+    async def ask(self, request: ApprovalRequest) -> Decision | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalPolicy:
+    """``allow``/``ask``/``deny`` for each gated class."""
+
+    run_command: str = "ask"
+    write: str = "allow"
+
+    def __post_init__(self) -> None:
+        for name, value in (("approvals.runCommand", self.run_command),
+                            ("approvals.write", self.write)):
+            if value not in POLICIES:
+                raise ValueError(f"{name} must be one of allow, ask, deny (got {value!r})")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ApprovalPolicy:
+        return cls(run_command=settings.approvals.run_command, write=settings.approvals.write)
+
+    def for_class(self, approval_class: str) -> str:
+        """The policy of a class (``none`` and unknown classes are ``allow``)."""
+        if approval_class == "runCommand":
+            return self.run_command
+        if approval_class == "write":
+            return self.write
+        return "allow"
+
+
+def summarize(call: ToolCall, limit: int = _SUMMARY_CHARS) -> str:
+    """One line describing a call for an approval prompt."""
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    detail = ""
+    if call.name == "run_command":
+        command = args.get("command")
+        extra = args.get("args") or []
+        if isinstance(command, str) and isinstance(extra, list) \
+                and all(isinstance(a, str) for a in extra):
+            detail = shlex.join([command, *extra])
+    elif call.name in ("write_file", "edit_file"):
+        path = args.get("path")
+        if isinstance(path, str):
+            detail = path
+            content = args.get("content")
+            if call.name == "write_file" and isinstance(content, str):
+                detail += f" ({len(content.encode('utf-8', 'surrogatepass'))} bytes)"
+    if not detail:
+        detail = _compact_json(call.arguments)
+    line = " ".join(f"{call.name}: {detail}".split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _compact_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+@dataclass
+class Gate:
+    """Applies the policy to each call, asking the approver when the policy says ``ask``."""
+
+    policy: ApprovalPolicy
+    approver: Approver
+    allowed_for_session: set[str] = field(default_factory=set)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+
+    def reset(self) -> None:
+        """Forget every "allow for this session" (a new session starts)."""
+        self.allowed_for_session.clear()
+
+    async def check(self, call: ToolCall, approval_class: ApprovalClass) -> str | None:
+        """``None`` to proceed, or the reason the call is denied (for a ``denied`` result)."""
+        policy = self.policy.for_class(approval_class)
+        setting = SETTING_NAMES.get(approval_class, "approvals")
+        if policy == "allow":
+            return None
+        if policy == "deny":
+            return f"{call.name} is not allowed: {setting} is set to deny"
+        async with self._lock:
+            if approval_class in self.allowed_for_session:
+                return None
+            request = ApprovalRequest(call.name, call.arguments, summarize(call),
+                                      approval_class, call.id)
+            try:
+                decision = await self.approver.ask(request)
+            except ApprovalUnavailable as exc:
+                return str(exc) or f"{call.name} was not approved"
+            except Exception as exc:  # CancelledError propagates
+                return f"{call.name} was not approved: asking for approval failed ({exc})"
+            if decision == "allow_session":
+                self.allowed_for_session.add(approval_class)
+                return None
+            if decision == "allow_once":
+                return None
+            if decision is None:
+                return f"{call.name} was not approved: the approval request was dismissed"
+            return f"{call.name} was denied by the user"
+
+
+# -- the terminal --------------------------------------------------------------------------------
+
+_ANSWERS: dict[str, Decision] = {
+    "o": "allow_once", "once": "allow_once", "y": "allow_once", "yes": "allow_once",
+    "s": "allow_session", "session": "allow_session", "a": "allow_session",
+    "always": "allow_session",
+    "d": "deny", "deny": "deny", "n": "deny", "no": "deny",
+}
+_ATTEMPTS = 3
+
+Streams = tuple[IO[str], IO[str]]
+
+
+def _open_terminal(tty_path: str) -> tuple[Streams | None, Callable[[], None]]:
+    """``((input, output), close)`` for the terminal, or ``(None, noop)`` when there is none."""
+    try:
+        reader = open(tty_path, encoding="utf-8", errors="replace")  # noqa: SIM115
+    except OSError:
+        reader = None
+    if reader is not None:
+        try:
+            writer = open(tty_path, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
+        except OSError:
+            reader.close()
+        else:
+            def close() -> None:
+                writer.close()
+                reader.close()
+
+            return (reader, writer), close
+    stdin = sys.stdin
+    if stdin is not None and stdin.isatty():
+        return (stdin, sys.stderr), lambda: None
+    return None, lambda: None
+
+
+class TerminalApprover:
+    """Asks on the terminal: ``[o]nce``, ``[s]ession`` or ``[d]eny`` (empty answer, end of input
+    or three unclear answers: deny).
+
+    ``streams`` (input, output) replace the terminal (tests, embedding); otherwise each ask
+    opens ``tty_path`` (``/dev/tty``), else uses stdin/stderr when stdin is a terminal, else
+    raises :class:`ApprovalUnavailable`: "no terminal to ask for approval; set
+    approvals.runCommand to allow" (or ``approvals.write``).
+
+    The blocking prompt runs in a daemon thread, so a cancelled ask (Ctrl-C) never keeps the
+    process alive waiting for a line; the abandoned prompt's answer is ignored.
+    """
+
+    def __init__(self, streams: Streams | None = None, *, tty_path: str = "/dev/tty") -> None:
+        self._streams = streams
+        self._tty_path = tty_path
+
+    async def ask(self, request: ApprovalRequest) -> Decision | None:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Decision | None] = loop.create_future()
+
+        def deliver(result: Decision | None, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+        def work() -> None:
+            result: Decision | None = None
+            error: BaseException | None = None
+            try:
+                result = self._prompt(request)
+            except BaseException as exc:  # delivered to the awaiting task
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(deliver, result, error)
+
+        threading.Thread(target=work, name="pseudoclaude-approval", daemon=True).start()
+        return await future
+
+    def _prompt(self, request: ApprovalRequest) -> Decision | None:
+        close: Callable[[], None] = lambda: None  # noqa: E731
+        streams = self._streams
+        if streams is None:
+            streams, close = _open_terminal(self._tty_path)
+        if streams is None:
+            setting = SETTING_NAMES.get(request.approval_class, "approvals.runCommand")
+            raise ApprovalUnavailable(
+                f"no terminal to ask for approval; set {setting} to allow")
+        reader, writer = streams
+        try:
+            writer.write(
+                f"\nPseudoClaude wants to {request.summary}\n"
+                f"  arguments: {_compact_json(request.arguments)[:2000]}\n")
+            for _ in range(_ATTEMPTS):
+                writer.write("Allow? [o]nce / [s]ession / [d]eny: ")
+                writer.flush()
+                line = reader.readline()
+                if not line:
+                    writer.write("\n")
+                    writer.flush()
+                    return None  # end of input: dismissed
+                answer = line.strip().lower()
+                if not answer:
+                    return "deny"
+                decision = _ANSWERS.get(answer)
+                if decision is not None:
+                    return decision
+                writer.write("Please answer o, s or d.\n")
+            return "deny"
+        finally:
+            close()

@@ -1,0 +1,258 @@
+"""``run_command{command, args?, timeout?}`` (SPEC §6).
+
+No shell: the program ``command`` is started with ``args`` as its argument vector
+(``asyncio.create_subprocess_exec``), so ``;``, ``|``, ``$VAR``, globs and quotes are literal
+characters. ``command`` is looked up on ``PATH`` unless it contains a ``/`` (then it is relative
+to the workspace). The command is not confined to the workspace (it is a program the user
+approves, SPEC §6 approvals), but it starts there: cwd is the workspace root, stdin is
+``/dev/null``, and it runs in a new session (its own process group, no controlling terminal,
+so nothing can prompt on the user's terminal).
+
+The environment is the server's minus its secrets (:func:`child_environment`): variables named
+``ANTHROPIC_*``, ``OPENAI_*``, ``*_API_KEY``, ``*_APIKEY`` or ``*_AUTH_TOKEN`` are dropped.
+
+Output: stdout and stderr are captured *combined*, in the order written (one pipe), decoded as
+UTF-8 with invalid bytes replaced. When it exceeds the budget, the first
+:data:`HEAD_BYTES` and the last :data:`TAIL_BYTES` are kept around a line
+``...[truncated] (N bytes omitted)`` — the end of a build or test log is usually what matters.
+
+``timeout`` is in seconds (default 120, at most 600; more is ``invalid_arguments``). On timeout,
+and when the call is cancelled, the whole process group is killed (``SIGKILL``); cancellation
+then propagates. When the program exits but a child it left behind keeps the output pipe open,
+the group is killed after :data:`EOF_GRACE` seconds.
+
+Result: ``ok`` when the exit status is 0. A non-zero status is ``exit_status`` (content still
+holds the output), a timeout is ``timeout``, a missing program ``not_found``, a program that is
+not executable ``permission_denied``. Metadata: ``command``, ``args``, ``exit_code`` (negative:
+killed by that signal; ``null`` when unknown), ``timed_out``, ``duration_ms``,
+``output_bytes``, ``truncated``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pseudoclaude.agent.tools.base import (
+    MAX_CONTENT_BYTES,
+    TRUNCATION_MARKER,
+    ApprovalClass,
+    Param,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
+
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 600.0
+HEAD_BYTES = 16 * 1024
+TAIL_BYTES = MAX_CONTENT_BYTES - HEAD_BYTES - 1024
+EOF_GRACE = 1.0
+"""Seconds the output pipe may stay open after the program exited."""
+_POLL = 0.1
+_READ_CHUNK = 64 * 1024
+_SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+_SECRET_SUFFIXES = ("_API_KEY", "_APIKEY", "_AUTH_TOKEN")
+
+
+def child_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: ``os.environ``) without the variables that may hold the server's
+    credentials (see the module docstring)."""
+    source = os.environ if env is None else env
+    out: dict[str, str] = {}
+    for key, value in source.items():
+        upper = key.upper()
+        if upper.startswith(_SECRET_PREFIXES) or upper.endswith(_SECRET_SUFFIXES):
+            continue
+        out[key] = value
+    return out
+
+
+class OutputCapture:
+    """Keeps the head and the tail of a byte stream, counting what it drops."""
+
+    def __init__(self, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> None:
+        self._head_limit, self._tail_limit = head, tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self._head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            excess = len(self.tail) - self._tail_limit
+            if excess > 0:
+                del self.tail[:excess]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.head) + len(self.tail)
+
+    def text(self) -> str:
+        if not self.truncated:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace")
+        head = bytes(self.head)
+        # end the head and start the tail on character boundaries
+        head = head[:len(head) - _partial_suffix(head)]
+        tail = bytes(self.tail)
+        skip = 0
+        while skip < min(3, len(tail)) and 0x80 <= tail[skip] <= 0xBF:
+            skip += 1
+        omitted = self.total - len(head) - (len(tail) - skip)
+        return (head.decode("utf-8", "replace")
+                + f"\n{TRUNCATION_MARKER} ({omitted} bytes omitted)\n"
+                + tail[skip:].decode("utf-8", "replace"))
+
+
+def _partial_suffix(data: bytes) -> int:
+    """How many bytes at the end of ``data`` are an incomplete UTF-8 character."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return 0
+        if byte >= 0xC0:  # a lead byte: complete when its sequence fits
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return 0 if back >= need else back
+    return 0
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    return f"exited with status {code}"
+
+
+async def run_process(
+    command: str,
+    args: list[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+) -> ToolOutput:
+    """Run one program as described in the module docstring."""
+    shown = shlex.join([command, *args])
+    environment = child_environment(env)
+    started = time.monotonic()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            command, *args, cwd=cwd, env=environment,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        hint = " (no shell: put the program in `command` and each argument in `args`)" \
+            if any(c.isspace() for c in command) else \
+            " (no shell: shell built-ins, pipes and redirections are not available)"
+        raise ToolError("not_found", f"command not found: {command!r}{hint}") from exc
+    except PermissionError as exc:
+        raise ToolError("permission_denied",
+                        f"{command!r} is not executable (permission denied)") from exc
+    except OSError as exc:
+        raise ToolError("io_error",
+                        f"could not start {command!r}: {exc.strerror or exc}") from exc
+
+    capture = OutputCapture()
+    stdout = proc.stdout
+    assert stdout is not None
+
+    async def pump() -> None:
+        while chunk := await stdout.read(_READ_CHUNK):
+            capture.feed(chunk)
+
+    async def supervise() -> None:
+        while not pump_task.done():
+            if proc.returncode is not None:
+                done, _ = await asyncio.wait({pump_task}, timeout=EOF_GRACE)
+                if not done:  # a child left behind holds the pipe open
+                    _kill_group(proc.pid)
+                    await asyncio.wait({pump_task}, timeout=EOF_GRACE)
+                return
+            await asyncio.wait({pump_task}, timeout=_POLL)
+        await proc.wait()
+
+    pump_task = asyncio.ensure_future(pump())
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(supervise(), timeout)
+        except TimeoutError:
+            timed_out = True
+            _kill_group(proc.pid)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), EOF_GRACE)
+    except BaseException:  # cancellation included: nothing of the command may outlive it
+        _kill_group(proc.pid)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(proc.wait()), EOF_GRACE)
+        pump_task.cancel()
+        raise
+    finally:
+        if not pump_task.done():
+            pump_task.cancel()
+        with contextlib.suppress(BaseException):
+            await pump_task
+    code = proc.returncode
+    metadata: dict[str, Any] = {
+        "command": command, "args": list(args), "exit_code": code, "timed_out": timed_out,
+        "duration_ms": round((time.monotonic() - started) * 1000),
+        "output_bytes": capture.total, "truncated": capture.truncated,
+    }
+    text = capture.text()
+    if timed_out:
+        return ToolOutput(text, metadata, "timeout",
+                          f"`{shown}` timed out after {timeout:g} seconds and was killed")
+    if code != 0:
+        status = "did not report an exit status" if code is None else _describe_exit(code)
+        return ToolOutput(text, metadata, "exit_status", f"`{shown}` {status}")
+    return ToolOutput(text, metadata)
+
+
+class RunCommand(Tool):
+    name: ClassVar[str] = "run_command"
+    description: ClassVar[str] = (
+        "Run a program in the workspace root and return its combined stdout and stderr and its "
+        "exit status. There is NO shell: give the program in `command` and each argument as a "
+        "separate string in `args` (e.g. command `git`, args [`status`, `--short`]); pipes, "
+        "redirections, `&&`, globs and variables are not interpreted. stdin is empty. Killed "
+        "after `timeout` seconds (default 120, max 600). A non-zero exit status is reported "
+        "as an error, with the output."
+    )
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("command", "string", "The program to run (looked up on PATH, or a path "
+              "containing `/`, relative to the workspace).", required=True, non_empty=True),
+        Param("args", "string_array", "The program's arguments, one string each. Default "
+              "none."),
+        Param("timeout", "number", "Seconds before the command is killed. Default 120, at "
+              "most 600.", exclusive_minimum=0, maximum=MAX_TIMEOUT),
+    )
+    read_only: ClassVar[bool] = False
+    approval_class: ClassVar[ApprovalClass] = "runCommand"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        return await run_process(
+            args["command"], args.get("args", []), cwd=ctx.paths.workspace,
+            timeout=float(args.get("timeout", DEFAULT_TIMEOUT)),
+        )

@@ -1,0 +1,378 @@
+"""``read_file``, ``write_file``, ``edit_file`` (SPEC §6).
+
+Files are UTF-8 text. A file with a NUL byte in its first 8 KiB, or whose text is not valid
+UTF-8, is refused as ``binary_file``. Line endings are kept as they are (``\\r\\n`` stays).
+
+``read_file{path, offset?, limit?}`` returns whole lines from line ``offset`` (1-based, default
+1): ``limit`` lines (default: as many as fit). One answer holds at most
+:data:`~pseudoclaude.agent.tools.base.MAX_READ_BYTES` of the file and at most the envelope's
+content limit, whichever is smaller (today the 64 KiB content limit); when the lines stop
+early, the content ends with ``...[truncated]`` and ``metadata.next_offset`` says where to go
+on. A single line longer than that is cut on a character boundary. Metadata: ``path``,
+``offset``, ``lines`` (returned), ``total_lines`` (``null`` for a file over 64 MiB, which is not
+scanned to the end), ``bytes`` (the file's size), ``truncated`` (the 64 KiB limit stopped the
+lines), ``next_offset`` (present whenever lines remain after the ones returned). An ``offset``
+past the last line is ``invalid_arguments``.
+
+``write_file{path, content}`` creates the missing parent folders (inside the workspace) and
+writes atomically: a temporary file in the same folder, ``fsync``, ``rename`` over the target,
+``fsync`` of the folder. Replacing a file keeps its permission bits. Metadata: ``path``,
+``bytes``, ``created``.
+
+``edit_file{path, old_text, new_text}`` replaces the one occurrence of ``old_text``: none is
+``no_match``, more than one is ``ambiguous_match`` (with the count; overlapping occurrences
+count). When the file uses ``\\r\\n`` and ``old_text`` (with ``\\n``) only matches in that form,
+both texts are converted to ``\\r\\n``. Files over 8 MiB are ``too_large``. The write is atomic
+as above. Metadata: ``path``, ``line`` (where the replacement starts), ``bytes``.
+
+Cancellation: the blocking work runs in a worker thread, which finishes on its own after the
+task is cancelled; a write is atomic, so the file is either old or new, never torn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import stat
+from typing import Any, ClassVar
+
+from pseudoclaude.agent.tools.base import (
+    BINARY_SNIFF_BYTES,
+    MAX_CONTENT_BYTES,
+    MAX_READ_BYTES,
+    TRUNCATION_MARKER,
+    ApprovalClass,
+    Param,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
+from pseudoclaude.agent.tools.paths import Located, open_dir, open_file, os_error
+
+COUNT_LINES_MAX_BYTES = 64 * 1024 * 1024
+"""Files up to this size are scanned to the end to count their lines."""
+EDIT_MAX_BYTES = 8 * 1024 * 1024
+_CHUNK = 64 * 1024
+# Room kept in the content for the marker (and the newline before it).
+_READ_BUDGET = min(MAX_READ_BYTES, MAX_CONTENT_BYTES - len(TRUNCATION_MARKER) - 1)
+
+
+def _open_regular(located: Located) -> tuple[int, os.stat_result]:
+    """Open a regular file for reading (never blocking on a FIFO), with its ``fstat``."""
+    try:
+        fd = open_file(located, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise os_error(exc, located.label) from exc
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError("is_directory", f"{located.label} is a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError("not_a_file", f"{located.label} is not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def _binary(located: Located) -> ToolError:
+    return ToolError("binary_file",
+                     f"{located.label} is a binary file (or not UTF-8 text); it cannot be "
+                     "shown as text")
+
+
+def _cut_utf8(data: bytes, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``data``, shortened so no character is split."""
+    head = data[:limit]
+    return head.decode("utf-8", "ignore").encode("utf-8")
+
+
+def read_lines(located: Located, offset: int, limit: int | None) -> ToolOutput:
+    """The blocking body of ``read_file``."""
+    fd, info = _open_regular(located)
+    with os.fdopen(fd, "rb") as f:
+        if b"\x00" in f.read(BINARY_SNIFF_BYTES):
+            raise _binary(located)
+        f.seek(0)
+        out = bytearray()
+        line_start = 0  # where the line being collected starts in `out`
+        line = 1  # the number of the line being scanned
+        returned = 0  # complete lines in `out` (a cut first line counts)
+        collecting = True
+        truncated = False
+        scanned = 0
+        last_byte = b""
+        complete = True  # scanned to the end
+        while True:
+            chunk = f.read(_CHUNK)
+            if not chunk:
+                break
+            scanned += len(chunk)
+            last_byte = chunk[-1:]
+            pos, size = 0, len(chunk)
+            while pos < size:
+                nl = chunk.find(b"\n", pos)
+                end = size if nl < 0 else nl + 1
+                if collecting and line >= offset:
+                    piece = chunk[pos:end]
+                    if len(out) + len(piece) <= _READ_BUDGET:
+                        out += piece
+                        if nl >= 0:
+                            returned += 1
+                            line_start = len(out)
+                            if limit is not None and returned >= limit:
+                                collecting = False
+                    else:
+                        if returned == 0:  # the first line alone is too long: its head
+                            out += piece[:_READ_BUDGET - len(out)]
+                            out[:] = _cut_utf8(bytes(out), _READ_BUDGET)
+                            returned = 1
+                        else:  # drop the partial line; it starts the next page
+                            del out[line_start:]
+                        truncated = True
+                        collecting = False
+                if nl >= 0:
+                    line += 1
+                pos = end
+            if not collecting and scanned >= COUNT_LINES_MAX_BYTES:
+                complete = False
+                break
+        if collecting and len(out) > line_start:
+            returned += 1  # the last line, without a newline
+    total_lines: int | None = None
+    if complete:
+        total_lines = line - 1 + (1 if last_byte and last_byte != b"\n" else 0)
+        if offset > max(total_lines, 1):
+            raise ToolError("invalid_arguments",
+                            f"read_file: `offset` {offset} is past the end of {located.label} "
+                            f"({total_lines} lines)")
+    try:
+        text = bytes(out).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _binary(located) from exc
+    if truncated:
+        text += ("" if text.endswith("\n") or not text else "\n") + TRUNCATION_MARKER
+    following = offset + returned
+    more = not collecting if total_lines is None else following <= total_lines
+    metadata: dict[str, Any] = {
+        "path": located.label, "offset": offset, "lines": returned,
+        "total_lines": total_lines, "bytes": info.st_size, "truncated": truncated,
+    }
+    if more:
+        metadata["next_offset"] = following
+    return ToolOutput(text, metadata)
+
+
+def read_text(located: Located, max_bytes: int = EDIT_MAX_BYTES) -> tuple[str, int]:
+    """A whole text file and its permission bits, or :class:`ToolError` (binary, too large)."""
+    fd, info = _open_regular(located)
+    with os.fdopen(fd, "rb") as f:
+        if info.st_size > max_bytes:
+            raise ToolError("too_large",
+                            f"{located.label} is {info.st_size} bytes, over the "
+                            f"{max_bytes}-byte limit for editing")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ToolError("too_large",
+                        f"{located.label} is over the {max_bytes}-byte limit for editing")
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        raise _binary(located)
+    try:
+        return data.decode("utf-8"), stat.S_IMODE(info.st_mode)
+    except UnicodeDecodeError as exc:
+        raise _binary(located) from exc
+
+
+def atomic_write(located: Located, data: bytes, mode: int | None = None) -> bool:
+    """Write ``data`` to ``located`` atomically; returns whether the file was created.
+
+    The parent folders are created by a symlink-free walk from the root; the temporary file is
+    made with ``O_EXCL | O_NOFOLLOW`` and renamed over the final name (``rename`` replaces a
+    name, it never follows a symlink). ``mode`` (the permission bits to keep) defaults to the
+    existing file's, else ``0o666`` less the umask.
+    """
+    parts = located.parts
+    if not parts:
+        raise ToolError("is_directory", f"{located.label} is a folder, not a file")
+    name = parts[-1]
+    try:
+        dir_fd = open_dir(located.root, parts[:-1], create=True)
+    except OSError as exc:
+        raise os_error(exc, located.label) from exc
+    tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    try:
+        created = True
+        try:
+            existing = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None:
+            if stat.S_ISDIR(existing.st_mode):
+                raise ToolError("is_directory", f"{located.label} is a folder, not a file")
+            if stat.S_ISLNK(existing.st_mode):
+                raise ToolError("outside_workspace",
+                                f"{located.label}: a symbolic link appeared in the path "
+                                "while it was used")
+            if not stat.S_ISREG(existing.st_mode):
+                raise ToolError("not_a_file", f"{located.label} is not a regular file")
+            created = False
+            if mode is None:
+                mode = stat.S_IMODE(existing.st_mode)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o666, dir_fd=dir_fd)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                if mode is not None:
+                    os.fchmod(fd, mode)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(dir_fd)
+        return created
+    except OSError as exc:
+        raise os_error(exc, located.label) from exc
+    finally:
+        os.close(dir_fd)
+
+
+class ReadFile(Tool):
+    name: ClassVar[str] = "read_file"
+    description: ClassVar[str] = (
+        "Read a UTF-8 text file in the workspace (or a saved tool result). Returns the file's "
+        "lines verbatim, starting at line `offset` (1-based, default 1), at most `limit` lines "
+        "and at most 64 KiB; when more remains, the text ends with `...[truncated]` and "
+        "metadata.next_offset gives the offset to continue from. metadata.total_lines is the "
+        "file's line count. Binary files are refused."
+    )
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("path", "string", "File path, relative to the workspace root (or absolute "
+              "inside it).", required=True, non_empty=True),
+        Param("offset", "integer", "First line to return, 1-based. Default 1.", minimum=1),
+        Param("limit", "integer", "Maximum number of lines to return. Default: as many as "
+              "fit in 64 KiB.", minimum=1),
+    )
+    read_only: ClassVar[bool] = True
+    approval_class: ClassVar[ApprovalClass] = "none"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        def work() -> ToolOutput:
+            located = ctx.paths.locate(args["path"], tool=self.name)
+            return read_lines(located, args.get("offset", 1), args.get("limit"))
+
+        return await asyncio.to_thread(work)
+
+
+class WriteFile(Tool):
+    name: ClassVar[str] = "write_file"
+    description: ClassVar[str] = (
+        "Create or overwrite a text file in the workspace with `content` (UTF-8), creating "
+        "missing parent folders. The whole file is replaced atomically. To change part of an "
+        "existing file, prefer edit_file."
+    )
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("path", "string", "File path, relative to the workspace root (or absolute "
+              "inside it).", required=True, non_empty=True),
+        Param("content", "string", "The complete new content of the file.", required=True),
+    )
+    read_only: ClassVar[bool] = False
+    approval_class: ClassVar[ApprovalClass] = "write"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        try:
+            data = args["content"].encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ToolError("invalid_arguments",
+                            "write_file: `content` is not valid Unicode text") from exc
+
+        def work() -> ToolOutput:
+            located = ctx.paths.locate(args["path"], write=True, tool=self.name)
+            created = atomic_write(located, data)
+            verb = "created" if created else "wrote"
+            return ToolOutput(f"{verb} {located.label} ({len(data)} bytes)",
+                              {"path": located.label, "bytes": len(data), "created": created})
+
+        return await asyncio.to_thread(work)
+
+
+def _occurrences(text: str, needle: str, stop: int = 1000) -> list[int]:
+    """Start offsets of ``needle`` in ``text``, overlapping ones included (at most ``stop``)."""
+    found: list[int] = []
+    start = text.find(needle)
+    while start >= 0 and len(found) < stop:
+        found.append(start)
+        start = text.find(needle, start + 1)
+    return found
+
+
+class EditFile(Tool):
+    name: ClassVar[str] = "edit_file"
+    description: ClassVar[str] = (
+        "Replace one exact occurrence of `old_text` with `new_text` in a text file in the "
+        "workspace. `old_text` must match the file verbatim (whitespace and indentation "
+        "included) and occur exactly once: include enough surrounding lines to make it "
+        "unique. Fails with no_match or ambiguous_match otherwise, leaving the file unchanged."
+    )
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("path", "string", "File path, relative to the workspace root (or absolute "
+              "inside it).", required=True, non_empty=True),
+        Param("old_text", "string", "The exact text to replace; must occur exactly once.",
+              required=True, non_empty=True),
+        Param("new_text", "string", "The replacement text (may be empty to delete).",
+              required=True),
+    )
+    read_only: ClassVar[bool] = False
+    approval_class: ClassVar[ApprovalClass] = "write"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        old: str = args["old_text"]
+        new: str = args["new_text"]
+
+        def work() -> ToolOutput:
+            located = ctx.paths.locate(args["path"], write=True, tool=self.name)
+            text, mode = read_text(located)
+            old_text, new_text = old, new
+            found = _occurrences(text, old_text)
+            if not found and "\r\n" in text and "\n" in old_text and "\r\n" not in old_text:
+                crlf_old = old_text.replace("\n", "\r\n")
+                crlf_found = _occurrences(text, crlf_old)
+                if crlf_found:
+                    old_text, new_text = crlf_old, new_text.replace("\r\n", "\n").replace(
+                        "\n", "\r\n")
+                    found = crlf_found
+            if not found:
+                raise ToolError("no_match",
+                                f"edit_file: `old_text` was not found in {located.label}; "
+                                "read the file and copy the text exactly")
+            if len(found) > 1:
+                count = f"{len(found)}" if len(found) < 1000 else "1000 or more"
+                raise ToolError("ambiguous_match",
+                                f"edit_file: `old_text` occurs {count} times in "
+                                f"{located.label}; include more surrounding text so it "
+                                "occurs once", metadata={"count": len(found)})
+            at = found[0]
+            result = text[:at] + new_text + text[at + len(old_text):]
+            try:
+                data = result.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ToolError("invalid_arguments",
+                                "edit_file: `new_text` is not valid Unicode text") from exc
+            atomic_write(located, data, mode)
+            line = text.count("\n", 0, at) + 1
+            return ToolOutput(f"edited {located.label} at line {line}",
+                              {"path": located.label, "line": line, "bytes": len(data)})
+
+        return await asyncio.to_thread(work)

@@ -1,0 +1,139 @@
+"""The tool registry: specs for the model, and ``execute(call) -> ToolResult`` (SPEC §6).
+
+:meth:`ToolRegistry.execute` never raises for anything a model can send: whatever happens, it
+returns a :class:`~pseudoclaude.llm.types.ToolResult` whose ``content`` is the JSON envelope
+(:mod:`pseudoclaude.agent.tools.base`) and whose ``is_error`` is ``not ok``. An unknown tool is
+``unknown_tool``; arguments that are not a JSON object, unknown keys, missing required keys and
+wrong types are ``invalid_arguments`` naming the field; an unexpected exception is
+``internal_error`` with a one-line message (never a traceback). ``asyncio.CancelledError``
+propagates (a running command's process group is killed first); the runner records the
+``canceled`` result.
+
+Approvals are not checked here: the runner asks the
+:class:`~pseudoclaude.agent.approvals.Gate` first (after :meth:`ToolRegistry.validate`, so that
+nobody is asked to approve a call that cannot run).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pseudoclaude.agent.tools.base import (
+    ApprovalClass,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    envelope,
+)
+from pseudoclaude.agent.tools.command import RunCommand
+from pseudoclaude.agent.tools.files import EditFile, ReadFile, WriteFile
+from pseudoclaude.agent.tools.paths import Confinement
+from pseudoclaude.agent.tools.search import FindFiles, SearchCode
+from pseudoclaude.llm.provider import ToolSpec
+from pseudoclaude.llm.types import ToolCall, ToolResult
+
+log = logging.getLogger("pseudoclaude.agent.tools")
+
+
+def default_tools() -> list[Tool]:
+    """The six tools of SPEC §6, in the order the model sees them."""
+    return [ReadFile(), WriteFile(), EditFile(), RunCommand(), FindFiles(), SearchCode()]
+
+
+class ToolRegistry:
+    """The tools of one workspace.
+
+    ``extra_read_roots`` are folders ``read_file`` and ``search_code`` may also read (never
+    write) even outside the workspace: the current session's spill folder. Change them with
+    :meth:`set_extra_read_roots` when the session changes. Constructing a registry resolves
+    the workspace (a few ``stat`` calls).
+    """
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        extra_read_roots: Sequence[Path] = (),
+        tools: Iterable[Tool] | None = None,
+    ) -> None:
+        self._paths = Confinement(workspace, extra_read_roots)
+        self._tools: dict[str, Tool] = {}
+        for tool in default_tools() if tools is None else tools:
+            self._tools[tool.name] = tool
+
+    @property
+    def workspace(self) -> Path:
+        """The resolved workspace root."""
+        return self._paths.workspace
+
+    @property
+    def extra_read_roots(self) -> tuple[Path, ...]:
+        return self._paths.extra_read_roots
+
+    def set_extra_read_roots(self, roots: Sequence[Path]) -> None:
+        """Replace the extra read roots (calls already running keep the old ones)."""
+        self._paths = Confinement(self._paths.workspace, roots)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        """The tools as the model sees them."""
+        return [tool.spec() for tool in self._tools.values()]
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def is_read_only(self, name: str) -> bool:
+        """Whether the tool has no side effects (may run concurrently). False when unknown."""
+        tool = self._tools.get(name)
+        return tool is not None and tool.read_only
+
+    def approval_class(self, name: str) -> ApprovalClass:
+        """``write``, ``runCommand``, or ``none`` (read-only and unknown tools)."""
+        tool = self._tools.get(name)
+        return "none" if tool is None else tool.approval_class
+
+    def _result(self, call: ToolCall, output: ToolOutput | ToolError) -> ToolResult:
+        text, ok = envelope(call.name, output)
+        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=not ok)
+
+    def _unknown(self, call: ToolCall) -> ToolResult:
+        known = ", ".join(self._tools) or "none"
+        return self._result(call, ToolError(
+            "unknown_tool", f"unknown tool {call.name!r}; the available tools are: {known}"))
+
+    def validate(self, call: ToolCall) -> ToolResult | None:
+        """The error result a call would get for its name or arguments, or ``None`` when it
+        can run (so the runner asks for approval only for calls that can run)."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return self._unknown(call)
+        try:
+            tool.validate(call.arguments)
+        except ToolError as exc:
+            return self._result(call, exc)
+        return None
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        """Validate and run one call; always a result (see the module docstring)."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return self._unknown(call)
+        ctx = ToolContext(self._paths)
+        output: ToolOutput | ToolError
+        try:
+            args = tool.validate(call.arguments)
+            output = await tool.run(args, ctx)
+        except ToolError as exc:
+            output = exc
+        except Exception as exc:  # CancelledError is a BaseException: it propagates
+            log.exception("tool %s failed", call.name)
+            first = (str(exc).strip().splitlines() or [""])[0]
+            message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+            output = ToolError("internal_error", f"{call.name} failed: {message}")
+        return self._result(call, output)

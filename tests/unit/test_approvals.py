@@ -1,0 +1,212 @@
+"""Approvals: policy, gate, session memory, the terminal approver (SPEC §6, §8)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pseudoclaude.agent.approvals import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    ApprovalUnavailable,
+    Decision,
+    Gate,
+    TerminalApprover,
+    summarize,
+)
+from pseudoclaude.config import ApprovalSettings, Settings
+from pseudoclaude.llm.types import ToolCall
+
+SERVER = Path(__file__).resolve().parents[2] / "server"
+RUN = ToolCall("r1", "run_command", {"command": "git", "args": ["status", "--short"]})
+WRITE = ToolCall("w1", "write_file", {"path": "a.txt", "content": "héllo"})
+EDIT = ToolCall("e1", "edit_file", {"path": "a.txt", "old_text": "a", "new_text": "b"})
+READ = ToolCall("x1", "read_file", {"path": "a.txt"})
+
+
+class ScriptedApprover:
+    """Answers from a script and records what it was asked."""
+
+    def __init__(self, *answers: Decision | BaseException | None) -> None:
+        self.answers = list(answers)
+        self.requests: list[ApprovalRequest] = []
+
+    async def ask(self, request: ApprovalRequest) -> Decision | None:
+        self.requests.append(request)
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        await asyncio.sleep(0)
+        return answer
+
+
+def check(gate: Gate, call: ToolCall, approval_class: Any) -> str | None:
+    return asyncio.run(gate.check(call, approval_class))
+
+
+def test_allow_and_deny_never_ask() -> None:
+    approver = ScriptedApprover()
+    gate = Gate(ApprovalPolicy(run_command="allow", write="deny"), approver)
+    assert check(gate, RUN, "runCommand") is None
+    reason = check(gate, WRITE, "write")
+    assert reason is not None and "approvals.write" in reason and "deny" in reason
+    assert check(gate, READ, "none") is None
+    assert approver.requests == []
+
+
+def test_read_only_tools_are_never_gated() -> None:
+    gate = Gate(ApprovalPolicy(run_command="deny", write="deny"), ScriptedApprover())
+    assert check(gate, READ, "none") is None
+
+
+def test_ask_once_asks_every_time() -> None:
+    approver = ScriptedApprover("allow_once", "allow_once", "deny")
+    gate = Gate(ApprovalPolicy(run_command="ask"), approver)
+    assert check(gate, RUN, "runCommand") is None
+    assert check(gate, RUN, "runCommand") is None
+    reason = check(gate, RUN, "runCommand")
+    assert reason == "run_command was denied by the user"
+    assert len(approver.requests) == 3
+    request = approver.requests[0]
+    assert request.tool == "run_command" and request.arguments == RUN.arguments
+    assert request.summary == "run_command: git status --short"
+    assert request.approval_class == "runCommand" and request.call_id == "r1"
+
+
+def test_allow_for_the_session_is_remembered_per_class() -> None:
+    approver = ScriptedApprover("allow_session", "allow_once")
+    gate = Gate(ApprovalPolicy(run_command="ask", write="ask"), approver)
+
+    async def scenario() -> list[str | None]:
+        return [await gate.check(WRITE, "write"), await gate.check(EDIT, "write"),
+                await gate.check(WRITE, "write"), await gate.check(RUN, "runCommand")]
+
+    assert asyncio.run(scenario()) == [None, None, None, None]
+    assert [r.tool for r in approver.requests] == ["write_file", "run_command"]
+    gate.reset()
+    approver.answers.append("deny")
+    assert check(gate, WRITE, "write") == "write_file was denied by the user"
+
+
+def test_concurrent_checks_ask_once() -> None:
+    approver = ScriptedApprover("allow_session")
+    gate = Gate(ApprovalPolicy(write="ask"), approver)
+
+    async def scenario() -> list[str | None]:
+        return list(await asyncio.gather(*(gate.check(WRITE, "write") for _ in range(3))))
+
+    assert asyncio.run(scenario()) == [None, None, None]
+    assert len(approver.requests) == 1
+
+
+def test_dismissed_and_failed_asks_are_denials() -> None:
+    approver = ScriptedApprover(None, ApprovalUnavailable("the editor cannot ask"),
+                                RuntimeError("connection lost"))
+    gate = Gate(ApprovalPolicy(), approver)
+    assert "dismissed" in (check(gate, RUN, "runCommand") or "")
+    assert check(gate, RUN, "runCommand") == "the editor cannot ask"
+    reason = check(gate, RUN, "runCommand")
+    assert reason is not None and "connection lost" in reason
+    assert gate.allowed_for_session == set()
+
+
+def test_cancellation_propagates() -> None:
+    gate = Gate(ApprovalPolicy(), ScriptedApprover(asyncio.CancelledError()))
+    with pytest.raises(asyncio.CancelledError):
+        check(gate, RUN, "runCommand")
+
+
+def test_policy_from_settings_and_validation() -> None:
+    policy = ApprovalPolicy.from_settings(Settings(approvals=ApprovalSettings("deny", "ask")))
+    assert policy == ApprovalPolicy(run_command="deny", write="ask")
+    assert policy.for_class("none") == "allow"
+    assert ApprovalPolicy.from_settings(Settings()) == ApprovalPolicy("ask", "allow")
+    with pytest.raises(ValueError, match=r"approvals\.runCommand"):
+        ApprovalPolicy(run_command="sometimes")
+
+
+def test_summaries() -> None:
+    assert summarize(WRITE) == "write_file: a.txt (6 bytes)"
+    assert summarize(EDIT) == "edit_file: a.txt"
+    assert summarize(ToolCall("1", "run_command", {"command": "rm", "args": ["-rf", "my dir"]})
+                     ) == "run_command: rm -rf 'my dir'"
+    assert summarize(ToolCall("1", "run_command", "{broken")) == 'run_command: "{broken"'
+    long = summarize(ToolCall("1", "run_command", {"command": "echo", "args": ["x" * 1000]}))
+    assert len(long) <= 300 and long.endswith("…")
+
+
+# -- TerminalApprover ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("typed", "decision"), [
+    ("o\n", "allow_once"), ("yes\n", "allow_once"), ("s\n", "allow_session"),
+    ("d\n", "deny"), ("\n", "deny"), ("what\nS\n", "allow_session"),
+    ("x\ny\n", "allow_once"), ("x\nx\nx\no\n", "deny"), ("", None),
+])
+def test_terminal_answers(typed: str, decision: Decision | None) -> None:
+    output = io.StringIO()
+    approver = TerminalApprover((io.StringIO(typed), output))
+    request = ApprovalRequest("run_command", RUN.arguments, summarize(RUN), "runCommand")
+    assert asyncio.run(approver.ask(request)) == decision
+    shown = output.getvalue()
+    assert "run_command: git status --short" in shown
+    assert '"args":["status","--short"]' in shown
+    assert "[o]nce / [s]ession / [d]eny" in shown
+
+
+def test_terminal_with_a_gate() -> None:
+    gate = Gate(ApprovalPolicy(), TerminalApprover((io.StringIO("s\n"), io.StringIO())))
+
+    async def scenario() -> list[str | None]:
+        return [await gate.check(RUN, "runCommand"), await gate.check(RUN, "runCommand")]
+
+    assert asyncio.run(scenario()) == [None, None]  # the second one was not asked
+
+
+def test_no_terminal_means_deny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("o\n"))  # not a terminal
+    approver = TerminalApprover(tty_path=str(tmp_path / "no-tty"))
+    gate = Gate(ApprovalPolicy(run_command="ask", write="ask"), approver)
+    assert check(gate, RUN, "runCommand") == (
+        "no terminal to ask for approval; set approvals.runCommand to allow")
+    assert check(gate, WRITE, "write") == (
+        "no terminal to ask for approval; set approvals.write to allow")
+
+
+def test_no_terminal_in_a_detached_process() -> None:
+    script = (
+        "import asyncio\n"
+        "from pseudoclaude.agent.approvals import ApprovalPolicy, Gate, TerminalApprover\n"
+        "from pseudoclaude.llm.types import ToolCall\n"
+        "gate = Gate(ApprovalPolicy(), TerminalApprover())\n"
+        "call = ToolCall('1', 'run_command', {'command': 'ls'})\n"
+        "print(asyncio.run(gate.check(call, 'runCommand')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SERVER)}
+    done = subprocess.run([sys.executable, "-c", script], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=30, env=env,
+                          start_new_session=True)  # no controlling terminal: no /dev/tty
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "no terminal to ask for approval; set approvals.runCommand to allow")
+
+
+def test_terminal_device_is_opened_for_each_ask() -> None:
+    leader, follower = pty.openpty()
+    try:
+        os.write(leader, b"s\n")
+        approver = TerminalApprover(tty_path=os.ttyname(follower))
+        request = ApprovalRequest("write_file", WRITE.arguments, summarize(WRITE), "write")
+        assert asyncio.run(approver.ask(request)) == "allow_session"
+        shown = os.read(leader, 4096).decode()
+        assert "write_file: a.txt (6 bytes)" in shown and "[d]eny" in shown
+    finally:
+        os.close(leader)
+        os.close(follower)
