@@ -1,6 +1,7 @@
 """The ``pseudoclaude`` command (SPEC §9).
 
-Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage.
+Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage; ``run`` adds 3 (iteration or
+unknown-tool limit) and 130 (canceled).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pseudoclaude.config import ConfigError, load_settings
+from pseudoclaude.llm.errors import ProviderError
 from pseudoclaude.session import (
     SessionError,
     SessionInfo,
@@ -20,6 +22,7 @@ from pseudoclaude.session import (
     load_session,
 )
 from pseudoclaude.session.format import describe_age, describe_size, message_to_json, render_message
+from pseudoclaude.workspace import WorkspaceError
 
 
 class CliError(Exception):
@@ -75,6 +78,25 @@ def _cmd_sessions_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from pseudoclaude.cli_run import run_command
+
+    root = Path(args.workspace or ".").expanduser()
+    if not root.is_dir():
+        raise CliError(f"workspace is not a folder: {root}")
+    overrides = {key: value for key, value in (
+        ("provider", args.provider), ("model", args.model), ("baseUrl", args.base_url),
+        ("contextWindow", args.context_window), ("maxIterations", args.max_iterations),
+    ) if value is not None}
+    settings = load_settings(root.resolve(), overrides)
+    prompt = " ".join(args.prompt)
+    if args.prompt == ["-"]:
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        raise CliError("the prompt is empty")
+    return run_command(root.resolve(), settings, prompt, args.session, args.json)
+
+
 def _cmd_fake_model(args: argparse.Namespace) -> int:
     from pseudoclaude.fake_model import main as fake_model_main
 
@@ -96,6 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="A coding agent with visible, resumable sessions and memory.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run the agent on a prompt in a workspace")
+    run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task ('-': read stdin)")
+    run.add_argument("--workspace", metavar="DIR", help="workspace folder (default: .)")
+    run.add_argument("--session", default="new", metavar="ID|latest|new",
+                     help="continue a session (default: a new one)")
+    run.add_argument("--json", action="store_true", help="print events as JSON lines")
+    run.add_argument("--provider", choices=("anthropic", "openai"))
+    run.add_argument("--model")
+    run.add_argument("--base-url", metavar="URL", help="provider base URL")
+    run.add_argument("--context-window", type=int, metavar="TOKENS")
+    run.add_argument("--max-iterations", type=int, metavar="N")
+    run.set_defaults(handler=_cmd_run)
 
     sessions = commands.add_parser("sessions", help="list and inspect session logs")
     sessions_cmds = sessions.add_subparsers(dest="sessions_command", required=True,
@@ -128,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
-    except (CliError, SessionError, ConfigError) as exc:
+    except (CliError, SessionError, ConfigError, WorkspaceError, ProviderError) as exc:
         message = str(exc)
         if not message.startswith("pseudoclaude"):
             message = f"pseudoclaude: {message}"

@@ -1,0 +1,247 @@
+"""The ReAct loop (SPEC §6).
+
+``run(prompt)``: append the user message; build the system prompt once; then up to
+``max_iterations`` times: manage the context (Layer 1, then Layer 2 if over the threshold) →
+stream a model turn → append it → anchor the estimate → no tool calls: completed (the memory
+update is scheduled) → else run the tools and append one result per call, in call order.
+
+Read-only tool calls that follow each other run concurrently; a call with side effects runs
+alone, after its approval. Cancellation ends the run at once: calls without a result get a
+``canceled`` error result, so the history is valid for the next request and on resume, and
+``CancelledError`` propagates to the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from pseudoclaude.agent.approvals import Gate
+from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.compact import CompactRuntime
+from pseudoclaude.conversation import Conversation
+from pseudoclaude.events import (
+    Emit,
+    ErrorEvent,
+    StopEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageUpdate,
+    WarningEvent,
+)
+from pseudoclaude.llm.errors import MaxTokensTruncated, ProviderError
+from pseudoclaude.llm.provider import (
+    Provider,
+    Retrying,
+    TextDelta,
+    ToolCallComplete,
+    ToolSpec,
+    TurnBuilder,
+)
+from pseudoclaude.llm.types import Message, ToolCall, ToolResult, Usage, error_envelope
+
+DEFAULT_MAX_ITERATIONS = 15
+UNKNOWN_TOOL_LIMIT = 2
+PREVIEW_CHARS = 200
+
+COMPLETED = "completed"
+MAX_ITERATIONS = "max_iterations"
+CANCELED = "canceled"
+UNKNOWN_TOOL_LIMIT_REASON = "unknown_tool_limit"
+ERROR = "error"
+
+
+@dataclass
+class RunResult:
+    stop_reason: str
+    text: str = ""
+    iterations: int = 0
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    appended: list[Message] = field(default_factory=list)
+
+
+class Runner:
+    def __init__(
+        self,
+        conversation: Conversation,
+        *,
+        compact: CompactRuntime,
+        provider: Callable[[], Awaitable[Provider]],
+        tools: ToolRegistry,
+        gate: Gate,
+        system_prompt: Callable[[], Awaitable[str]],
+        emit: Emit,
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        on_completed: Callable[[list[Message]], None] | None = None,
+    ) -> None:
+        self.conversation = conversation
+        self.compact = compact
+        self._provider = provider
+        self.tools = tools
+        self.gate = gate
+        self._system_prompt = system_prompt
+        self.emit = emit
+        self.max_iterations = max_iterations
+        self.on_completed = on_completed
+
+    def _append(self, message: Message, appended: list[Message]) -> None:
+        """Append and remember it for this run.
+
+        Synchronous on purpose: an append (one fsynced line) cannot be interrupted by a
+        cancellation half-way, so a tool-call message is never left without its results.
+        """
+        appended.append(self.conversation.append(message))
+
+    async def run(self, prompt: str) -> RunResult:
+        result = RunResult(stop_reason=ERROR)
+        try:
+            await self._run(prompt, result)
+        except asyncio.CancelledError:
+            result.stop_reason = CANCELED
+            self.emit(StopEvent(CANCELED))
+            raise
+        self.emit(StopEvent(result.stop_reason))
+        if result.stop_reason == COMPLETED and self.on_completed is not None:
+            self.on_completed(list(result.appended))
+        return result
+
+    async def _run(self, prompt: str, result: RunResult) -> None:
+        appended = result.appended
+        self._append(Message(role="user", content=prompt), appended)
+        try:
+            system = await self._system_prompt()
+            provider = await self._provider()
+        except ProviderError as exc:  # no provider configured, unknown provider
+            self._fail(result, str(exc))
+            return
+        specs = self.tools.specs()
+        unknown_in_a_row = 0
+        while result.iterations < self.max_iterations:
+            result.iterations += 1
+            await self.compact.manage_context()
+            turn = TurnBuilder()
+            try:
+                await self._stream(provider, system, specs, turn)
+            except MaxTokensTruncated as exc:
+                if turn.text:
+                    self._append(Message(role="assistant", content="".join(turn.text)),
+                                 appended)
+                self._fail(result, str(exc))
+                return
+            except ProviderError as exc:
+                self._fail(result, str(exc))
+                return
+            message = turn.message()
+            if turn.usage is not None:
+                u = turn.usage
+                result.usage = Usage(result.usage.input_tokens + u.input_tokens,
+                                     result.usage.output_tokens + u.output_tokens,
+                                     result.usage.cache_read + u.cache_read,
+                                     result.usage.cache_write + u.cache_write)
+                self.emit(UsageUpdate(u.input_tokens, u.output_tokens, u.cache_read,
+                                      u.cache_write))
+            if not message.content and not message.tool_calls:
+                result.stop_reason = COMPLETED  # an empty answer: nothing to add
+                return
+            self._append(message, appended)
+            self.compact.record_usage(turn.usage)
+            if not message.tool_calls:
+                result.text = message.content
+                result.stop_reason = COMPLETED
+                return
+            unknown_in_a_row = await self._run_tools(message.tool_calls, appended,
+                                                     unknown_in_a_row)
+            if unknown_in_a_row >= UNKNOWN_TOOL_LIMIT:
+                result.stop_reason = UNKNOWN_TOOL_LIMIT_REASON
+                result.text = message.content
+                return
+        result.stop_reason = MAX_ITERATIONS
+
+    def _fail(self, result: RunResult, error: str) -> None:
+        result.stop_reason = ERROR
+        result.error = error
+        self.emit(ErrorEvent(error))
+
+    async def _stream(self, provider: Provider, system: str, specs: list[ToolSpec],
+                      turn: TurnBuilder) -> None:
+        messages = self.conversation.messages()
+        async with contextlib.aclosing(provider.stream(system, messages, specs)) as events:
+            async for event in events:
+                turn.add(event)
+                if isinstance(event, TextDelta):
+                    self.emit(TextEvent(event.text))
+                elif isinstance(event, ToolCallComplete):
+                    call = event.call
+                    self.emit(ToolCallEvent(call.id, call.name, call.arguments))
+                elif isinstance(event, Retrying):
+                    self.emit(WarningEvent(
+                        f"{event.error}; retrying in {event.delay:.1f}s "
+                        f"(attempt {event.attempt})"))
+
+    # -- tools -------------------------------------------------------------------------------
+    async def _run_tools(self, calls: Sequence[ToolCall], appended: list[Message],
+                         unknown_in_a_row: int) -> int:
+        """Run the calls of one turn; append their results in call order.
+
+        Returns the number of unknown-tool calls in a row so far.
+        """
+        results: dict[int, ToolResult] = {}
+        try:
+            i = 0
+            while i < len(calls):
+                if self.tools.is_read_only(calls[i].name):
+                    j = i
+                    while j < len(calls) and self.tools.is_read_only(calls[j].name):
+                        j += 1
+                    batch = await asyncio.gather(*(self._execute(c) for c in calls[i:j]))
+                    results.update(zip(range(i, j), batch, strict=True))
+                    i = j
+                else:
+                    results[i] = await self._execute(calls[i])
+                    i += 1
+        except asyncio.CancelledError:
+            for index, call in enumerate(calls):
+                result = results.get(index) or ToolResult(
+                    call.id, call.name,
+                    error_envelope(call.name, "canceled", "the run was canceled"), True)
+                self.conversation.append(Message(role="user", tool_result=result))
+            raise
+        for index, call in enumerate(calls):
+            result = results[index]
+            self._append(Message(role="user", tool_result=result), appended)
+            unknown_in_a_row = (unknown_in_a_row + 1) if self.tools.get(call.name) is None else 0
+        return unknown_in_a_row
+
+    async def _execute(self, call: ToolCall) -> ToolResult:
+        invalid = self.tools.validate(call)  # unknown tool, bad arguments: nobody is asked
+        if invalid is not None:
+            self._report(invalid)
+            return invalid
+        approval = self.tools.approval_class(call.name)
+        if approval != "none":
+            denial = await self.gate.check(call, approval)
+            if denial is not None:
+                result = ToolResult(call.id, call.name,
+                                    error_envelope(call.name, "denied", denial), True)
+                self._report(result)
+                return result
+        result = await self.tools.execute(call)
+        self._report(result)
+        return result
+
+    def _report(self, result: ToolResult) -> None:
+        self.emit(ToolResultEvent(result.call_id, result.name, result.is_error,
+                                  len(result.content.encode("utf-8", "surrogatepass")),
+                                  result.content[:PREVIEW_CHARS]))
+
+
+def summarize_arguments(arguments: object, limit: int = 120) -> str:
+    """One line for a terminal or a log."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments,
+                                                                    ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,258 @@
+"""One workspace folder: its settings, session, compaction runtime, tools and runner (SPEC §1).
+
+The LSP server keeps one :class:`Workspace` per folder; the CLI makes one for ``--workspace``.
+Both drive it the same way: ``await run(prompt)``, ``await compact()``, ``context()``,
+session listing and resuming. One run at a time: a second run, and compact, resume or new
+during a run, fail fast with :class:`WorkspaceBusy`; read-only calls answer at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pseudoclaude.agent.approvals import ApprovalPolicy, Approver, Gate
+from pseudoclaude.agent.prompt import build_system_prompt
+from pseudoclaude.agent.runner import Runner, RunResult
+from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.compact import CompactConfig, CompactResult, CompactRuntime, Ledger
+from pseudoclaude.config import DEFAULT_CONTEXT_WINDOWS, FALLBACK_CONTEXT_WINDOW, Settings
+from pseudoclaude.events import Event
+from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
+from pseudoclaude.llm.types import Message
+from pseudoclaude.session import (
+    OpenSession,
+    SessionInfo,
+    SessionStore,
+    cleanup_expired,
+    list_sessions,
+    load_session,
+    new_session,
+    resume_session,
+)
+
+log = logging.getLogger("pseudoclaude.workspace")
+
+NEW = "new"
+
+
+class WorkspaceError(Exception):
+    """A request the workspace cannot serve; the message is for the user."""
+
+
+class WorkspaceBusy(WorkspaceError):
+    pass
+
+
+EventSink = Callable[[str, Event], None]  # (session id, event)
+
+
+@dataclass(frozen=True)
+class ResumeInfo:
+    session_id: str
+    message_count: int
+    bad_lines: int
+    repaired: int
+
+
+class Workspace:
+    def __init__(self, root: Path, settings: Settings, *, approver: Approver,
+                 events: EventSink | None = None) -> None:
+        self.root = root.resolve()
+        self.settings = settings
+        self.approver = approver
+        self._events = events or (lambda session_id, event: None)
+        self.store = SessionStore(settings.data_dir or self.root / ".PseudoClaude")
+        self.session: OpenSession | None = None
+        self.compact_runtime: CompactRuntime | None = None
+        self.tools = ToolRegistry(self.root)
+        self.gate = Gate(ApprovalPolicy.from_settings(settings), approver)
+        self._provider: Provider | None = None
+        self._provider_key: ProviderOptions | None = None
+        self._busy = False
+        self._cleanup: asyncio.Task[None] | None = None
+
+    # -- settings and provider -------------------------------------------------------------
+    @property
+    def context_window(self) -> int:
+        if self.settings.context_window:
+            return self.settings.context_window
+        provider = self.settings.provider or ""
+        return DEFAULT_CONTEXT_WINDOWS.get(provider, FALLBACK_CONTEXT_WINDOW)
+
+    def update_settings(self, settings: Settings) -> None:
+        """New settings apply to the next run (a run in progress keeps its own)."""
+        self.settings = settings
+        self.gate = Gate(ApprovalPolicy.from_settings(settings), self.approver)
+        if self.compact_runtime is not None:
+            self.compact_runtime.config = self._compact_config()
+
+    async def provider(self) -> Provider:
+        options = ProviderOptions.from_settings(self.settings)  # raises NoProviderConfigured
+        if self._provider is None or options != self._provider_key:
+            if self._provider is not None:
+                await self._provider.aclose()
+            self._provider = await create_provider(options)
+            self._provider_key = options
+        return self._provider
+
+    def _compact_config(self) -> CompactConfig:
+        c = self.settings.compact
+        return CompactConfig(window=self.context_window,
+                             single_result_bytes=c.single_result_bytes,
+                             round_bytes=c.round_bytes,
+                             safety_margin_tokens=c.safety_margin_tokens, auto=c.auto)
+
+    # -- sessions ----------------------------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        return self.session.session_id if self.session else None
+
+    def _emit(self, event: Event) -> None:
+        self._events(self.session_id or "", event)
+
+    def _attach(self, opened: OpenSession, ledger: Ledger | None = None) -> None:
+        if self.session is not None:
+            self.session.writer.close()
+        self.session = opened
+        spill_dir = self.store.spill_dir(opened.session_id)
+        self.compact_runtime = CompactRuntime(
+            opened.conversation, config=self._compact_config(), spill_dir=spill_dir,
+            workspace=self.root, provider=self.provider, ledger=ledger, emit=self._emit)
+        self.tools.set_extra_read_roots([spill_dir])
+        self.gate.reset()
+
+    def _check_idle(self, what: str) -> None:
+        if self._busy:
+            raise WorkspaceBusy(f"cannot {what} while a run is in progress in {self.root}; "
+                                "wait for it to finish or cancel it")
+
+    async def new_session(self) -> str:
+        self._check_idle("start a new session")
+        return await self._open_new()
+
+    async def resume(self, ref: str) -> ResumeInfo:
+        self._check_idle("resume a session")
+        return await self._open_resumed(ref)
+
+    async def _open_new(self) -> str:
+        opened = await asyncio.to_thread(
+            new_session, self.store, model=self.settings.model, workspace=str(self.root))
+        self._attach(opened)
+        return opened.session_id
+
+    async def _open_resumed(self, ref: str) -> ResumeInfo:
+        opened = await asyncio.to_thread(
+            resume_session, self.store, ref, model=self.settings.model,
+            workspace=str(self.root))
+        loaded = opened.loaded
+        assert loaded is not None
+        self._attach(opened, Ledger(dict(loaded.offloads), set(loaded.kept)))
+        return ResumeInfo(opened.session_id, len(loaded.messages), loaded.bad_lines,
+                          loaded.repaired)
+
+    async def sessions(self) -> list[SessionInfo]:
+        return await asyncio.to_thread(list_sessions, self.store)
+
+    async def messages(self, session_id: str | None, offset: int = 0,
+                       limit: int | None = None) -> tuple[str, int, list[Message]]:
+        """Messages of a session (the active one by default), as the model would see them."""
+        if session_id in (None, "") or session_id == self.session_id:
+            if self.session is None:
+                raise WorkspaceError("no active session in this workspace")
+            all_messages = self.session.conversation.messages()
+            sid = self.session.session_id
+        else:
+            assert session_id is not None
+            loaded = await asyncio.to_thread(load_session, self.store, session_id)
+            all_messages, sid = loaded.messages, loaded.session_id
+        end = len(all_messages) if limit is None else offset + limit
+        return sid, len(all_messages), all_messages[offset:end]
+
+    def start_cleanup(self) -> None:
+        """Delete expired sessions in the background (never the active one)."""
+        days = self.settings.session.retention_days
+        if days <= 0 or self._cleanup is not None:
+            return
+
+        def clean() -> None:
+            keep = {self.session_id} if self.session_id else set()
+            report = cleanup_expired(self.store, days, keep=keep)
+            for error in report.errors:
+                log.warning("session cleanup: %s", error)
+            if report.deleted:
+                log.info("session cleanup: deleted %d expired session(s)", len(report.deleted))
+
+        self._cleanup = asyncio.ensure_future(asyncio.to_thread(clean))
+
+    # -- runs --------------------------------------------------------------------------------
+    async def system_prompt(self) -> str:
+        return await asyncio.to_thread(build_system_prompt, self.root, user_dir=self._user_dir())
+
+    def _user_dir(self) -> Path | None:
+        memory_dir = self.settings.memory.user_dir
+        return memory_dir.parent if memory_dir is not None else None
+
+    async def run(self, prompt: str, session: str | None = None) -> tuple[str, RunResult]:
+        """Run the agent on ``prompt`` in ``session`` (``new``, an id, ``latest``, or the
+        current session — a new one when there is none)."""
+        if not prompt.strip():
+            raise WorkspaceError("the prompt is empty")
+        self._check_idle("start a run")
+        ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
+        self._busy = True
+        try:
+            if session == NEW or (session is None and self.session is None):
+                await self._open_new()
+            elif session is not None and session != self.session_id:
+                await self._open_resumed(session)
+            assert self.session is not None and self.compact_runtime is not None
+            runner = Runner(
+                self.session.conversation, compact=self.compact_runtime,
+                provider=self.provider, tools=self.tools, gate=self.gate,
+                system_prompt=self.system_prompt, emit=self._emit,
+                max_iterations=self.settings.max_iterations,
+            )
+            result = await runner.run(prompt)
+            return self.session.session_id, result
+        finally:
+            self._busy = False
+
+    async def compact(self, instructions: str = "") -> CompactResult:
+        self._check_idle("compact")
+        if self.compact_runtime is None:
+            raise WorkspaceError("no active session to compact in this workspace")
+        self._busy = True
+        try:
+            return await self.compact_runtime.compact(instructions)
+        finally:
+            self._busy = False
+
+    def context(self) -> dict[str, Any]:
+        window = self.context_window
+        runtime = self.compact_runtime
+        if runtime is None:
+            config = replace(self._compact_config(), window=window)
+            return {"sessionId": None, "messageCount": 0, "estimatedTokens": 0,
+                    "contextWindow": window, "autoCompactThreshold": config.threshold,
+                    "autoCompactFailures": 0, "autoCompactTripped": False}
+        state = runtime.state()
+        return {"sessionId": self.session_id, "messageCount": state.message_count,
+                "estimatedTokens": state.estimated_tokens,
+                "contextWindow": state.context_window,
+                "autoCompactThreshold": state.auto_compact_threshold,
+                "autoCompactFailures": state.auto_compact_failures,
+                "autoCompactTripped": state.auto_compact_tripped}
+
+    async def close(self) -> None:
+        if self._cleanup is not None:
+            await asyncio.gather(self._cleanup, return_exceptions=True)
+        if self.session is not None:
+            self.session.writer.close()
+        if self._provider is not None:
+            await self._provider.aclose()
+            self._provider = None
