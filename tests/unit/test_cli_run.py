@@ -1,0 +1,94 @@
+"""`pseudoclaude run` as a user runs it: a real process against the fake model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pseudoclaude.fake_model import FakeModelServer
+
+
+def env_for(tmp_path: Path, key: str | None = "sk-test-cli") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and not k.startswith(("ANTHROPIC", "OPENAI"))}
+    env["HOME"] = str(tmp_path / "home")
+    if key:
+        env["ANTHROPIC_API_KEY"] = key
+    return env
+
+
+def run(tmp_path: Path, *args: str, key: str | None = "sk-test-cli"
+        ) -> subprocess.CompletedProcess[str]:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    (ws / "a.txt").write_text("alpha\n")
+    return subprocess.run([sys.executable, "-m", "pseudoclaude", "run", "--workspace", str(ws),
+                           *args], capture_output=True, text=True, timeout=60,
+                          env=env_for(tmp_path, key))
+
+
+def test_answer_on_stdout_tools_on_stderr(tmp_path: Path) -> None:
+    script = {"turns": [{"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+                        {"text": "It says alpha."}]}
+    with FakeModelServer(script) as fake:
+        proc = run(tmp_path, "--base-url", fake.base_url, "what", "is", "in", "a.txt?")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "It says alpha.\n"
+    assert '> read_file {"path": "a.txt"}' in proc.stderr and "ok (" in proc.stderr
+    assert json.dumps(fake.requests[0]["body"]).count("what is in a.txt?") == 1
+
+
+def test_json_events_end_with_the_result(tmp_path: Path) -> None:
+    with FakeModelServer({"turns": [{"text": ["Hel", "lo"]}]}) as fake:
+        proc = run(tmp_path, "--base-url", fake.base_url, "--json", "hi")
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [x["kind"] for x in lines] == ["text", "text", "usage", "stop", "result"]
+    assert lines[-1]["text"] == "Hello" and lines[-1]["stopReason"] == "completed"
+    assert lines[-1]["iterations"] == 1 and lines[0]["sessionId"] == lines[-1]["sessionId"]
+
+
+def test_no_provider_is_one_line_exit_1(tmp_path: Path) -> None:
+    proc = run(tmp_path, "hi", key=None)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "ANTHROPIC_API_KEY" in proc.stderr
+    assert not (tmp_path / "ws" / ".PseudoClaude" / "sessions").exists()
+
+
+def test_limits_exit_3_and_errors_exit_1(tmp_path: Path) -> None:
+    loop = {"rules": [{"when": {"has_tools": True},
+                       "reply": {"tool_calls": [{"name": "read_file",
+                                                 "arguments": {"path": "a.txt"}}]}}]}
+    with FakeModelServer(loop) as fake:
+        proc = run(tmp_path, "--base-url", fake.base_url, "--max-iterations", "2", "loop")
+    assert proc.returncode == 3 and "max iterations" in proc.stderr
+    with FakeModelServer({"turns": [{"error": "auth"}]}) as fake:
+        proc = run(tmp_path, "--base-url", fake.base_url, "hi")
+    assert proc.returncode == 1 and "sk-test-cli" not in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_exits_130_and_leaves_a_valid_session(tmp_path: Path) -> None:
+    with FakeModelServer({"turns": [{"text": "slow", "delay": 30}]}) as fake:
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pseudoclaude", "run", "--workspace", str(ws),
+             "--base-url", fake.base_url, "wait"], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=env_for(tmp_path))
+        assert fake.wait_for(lambda requests: len(requests) == 1, timeout=30)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    listed = subprocess.run([sys.executable, "-m", "pseudoclaude", "sessions", "show", "latest",
+                             "--workspace", str(ws), "--json"], capture_output=True, text=True,
+                            env=env_for(tmp_path), timeout=60)
+    shown = json.loads(listed.stdout)
+    assert shown["messages"] == [{"role": "user", "content": "wait"}]
+    assert shown["repaired"] == 0
