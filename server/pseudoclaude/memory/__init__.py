@@ -1,0 +1,42 @@
+"""Long-term memory: project and user notes with a ``MEMORY.md`` index (SPEC §5).
+
+Modules: :mod:`.notes` (file names, slugs, front matter), :mod:`.index` (index lines and the
+injected text), :mod:`.atomic` (atomic, race-aware writes), :mod:`.store` (one level's folder),
+:mod:`.operations` (a model's reply → validated operations), :mod:`.sensitive` (secrets are
+refused), :mod:`.prompt` (the update request), :mod:`.manager` (one workspace's memory) and
+:mod:`.watcher` (hand edits).
+"""
+
+from pseudoclaude.memory.index import IndexText, build_index_text
+from pseudoclaude.memory.manager import (
+    MemoryManager,
+    MemoryView,
+    OnChange,
+    ProviderSource,
+    StoreView,
+)
+from pseudoclaude.memory.notes import LEVELS, NOTE_TYPES, slugify
+from pseudoclaude.memory.operations import Operation, extract_json_array, parse_operations
+from pseudoclaude.memory.store import Change, MemoryStore, MemoryStoreError, NoteInfo
+from pseudoclaude.memory.watcher import MemoryWatcher
+
+__all__ = [
+    "LEVELS",
+    "NOTE_TYPES",
+    "Change",
+    "IndexText",
+    "MemoryManager",
+    "MemoryStore",
+    "MemoryStoreError",
+    "MemoryView",
+    "MemoryWatcher",
+    "NoteInfo",
+    "OnChange",
+    "Operation",
+    "ProviderSource",
+    "StoreView",
+    "build_index_text",
+    "extract_json_array",
+    "parse_operations",
+    "slugify",
+]

@@ -1,0 +1,138 @@
+"""``MEMORY.md`` lines and the index text injected into the system prompt (SPEC §5).
+
+Index line: ``- [<type>] <title> — <summary> (<filename>)`` (the separator is a space, U+2014
+EM DASH, a space). :func:`upsert_line` and :func:`delete_lines` edit an index text in place of
+its lines for one file and keep every other line (hand-written headings and notes included)
+as it was.
+
+:func:`build_index_text` is the one function that makes the injected text: the system prompt,
+``pseudoclaude/memory/show`` and the CLI all use it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from pseudoclaude.memory.notes import cut_utf8, one_line
+
+MAX_LINES: Final = 200
+MAX_BYTES: Final = 25_600
+TRUNCATED_MARKER: Final = "(index truncated)"
+PROJECT_HEADING: Final = "## Project Memory"
+USER_HEADING: Final = "## User Memory"
+SUMMARY_MAX_CHARS: Final = 300
+DEFAULT_SUMMARY: Final = "No summary provided"
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_LINE = re.compile(
+    r"^\s*[-*]\s*\[(?P<type>[^\]]*)\]\s*(?P<rest>.*?)\s*\((?P<filename>[^()]+)\)\s*$")
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    type: str
+    title: str
+    summary: str
+    filename: str
+
+
+def format_line(note_type: str, title: str, summary: str, filename: str) -> str:
+    title = one_line(title, 200) or filename
+    summary = one_line(summary, SUMMARY_MAX_CHARS) or DEFAULT_SUMMARY
+    return f"- [{note_type}] {title} — {summary} ({filename})"
+
+
+def parse_line(line: str) -> IndexEntry | None:
+    """The entry of one index line; None for any other line (headings, prose)."""
+    match = _LINE.match(line)
+    if match is None:
+        return None
+    rest = match.group("rest")
+    title, sep, summary = rest.partition(" — ")
+    if not sep:
+        title, sep, summary = rest.partition(" - ")
+    return IndexEntry(match.group("type").strip(), title.strip(), summary.strip(),
+                      match.group("filename").strip())
+
+
+def parse_index(text: str) -> list[IndexEntry]:
+    return [e for e in (parse_line(line) for line in text.splitlines()) if e is not None]
+
+
+def _names(line: str, filename: str) -> bool:
+    return line.rstrip().endswith(f"({filename})")
+
+
+def upsert_line(text: str, filename: str, line: str) -> str:
+    """``text`` with the line of ``filename`` replaced by ``line`` (appended when there is
+    none; later duplicates removed). Every other line is kept as it was."""
+    lines = text.splitlines()
+    out: list[str] = []
+    done = False
+    for current in lines:
+        if _names(current, filename):
+            if not done:
+                out.append(line)
+                done = True
+            continue
+        out.append(current)
+    if not done:
+        while out and not out[-1].strip():
+            out.pop()
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def delete_lines(text: str, filename: str) -> str:
+    """``text`` without the lines of ``filename``."""
+    lines = [line for line in text.splitlines() if not _names(line, filename)]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def has_line(text: str, filename: str) -> bool:
+    return any(_names(line, filename) for line in text.splitlines())
+
+
+def clean_text(text: str) -> str:
+    """An index text fit for a prompt: CRLF normalised, control characters other than tab and
+    newline removed (a hand-broken, binary ``MEMORY.md`` cannot smuggle them in)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    return _CONTROL.sub("", text)
+
+
+@dataclass(frozen=True)
+class IndexText:
+    text: str
+    truncated: bool
+
+
+def build_index_text(project: str, user: str) -> IndexText:
+    """The injected index: ``## Project Memory`` + the project index, a blank line,
+    ``## User Memory`` + the user index (an empty level is left out; both empty → ""), at most
+    200 lines and 25,600 bytes (cut on a UTF-8 boundary), then ``(index truncated)`` when
+    anything was cut. Project first, so user memory is what gets cut."""
+    parts = []
+    project, user = clean_text(project).strip(), clean_text(user).strip()
+    if project:
+        parts.append(f"{PROJECT_HEADING}\n{project}")
+    if user:
+        parts.append(f"{USER_HEADING}\n{user}")
+    text = "\n\n".join(parts)
+    if not text:
+        return IndexText("", False)
+    truncated = False
+    lines = text.split("\n")
+    if len(lines) > MAX_LINES:
+        text = "\n".join(lines[:MAX_LINES])
+        truncated = True
+    data = text.encode()
+    if len(data) > MAX_BYTES:
+        text = cut_utf8(data, MAX_BYTES).decode()
+        truncated = True
+    if truncated:
+        text = text.rstrip() + "\n" + TRUNCATED_MARKER
+    return IndexText(text, truncated)
