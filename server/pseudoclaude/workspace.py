@@ -24,6 +24,7 @@ from pseudoclaude.config import DEFAULT_CONTEXT_WINDOWS, FALLBACK_CONTEXT_WINDOW
 from pseudoclaude.events import Event
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message
+from pseudoclaude.memory import MemoryManager, OnChange
 from pseudoclaude.session import (
     OpenSession,
     SessionInfo,
@@ -61,12 +62,18 @@ class ResumeInfo:
 
 class Workspace:
     def __init__(self, root: Path, settings: Settings, *, approver: Approver,
-                 events: EventSink | None = None) -> None:
+                 events: EventSink | None = None,
+                 memory_changed: OnChange | None = None) -> None:
         self.root = root.resolve()
         self.settings = settings
         self.approver = approver
         self._events = events or (lambda session_id, event: None)
-        self.store = SessionStore(settings.data_dir or self.root / ".PseudoClaude")
+        data_dir = settings.data_dir or self.root / ".PseudoClaude"
+        self.store = SessionStore(data_dir)
+        user_memory = settings.memory.user_dir or Path.home() / ".PseudoClaude" / "memory"
+        self.memory = MemoryManager(data_dir / "memory", user_memory, provider=self.provider,
+                                    emit=self._emit, on_change=memory_changed)
+        self._turn = 0
         self.session: OpenSession | None = None
         self.compact_runtime: CompactRuntime | None = None
         self.tools = ToolRegistry(self.root)
@@ -123,7 +130,7 @@ class Workspace:
         self.compact_runtime = CompactRuntime(
             opened.conversation, config=self._compact_config(), spill_dir=spill_dir,
             workspace=self.root, provider=self.provider, ledger=ledger, emit=self._emit)
-        self.tools.set_extra_read_roots([spill_dir])
+        self.tools.set_extra_read_roots([spill_dir, *(store.dir for store in self.memory.stores)])
         self.gate.reset()
 
     def _check_idle(self, what: str) -> None:
@@ -191,7 +198,9 @@ class Workspace:
 
     # -- runs --------------------------------------------------------------------------------
     async def system_prompt(self) -> str:
-        return await asyncio.to_thread(build_system_prompt, self.root, user_dir=self._user_dir())
+        index = self.memory.index_text() if self.settings.memory.enabled else ""
+        return await asyncio.to_thread(build_system_prompt, self.root, user_dir=self._user_dir(),
+                                       memory_index=index)
 
     def _user_dir(self) -> Path | None:
         memory_dir = self.settings.memory.user_dir
@@ -211,16 +220,23 @@ class Workspace:
             elif session is not None and session != self.session_id:
                 await self._open_resumed(session)
             assert self.session is not None and self.compact_runtime is not None
+            self._turn += 1
             runner = Runner(
                 self.session.conversation, compact=self.compact_runtime,
                 provider=self.provider, tools=self.tools, gate=self.gate,
                 system_prompt=self.system_prompt, emit=self._emit,
                 max_iterations=self.settings.max_iterations,
+                on_completed=self._remember_run,
             )
             result = await runner.run(prompt)
             return self.session.session_id, result
         finally:
             self._busy = False
+
+    def _remember_run(self, appended: list[Message]) -> None:
+        """After a completed run: the memory update, in the background."""
+        if self.settings.memory.enabled and self.session_id:
+            self.memory.schedule_update(appended, self.session_id, self._turn)
 
     async def compact(self, instructions: str = "") -> CompactResult:
         self._check_idle("compact")
@@ -248,7 +264,9 @@ class Workspace:
                 "autoCompactFailures": state.auto_compact_failures,
                 "autoCompactTripped": state.auto_compact_tripped}
 
-    async def close(self) -> None:
+    async def close(self, memory_timeout: float = 10.0) -> None:
+        """Wait (bounded) for pending memory updates, then close the log and the provider."""
+        await self.memory.close(timeout=memory_timeout)
         if self._cleanup is not None:
             await asyncio.gather(self._cleanup, return_exceptions=True)
         if self.session is not None:

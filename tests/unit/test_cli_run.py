@@ -44,10 +44,12 @@ def test_answer_on_stdout_tools_on_stderr(tmp_path: Path) -> None:
 
 
 def test_json_events_end_with_the_result(tmp_path: Path) -> None:
-    with FakeModelServer({"turns": [{"text": ["Hel", "lo"]}]}) as fake:
+    memory = {"when": {"has_tools": False}, "reply": {"text": "Nothing to keep: []"}}
+    with FakeModelServer({"turns": [{"text": ["Hel", "lo"]}], "rules": [memory]}) as fake:
         proc = run(tmp_path, "--base-url", fake.base_url, "--json", "hi")
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [x["kind"] for x in lines] == ["text", "text", "usage", "stop", "result"]
+    assert [x["kind"] for x in lines] == ["text", "text", "usage", "stop", "memory", "result"]
+    assert lines[4]["status"] == "unchanged"  # the update ran before the command exited
     assert lines[-1]["text"] == "Hello" and lines[-1]["stopReason"] == "completed"
     assert lines[-1]["iterations"] == 1 and lines[0]["sessionId"] == lines[-1]["sessionId"]
 

@@ -243,7 +243,7 @@ def test_resume_in_a_new_process_keeps_messages_and_previews(tmp_path: Path) -> 
         assert proc.returncode == 0, proc.stderr
         final = json.loads(proc.stdout.splitlines()[-1])
         assert final["sessionId"] == session_id and final["text"] == "second answer"
-        body = fake.requests[-1]["body"]
+        body = [r for r in fake.requests if r["body"].get("tools")][-1]["body"]
         assert tool_results(body)[0]["content"] == preview_before  # the same preview
         assert sorted(p.name for p in spill_dir.iterdir()) == spilled  # nothing re-spilled
     loaded = load_session(SessionStore(ws.store.data_dir), session_id)
@@ -269,3 +269,36 @@ def test_tool_call_events_carry_the_arguments(tmp_path: Path) -> None:
         asyncio.run(ws.close())
     [call] = [e for _, e in events if isinstance(e, ToolCallEvent)]
     assert call.name == "read_file" and call.arguments == {"path": "a.txt"}
+
+
+def test_memory_update_after_a_run_reaches_the_next_system_prompt(tmp_path: Path) -> None:
+    ops = [{"action": "create", "level": "project", "type": "project_knowledge",
+            "title": "Build command", "summary": "use make build",
+            "content": "Build with `make build`; tests with `make test`."}]
+    memory = {"when": {"has_tools": False},
+              "reply": {"text": "Here you go:\n" + json.dumps(ops) + "\nDone."}, "times": 1}
+    script = {"rules": [memory], "turns": [{"text": "Noted: use make build."},
+                                           {"text": "second"}]}
+    with FakeModelServer(script) as fake:
+        ws, events = workspace(tmp_path, fake, **{"memory.enabled": True,
+                                                  "memory.userDir": str(tmp_path / "um")})
+
+        async def two_runs() -> None:
+            await ws.run("how do I build this?")
+            assert await ws.memory.drain(10)
+            await ws.run("thanks")
+
+        asyncio.run(two_runs())
+        asyncio.run(ws.close())
+        note = ws.store.data_dir / "memory" / "project_knowledge_build-command.md"
+        assert "make build" in note.read_text()
+        index = (ws.store.data_dir / "memory" / "MEMORY.md").read_text()
+        line = ("- [project_knowledge] Build command — use make build "
+                "(project_knowledge_build-command.md)")
+        assert line in index
+        update = [r for r in fake.requests if not r["body"].get("tools")]
+        assert len(update) == 1 and "how do I build this?" in json.dumps(update[0]["body"])
+        last_turn = [r for r in fake.requests if r["body"].get("tools")][-1]
+        assert line in json.dumps(last_turn["body"]["system"], ensure_ascii=False)
+    statuses = [e.payload()["status"] for _, e in events if e.kind == "memory"]
+    assert statuses == ["updated", "failed"]  # the second run's update had no reply scripted
