@@ -97,6 +97,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run_command(root.resolve(), settings, prompt, args.session, args.json)
 
 
+def _cmd_lsp(args: argparse.Namespace) -> int:
+    from pseudoclaude.lsp.logs import configure_stderr
+    from pseudoclaude.lsp.server import create_server
+
+    configure_stderr()
+    server = create_server()
+    if args.tcp:
+        server.start_tcp("127.0.0.1", args.port)  # loopback only, never another interface
+    else:
+        server.start_io()
+    return 0
+
+
 def _cmd_fake_model(args: argparse.Namespace) -> int:
     from pseudoclaude.fake_model import main as fake_model_main
 
@@ -118,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="A coding agent with visible, resumable sessions and memory.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    lsp = commands.add_parser("lsp", help="the language server (stdio; what editors start)")
+    lsp.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
+    lsp.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead")
+    lsp.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    lsp.set_defaults(handler=_cmd_lsp)
 
     run = commands.add_parser("run", help="run the agent on a prompt in a workspace")
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task ('-': read stdin)")

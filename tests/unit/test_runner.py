@@ -133,7 +133,7 @@ def test_max_iterations(tmp_path: Path) -> None:
 
 
 def test_busy_workspace_refuses_a_second_run(tmp_path: Path) -> None:
-    script = {"turns": [{"text": "slow answer", "delay": 1.0}]}
+    script = {"turns": [{"text": "slow answer", "stall": 1.0}]}
     with FakeModelServer(script) as fake:
         ws, _ = workspace(tmp_path, fake)
 

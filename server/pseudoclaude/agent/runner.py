@@ -137,7 +137,10 @@ class Runner:
                 self._fail(result, str(exc))
                 return
             message = turn.message()
-            if turn.usage is not None:
+            if message.content or message.tool_calls:  # an empty answer adds nothing
+                self._append(message, appended)
+                self.compact.record_usage(turn.usage)
+            if turn.usage is not None:  # after the anchor moved: listeners read the estimate
                 u = turn.usage
                 result.usage = Usage(result.usage.input_tokens + u.input_tokens,
                                      result.usage.output_tokens + u.output_tokens,
@@ -145,11 +148,6 @@ class Runner:
                                      result.usage.cache_write + u.cache_write)
                 self.emit(UsageUpdate(u.input_tokens, u.output_tokens, u.cache_read,
                                       u.cache_write))
-            if not message.content and not message.tool_calls:
-                result.stop_reason = COMPLETED  # an empty answer: nothing to add
-                return
-            self._append(message, appended)
-            self.compact.record_usage(turn.usage)
             if not message.tool_calls:
                 result.text = message.content
                 result.stop_reason = COMPLETED

@@ -1,0 +1,124 @@
+"""A real server over stdio (pytest-lsp), parametrised over VS Code's and Neovim's client
+capabilities, against the fake model over loopback."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+
+from pseudoclaude.fake_model import FakeModelServer
+
+HOME = tempfile.mkdtemp(prefix="pseudoclaude-lsp-home-")
+SERVER_ENV = {k: v for k, v in os.environ.items()
+              if not k.endswith(("_API_KEY", "_AUTH_TOKEN")) and not k.startswith(
+                  ("ANTHROPIC", "OPENAI"))} | {"HOME": HOME}
+SERVER = [sys.executable, "-m", "pseudoclaude", "lsp"]
+MEMORY_REPLY = {"when": {"has_tools": False}, "reply": {"text": "[]"}}
+CLIENTS = ["visual-studio-code", "neovim"]
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=get_converter)  # results stay plain dicts
+    register_lsp_features(client)
+    return client
+
+
+class Env:
+    """What a test needs besides the client: folders, the fake model, notifications."""
+
+    def __init__(self, tmp_path: Path, fake: FakeModelServer) -> None:
+        self.tmp = tmp_path
+        self.fake = fake
+        self.folders: list[Path] = []
+        self.events: list[dict[str, Any]] = []
+        self.context_usage: list[dict[str, Any]] = []
+        self.memory_changed: list[dict[str, Any]] = []
+        self.approvals: list[Any] = []
+        self.approval_answer: str | None = "Allow once"
+        self.initialized: Any = None
+
+    def folder(self, name: str) -> Path:
+        path = self.tmp / name
+        path.mkdir(exist_ok=True)
+        (path / "README.md").write_text(f"# {name}\nA small sample project.\n")
+        (path / "notes.txt").write_text("alpha\nbeta\n")
+        self.folders.append(path)
+        return path
+
+    def options(self) -> dict[str, Any]:
+        return {"provider": "anthropic", "apiKey": "sk-test-lsp-0123456789",
+                "baseUrl": self.fake.base_url, "maxRetries": 0,
+                "memory": {"userDir": str(self.tmp / "user-memory")},
+                "approvals": {"runCommand": "ask"}}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelServer]:
+    with FakeModelServer({"rules": [MEMORY_REPLY]}) as server:
+        yield server
+
+
+async def start(lsp_client: LanguageClient, env: Env, capabilities: str,
+                folders: list[str]) -> None:
+    for name in folders:
+        env.folder(name)
+
+    @lsp_client.feature("pseudoclaude/event")
+    def on_event(params: Any) -> None:
+        env.events.append(params)
+
+    @lsp_client.feature("pseudoclaude/contextUsage")
+    def on_usage(params: Any) -> None:
+        env.context_usage.append(params)
+
+    @lsp_client.feature("pseudoclaude/memoryChanged")
+    def on_memory(params: Any) -> None:
+        env.memory_changed.append(params)
+
+    @lsp_client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_approval(params: types.ShowMessageRequestParams) -> Any:
+        env.approvals.append(params)
+        if env.approval_answer is None:
+            return None
+        return types.MessageActionItem(title=env.approval_answer)
+
+    env.initialized = await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities(capabilities),
+        workspace_folders=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name)
+                           for p in env.folders],
+        initialization_options=env.options(),
+    ))
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def client(request: Any, lsp_client: LanguageClient, tmp_path: Path,
+                 fake: FakeModelServer, env: Env) -> AsyncIterator[LanguageClient]:
+    await start(lsp_client, env, request.param, ["ws"])
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(params=CLIENTS[:1], config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def two_folders(request: Any, lsp_client: LanguageClient, tmp_path: Path,
+                      fake: FakeModelServer, env: Env) -> AsyncIterator[LanguageClient]:
+    await start(lsp_client, env, request.param, ["one", "two"])
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def env(tmp_path: Path, fake: FakeModelServer) -> Env:
+    return Env(tmp_path, fake)
