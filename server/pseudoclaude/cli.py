@@ -120,6 +120,10 @@ def _cmd_fake_model(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    if args.crash:
+        from pseudoclaude.crash_demo import run_demo as run_crash_demo
+
+        return run_crash_demo(keep=args.keep)
     from pseudoclaude.demo import run_demo
 
     return run_demo(keep=args.keep)
@@ -171,8 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="JSON script of turns and rules (default: the built-in demo script)")
     fake.set_defaults(handler=_cmd_fake_model)
 
-    demo = commands.add_parser("demo", help="show the session log at work, offline")
+    demo = commands.add_parser(
+        "demo", help="the whole flow through the real server (offline unless an API key is set)")
     demo.add_argument("--keep", action="store_true", help="keep the demo workspace")
+    demo.add_argument("--crash", action="store_true",
+                      help="instead: a session writer killed with SIGKILL, then resumed")
     demo.set_defaults(handler=_cmd_demo)
     return parser
 

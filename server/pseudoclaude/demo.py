@@ -1,115 +1,280 @@
-"""``pseudoclaude demo``: the session log at work, offline and for real.
+"""``pseudoclaude demo``: the whole flow, driven as an editor drives it (SPEC §9).
 
-A child process writes a scripted agent conversation to a real session log (every line
-fsynced), is killed with SIGKILL in the middle of a tool round, and the session is then
-resumed the way the server will: replayed, repaired (the dangling tool call is dropped and the
-repair committed as one ``replace`` line), continued, and listed.
+On a copy of ``examples/sample-workspace``: start the scripted model on loopback (or, with
+``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` set, the real provider), start the real server over
+stdio, then initialize, run a task that reads files (one result is large enough to be spilled
+to a file), compact, show memory, list sessions; stop the server, start a second one, resume
+the session and continue it. Every notification is printed as a readable transcript.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from pseudoclaude.llm.types import Message
-from pseudoclaude.session import SessionStore, list_sessions, load_session, repair, resume_session
-from pseudoclaude.session.format import describe_size, render_message
-from pseudoclaude.session.simulate import expected_states
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.lsp.client import LanguageClient
 
-SEED = 7
-OPS = 400
+from pseudoclaude.fake_model import FakeModelServer
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-workspace"
+PROMPT = ("Which greenhouses are out of range? Look at the code and the data, run the "
+          "monitor, and tell me.")
+FOLLOW_UP = "Remind me what we found, in one sentence."
+
+MEMORY_OPS = [{"action": "create", "level": "project", "type": "project_knowledge",
+               "title": "Temperature range",
+               "summary": "allowed range is 12-28 C, set in src/thresholds.py",
+               "content": "The allowed greenhouse temperature range is 12.0-28.0 C "
+                          "(`LOW`/`HIGH` in `src/thresholds.py`). Run the monitor with "
+                          "`python3 src/monitor.py data/readings.csv`."}]
+SUMMARY = ("<analysis>The user asked which greenhouses are out of range.</analysis>\n"
+           "<summary>\n1. Primary request and intent: find the greenhouses whose average "
+           "temperature is out of range.\n2. Key technical concepts: CSV readings, averages "
+           "per greenhouse, a 12-28 C range.\n3. Files and code: README.md, "
+           "src/thresholds.py (LOW=12.0, HIGH=28.0), src/monitor.py, data/readings.csv "
+           "(spilled to a file; read it again when needed).\n4. Errors and fixes: none.\n"
+           "5. Problem solving: ran the monitor.\n6. All user messages: \"" + PROMPT + "\"\n"
+           "7. Pending tasks: none.\n8. Current work: reported south (29.5 C) and west "
+           "(11.0 C) as out of range.\n9. Next step: none; the question was answered.\n"
+           "</summary>")
 
 
-def _say(text: str = "") -> None:
-    print(text, flush=True)
+def script() -> dict[str, Any]:
+    """What the scripted model answers, turn by turn."""
+    return {
+        "rules": [
+            {"when": {"system_contains": "long-term memory"},
+             "reply": {"text": json.dumps(MEMORY_OPS)}, "times": 1},
+            {"when": {"system_contains": "long-term memory"}, "reply": {"text": "[]"}},
+            {"when": {"system_contains": "working summary"}, "reply": {"text": SUMMARY}},
+        ],
+        "turns": [
+            {"text": "Let me look at the project first.",
+             "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}},
+                            {"name": "read_file", "arguments": {"path": "src/thresholds.py"}},
+                            {"name": "find_files", "arguments": {"pattern": "**/*.py"}}]},
+            {"text": "Now the data.",
+             "tool_calls": [{"name": "read_file", "arguments": {"path": "data/readings.csv"}}]},
+            {"tool_calls": [{"name": "run_command", "arguments": {
+                "command": sys.executable, "args": ["src/monitor.py", "data/readings.csv"]}}]},
+            {"text": ["The allowed range is 12-28 C (src/thresholds.py). ",
+                      "Running the monitor on the 2,000 readings shows two greenhouses out ",
+                      "of range: **south** averages 29.5 C (too hot) and **west** 11.0 C ",
+                      "(too cold); north (18.0 C) and east (21.0 C) are fine."]},
+            {"text": ["We found that south (29.5 C) and west (11.0 C) are out of the ",
+                      "12-28 C range."]},
+        ],
+    }
 
 
-def _kill_point(states: list[list[Message]]) -> int:
-    """The first operation after 20 that leaves a tool call without all its results."""
-    for k in range(20, len(states)):
-        if repair(states[k])[1]:
-            return k
-    return len(states) // 2
+class Transcript:
+    """Prints notifications as they arrive."""
+
+    def __init__(self) -> None:
+        self.mid_line = False
+
+    def line(self, text: str) -> None:
+        if self.mid_line:
+            print(flush=True)
+            self.mid_line = False
+        print(text, flush=True)
+
+    def event(self, params: dict[str, Any]) -> None:
+        kind = params.get("kind")
+        if kind == "text":
+            print(params["delta"], end="", flush=True)
+            self.mid_line = True
+        elif kind == "toolCall":
+            self.line(f"   > {params['name']} {json.dumps(params['arguments'])[:100]}")
+        elif kind == "toolResult":
+            status = "error" if params["isError"] else "ok"
+            self.line(f"     {status}, {params['bytes']:,} bytes")
+        elif kind == "compact":
+            what = (f"{params['offloaded']} large result(s) saved to files" if params["layer"]
+                    == 1 else "older context summarised")
+            self.line(f"   [compact, layer {params['layer']}] {what}: "
+                      f"{params['beforeTokens']:,} -> {params['afterTokens']:,} tokens")
+        elif kind == "memory":
+            changes = ", ".join(f"{c['action']} {c['level']}/{c['filename']}"
+                                for c in params.get("changes", [])) or "no change"
+            self.line(f"   [memory {params['status']}] {changes} {params.get('error') or ''}")
+        elif kind in ("warning", "error"):
+            self.line(f"   [{kind}] {params['message']}")
+        elif kind == "stop":
+            self.line(f"   [stop] {params['stopReason']}")
+
+    def context(self, params: dict[str, Any]) -> None:
+        self.line(f"   [context] {params['estimatedTokens']:,} / {params['contextWindow']:,} "
+                  f"tokens (auto-compact at {params['autoCompactThreshold']:,})")
+
+    def memory_changed(self, params: dict[str, Any]) -> None:
+        self.line(f"   [memoryChanged] {params['level']} memory ({params['source']})")
+
+
+async def start_server(folder: Path, options: dict[str, Any], show: Transcript,
+                       env: dict[str, str]) -> LanguageClient:
+    client = LanguageClient("pseudoclaude-demo", "1", converter_factory=get_converter)
+
+    @client.feature("pseudoclaude/event")
+    def on_event(params: Any) -> None:
+        show.event(params)
+
+    @client.feature("pseudoclaude/contextUsage")
+    def on_context(params: Any) -> None:
+        show.context(params)
+
+    @client.feature("pseudoclaude/memoryChanged")
+    def on_memory(params: Any) -> None:
+        show.memory_changed(params)
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_approval(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        show.line(f"   [approval asked] {params.message.splitlines()[0]} -> Allow once")
+        return types.MessageActionItem(title="Allow once")
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def on_log(params: types.LogMessageParams) -> None:
+        if params.type in (types.MessageType.Error, types.MessageType.Warning):
+            show.line(f"   [server log] {params.message}")
+
+    await client.start_io(sys.executable, "-m", "pseudoclaude", "lsp", env=env)
+    result = await client.initialize_async(types.InitializeParams(
+        process_id=os.getpid(), root_uri=folder.as_uri(),
+        capabilities=types.ClientCapabilities(
+            workspace=types.WorkspaceClientCapabilities(configuration=False)),
+        workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)],
+        initialization_options=options))
+    client.initialized(types.InitializedParams())
+    experimental = result.capabilities.experimental or {}
+    requests = experimental.get("pseudoclaude", {}).get("requests", [])
+    name = result.server_info.name if result.server_info else "?"
+    show.line(f"   started {name}; it offers {len(requests)} custom requests")
+    return client
+
+
+async def request(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:
+    return await client.protocol.send_request_async(method, params)
+
+
+async def stop_server(client: LanguageClient) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+def describe_log(path: Path) -> str:
+    kinds: dict[str, int] = {}
+    for line in path.read_bytes().splitlines():
+        kind = json.loads(line).get("type", "?")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in kinds.items())
+
+
+async def demo(root: Path) -> int:
+    show = Transcript()
+    folder = root / "greenhouse"
+    shutil.copytree(SAMPLE, folder)
+    real = "ANTHROPIC_API_KEY" in os.environ or "OPENAI_API_KEY" in os.environ
+    env = dict(os.environ) | {"HOME": str(root / "home")}
+    # A 6,000-token window, so that this short session has an old part to summarise.
+    options: dict[str, Any] = {"memory": {"userDir": str(root / "home" / "user-memory")},
+                               "approvals": {"runCommand": "allow"}, "contextWindow": 6_000}
+    fake: FakeModelServer | None = None
+    if real:
+        print("== Using the REAL provider from your environment (ANTHROPIC_API_KEY or "
+              "OPENAI_API_KEY is set); unset it for the offline scripted model.")
+        env["HOME"] = os.environ.get("HOME", env["HOME"])
+    else:
+        fake = FakeModelServer(script()).start()
+        options |= {"provider": "anthropic", "apiKey": "sk-demo-not-a-real-key",
+                    "baseUrl": fake.base_url}
+        print(f"== Offline: the scripted model answers on {fake.base_url} (127.0.0.1 only)")
+    try:
+        print(f"== 1. An editor starts the server for {folder}\n"
+              "   (settings: contextWindow 6,000 tokens so this short session has an old part "
+              "to summarise; approvals.runCommand allow)")
+        client = await start_server(folder, options, show, env)
+
+        print(f"\n== 2. pseudoclaude/run: {PROMPT}")
+        result = await request(client, "pseudoclaude/run", {"prompt": PROMPT})
+        session_id = result["sessionId"]
+        show.line(f"   result: stopReason={result['stopReason']}, {result['iterations']} "
+                  f"iterations, {result['usage']['inputTokens']:,} input tokens, "
+                  f"session {session_id}")
+
+        print("\n== 3. pseudoclaude/context")
+        context = await request(client, "pseudoclaude/context", {})
+        show.line(f"   {context['messageCount']} messages, {context['estimatedTokens']:,} "
+                  f"estimated tokens of {context['contextWindow']:,}")
+
+        print("\n== 4. pseudoclaude/compact (instructions: keep the findings)")
+        compacted = await request(client, "pseudoclaude/compact",
+                                  {"instructions": "keep the findings"})
+        show.line(f"   summarized={compacted['summarized']}: {compacted['beforeTokens']:,} -> "
+                  f"{compacted['afterTokens']:,} tokens")
+
+        print("\n== 5. pseudoclaude/memory/show (the memory update ran after the run)")
+        for _ in range(100):  # the update runs in the background; give it a moment
+            shown = await request(client, "pseudoclaude/memory/show", {})
+            if shown["index"]:
+                break
+            await asyncio.sleep(0.1)
+        for line in (shown["index"] or "(no memory yet)").splitlines():
+            show.line(f"   {line}")
+
+        print("\n== 6. pseudoclaude/sessions/list")
+        for s in (await request(client, "pseudoclaude/sessions/list", {}))["sessions"]:
+            show.line(f"   {s['id']}  {s['title'][:50]}  {s['messageCount']} messages, "
+                      f"{s['bytes']:,} bytes{'  (active)' if s['active'] else ''}")
+        await stop_server(client)
+        show.line("   server stopped (shutdown drained the memory update, closed the log)")
+
+        print("\n== 7. A second server process resumes the session and continues")
+        client = await start_server(folder, options, show, env)
+        resumed = await request(client, "pseudoclaude/sessions/resume",
+                                {"sessionId": "latest"})
+        show.line(f"   resumed {resumed['sessionId']}: {resumed['messageCount']} messages, "
+                  f"{resumed['badLines']} bad lines, {resumed['repaired']} repairs")
+        print(f"\n== 8. pseudoclaude/run: {FOLLOW_UP}")
+        result = await request(client, "pseudoclaude/run", {"prompt": FOLLOW_UP})
+        show.line(f"   result: stopReason={result['stopReason']}, same session: "
+                  f"{result['sessionId'] == session_id}")
+        await stop_server(client)
+
+        data = folder / ".PseudoClaude"
+        log = data / "sessions" / session_id / "conversation.jsonl"
+        print("\n== Where things are")
+        print(f"   session log   {log}\n                 ({describe_log(log)})")
+        for spilled in sorted((log.parent / "tool-results").iterdir()):
+            print(f"   spilled       {spilled} ({spilled.stat().st_size:,} bytes)")
+        for note in sorted((data / "memory").iterdir()):
+            print(f"   memory        {note}")
+        ok = result["stopReason"] == "completed" and resumed["sessionId"] == session_id
+        print("\ndemo: OK" if ok else "\ndemo: FAILED")
+        return 0 if ok else 1
+    finally:
+        if fake is not None:
+            fake.stop()
 
 
 def run_demo(keep: bool = False) -> int:
+    if not SAMPLE.is_dir():
+        print(f"pseudoclaude demo: the sample workspace is missing ({SAMPLE}); run it from a "
+              "checkout of the repository", file=sys.stderr)
+        return 1
     root = Path(tempfile.mkdtemp(prefix="pseudoclaude-demo-"))
-    workspace = root / "workspace"
-    workspace.mkdir()
-    store = SessionStore(workspace / ".PseudoClaude")
     try:
-        states = expected_states(SEED, OPS)
-        kill_at = _kill_point(states)
-        _say(f"== 1. A writer process logs a scripted agent session in {workspace}")
-        child = subprocess.Popen(
-            [sys.executable, "-m", "pseudoclaude.session.simulate", "--data-dir",
-             str(store.data_dir), "--seed", str(SEED), "--ops", str(OPS), "--delay", "0.01"],
-            stdout=subprocess.PIPE, text=True,
-        )
-        assert child.stdout is not None
-        session_id = child.stdout.readline().split()[1]
-        acked = 0
-        for line in child.stdout:
-            acked = int(line.split()[1])
-            if acked == kill_at:
-                child.send_signal(signal.SIGKILL)
-                break
-        child.wait()
-        log = store.log_path(session_id)
-        _say(f"   session {session_id}: {acked} operations acknowledged (each fsynced), "
-             f"then SIGKILL mid tool round (exit {child.returncode})")
-        _say(f"   log: {log} ({describe_size(log.stat().st_size)})")
-        _say("   last lines of the log:")
-        for raw in log.read_bytes().splitlines()[-3:]:
-            entry = json.loads(raw)
-            shown = {k: v for k, v in entry.items() if k in ("type", "role", "reason")}
-            if entry.get("tool_calls"):
-                shown["tool_calls"] = [c["id"] for c in entry["tool_calls"]]
-            if entry.get("tool_result"):
-                shown["tool_result"] = entry["tool_result"]["call_id"]
-            _say(f"     {json.dumps(shown, ensure_ascii=False)}")
-
-        _say("\n== 2. Replay (read-only, what `pseudoclaude sessions show` does)")
-        loaded = load_session(store, "latest")
-        # The child may have finished one more operation between its ack and the kill.
-        candidates = [repair(states[k])[0] for k in (acked, acked + 1) if k < len(states)]
-        _say(f"   {len(loaded.messages)} messages, {loaded.bad_lines} bad lines, "
-             f"{loaded.repaired} repair(s)")
-        same = loaded.messages in candidates
-        _say(f"   equals the acknowledged conversation (repaired): {same}")
-        for m in loaded.messages[-3:]:
-            _say("   " + render_message(m).splitlines()[0][:100])
-
-        _say("\n== 3. Resume for writing: the repair is committed as one `replace` line")
-        opened = resume_session(store, "latest", model="demo-model")
-        opened.conversation.add_user("Carry on where you stopped, please.")
-        opened.writer.close()
-        last = json.loads(log.read_bytes().splitlines()[-2])
-        _say(f"   committed: type={last['type']} reason={last.get('reason')} "
-             f"messages={len(last.get('messages', []))}")
-        again = load_session(store, "latest")
-        _say(f"   a second resume needs {again.repaired} repairs; "
-             f"{len(again.messages)} messages")
-
-        _say("\n== 4. Listing (what `pseudoclaude sessions list` prints)")
-        for info in list_sessions(store):
-            _say(f"   {info.id}  {info.title[:60]}")
-            _say(f"     {info.message_count} live messages · {describe_size(info.bytes)}"
-                 f" · model {info.model}")
-        _say(f"\nSession files: {store.session_dir(session_id)} "
-             f"(folder mode {oct(os.stat(store.session_dir(session_id)).st_mode & 0o777)}, "
-             f"log mode {oct(log.stat().st_mode & 0o777)})")
-        ok = same and again.repaired == 0
-        _say("demo: OK" if ok else "demo: FAILED")
-        return 0 if ok else 1
+        return asyncio.run(demo(root))
     finally:
         if keep:
-            _say(f"(kept {root})")
+            print(f"(kept {root})")
         else:
             shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,4 @@
+"""Allowed temperature range, in degrees Celsius."""
+
+LOW = 12.0
+HIGH = 28.0
