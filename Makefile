@@ -28,6 +28,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/session_bench.py
 	$(BIN)/python bench/compact_bench.py
+	$(BIN)/python bench/memory_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis
