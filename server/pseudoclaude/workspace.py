@@ -9,8 +9,9 @@ during a run, fail fast with :class:`WorkspaceBusy`; read-only calls answer at o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ class Workspace:
         self.gate = Gate(ApprovalPolicy.from_settings(settings), approver)
         self._provider: Provider | None = None
         self._provider_key: ProviderOptions | None = None
-        self._busy = False
+        self._busy: str | None = None  # what is in progress
         self._cleanup: asyncio.Task[None] | None = None
 
     # -- settings and provider -------------------------------------------------------------
@@ -133,18 +134,25 @@ class Workspace:
         self.tools.set_extra_read_roots([spill_dir, *(store.dir for store in self.memory.stores)])
         self.gate.reset()
 
-    def _check_idle(self, what: str) -> None:
+    @contextlib.contextmanager
+    def _exclusive(self, what: str, doing: str) -> Iterator[None]:
+        """One run, compaction, resume or new session at a time; the others fail fast."""
         if self._busy:
-            raise WorkspaceBusy(f"cannot {what} while a run is in progress in {self.root}; "
-                                "wait for it to finish or cancel it")
+            raise WorkspaceBusy(f"cannot {what} while {self._busy} is in progress in "
+                                f"{self.root}; wait for it to finish or cancel it")
+        self._busy = doing
+        try:
+            yield
+        finally:
+            self._busy = None
 
     async def new_session(self) -> str:
-        self._check_idle("start a new session")
-        return await self._open_new()
+        with self._exclusive("start a new session", "a session change"):
+            return await self._open_new()
 
     async def resume(self, ref: str) -> ResumeInfo:
-        self._check_idle("resume a session")
-        return await self._open_resumed(ref)
+        with self._exclusive("resume a session", "a session change"):
+            return await self._open_resumed(ref)
 
     async def _open_new(self) -> str:
         opened = await asyncio.to_thread(
@@ -211,10 +219,8 @@ class Workspace:
         current session — a new one when there is none)."""
         if not prompt.strip():
             raise WorkspaceError("the prompt is empty")
-        self._check_idle("start a run")
         ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
-        self._busy = True
-        try:
+        with self._exclusive("start a run", "a run"):
             if session == NEW or (session is None and self.session is None):
                 await self._open_new()
             elif session is not None and session != self.session_id:
@@ -230,8 +236,6 @@ class Workspace:
             )
             result = await runner.run(prompt)
             return self.session.session_id, result
-        finally:
-            self._busy = False
 
     def _remember_run(self, appended: list[Message]) -> None:
         """After a completed run: the memory update, in the background."""
@@ -239,14 +243,10 @@ class Workspace:
             self.memory.schedule_update(appended, self.session_id, self._turn)
 
     async def compact(self, instructions: str = "") -> CompactResult:
-        self._check_idle("compact")
-        if self.compact_runtime is None:
-            raise WorkspaceError("no active session to compact in this workspace")
-        self._busy = True
-        try:
+        with self._exclusive("compact", "a compaction"):
+            if self.compact_runtime is None:
+                raise WorkspaceError("no active session to compact in this workspace")
             return await self.compact_runtime.compact(instructions)
-        finally:
-            self._busy = False
 
     def context(self) -> dict[str, Any]:
         window = self.context_window
