@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pseudoclaude.compact.preview import make_preview, safe_name
 from pseudoclaude.conversation import Offload
+from pseudoclaude.durable import fsync_dir
 from pseudoclaude.llm.types import Message
 
 SINGLE_RESULT_BYTES = 50_000
@@ -108,11 +109,7 @@ class SpillWriter:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        dir_fd = os.open(self.spill_dir, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        fsync_dir(self.spill_dir)
         return path
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,8 +38,8 @@ from pseudoclaude.llm.errors import (
     scrub,
 )
 from pseudoclaude.llm.provider import (
-    BaseProvider,
     ProviderOptions,
+    SdkProvider,
     Stop,
     StreamEvent,
     TextDelta,
@@ -164,7 +163,7 @@ def _usage_from(raw: Any, into: Usage) -> None:
             setattr(into, name, value)
 
 
-class AnthropicProvider(BaseProvider):
+class AnthropicProvider(SdkProvider[_Turn]):
     """:class:`~pseudoclaude.llm.provider.Provider` on ``anthropic.AsyncAnthropic``."""
 
     name = "anthropic"
@@ -223,36 +222,17 @@ class AnthropicProvider(BaseProvider):
             )
         return from_transport(exc, provider=self.name, secrets=secrets)
 
-    async def _stream_once(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
-    ) -> AsyncGenerator[StreamEvent, None]:
-        params = self.request(system, messages, tools)
-        try:
-            stream = await self._client.messages.create(**params, stream=True)
-        except Exception as exc:
-            mapped = self.map_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from None
-        turn = _Turn()
-        try:
-            try:
-                async for event in stream:
-                    for out in self._on_event(turn, event):
-                        yield out
-            except ProviderError:
-                raise
-            except Exception as exc:
-                mapped = self.map_error(exc)
-                if mapped is None:
-                    raise
-                # A connection lost after the stop reason arrived lost nothing.
-                if not (isinstance(mapped, NetworkError | ProviderTimeout) and turn.stop_raw):
-                    raise mapped from None
-            for out in self._finish(turn):
-                yield out
-        finally:
-            await stream.close()
+    async def _open(self, params: dict[str, Any]) -> Any:
+        return await self._client.messages.create(**params, stream=True)
+
+    def _new_turn(self) -> _Turn:
+        return _Turn()
+
+    def _stopped(self, turn: _Turn) -> bool:
+        return bool(turn.stop_raw)
+
+    def _on_item(self, turn: _Turn, item: Any) -> list[StreamEvent]:
+        return self._on_event(turn, item)
 
     def _on_event(self, turn: _Turn, event: Any) -> list[StreamEvent]:
         kind = getattr(event, "type", "")

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,8 +44,8 @@ from pseudoclaude.llm.errors import (
     scrub,
 )
 from pseudoclaude.llm.provider import (
-    BaseProvider,
     ProviderOptions,
+    SdkProvider,
     Stop,
     StreamEvent,
     TextDelta,
@@ -148,7 +147,7 @@ def _usage(raw: Any) -> Usage:
                  output_tokens=getattr(raw, "completion_tokens", 0) or 0, cache_read=cached)
 
 
-class OpenAIProvider(BaseProvider):
+class OpenAIProvider(SdkProvider[_Turn]):
     """:class:`~pseudoclaude.llm.provider.Provider` on ``openai.AsyncOpenAI``."""
 
     name = "openai"
@@ -207,36 +206,17 @@ class OpenAIProvider(BaseProvider):
             )
         return from_transport(exc, provider=self.name, secrets=secrets)
 
-    async def _stream_once(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
-    ) -> AsyncGenerator[StreamEvent, None]:
-        params = self.request(system, messages, tools)
-        try:
-            stream = await self._client.chat.completions.create(**params, stream=True)
-        except Exception as exc:
-            mapped = self.map_error(exc)
-            if mapped is None:
-                raise
-            raise mapped from None
-        turn = _Turn()
-        try:
-            try:
-                async for chunk in stream:
-                    for out in self._on_chunk(turn, chunk):
-                        yield out
-            except ProviderError:
-                raise
-            except Exception as exc:
-                mapped = self.map_error(exc)
-                if mapped is None:
-                    raise
-                # Lost after the finish_reason: nothing is missing but usage (tolerated).
-                if not (isinstance(mapped, NetworkError | ProviderTimeout) and turn.finish_raw):
-                    raise mapped from None
-            for out in self._finish(turn):
-                yield out
-        finally:
-            await stream.close()
+    async def _open(self, params: dict[str, Any]) -> Any:
+        return await self._client.chat.completions.create(**params, stream=True)
+
+    def _new_turn(self) -> _Turn:
+        return _Turn()
+
+    def _stopped(self, turn: _Turn) -> bool:
+        return bool(turn.finish_raw)
+
+    def _on_item(self, turn: _Turn, item: Any) -> list[StreamEvent]:
+        return self._on_chunk(turn, item)
 
     def _on_chunk(self, turn: _Turn, chunk: Any) -> list[StreamEvent]:
         turn.chunks += 1

@@ -39,15 +39,21 @@ import logging
 import random
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
-from pseudoclaude.llm.errors import MaxTokensTruncated, ProviderError
+from pseudoclaude.llm.errors import (
+    MaxTokensTruncated,
+    NetworkError,
+    ProviderError,
+    ProviderTimeout,
+)
 from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, Usage
 
 if TYPE_CHECKING:
     from pseudoclaude.config import Secret, Settings
 
 log = logging.getLogger("pseudoclaude.llm")
+TurnT = TypeVar("TurnT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +218,71 @@ class BaseProvider:
                 await asyncio.sleep(delay)
             finally:
                 await events.aclose()
+
+
+class SdkProvider(BaseProvider, Generic[TurnT]):
+    """One attempt of a streamed turn on an SDK, shared by the adapters.
+
+    An adapter supplies the request (:meth:`request`), the stream (:meth:`_open`), a fresh
+    per-turn accumulator (:meth:`_new_turn`), the events of one stream item (:meth:`_on_item`),
+    whether the stop reason already arrived (:meth:`_stopped`), the closing events
+    (:meth:`_finish`) and the error mapping (:meth:`map_error`). A connection lost after the
+    stop reason arrived lost nothing (at most the usage) and is not an error.
+    """
+
+    def request(self, system: str, messages: list[Message], tools: list[ToolSpec]
+                ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def map_error(self, exc: BaseException) -> ProviderError | None:
+        """A typed error for an SDK or transport exception (``None``: not ours to map)."""
+        raise NotImplementedError
+
+    async def _open(self, params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def _new_turn(self) -> TurnT:
+        raise NotImplementedError
+
+    def _on_item(self, turn: TurnT, item: Any) -> list[StreamEvent]:
+        raise NotImplementedError
+
+    def _stopped(self, turn: TurnT) -> bool:
+        raise NotImplementedError
+
+    def _finish(self, turn: TurnT) -> list[StreamEvent]:
+        raise NotImplementedError
+
+    async def _stream_once(
+        self, system: str, messages: list[Message], tools: list[ToolSpec]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        params = self.request(system, messages, tools)
+        try:
+            stream = await self._open(params)
+        except Exception as exc:
+            mapped = self.map_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from None
+        turn = self._new_turn()
+        try:
+            try:
+                async for item in stream:
+                    for out in self._on_item(turn, item):
+                        yield out
+            except ProviderError:
+                raise
+            except Exception as exc:
+                mapped = self.map_error(exc)
+                if mapped is None:
+                    raise
+                if not (isinstance(mapped, NetworkError | ProviderTimeout)
+                        and self._stopped(turn)):
+                    raise mapped from None
+            for out in self._finish(turn):
+                yield out
+        finally:
+            await stream.close()
 
 
 class Completion(NamedTuple):

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pseudoclaude.durable import fsync_dir
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 COMMIT_ATTEMPTS = 5
@@ -146,12 +148,6 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes | None:
         return None
 
 
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_temp(directory: Path, name: str, data: bytes) -> Path:

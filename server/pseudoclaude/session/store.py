@@ -43,12 +43,6 @@ def make_private_dir(path: Path) -> bool:
     return True
 
 
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class SessionStore:

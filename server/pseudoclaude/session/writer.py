@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from pseudoclaude.conversation import Hooks, Offload
+from pseudoclaude.durable import fsync_dir
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session.codec import (
     LOG_VERSION,
@@ -31,7 +32,7 @@ from pseudoclaude.session.codec import (
     encode,
 )
 from pseudoclaude.session.ids import session_id_time
-from pseudoclaude.session.store import FILE_MODE, SessionError, SessionStore, fsync_dir
+from pseudoclaude.session.store import FILE_MODE, SessionError, SessionStore
 
 
 class SessionWriteError(SessionError):
