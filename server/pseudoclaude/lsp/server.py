@@ -46,6 +46,7 @@ from pseudoclaude.workspace import Workspace, WorkspaceError
 log = logging.getLogger("pseudoclaude.lsp")
 
 REQUEST_FAILED = -32803
+SESSION_CHANGES = frozenset({"pseudoclaude/sessions/resume", "pseudoclaude/sessions/new"})
 SECTION = "pseudoclaude"
 EXPECTED_ERRORS = (RequestFailed, WorkspaceError, SessionError, CompactError, ProviderError,
                    ConfigError, MemoryStoreError, OSError)
@@ -242,8 +243,7 @@ class PseudoClaudeServer(LanguageServer):
             token = params.pop("workDoneToken", None)
             if method not in LONG_RUNNING:
                 result = await impl(ws, params)
-                if method.startswith("pseudoclaude/sessions/") and method.endswith(
-                        ("resume", "new")):
+                if method in SESSION_CHANGES:
                     self.send_context_usage(uri)
                 return result
             await self.begin_progress(uri, LONG_RUNNING[method], token)
