@@ -1,0 +1,22 @@
+-- PseudoClaude language server (a coding agent per workspace folder), for Neovim 0.11+:
+--   vim.lsp.enable('pseudoclaude')
+-- or `require('pseudoclaude').setup({ ... })`, which also applies its options. See
+-- `:help pseudoclaude`.
+local markers = { '.PseudoClaude', 'PSEUDOCLAUDE.md', '.git' }
+
+---@type vim.lsp.Config
+return {
+  cmd = { 'pseudoclaude', 'lsp' },
+  root_markers = markers,
+  -- Always a folder: the markers' root, else the current directory (the agent needs one).
+  root_dir = function(bufnr, on_dir)
+    on_dir(vim.fs.root(bufnr, markers) or vim.fn.getcwd())
+  end,
+  -- The settings object itself is the initializationOptions (SPEC §7); `settings.pseudoclaude`
+  -- also answers `workspace/configuration` for the section `pseudoclaude`.
+  before_init = function(params, config)
+    local settings = config.settings and config.settings.pseudoclaude
+    params.initializationOptions = require('pseudoclaude.config').settings_object(settings)
+  end,
+  handlers = require('pseudoclaude.handlers'),
+}

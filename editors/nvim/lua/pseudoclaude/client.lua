@@ -1,0 +1,145 @@
+--- Finding, starting and talking to the PseudoClaude language client.
+local M = {}
+
+M.NAME = 'pseudoclaude'
+
+--- How long `ensure` waits for a starting server (ms).
+M.START_TIMEOUT = 30000
+
+local function buf_file(bufnr)
+  if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= '' then
+    return nil
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  return name ~= '' and vim.fs.normalize(name) or nil
+end
+
+--- The client for a buffer: the one attached to it, else one whose root holds its file, else any.
+--- @param bufnr? integer
+--- @return vim.lsp.Client?
+function M.get(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local attached = vim.lsp.get_clients({ name = M.NAME, bufnr = bufnr })
+  if attached[1] then
+    return attached[1]
+  end
+  local all = vim.lsp.get_clients({ name = M.NAME })
+  local file = buf_file(bufnr)
+  if file then
+    for _, c in ipairs(all) do
+      if c.root_dir and vim.fs.relpath(c.root_dir, file) then
+        return c
+      end
+    end
+  end
+  return all[1]
+end
+
+--- The workspace folder URI a request is about: the folder holding the buffer's file, else the
+--- client's first folder.
+--- @param client vim.lsp.Client
+--- @param bufnr? integer
+--- @return string?
+function M.workspace(client, bufnr)
+  local folders = client.workspace_folders or {}
+  local file = buf_file((bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr)
+  if file and #folders > 1 then
+    for _, f in ipairs(folders) do
+      if vim.fs.relpath(vim.uri_to_fname(f.uri), file) then
+        return f.uri
+      end
+    end
+  end
+  if folders[1] then
+    return folders[1].uri
+  end
+  if client.root_dir then
+    return vim.uri_from_fname(client.root_dir)
+  end
+  return nil
+end
+
+--- The root a new client gets when no buffer started one: the markers' root or the cwd.
+local function root_for(config)
+  local markers = config.root_markers or {}
+  local root = #markers > 0 and vim.fs.root(0, markers) or nil
+  return root or vim.fn.getcwd()
+end
+
+--- Call `cb(client)` with an initialized client, starting one for the current directory if none
+--- runs (so the commands work before any file is opened); `cb(nil, message)` on failure.
+--- @param cb fun(client: vim.lsp.Client?, err: string?)
+function M.ensure(cb)
+  local client = M.get(0)
+  if not client then
+    local config = vim.lsp.config[M.NAME]
+    if not config then
+      return cb(nil, 'no configuration named pseudoclaude: is the plugin on the runtimepath?')
+    end
+    config = vim.deepcopy(config)
+    config.root_dir = root_for(config)
+    local id = vim.lsp.start(config, { attach = false })
+    client = id and vim.lsp.get_client_by_id(id) or nil
+    if not client then
+      return cb(nil, 'the server did not start: ' .. table.concat(config.cmd or {}, ' '))
+    end
+  end
+  if client.initialized then
+    return cb(client)
+  end
+  local waited = 0
+  local timer = assert(vim.uv.new_timer())
+  timer:start(
+    50,
+    50,
+    vim.schedule_wrap(function()
+      waited = waited + 50
+      if client.initialized then
+        timer:close()
+        cb(client)
+      elseif client:is_stopped() or waited >= M.START_TIMEOUT then
+        timer:close()
+        cb(nil, 'the server did not start (see :checkhealth vim.lsp and :LspLog)')
+      end
+    end)
+  )
+end
+
+--- One-line message of an LSP error.
+function M.error_message(err)
+  if type(err) == 'table' then
+    local msg = tostring(err.message or vim.inspect(err))
+    return (msg:match('^[^\n]*'))
+  end
+  return tostring(err)
+end
+
+M.CANCELLED = -32800
+
+--- Send a request with the workspace filled in. `cb(err, result, client)`; returns nothing (the
+--- request id arrives through `on_sent(client, id)` once the client is ready).
+--- @param method string
+--- @param params? table
+--- @param cb fun(err: table?, result: any, client: vim.lsp.Client?)
+--- @param on_sent? fun(client: vim.lsp.Client, id: integer, workspace: string?)
+function M.request(method, params, cb, on_sent)
+  local bufnr = vim.api.nvim_get_current_buf()
+  M.ensure(function(client, err)
+    if not client then
+      return cb({ message = err }, nil, nil)
+    end
+    params = params or {}
+    params.workspace = params.workspace or M.workspace(client, bufnr)
+    local ok, id = client:request(method, params, function(e, result)
+      cb(e, result, client)
+    end)
+    if not ok then
+      return cb({ message = 'the server is not running' }, nil, client)
+    end
+    if on_sent then
+      on_sent(client, id, params.workspace)
+    end
+  end)
+end
+
+return M

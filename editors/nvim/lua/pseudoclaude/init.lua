@@ -1,0 +1,473 @@
+--- PseudoClaude for Neovim: the commands' logic, the statusline meter and `setup()`.
+--- See `:help pseudoclaude`.
+local client = require('pseudoclaude.client')
+local config = require('pseudoclaude.config')
+local fmt = require('pseudoclaude.format')
+local meter = require('pseudoclaude.meter')
+local transcript = require('pseudoclaude.transcript')
+
+local M = {}
+
+--- How many messages of a resumed session the transcript replays.
+M.HISTORY_MESSAGES = 20
+
+local MEMORY_TYPES = { 'user_preference', 'correction_feedback', 'project_knowledge', 'reference_material' }
+
+--- Runs in flight: workspace URI -> {client, id, cancelled, done}
+--- @type table<string, {client: vim.lsp.Client, id: integer?, cancelled: boolean, done: boolean}>
+M.runs = {}
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = 'PseudoClaude' })
+end
+
+local function fail(what, err)
+  notify(string.format('PseudoClaude: %s failed: %s', what, client.error_message(err)), vim.log.levels.ERROR)
+end
+
+local function fire(pattern, data)
+  vim.api.nvim_exec_autocmds('User', { pattern = pattern, data = data, modeline = false })
+end
+
+--- Apply options, configure the `pseudoclaude` server and enable it (unless `enable = false`).
+--- Optional: `vim.lsp.enable('pseudoclaude')` alone works with the defaults.
+--- @param opts? pseudoclaude.Options
+function M.setup(opts)
+  local o = config.set(opts)
+  local lsp_config = { cmd = config.server_cmd(o) }
+  if next(o.settings) ~= nil then
+    lsp_config.settings = { pseudoclaude = o.settings }
+  end
+  vim.lsp.config(client.NAME, lsp_config)
+  if o.enable then
+    vim.lsp.enable(client.NAME)
+  end
+end
+
+--- Ask the server for the context state of a folder and update the meter (quietly).
+--- @param workspace? string
+function M.refresh_context(workspace)
+  local params = workspace and { workspace = workspace } or {}
+  client.request('pseudoclaude/context', params, function(err, result)
+    if not err and result then
+      meter.context(params.workspace, result)
+      fire('PseudoClaudeContext', result)
+    end
+  end)
+end
+
+local function is_blank(s)
+  return s == nil or vim.trim(s) == ''
+end
+
+local function report_stop(result)
+  if type(result.error) == 'string' and result.error ~= '' then
+    notify('PseudoClaude: the run stopped with an error: ' .. result.error, vim.log.levels.ERROR)
+  elseif result.stopReason == 'max_iterations' then
+    notify(
+      string.format(
+        'PseudoClaude: stopped after %s (maxIterations). Ask again to continue.',
+        fmt.plural(result.iterations, 'iteration')
+      ),
+      vim.log.levels.WARN
+    )
+  elseif result.stopReason == 'unknown_tool_limit' then
+    notify('PseudoClaude: stopped: the model called unknown tools twice in a row.', vim.log.levels.WARN)
+  end
+end
+
+--- `:PseudoClaudeAsk [prompt]`: run the agent; the answer streams into the transcript.
+--- @param prompt? string
+function M.ask(prompt)
+  if is_blank(prompt) then
+    vim.ui.input({ prompt = 'Ask PseudoClaude: ' }, function(input)
+      if not is_blank(input) then
+        M.ask(input)
+      end
+    end)
+    return
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  client.ensure(function(c, start_err)
+    if not c then
+      return fail('Ask', start_err)
+    end
+    local ws = client.workspace(c, bufnr)
+    if M.runs[ws] then
+      return notify(
+        string.format(
+          'PseudoClaude: a run is already in progress in %s: wait for it or use :PseudoClaudeCancel',
+          fmt.basename(ws)
+        ),
+        vim.log.levels.WARN
+      )
+    end
+    transcript.open(config.options.transcript.open)
+    transcript.begin_run(ws, prompt)
+    local run = { client = c, id = nil, cancelled = false, done = false, autocmd = nil }
+    local function finish(err, result)
+      if run.done then
+        return
+      end
+      run.done = true
+      if run.autocmd then
+        pcall(vim.api.nvim_del_autocmd, run.autocmd)
+      end
+      M.runs[ws] = nil
+      meter.set_running(ws, false)
+      if err then
+        if err.code == client.CANCELLED or run.cancelled then
+          transcript.abort_run('canceled')
+        else
+          transcript.abort_run('failed: ' .. client.error_message(err))
+          fail('Ask', err)
+        end
+      else
+        transcript.end_run(result)
+        report_stop(result)
+      end
+      M.refresh_context(ws)
+      fire('PseudoClaudeRunDone', { workspace = ws, error = err, result = result })
+    end
+    local ok, id = c:request('pseudoclaude/run', { prompt = prompt, workspace = ws }, function(err, result)
+      finish(err, result)
+    end)
+    if not ok then
+      return finish({ message = 'the server is not running' })
+    end
+    run.id = id
+    -- Neovim drops the RequestCancelled answer of a cancelled request (the handler never runs),
+    -- but the reply still completes the request: finish a cancelled run then.
+    run.autocmd = vim.api.nvim_create_autocmd('LspRequest', {
+      callback = function(ev)
+        local d = ev.data
+        if d.client_id == c.id and d.request_id == id and d.request.type == 'complete' and run.cancelled then
+          vim.schedule(function()
+            finish({ code = client.CANCELLED, message = 'canceled' })
+          end)
+        end
+      end,
+    })
+    M.runs[ws] = run
+    meter.set_running(ws, true)
+  end)
+end
+
+--- `:PseudoClaudeCancel`: cancel the run(s) in flight (`$/cancelRequest`).
+function M.cancel()
+  if next(M.runs) == nil then
+    return notify('PseudoClaude: no run in progress.')
+  end
+  for _, run in pairs(M.runs) do
+    run.cancelled = true
+    run.client:cancel_request(run.id)
+  end
+end
+
+--- `:PseudoClaudeCompact [instructions]`: summarize the conversation now.
+--- @param instructions? string
+function M.compact(instructions)
+  local params = {}
+  if not is_blank(instructions) then
+    params.instructions = vim.trim(instructions)
+  end
+  notify('PseudoClaude: compacting…')
+  client.request('pseudoclaude/compact', params, function(err, r)
+    if err then
+      fail('Compact', err)
+    else
+      local change = string.format('%s → %s tokens', fmt.tokens(r.beforeTokens), fmt.tokens(r.afterTokens))
+      local spilled = r.offloaded > 0 and (', ' .. fmt.plural(r.offloaded, 'tool result') .. ' offloaded') or ''
+      if r.summarized then
+        notify(string.format('PseudoClaude: context compacted (%s%s).', change, spilled))
+      elseif r.offloaded > 0 then
+        notify(
+          string.format(
+            'PseudoClaude: %s offloaded (%s); nothing older than the recent window to summarize.',
+            fmt.plural(r.offloaded, 'tool result'),
+            change
+          )
+        )
+      else
+        notify(
+          string.format(
+            'PseudoClaude: nothing to compact (%s tokens, all in the recent window).',
+            fmt.tokens(r.beforeTokens)
+          )
+        )
+      end
+    end
+    M.refresh_context(params.workspace)
+    fire('PseudoClaudeCompactDone', { error = err, result = r })
+  end)
+end
+
+local function edit_uri(uri)
+  local path = vim.uri_to_fname(uri)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  if vim.fn.filereadable(path) == 0 then
+    notify('PseudoClaude: ' .. path .. ' does not exist yet (:PseudoClaudeRemember creates it).', vim.log.levels.WARN)
+  end
+end
+
+local function show_scratch(name, text)
+  local b = vim.fn.bufnr(name)
+  if b < 0 then
+    b = vim.api.nvim_create_buf(true, true)
+    vim.api.nvim_buf_set_name(b, name)
+  end
+  vim.bo[b].buftype = 'nofile'
+  vim.bo[b].bufhidden = 'hide'
+  vim.bo[b].swapfile = false
+  vim.bo[b].modifiable = true
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.split(text, '\n', { plain = true }))
+  vim.bo[b].modifiable = false
+  vim.bo[b].filetype = 'markdown'
+  vim.api.nvim_set_current_buf(b)
+end
+
+--- The items of the memory picker: the injected index, then per store MEMORY.md and its notes.
+function M.memory_items(shown)
+  local items = { { label = 'Memory index as the model sees it' .. (shown.truncated and ' (truncated)' or ''), index = true } }
+  for _, store in ipairs(shown.stores or {}) do
+    local level = store.level == 'user' and 'User' or 'Project'
+    items[#items + 1] = { label = string.format('%s · MEMORY.md (%s)', level, store.dir), uri = store.indexUri }
+    for _, note in ipairs(store.notes or {}) do
+      local summary = (note.summary and note.summary ~= '') and (' — ' .. note.summary) or ''
+      items[#items + 1] = {
+        label = string.format('%s · [%s] %s%s', level, note.type, note.title ~= '' and note.title or note.filename, summary),
+        uri = note.uri,
+        level = store.level,
+        filename = note.filename,
+      }
+    end
+  end
+  return items
+end
+
+--- `:PseudoClaudeMemory`: pick the injected index, a MEMORY.md or a note to open.
+function M.memory()
+  client.request('pseudoclaude/memory/show', {}, function(err, shown)
+    if err then
+      return fail('Memory', err)
+    end
+    vim.ui.select(M.memory_items(shown), {
+      prompt = 'PseudoClaude memory',
+      kind = 'pseudoclaude_memory',
+      format_item = function(item)
+        return item.label
+      end,
+    }, function(item)
+      if not item then
+        return
+      end
+      if item.index then
+        show_scratch('pseudoclaude://memory-index', shown.index ~= '' and shown.index or '(the memory index is empty)')
+      else
+        edit_uri(item.uri)
+      end
+    end)
+  end)
+end
+
+local function pick_level_and_type(cb)
+  vim.ui.select({ 'project', 'user' }, {
+    prompt = 'Remember for this project or for all your projects?',
+    kind = 'pseudoclaude_level',
+  }, function(level)
+    if not level then
+      return
+    end
+    vim.ui.select(MEMORY_TYPES, { prompt = 'What kind of memory is it?', kind = 'pseudoclaude_type' }, function(kind)
+      if kind then
+        cb(level, kind)
+      end
+    end)
+  end)
+end
+
+--- `:PseudoClaudeRemember [text]`: store a memory note (asks for the level and type).
+--- @param text? string
+function M.remember(text)
+  if is_blank(text) then
+    vim.ui.input({ prompt = 'Remember: ' }, function(input)
+      if not is_blank(input) then
+        M.remember(input)
+      end
+    end)
+    return
+  end
+  pick_level_and_type(function(level, kind)
+    client.request('pseudoclaude/memory/remember', { text = vim.trim(text), level = level, type = kind }, function(err, r)
+      if err then
+        fail('Remember', err)
+      else
+        notify(string.format('PseudoClaude: remembered in %s (%s memory).', r.filename, level))
+      end
+      fire('PseudoClaudeRemembered', { error = err, result = r })
+    end)
+  end)
+end
+
+--- `:PseudoClaudeForget`: pick a note and forget it.
+function M.forget()
+  client.request('pseudoclaude/memory/show', {}, function(err, shown)
+    if err then
+      return fail('Forget', err)
+    end
+    local notes = vim.tbl_filter(function(i)
+      return i.filename ~= nil
+    end, M.memory_items(shown))
+    if #notes == 0 then
+      return notify('PseudoClaude: no memory notes to forget.')
+    end
+    vim.ui.select(notes, {
+      prompt = 'Forget which note?',
+      kind = 'pseudoclaude_forget',
+      format_item = function(item)
+        return item.label
+      end,
+    }, function(item)
+      if not item then
+        return
+      end
+      client.request('pseudoclaude/memory/forget', { level = item.level, filename = item.filename }, function(e, r)
+        if e then
+          return fail('Forget', e)
+        end
+        notify(
+          r.removed and ('PseudoClaude: forgot ' .. item.filename .. '.')
+            or ('PseudoClaude: ' .. item.filename .. ' was already gone.')
+        )
+      end)
+    end)
+  end)
+end
+
+local function replay_history(c, ws, session_id, count)
+  local offset = math.max(0, count - M.HISTORY_MESSAGES)
+  local params = { workspace = ws, sessionId = session_id, offset = offset, limit = M.HISTORY_MESSAGES }
+  c:request('pseudoclaude/sessions/messages', params, function(err, page)
+    if not err and page then
+      transcript.history(page.messages or {}, offset)
+    end
+  end)
+end
+
+--- `:PseudoClaudeResume [id]`: continue a session (default `latest`).
+--- @param session_id? string
+function M.resume(session_id)
+  session_id = is_blank(session_id) and 'latest' or vim.trim(session_id)
+  client.request('pseudoclaude/sessions/resume', { sessionId = session_id }, function(err, r, c)
+    if err then
+      fail('Resume', err)
+    else
+      transcript.note(string.format('resumed session %s (%s)', r.sessionId, fmt.plural(r.messageCount, 'message')))
+      if r.badLines > 0 or r.repaired > 0 then
+        notify(
+          string.format(
+            'PseudoClaude: resumed %s: %s skipped, %s made to the history.',
+            r.sessionId,
+            fmt.plural(r.badLines, 'unreadable line'),
+            fmt.plural(r.repaired, 'repair')
+          ),
+          vim.log.levels.WARN
+        )
+      else
+        notify(string.format('PseudoClaude: resumed session %s (%s).', r.sessionId, fmt.plural(r.messageCount, 'message')))
+      end
+      if c then
+        replay_history(c, client.workspace(c, 0), r.sessionId, r.messageCount)
+      end
+    end
+    M.refresh_context()
+    fire('PseudoClaudeResumed', { error = err, result = r })
+  end)
+end
+
+--- One line per session for the picker: title · age · messages · model.
+function M.session_label(s, now)
+  local title = (s.title and s.title ~= '') and s.title or '(no messages yet)'
+  local bits = { fmt.age(s.updatedAt, now), fmt.plural(s.messageCount or 0, 'message') }
+  if type(s.model) == 'string' and s.model ~= '' then
+    bits[#bits + 1] = s.model
+  end
+  return string.format('%s%s · %s', s.active and '● ' or '', title, table.concat(bits, ' · '))
+end
+
+--- `:PseudoClaudeSessions`: pick a session (`vim.ui.select`) and resume it.
+function M.sessions()
+  client.request('pseudoclaude/sessions/list', {}, function(err, list)
+    if err then
+      return fail('Sessions', err)
+    end
+    if #list.sessions == 0 then
+      return notify('PseudoClaude: no sessions yet.')
+    end
+    local now = os.time()
+    vim.ui.select(list.sessions, {
+      prompt = 'Resume which PseudoClaude session?',
+      kind = 'pseudoclaude_session',
+      format_item = function(s)
+        return M.session_label(s, now)
+      end,
+    }, function(s)
+      if s then
+        M.resume(s.id)
+      end
+    end)
+  end)
+end
+
+--- `:PseudoClaudeNew`: start a new session.
+function M.new_session()
+  client.request('pseudoclaude/sessions/new', {}, function(err, r)
+    if err then
+      return fail('New session', err)
+    end
+    transcript.note('new session ' .. r.sessionId)
+    notify('PseudoClaude: new session ' .. r.sessionId .. '.')
+    M.refresh_context()
+  end)
+end
+
+--- `:PseudoClaudeContext`: tokens, window, threshold and the breaker.
+function M.context()
+  local params = {}
+  client.request('pseudoclaude/context', params, function(err, c)
+    if err then
+      return fail('Context', err)
+    end
+    local ws = params.workspace
+    meter.context(ws, c)
+    notify(meter.describe(ws, c), c.autoCompactTripped and vim.log.levels.WARN or vim.log.levels.INFO)
+  end)
+end
+
+--- `:PseudoClaudeTranscript`: show the transcript buffer.
+function M.open_transcript()
+  local how = config.options.transcript.open
+  transcript.open(how == 'none' and 'vsplit' or how)
+end
+
+--- The context meter for a statusline: `''` without a server, `PseudoClaude` before numbers are
+--- known, else `12k/200k` (`! ` in front when auto-compact stopped, `… ` during a run).
+--- Example: `vim.o.statusline = "%f %= %{v:lua.require'pseudoclaude'.statusline()}"`
+--- @return string
+function M.statusline()
+  local c = client.get(0)
+  if not c then
+    return ''
+  end
+  local ws = client.workspace(c, 0)
+  return ws and meter.text(ws) or ''
+end
+
+--- `normal`, `warning` or `error`, for coloring the meter.
+function M.statusline_level()
+  local c = client.get(0)
+  local ws = c and client.workspace(c, 0)
+  return ws and meter.level(meter.get(ws)) or 'normal'
+end
+
+return M

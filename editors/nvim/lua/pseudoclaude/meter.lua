@@ -1,0 +1,107 @@
+--- The context meter: per workspace folder, fed by `pseudoclaude/contextUsage` (tokens) and
+--- `pseudoclaude/context` (tokens plus the auto-compact breaker). `statusline()` renders it.
+local fmt = require('pseudoclaude.format')
+
+local M = {}
+
+--- Share of the auto-compact threshold at which the meter shows the warning highlight.
+M.WARNING_RATIO = 0.85
+
+--- @type table<string, table> workspace URI -> state
+M.states = {}
+--- @type table<string, boolean> workspace URI -> a run is in flight
+M.running = {}
+
+local function key(uri)
+  return (tostring(uri or ''):gsub('/+$', ''))
+end
+
+function M.get(workspace)
+  return M.states[key(workspace)]
+end
+
+--- A `pseudoclaude/contextUsage` notification: tokens change, the breaker state stays.
+function M.usage(u)
+  local k = key(u.workspace)
+  local old = M.states[k]
+  local same = old and old.sessionId == u.sessionId
+  M.states[k] = {
+    sessionId = u.sessionId,
+    estimatedTokens = u.estimatedTokens,
+    contextWindow = u.contextWindow,
+    autoCompactThreshold = u.autoCompactThreshold,
+    autoCompactFailures = same and old.autoCompactFailures or 0,
+    autoCompactTripped = same and old.autoCompactTripped or false,
+  }
+  vim.cmd.redrawstatus({ bang = true })
+end
+
+--- A `pseudoclaude/context` answer: the full picture.
+function M.context(workspace, c)
+  M.states[key(workspace)] = {
+    sessionId = c.sessionId,
+    estimatedTokens = c.estimatedTokens,
+    contextWindow = c.contextWindow,
+    autoCompactThreshold = c.autoCompactThreshold,
+    autoCompactFailures = c.autoCompactFailures,
+    autoCompactTripped = c.autoCompactTripped == true,
+  }
+  vim.cmd.redrawstatus({ bang = true })
+end
+
+function M.set_running(workspace, on)
+  M.running[key(workspace)] = on or nil
+  vim.cmd.redrawstatus({ bang = true })
+end
+
+function M.is_running(workspace)
+  return M.running[key(workspace)] == true
+end
+
+--- `normal`, `warning` (close to the auto-compact threshold) or `error` (breaker tripped).
+function M.level(state)
+  if not state then
+    return 'normal'
+  end
+  if state.autoCompactTripped then
+    return 'error'
+  end
+  local threshold = tonumber(state.autoCompactThreshold) or 0
+  if threshold > 0 and state.estimatedTokens >= threshold * M.WARNING_RATIO then
+    return 'warning'
+  end
+  return 'normal'
+end
+
+--- The meter text: `PseudoClaude` before numbers are known, else `12k/200k`; a leading `!` when
+--- the breaker tripped and `…` while a run is in flight.
+function M.text(workspace)
+  local state = M.get(workspace)
+  local busy = M.is_running(workspace) and '… ' or ''
+  if not state then
+    return busy .. 'PseudoClaude'
+  end
+  local mark = state.autoCompactTripped and '! ' or ''
+  return busy .. mark .. fmt.tokens(state.estimatedTokens) .. '/' .. fmt.tokens(state.contextWindow)
+end
+
+--- A longer description for `:PseudoClaudeContext`.
+function M.describe(workspace, c)
+  local parts = {
+    string.format('%s of %s tokens', fmt.count(c.estimatedTokens), fmt.count(c.contextWindow)),
+    fmt.plural(c.messageCount or 0, 'message'),
+    (c.sessionId and c.sessionId ~= vim.NIL) and ('session ' .. c.sessionId) or 'no session yet',
+    'auto-compact at ' .. fmt.count(c.autoCompactThreshold),
+  }
+  local text = string.format('PseudoClaude (%s): %s.', fmt.basename(workspace), table.concat(parts, ' · '))
+  if c.autoCompactTripped then
+    text = text
+      .. string.format(
+        ' Auto-compact stopped after %s: run :PseudoClaudeCompact.',
+        fmt.plural(c.autoCompactFailures or 3, 'failure')
+      )
+  end
+  return text
+end
+
+return M

@@ -1,0 +1,226 @@
+--- The transcript: a scratch buffer (`pseudoclaude://transcript`) fed by `pseudoclaude/event`.
+--- The answer streams in as it arrives; each tool call and its result fold into one line.
+local fmt = require('pseudoclaude.format')
+
+local M = {}
+
+M.NAME = 'pseudoclaude://transcript'
+
+local state = {
+  bufnr = nil, --- @type integer?
+  at_line_start = true,
+  streamed = 0,
+  current = nil, --- @type {workspace: string, sessionId: string}?
+}
+
+--- The transcript buffer, created on first use.
+--- @return integer
+function M.bufnr()
+  if state.bufnr and vim.api.nvim_buf_is_valid(state.bufnr) then
+    return state.bufnr
+  end
+  local b = vim.fn.bufnr(M.NAME)
+  if b < 0 then
+    b = vim.api.nvim_create_buf(true, true)
+    vim.api.nvim_buf_set_name(b, M.NAME)
+  end
+  vim.bo[b].buftype = 'nofile'
+  vim.bo[b].bufhidden = 'hide'
+  vim.bo[b].swapfile = false
+  vim.bo[b].modifiable = false
+  vim.bo[b].filetype = 'pseudoclaude'
+  state.bufnr = b
+  state.at_line_start = true
+  return b
+end
+
+--- All lines of the transcript (for tests and scripts).
+function M.lines()
+  return vim.api.nvim_buf_get_lines(M.bufnr(), 0, -1, false)
+end
+
+--- Characters of answer text streamed since the last `begin_run`.
+function M.streamed()
+  return state.streamed
+end
+
+local function follow(b)
+  local last = vim.api.nvim_buf_line_count(b)
+  for _, win in ipairs(vim.fn.win_findbuf(b)) do
+    vim.api.nvim_win_set_cursor(win, { last, 0 })
+  end
+end
+
+local function write(text)
+  if text == '' then
+    return
+  end
+  local b = M.bufnr()
+  local parts = vim.split(text, '\n', { plain = true })
+  local last = vim.api.nvim_buf_line_count(b)
+  local tail = vim.api.nvim_buf_get_lines(b, last - 1, last, false)[1] or ''
+  parts[1] = tail .. parts[1]
+  vim.bo[b].modifiable = true
+  vim.api.nvim_buf_set_lines(b, last - 1, last, false, parts)
+  vim.bo[b].modifiable = false
+  state.at_line_start = text:sub(-1) == '\n'
+  follow(b)
+end
+
+local function line(text)
+  if not state.at_line_start then
+    write('\n')
+  end
+  write(text .. '\n')
+end
+
+--- Show the transcript in a window (`open`: `vsplit`, `split`, `tab` or `none`), keeping focus.
+function M.open(how)
+  local b = M.bufnr()
+  if how == 'none' or #vim.fn.win_findbuf(b) > 0 then
+    return
+  end
+  local win = vim.api.nvim_get_current_win()
+  if how == 'tab' then
+    vim.cmd('tab sbuffer ' .. b)
+  elseif how == 'split' then
+    vim.cmd('belowright sbuffer ' .. b)
+  else
+    vim.cmd('vertical belowright sbuffer ' .. b)
+  end
+  vim.wo.wrap = true
+  vim.wo.linebreak = true
+  follow(b)
+  if vim.api.nvim_win_is_valid(win) then
+    vim.api.nvim_set_current_win(win)
+  end
+end
+
+--- The header of a new question.
+function M.begin_run(workspace, prompt)
+  state.streamed = 0
+  if vim.api.nvim_buf_line_count(M.bufnr()) > 1 then
+    line('')
+  end
+  line(string.format('━━ You · %s ━━', fmt.basename(workspace)))
+  line((prompt:gsub('%s+$', '')))
+  line('━━ PseudoClaude ━━')
+  state.current = { workspace = workspace, sessionId = '' }
+end
+
+--- The footer of a finished run; prints `result.text` when nothing streamed.
+function M.end_run(result)
+  if state.streamed == 0 and type(result.text) == 'string' and result.text ~= '' then
+    write(result.text)
+  end
+  local usage = ''
+  if type(result.usage) == 'table' then
+    usage = string.format(
+      ' · %s in / %s out',
+      fmt.tokens(result.usage.inputTokens or 0),
+      fmt.tokens(result.usage.outputTokens or 0)
+    )
+  end
+  line(
+    string.format(
+      '── %s · %s%s · session %s ──',
+      tostring(result.stopReason),
+      fmt.plural(result.iterations or 0, 'iteration'),
+      usage,
+      tostring(result.sessionId)
+    )
+  )
+  if type(result.error) == 'string' and result.error ~= '' then
+    line('✗ ' .. fmt.one_line(result.error, 300))
+  end
+end
+
+--- A run that ended without a result (cancelled, or the request failed).
+function M.abort_run(reason)
+  line(string.format('── %s ──', reason))
+end
+
+--- A note from the plugin itself (resume, new session...).
+function M.note(text)
+  line('· ' .. text)
+end
+
+--- Messages of a resumed session, replayed briefly.
+function M.history(messages, skipped)
+  if skipped > 0 then
+    line(string.format('· (%s not shown)', fmt.plural(skipped, 'earlier message')))
+  end
+  for _, m in ipairs(messages) do
+    local r = m.tool_result
+    if type(r) == 'table' then
+      line(string.format('  %s %s · %s', r.is_error and '✗' or '✓', r.name, fmt.bytes(#(r.content or ''))))
+    else
+      if type(m.content) == 'string' and m.content ~= '' then
+        line(string.format('%s: %s', m.role == 'user' and 'You' or 'PseudoClaude', fmt.one_line(m.content, 400)))
+      end
+      for _, call in ipairs(type(m.tool_calls) == 'table' and m.tool_calls or {}) do
+        line(string.format('  ▸ %s(%s)', call.name, fmt.arguments(call.arguments)))
+      end
+    end
+  end
+end
+
+--- One `pseudoclaude/event` notification.
+function M.event(e)
+  local cur = state.current
+  if not cur or cur.workspace ~= e.workspace or (cur.sessionId ~= '' and cur.sessionId ~= e.sessionId) then
+    line(string.format('── %s · session %s ──', fmt.basename(e.workspace), tostring(e.sessionId)))
+  end
+  state.current = { workspace = e.workspace, sessionId = e.sessionId }
+  local kind = e.kind
+  if kind == 'text' then
+    state.streamed = state.streamed + #(e.delta or '')
+    write(e.delta or '')
+  elseif kind == 'toolCall' then
+    line(string.format('  ▸ %s(%s)', e.name, fmt.arguments(e.arguments)))
+  elseif kind == 'toolResult' then
+    if e.isError then
+      line(string.format('  ✗ %s failed: %s', e.name, fmt.one_line(e.preview or '', 160)))
+    else
+      line(string.format('  ✓ %s · %s', e.name, fmt.bytes(e.bytes or 0)))
+    end
+  elseif kind == 'compact' then
+    local spilled = (e.offloaded or 0) > 0 and (', ' .. fmt.plural(e.offloaded, 'result') .. ' offloaded') or ''
+    line(
+      string.format(
+        '  ⇣ compacted (layer %s): %s → %s tokens%s',
+        tostring(e.layer),
+        fmt.tokens(e.beforeTokens or 0),
+        fmt.tokens(e.afterTokens or 0),
+        spilled
+      )
+    )
+  elseif kind == 'memory' then
+    if e.status == 'failed' then
+      line('  ! memory update failed: ' .. fmt.one_line(e.error ~= vim.NIL and e.error or 'unknown error', 200))
+    elseif e.status == 'updated' then
+      local changes = {}
+      for _, c in ipairs(e.changes or {}) do
+        changes[#changes + 1] = string.format('%s %s %s', c.action, c.level, c.filename)
+      end
+      line('  ✎ memory updated' .. (#changes > 0 and (': ' .. table.concat(changes, ', ')) or ''))
+    end
+  elseif kind == 'warning' then
+    line('  ! ' .. fmt.one_line(e.message or '', 300))
+  elseif kind == 'error' then
+    line('  ✗ ' .. fmt.one_line(e.message or '', 300))
+  end
+end
+
+--- Forget everything (a fresh buffer).
+function M.clear()
+  local b = M.bufnr()
+  vim.bo[b].modifiable = true
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, {})
+  vim.bo[b].modifiable = false
+  state.at_line_start = true
+  state.current = nil
+  state.streamed = 0
+end
+
+return M

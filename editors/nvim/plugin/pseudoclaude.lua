@@ -1,0 +1,99 @@
+-- PseudoClaude user commands (`:help pseudoclaude`). Nothing starts here: the server starts on
+-- `vim.lsp.enable('pseudoclaude')` for a buffer, or with the first command.
+if vim.g.loaded_pseudoclaude then
+  return
+end
+vim.g.loaded_pseudoclaude = true
+
+local function pc()
+  return require('pseudoclaude')
+end
+
+local function complete_sessions(arg_lead)
+  local out = { 'latest' }
+  local client = require('pseudoclaude.client').get(0)
+  if client and client.initialized then
+    local resp = client:request_sync('pseudoclaude/sessions/list', {
+      workspace = require('pseudoclaude.client').workspace(client, 0),
+    }, 1000)
+    for _, s in ipairs(resp and resp.result and resp.result.sessions or {}) do
+      out[#out + 1] = s.id
+    end
+  end
+  return vim.tbl_filter(function(id)
+    return vim.startswith(id, arg_lead)
+  end, out)
+end
+
+local commands = {
+  PseudoClaudeAsk = {
+    function(o)
+      pc().ask(o.args)
+    end,
+    { nargs = '*', desc = 'PseudoClaude: Ask (the answer streams into the transcript)' },
+  },
+  PseudoClaudeCompact = {
+    function(o)
+      pc().compact(o.args)
+    end,
+    { nargs = '*', desc = 'PseudoClaude: Compact Context [instructions]' },
+  },
+  PseudoClaudeMemory = {
+    function()
+      pc().memory()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: Show Memory (index and notes)' },
+  },
+  PseudoClaudeRemember = {
+    function(o)
+      pc().remember(o.args)
+    end,
+    { nargs = '*', desc = 'PseudoClaude: Remember... [text]' },
+  },
+  PseudoClaudeForget = {
+    function()
+      pc().forget()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: forget a memory note' },
+  },
+  PseudoClaudeSessions = {
+    function()
+      pc().sessions()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: pick a session to resume' },
+  },
+  PseudoClaudeResume = {
+    function(o)
+      pc().resume(o.args)
+    end,
+    { nargs = '?', complete = complete_sessions, desc = 'PseudoClaude: Resume Session [id|latest]' },
+  },
+  PseudoClaudeNew = {
+    function()
+      pc().new_session()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: New Session' },
+  },
+  PseudoClaudeCancel = {
+    function()
+      pc().cancel()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: Cancel Run' },
+  },
+  PseudoClaudeContext = {
+    function()
+      pc().context()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: context tokens, window and auto-compact state' },
+  },
+  PseudoClaudeTranscript = {
+    function()
+      pc().open_transcript()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: show the transcript' },
+  },
+}
+
+for name, spec in pairs(commands) do
+  vim.api.nvim_create_user_command(name, spec[1], spec[2])
+end

