@@ -1,0 +1,31 @@
+/**
+ * The editor commands (SPEC §8b titles). Their ids differ from the server's
+ * `workspace/executeCommand` commands (`pseudoclaude.run`, `pseudoclaude.compact`, ...), which
+ * the language client registers in VS Code by themselves.
+ */
+
+export interface CommandSpec {
+  id: string;
+  title: string;
+}
+
+export const COMMANDS = {
+  ask: { id: 'pseudoclaude.ask', title: 'PseudoClaude: Ask' },
+  compact: { id: 'pseudoclaude.compactContext', title: 'PseudoClaude: Compact Context' },
+  showMemory: { id: 'pseudoclaude.showMemory', title: 'PseudoClaude: Show Memory' },
+  remember: { id: 'pseudoclaude.remember', title: 'PseudoClaude: Remember...' },
+  openMemoryIndex: { id: 'pseudoclaude.openMemoryIndex', title: 'PseudoClaude: Open MEMORY.md' },
+  resumeSession: { id: 'pseudoclaude.resumeSession', title: 'PseudoClaude: Resume Session' },
+  newSession: { id: 'pseudoclaude.newSession', title: 'PseudoClaude: New Session' },
+  cancelRun: { id: 'pseudoclaude.cancelRun', title: 'PseudoClaude: Cancel Run' },
+  showContext: { id: 'pseudoclaude.showContext', title: 'PseudoClaude: Show Context' },
+  showTranscript: { id: 'pseudoclaude.showTranscript', title: 'PseudoClaude: Show Transcript' },
+  restartServer: { id: 'pseudoclaude.restartServer', title: 'PseudoClaude: Restart Server' },
+} as const satisfies Record<string, CommandSpec>;
+
+export type CommandName = keyof typeof COMMANDS;
+
+/** The server's `workspace/executeCommand` names: `pseudoclaude/a/b` → `pseudoclaude.a.b`. */
+export function serverCommandName(method: string): string {
+  return method.replace(/\//g, '.');
+}

@@ -1,0 +1,522 @@
+/**
+ * What each PseudoClaude command does, against the narrow `AgentClient` and `Ui` ports.
+ * No `vscode` import: the whole flow is unit-tested with fakes.
+ */
+import { CancelSource } from './cancel';
+import { COMMANDS } from './commands';
+import { describeFailure, errorMessage, isCancelled } from './errors';
+import { formatCount, formatTokens, oneLine, plural } from './format';
+import { meterView, MeterStore } from './meter';
+import { levelItems, memoryItems, sessionItems, typeItems } from './pickers';
+import type { MemoryPick } from './pickers';
+import type { AgentClient, Folder, Ui } from './ports';
+import {
+  Requests,
+  type AgentEvent,
+  type CompactParams,
+  type ContextUsage,
+  type MemoryChanged,
+  type MemoryLevel,
+  type RunResult,
+  type WorkDoneProgress,
+} from './protocol';
+import type { Transcript } from './transcript';
+import { normalizeUri, sameUri, uriToPath } from './uri';
+
+/** How many messages of a resumed session the transcript replays. */
+export const HISTORY_MESSAGES = 20;
+
+interface ActiveRun {
+  folder: Folder;
+  source: CancelSource;
+  report?: (message: string) => void;
+}
+
+export class Controller {
+  readonly meter = new MeterStore();
+  private readonly runs = new Map<string, ActiveRun>();
+  private lastFolder: Folder | undefined;
+
+  constructor(
+    private readonly agent: AgentClient,
+    private readonly ui: Ui,
+    private readonly transcript: Transcript,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  // ---------------------------------------------------------------- folders and status
+
+  /** The folder a command works on: the active editor's, the only one, or a pick. */
+  async pickFolder(): Promise<Folder | undefined> {
+    const folders = this.ui.folders();
+    if (folders.length === 0) {
+      await this.ui.error('PseudoClaude: open a folder first: the agent works inside a workspace folder.');
+      return undefined;
+    }
+    const folder =
+      this.ui.activeFolder() ??
+      (folders.length === 1
+        ? folders[0]
+        : await this.ui.pick(
+            folders.map((f) => ({ label: f.name, description: uriToPath(f.uri) ?? f.uri, value: f })),
+            { title: 'PseudoClaude: which workspace folder?' },
+          ));
+    if (folder) {
+      this.lastFolder = folder;
+      this.refreshStatus();
+    }
+    return folder;
+  }
+
+  /** The folder whose meter the status bar shows. */
+  private statusFolder(): Folder | undefined {
+    const folders = this.ui.folders();
+    return this.ui.activeFolder() ?? this.lastFolder ?? (folders.length === 1 ? folders[0] : undefined);
+  }
+
+  refreshStatus(): void {
+    const folder = this.statusFolder();
+    const state = folder ? this.meter.get(folder.uri) : undefined;
+    const running = folder ? this.runs.has(normalizeUri(folder.uri)) : false;
+    const named = this.ui.folders().length > 1 ? folder?.name : undefined;
+    this.ui.setStatus(meterView(state && { ...state, running }, named));
+  }
+
+  /** Ask the server for the context state of a folder (quietly: failures only go to the log). */
+  async refreshContext(folder: Folder | undefined = this.statusFolder()): Promise<void> {
+    if (!folder) {
+      this.refreshStatus();
+      return;
+    }
+    try {
+      const c = await this.agent.request(Requests.context, { workspace: folder.uri });
+      this.meter.context(folder.uri, c);
+    } catch (e) {
+      this.ui.log(`context of ${folder.name}: ${errorMessage(e)}`);
+    }
+    this.refreshStatus();
+  }
+
+  // ---------------------------------------------------------------- notifications
+
+  onEvent(e: AgentEvent): void {
+    this.transcript.event(e);
+    const run = this.findRun(e.workspace);
+    if (run?.report && e.kind === 'toolCall') {
+      run.report(`${e.name}…`);
+    }
+    if (e.kind === 'error' || e.kind === 'compact') {
+      void this.refreshContext(this.folderOf(e.workspace));
+    }
+  }
+
+  onContextUsage(u: ContextUsage): void {
+    this.meter.usage(u);
+    this.refreshStatus();
+  }
+
+  onMemoryChanged(m: MemoryChanged): void {
+    this.ui.log(`${m.level} memory changed (${m.source}) in ${m.workspace}`);
+  }
+
+  private findRun(workspace: string): ActiveRun | undefined {
+    return this.runs.get(normalizeUri(workspace));
+  }
+
+  private folderOf(workspace: string): Folder | undefined {
+    return this.ui.folders().find((f) => sameUri(f.uri, workspace));
+  }
+
+  // ---------------------------------------------------------------- commands
+
+  async ask(promptArg?: string): Promise<RunResult | undefined> {
+    const folder = await this.pickFolder();
+    if (!folder) {
+      return undefined;
+    }
+    const key = normalizeUri(folder.uri);
+    if (this.runs.has(key)) {
+      await this.ui.error(
+        `PseudoClaude: a run is already in progress in ${folder.name}: wait for it or use ` +
+          `"${COMMANDS.cancelRun.title}".`,
+      );
+      return undefined;
+    }
+    const prompt =
+      typeof promptArg === 'string' && promptArg.trim() !== ''
+        ? promptArg
+        : await this.ui.input({
+            title: COMMANDS.ask.title,
+            prompt: `Ask the agent working in ${folder.name}`,
+            placeHolder: 'What should PseudoClaude do?',
+          });
+    if (prompt === undefined || prompt.trim() === '') {
+      return undefined;
+    }
+    const run: ActiveRun = { folder, source: new CancelSource() };
+    this.runs.set(key, run);
+    this.transcript.beginRun(folder.uri, prompt);
+    this.ui.showTranscript();
+    this.refreshStatus();
+    try {
+      const result = await this.ui.progress(`PseudoClaude: ${oneLine(prompt, 50)}`, (report, token) => {
+        run.report = report;
+        token.onCancellationRequested(() => run.source.cancel());
+        return this.agent.request(
+          Requests.run,
+          { prompt, workspace: folder.uri },
+          { token: run.source.token, onProgress: progressReporter(report) },
+        );
+      });
+      this.transcript.endRun(result);
+      await this.reportStop(result);
+      return result;
+    } catch (e) {
+      if (isCancelled(e) || run.source.token.isCancellationRequested) {
+        this.transcript.abortRun('canceled');
+      } else {
+        this.transcript.abortRun(`failed: ${errorMessage(e)}`);
+        void this.ui.error(describeFailure('Ask', e));
+      }
+      return undefined;
+    } finally {
+      this.runs.delete(key);
+      void this.refreshContext(folder);
+    }
+  }
+
+  private async reportStop(result: RunResult): Promise<void> {
+    if (result.error) {
+      void this.ui.error(`PseudoClaude: the run stopped with an error: ${oneLine(result.error, 400)}`);
+    } else if (result.stopReason === 'max_iterations') {
+      void this.ui.warn(
+        `PseudoClaude: stopped after ${plural(result.iterations, 'iteration')} (the maxIterations ` +
+          'limit). Ask again to continue.',
+      );
+    } else if (result.stopReason === 'unknown_tool_limit') {
+      void this.ui.warn('PseudoClaude: stopped: the model called unknown tools twice in a row.');
+    }
+  }
+
+  async cancelRun(): Promise<void> {
+    if (this.runs.size === 0) {
+      await this.ui.info('PseudoClaude: no run in progress.');
+      return;
+    }
+    const active = this.ui.activeFolder();
+    const run = active ? this.findRun(active.uri) : undefined;
+    const targets = run ? [run] : [...this.runs.values()];
+    for (const r of targets) {
+      r.source.cancel();
+    }
+  }
+
+  async compact(): Promise<void> {
+    const folder = await this.pickFolder();
+    if (!folder) {
+      return;
+    }
+    const instructions = await this.ui.input({
+      title: COMMANDS.compact.title,
+      prompt: 'Optional instructions for the summary (Enter for none)',
+      placeHolder: 'e.g. focus on the parser changes',
+      allowEmpty: true,
+    });
+    if (instructions === undefined) {
+      return;
+    }
+    const params: CompactParams = { workspace: folder.uri };
+    if (instructions.trim() !== '') {
+      params.instructions = instructions.trim();
+    }
+    try {
+      const r = await this.ui.progress('PseudoClaude: compacting the context', (report, token) =>
+        this.agent.request(Requests.compact, params, { token, onProgress: progressReporter(report) }),
+      );
+      const change = `${formatTokens(r.beforeTokens)} → ${formatTokens(r.afterTokens)} tokens`;
+      const spilled = r.offloaded > 0 ? `, ${plural(r.offloaded, 'tool result')} offloaded` : '';
+      if (r.summarized) {
+        void this.ui.info(`PseudoClaude: context compacted (${change}${spilled}).`);
+      } else if (r.offloaded > 0) {
+        void this.ui.info(
+          `PseudoClaude: ${plural(r.offloaded, 'tool result')} offloaded (${change}); nothing older ` +
+            'than the recent window to summarize.',
+        );
+      } else {
+        void this.ui.info(
+          `PseudoClaude: nothing to compact (${formatTokens(r.beforeTokens)} tokens, all in the ` +
+            'recent window).',
+        );
+      }
+    } catch (e) {
+      if (!isCancelled(e)) {
+        void this.ui.error(describeFailure('Compact Context', e));
+      }
+    } finally {
+      void this.refreshContext(folder);
+    }
+  }
+
+  async showMemory(): Promise<void> {
+    const folder = await this.pickFolder();
+    if (!folder) {
+      return;
+    }
+    let shown;
+    try {
+      shown = await this.agent.request(Requests.memoryShow, { workspace: folder.uri });
+    } catch (e) {
+      void this.ui.error(describeFailure('Show Memory', e));
+      return;
+    }
+    const picked = await this.ui.pick<MemoryPick>(memoryItems(shown), {
+      title: COMMANDS.showMemory.title,
+      placeHolder: 'Open the index, a MEMORY.md or a note (the trash button forgets a note)',
+      onForget: (value) => this.forget(folder, value),
+    });
+    if (!picked) {
+      return;
+    }
+    if (picked.kind === 'index') {
+      await this.ui.openText(shown.index.trim() === '' ? '(the memory index is empty)\n' : shown.index, 'markdown');
+      return;
+    }
+    await this.open(picked.uri);
+  }
+
+  private async forget(folder: Folder, value: MemoryPick): Promise<boolean> {
+    if (value.kind !== 'file' || !value.filename) {
+      return false;
+    }
+    const ok = await this.ui.confirm(`Forget ${value.filename} (${value.level} memory)?`, 'Forget');
+    if (!ok) {
+      return false;
+    }
+    try {
+      const r = await this.agent.request(Requests.memoryForget, {
+        workspace: folder.uri,
+        level: value.level,
+        filename: value.filename,
+      });
+      if (!r.removed) {
+        void this.ui.warn(`PseudoClaude: ${value.filename} was already gone.`);
+      }
+      return true;
+    } catch (e) {
+      void this.ui.error(describeFailure('Forget', e));
+      return false;
+    }
+  }
+
+  private async open(uri: string): Promise<void> {
+    try {
+      await this.ui.openUri(uri);
+    } catch (e) {
+      void this.ui.error(`PseudoClaude: cannot open ${uriToPath(uri) ?? uri}: ${errorMessage(e)}`);
+    }
+  }
+
+  async remember(textArg?: string): Promise<void> {
+    const folder = await this.pickFolder();
+    if (!folder) {
+      return;
+    }
+    const text =
+      typeof textArg === 'string' && textArg.trim() !== ''
+        ? textArg
+        : await this.ui.input({
+            title: COMMANDS.remember.title,
+            prompt: 'What should PseudoClaude remember?',
+            placeHolder: 'e.g. run the tests with make test',
+          });
+    if (text === undefined || text.trim() === '') {
+      return;
+    }
+    const level = await this.ui.pick(levelItems(), {
+      title: COMMANDS.remember.title,
+      placeHolder: 'Remember it for this project or for all your projects?',
+    });
+    if (!level) {
+      return;
+    }
+    const type = await this.ui.pick(typeItems(), {
+      title: COMMANDS.remember.title,
+      placeHolder: 'What kind of memory is it?',
+    });
+    if (!type) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.memoryRemember, {
+        workspace: folder.uri,
+        text: text.trim(),
+        level,
+        type,
+      });
+      const choice = await this.ui.info(`PseudoClaude: remembered in ${r.filename} (${level} memory).`, 'Open');
+      if (choice === 'Open') {
+        await this.open(r.uri);
+      }
+    } catch (e) {
+      void this.ui.error(describeFailure('Remember', e));
+    }
+  }
+
+  async openMemoryIndex(): Promise<void> {
+    const folder = await this.pickFolder();
+    if (!folder) {
+      return;
+    }
+    let shown;
+    try {
+      shown = await this.agent.request(Requests.memoryShow, { workspace: folder.uri });
+    } catch (e) {
+      void this.ui.error(describeFailure('Open MEMORY.md', e));
+      return;
+    }
+    const stores = shown.stores;
+    let level: MemoryLevel | undefined = stores.length === 1 ? stores[0]?.level : undefined;
+    if (stores.length > 1) {
+      const present = new Set(stores.map((s) => s.level));
+      level = await this.ui.pick(
+        levelItems().filter((i) => present.has(i.value)),
+        { title: COMMANDS.openMemoryIndex.title, placeHolder: 'Which MEMORY.md?' },
+      );
+    }
+    const store = stores.find((s) => s.level === level);
+    if (!store) {
+      if (stores.length === 0) {
+        void this.ui.error('PseudoClaude: memory is disabled for this workspace (memory.enabled).');
+      }
+      return;
+    }
+    try {
+      await this.ui.openUri(store.indexUri);
+    } catch (e) {
+      const where = uriToPath(store.indexUri) ?? store.indexUri;
+      const hint =
+        store.notes.length === 0
+          ? ` (no ${store.level} memory yet: "${COMMANDS.remember.title}" creates it)`
+          : '';
+      void this.ui.error(`PseudoClaude: cannot open ${where}${hint}: ${errorMessage(e)}`);
+    }
+  }
+
+  async resumeSession(sessionArg?: string): Promise<void> {
+    const folder = await this.pickFolder();
+    if (!folder) {
+      return;
+    }
+    let sessionId = typeof sessionArg === 'string' && sessionArg !== '' ? sessionArg : undefined;
+    if (!sessionId) {
+      let list;
+      try {
+        list = await this.agent.request(Requests.sessionsList, { workspace: folder.uri });
+      } catch (e) {
+        void this.ui.error(describeFailure('Resume Session', e));
+        return;
+      }
+      if (list.sessions.length === 0) {
+        void this.ui.info(`PseudoClaude: no sessions yet in ${folder.name}.`);
+        return;
+      }
+      const picked = await this.ui.pick(sessionItems(list.sessions, this.now()), {
+        title: COMMANDS.resumeSession.title,
+        placeHolder: 'Pick a session to continue (newest first)',
+      });
+      if (!picked) {
+        return;
+      }
+      sessionId = picked.id;
+    }
+    try {
+      const r = await this.agent.request(Requests.sessionsResume, { workspace: folder.uri, sessionId });
+      this.transcript.note(`resumed session ${r.sessionId} (${plural(r.messageCount, 'message')})`);
+      await this.replayHistory(folder, r.sessionId, r.messageCount);
+      this.ui.showTranscript();
+      if (r.badLines > 0 || r.repaired > 0) {
+        void this.ui.warn(
+          `PseudoClaude: resumed ${r.sessionId}: ${plural(r.badLines, 'unreadable line')} skipped, ` +
+            `${plural(r.repaired, 'repair')} made to the history.`,
+        );
+      } else {
+        void this.ui.info(`PseudoClaude: resumed session ${r.sessionId} (${plural(r.messageCount, 'message')}).`);
+      }
+    } catch (e) {
+      void this.ui.error(describeFailure('Resume Session', e));
+    } finally {
+      void this.refreshContext(folder);
+    }
+  }
+
+  private async replayHistory(folder: Folder, sessionId: string, count: number): Promise<void> {
+    const offset = Math.max(0, count - HISTORY_MESSAGES);
+    try {
+      const page = await this.agent.request(Requests.sessionsMessages, {
+        workspace: folder.uri,
+        sessionId,
+        offset,
+        limit: HISTORY_MESSAGES,
+      });
+      this.transcript.history(page.messages, offset);
+    } catch (e) {
+      this.ui.log(`messages of ${sessionId}: ${errorMessage(e)}`);
+    }
+  }
+
+  async newSession(): Promise<void> {
+    const folder = await this.pickFolder();
+    if (!folder) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.sessionsNew, { workspace: folder.uri });
+      this.transcript.note(`new session ${r.sessionId} in ${folder.name}`);
+      void this.ui.info(`PseudoClaude: new session ${r.sessionId}.`);
+    } catch (e) {
+      void this.ui.error(describeFailure('New Session', e));
+    } finally {
+      void this.refreshContext(folder);
+    }
+  }
+
+  async showContext(): Promise<void> {
+    const folder = await this.pickFolder();
+    if (!folder) {
+      return;
+    }
+    let c;
+    try {
+      c = await this.agent.request(Requests.context, { workspace: folder.uri });
+    } catch (e) {
+      void this.ui.error(describeFailure('Show Context', e));
+      return;
+    }
+    this.meter.context(folder.uri, c);
+    this.refreshStatus();
+    const parts = [
+      `PseudoClaude (${folder.name}): ${formatCount(c.estimatedTokens)} of ${formatCount(c.contextWindow)} tokens`,
+      plural(c.messageCount, 'message'),
+      c.sessionId ? `session ${c.sessionId}` : 'no session yet',
+      `auto-compact at ${formatCount(c.autoCompactThreshold)}`,
+    ];
+    const tripped = c.autoCompactTripped
+      ? ` Auto-compact stopped after ${plural(c.autoCompactFailures, 'failure')}: compact by hand.`
+      : '';
+    const show = tripped ? this.ui.warn.bind(this.ui) : this.ui.info.bind(this.ui);
+    const choice = await show(`${parts.join(' · ')}.${tripped}`, 'Compact Context', 'Show Transcript');
+    if (choice === 'Compact Context') {
+      await this.compact();
+    } else if (choice === 'Show Transcript') {
+      this.ui.showTranscript();
+    }
+  }
+}
+
+function progressReporter(report: (message: string) => void): (value: WorkDoneProgress) => void {
+  return (value) => {
+    if (value.message) {
+      report(value.message);
+    }
+  };
+}

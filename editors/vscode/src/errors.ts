@@ -1,0 +1,38 @@
+/** Turning request failures into one clear line for the user. */
+import { ErrorCodes } from './protocol';
+
+interface CodedError {
+  code: number;
+  message: string;
+}
+
+function isCoded(e: unknown): e is CodedError {
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof (e as { code?: unknown }).code === 'number' &&
+    typeof (e as { message?: unknown }).message === 'string'
+  );
+}
+
+/** A run or compact cancelled by the user (JSON-RPC RequestCancelled). */
+export function isCancelled(e: unknown): boolean {
+  return isCoded(e) && e.code === ErrorCodes.RequestCancelled;
+}
+
+/** The message of a failed request: the server's own text, without stack traces. */
+export function errorMessage(e: unknown): string {
+  if (isCoded(e) || e instanceof Error) {
+    const first = e.message.split('\n').find((l) => l.trim() !== '') ?? '';
+    return first.trim() || `error ${isCoded(e) ? e.code : e.name}`;
+  }
+  if (typeof e === 'string' && e.trim() !== '') {
+    return e.trim();
+  }
+  return 'unknown error';
+}
+
+/** `PseudoClaude: <what> failed: <message>`. */
+export function describeFailure(what: string, e: unknown): string {
+  return `PseudoClaude: ${what} failed: ${errorMessage(e)}`;
+}

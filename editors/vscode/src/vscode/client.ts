@@ -1,0 +1,239 @@
+/**
+ * The language-client adapter: starts `pseudoclaude lsp` (SPEC §8b) for the window's workspace
+ * folders and implements the `AgentClient` port. The only file importing
+ * `vscode-languageclient`.
+ */
+import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import {
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  ShowMessageRequest,
+  type ShowMessageRequestParams,
+  State,
+  WorkDoneProgress,
+} from 'vscode-languageclient/node';
+import { approvalAnswer, approvalPrompt, isApproval } from '../approvals';
+import { errorMessage } from '../errors';
+import type { AgentClient, RequestOptions } from '../ports';
+import {
+  Notifications,
+  type AgentEvent,
+  type ContextUsage,
+  type MemoryChanged,
+  type ParamsOf,
+  type RequestMethod,
+  type ResultOf,
+  type WorkDoneProgress as Progress,
+} from '../protocol';
+import {
+  collectServerSettings,
+  describeCommand,
+  resolveServerCommand,
+  type Inspect,
+  type ServerCommand,
+} from '../settings';
+
+export interface Listeners {
+  onEvent(e: AgentEvent): void;
+  onContextUsage(u: ContextUsage): void;
+  onMemoryChanged(m: MemoryChanged): void;
+  /** The server is up (after start or restart). */
+  onReady(): void;
+}
+
+function inspector(scope?: vscode.Uri): Inspect {
+  const config = vscode.workspace.getConfiguration('pseudoclaude', scope);
+  return (key) => config.inspect(key);
+}
+
+/** The settings object for one folder (or the window): only what the user set. */
+export function serverSettings(scope?: vscode.Uri): Record<string, unknown> {
+  return collectServerSettings(inspector(scope));
+}
+
+export class AgentLanguageClient implements AgentClient, vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<void> | undefined;
+  private lastStartError: string | undefined;
+
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly listeners: Listeners,
+  ) {}
+
+  private firstFolder(): vscode.WorkspaceFolder | undefined {
+    return vscode.workspace.workspaceFolders?.[0];
+  }
+
+  private serverCommand(): ServerCommand {
+    const folder = this.firstFolder();
+    return resolveServerCommand(inspector(folder?.uri), {
+      workspaceFolder: folder?.uri.fsPath,
+      userHome: os.homedir(),
+    });
+  }
+
+  /** Start the server; a failure is shown once with what to change, and remembered. */
+  start(): Promise<void> {
+    if (!this.starting) {
+      this.starting = this.doStart().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client?.state === State.Running) {
+      return;
+    }
+    let command: ServerCommand;
+    try {
+      command = this.serverCommand();
+    } catch (e) {
+      this.lastStartError = errorMessage(e);
+      void this.startFailed(this.lastStartError);
+      throw e;
+    }
+    const folder = this.firstFolder();
+    const server: ServerOptions = {
+      command: command.command,
+      args: command.args,
+      options: { cwd: folder?.uri.fsPath, env: { ...process.env } },
+    };
+    const options: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      initializationOptions: () => serverSettings(folder?.uri),
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) {
+              return answers;
+            }
+            return params.items.map((item, i) =>
+              item.section === 'pseudoclaude'
+                ? serverSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : folder?.uri)
+                : answers[i],
+            );
+          },
+        },
+      },
+    };
+    const client = new LanguageClient('pseudoclaude', 'PseudoClaude Server', server, options);
+    client.onNotification(Notifications.event, (e: AgentEvent) => this.listeners.onEvent(e));
+    client.onNotification(Notifications.contextUsage, (u: ContextUsage) => this.listeners.onContextUsage(u));
+    client.onNotification(Notifications.memoryChanged, (m: MemoryChanged) => this.listeners.onMemoryChanged(m));
+    client.onRequest(ShowMessageRequest.type, (p: ShowMessageRequestParams) => showMessageRequest(p));
+    this.client = client;
+    this.log.info(`starting ${describeCommand(command)} (from ${command.source})`);
+    try {
+      await client.start();
+    } catch (e) {
+      this.lastStartError = `${describeCommand(command)}: ${errorMessage(e)}`;
+      void this.startFailed(this.lastStartError, command);
+      this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      throw new Error(`the PseudoClaude server did not start (${this.lastStartError})`);
+    }
+    this.lastStartError = undefined;
+    this.listeners.onReady();
+  }
+
+  private async startFailed(message: string, command?: ServerCommand): Promise<void> {
+    const hint =
+      command?.source === 'default'
+        ? ' Install the pseudoclaude package, or set pseudoclaude.server.pythonPath or pseudoclaude.server.command.'
+        : '';
+    const choice = await vscode.window.showErrorMessage(
+      `PseudoClaude: the server did not start: ${message}.${hint}`,
+      'Open Settings',
+      'Show Log',
+    );
+    if (choice === 'Open Settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'pseudoclaude.server');
+    } else if (choice === 'Show Log') {
+      this.log.show();
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client && client.state !== State.Stopped) {
+      await client.stop(10_000).catch((e: unknown) => this.log.warn(`stop: ${errorMessage(e)}`));
+    }
+  }
+
+  /** Push changed settings; the server pulls `workspace/configuration` again. */
+  async settingsChanged(): Promise<void> {
+    const client = this.client;
+    if (client?.state === State.Running) {
+      await client.sendNotification('workspace/didChangeConfiguration', {
+        settings: { pseudoclaude: serverSettings(this.firstFolder()?.uri) },
+      });
+    }
+  }
+
+  async request<M extends RequestMethod>(
+    method: M,
+    params: ParamsOf<M>,
+    options: RequestOptions = {},
+  ): Promise<ResultOf<M>> {
+    if (this.client?.state !== State.Running) {
+      await this.start();
+    }
+    const client = this.client;
+    if (!client) {
+      throw new Error(`the PseudoClaude server is not running${this.lastStartError ? ` (${this.lastStartError})` : ''}`);
+    }
+    let progress: vscode.Disposable | undefined;
+    let sent: object = params;
+    if (options.onProgress) {
+      const token = `pseudoclaude-${randomUUID()}`;
+      const onProgress = options.onProgress;
+      progress = client.onProgress(WorkDoneProgress.type, token, (value) => onProgress(value as Progress));
+      sent = { ...params, workDoneToken: token };
+    }
+    try {
+      return (await client.sendRequest(method, sent, options.token)) as ResultOf<M>;
+    } finally {
+      progress?.dispose();
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}
+
+/** Approvals as modal dialogs (Esc = Deny); other message requests as usual. */
+async function showMessageRequest(p: ShowMessageRequestParams): Promise<{ title: string } | null> {
+  if (isApproval(p)) {
+    const prompt = approvalPrompt(p);
+    const picked = await vscode.window.showWarningMessage(
+      prompt.message,
+      { modal: true, detail: prompt.detail },
+      ...prompt.buttons,
+    );
+    return approvalAnswer(p, picked?.title);
+  }
+  const show =
+    p.type === 1
+      ? vscode.window.showErrorMessage
+      : p.type === 2
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
+  const picked = await show(p.message, ...(p.actions ?? []));
+  return picked ?? null;
+}

@@ -1,0 +1,332 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Controller, HISTORY_MESSAGES } from '../src/controller';
+import type { RequestOptions } from '../src/ports';
+import type { ContextResult, MemoryShowResult, RunResult } from '../src/protocol';
+import { Transcript } from '../src/transcript';
+import { FakeAgent, FakeUi, flush, rpcError, StringSink } from './fakes';
+
+const WS = 'file:///work/app';
+const CONTEXT: ContextResult = {
+  sessionId: 's1', messageCount: 4, estimatedTokens: 12_000, contextWindow: 200_000,
+  autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
+};
+const RESULT: RunResult = {
+  sessionId: 's1', stopReason: 'completed', text: 'It keeps sessions.', iterations: 2,
+  usage: { inputTokens: 1600, outputTokens: 70 },
+};
+
+function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}, ui = new FakeUi()) {
+  const agent = new FakeAgent({ 'pseudoclaude/context': CONTEXT, ...answers });
+  const sink = new StringSink();
+  const controller = new Controller(agent, ui, new Transcript(sink), () => new Date('2025-06-10T12:00:00Z'));
+  return { agent, ui, sink, controller };
+}
+
+describe('Ask', () => {
+  it('sends the prompt for the folder, streams into the transcript and updates the meter', async () => {
+    const { agent, ui, sink, controller } = setup({
+      'pseudoclaude/run': (_p: unknown, o?: RequestOptions) => {
+        o?.onProgress?.({ kind: 'begin', title: 'run' });
+        o?.onProgress?.({ kind: 'report', message: 'model turn 1' });
+        controller.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'It keeps ' });
+        controller.onEvent({ workspace: WS, sessionId: 's1', kind: 'toolCall', id: 'c', name: 'read_file', arguments: { path: 'README.md' } });
+        controller.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'sessions.' });
+        controller.onContextUsage({ workspace: WS, sessionId: 's1', estimatedTokens: 12_000, contextWindow: 200_000, autoCompactThreshold: 167_000 });
+        assert.equal(ui.status?.text, '$(sync~spin) 12k/200k');
+        return RESULT;
+      },
+    });
+    ui.inputs = ['What is this project?'];
+    const result = await controller.ask();
+    await flush();
+    assert.deepEqual(result, RESULT);
+    assert.equal(agent.calls[0]?.method, 'pseudoclaude/run');
+    assert.deepEqual(agent.calls[0]?.params, { prompt: 'What is this project?', workspace: WS });
+    assert.ok(agent.calls[0]?.options?.token, 'the run is cancellable');
+    assert.match(sink.text, /What is this project\?\n━━ PseudoClaude ━━\nIt keeps \n {2}▸ read_file\(path: README.md\)\nsessions\.\n── completed/);
+    assert.deepEqual(ui.progressReports, ['model turn 1', 'read_file…']);
+    assert.equal(ui.transcriptShown, 1);
+    assert.deepEqual(ui.errors(), []);
+    assert.equal(ui.status?.text, '12k/200k');
+    assert.ok(agent.methods().includes('pseudoclaude/context'), 'the meter refreshes after the run');
+  });
+
+  it('takes the prompt from the command argument', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/run': RESULT });
+    await controller.ask('explain');
+    assert.deepEqual(agent.calls[0]?.params, { prompt: 'explain', workspace: WS });
+    assert.equal(ui.inputOptions.length, 0);
+  });
+
+  it('does nothing when the input box is dismissed or empty', async () => {
+    const { agent, ui, controller } = setup();
+    ui.inputs = [undefined];
+    assert.equal(await controller.ask(), undefined);
+    ui.inputs = ['   '];
+    assert.equal(await controller.ask(), undefined);
+    assert.deepEqual(agent.calls, []);
+  });
+
+  it('shows the server message of a failed request', async () => {
+    const { ui, sink, controller } = setup({
+      'pseudoclaude/run': () => { throw rpcError(-32803, 'no model provider configured: set ANTHROPIC_API_KEY'); },
+    });
+    await controller.ask('hi');
+    await flush();
+    assert.deepEqual(ui.errors(), ['PseudoClaude: Ask failed: no model provider configured: set ANTHROPIC_API_KEY']);
+    assert.match(sink.text, /── failed: no model provider configured/);
+  });
+
+  it('reports a run that stopped with an error or at the iteration limit', async () => {
+    const { ui, controller } = setup({ 'pseudoclaude/run': { ...RESULT, stopReason: 'error', error: 'rate limited' } });
+    await controller.ask('hi');
+    assert.deepEqual(ui.errors(), ['PseudoClaude: the run stopped with an error: rate limited']);
+    const second = setup({ 'pseudoclaude/run': { ...RESULT, stopReason: 'max_iterations', iterations: 15 } });
+    await second.controller.ask('hi');
+    assert.match(second.ui.messages[0]?.text ?? '', /stopped after 15 iterations/);
+  });
+
+  it('refuses a second run in the same folder while one is in progress', async () => {
+    let finish: (r: RunResult) => void = () => undefined;
+    const { agent, ui, controller } = setup({ 'pseudoclaude/run': () => new Promise<RunResult>((r) => { finish = r; }) });
+    const first = controller.ask('one');
+    await flush();
+    await controller.ask('two');
+    assert.match(ui.errors()[0] ?? '', /a run is already in progress in app/);
+    finish(RESULT);
+    await first;
+    assert.equal(agent.calls.filter((c) => c.method === 'pseudoclaude/run').length, 1);
+  });
+
+  it('Cancel Run cancels the request; a RequestCancelled answer is not an error', async () => {
+    const { ui, sink, controller } = setup({
+      'pseudoclaude/run': (_p: unknown, o?: RequestOptions) =>
+        new Promise((_resolve, reject) => {
+          o?.token?.onCancellationRequested(() => reject(rpcError(-32800, 'Request cancelled')));
+        }),
+    });
+    const run = controller.ask('long job');
+    await flush();
+    await controller.cancelRun();
+    assert.equal(await run, undefined);
+    assert.deepEqual(ui.errors(), []);
+    assert.match(sink.text, /── canceled ──/);
+  });
+
+  it('the progress notification Cancel button cancels too', async () => {
+    const ui = new FakeUi();
+    ui.cancelProgress = (t) => setImmediate(() => t.cancel());
+    const { controller, sink } = setup({
+      'pseudoclaude/run': (_p: unknown, o?: RequestOptions) =>
+        new Promise((_resolve, reject) => {
+          o?.token?.onCancellationRequested(() => reject(rpcError(-32800, 'Request cancelled')));
+        }),
+    }, ui);
+    await controller.ask('long job');
+    assert.match(sink.text, /── canceled ──/);
+  });
+
+  it('Cancel Run without a run says so', async () => {
+    const { ui, controller } = setup();
+    await controller.cancelRun();
+    assert.deepEqual(ui.infos(), ['PseudoClaude: no run in progress.']);
+  });
+});
+
+describe('folders', () => {
+  it('asks which folder in a multi-root window without an active editor', async () => {
+    const ui = new FakeUi([{ uri: 'file:///w/a', name: 'a' }, { uri: 'file:///w/b', name: 'b' }]);
+    ui.picks = ['b'];
+    const { agent, controller } = setup({ 'pseudoclaude/run': RESULT }, ui);
+    await controller.ask('hi');
+    assert.deepEqual(agent.calls[0]?.params, { prompt: 'hi', workspace: 'file:///w/b' });
+  });
+  it('uses the active editor folder without asking', async () => {
+    const b = { uri: 'file:///w/b', name: 'b' };
+    const ui = new FakeUi([{ uri: 'file:///w/a', name: 'a' }, b], b);
+    const { agent, controller } = setup({ 'pseudoclaude/run': RESULT }, ui);
+    await controller.ask('hi');
+    assert.equal(ui.pickedFrom.length, 0);
+    assert.deepEqual(agent.calls[0]?.params, { prompt: 'hi', workspace: 'file:///w/b' });
+  });
+  it('needs an open folder', async () => {
+    const { ui, agent, controller } = setup({}, new FakeUi([]));
+    await controller.ask('hi');
+    assert.match(ui.errors()[0] ?? '', /open a folder first/);
+    assert.deepEqual(agent.calls, []);
+  });
+});
+
+describe('Compact Context', () => {
+  it('sends optional instructions and reports the change', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/compact': { beforeTokens: 170_000, afterTokens: 20_000, offloaded: 2, summarized: true } });
+    ui.inputs = ['focus on the parser'];
+    await controller.compact();
+    assert.deepEqual(agent.calls[0]?.params, { workspace: WS, instructions: 'focus on the parser' });
+    assert.ok(agent.calls[0]?.options?.onProgress);
+    assert.deepEqual(ui.infos(), ['PseudoClaude: context compacted (170k → 20k tokens, 2 tool results offloaded).']);
+  });
+  it('without instructions sends none, and says when there was nothing to summarize', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/compact': { beforeTokens: 900, afterTokens: 900, offloaded: 0, summarized: false } });
+    ui.inputs = [''];
+    await controller.compact();
+    assert.deepEqual(agent.calls[0]?.params, { workspace: WS });
+    assert.match(ui.infos()[0] ?? '', /nothing to compact \(900 tokens/);
+  });
+  it('Escape cancels; a failure shows the server message', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/compact': () => { throw rpcError(-32803, 'no active session to compact'); } });
+    ui.inputs = [undefined];
+    await controller.compact();
+    assert.deepEqual(agent.calls, []);
+    ui.inputs = [''];
+    await controller.compact();
+    assert.deepEqual(ui.errors(), ['PseudoClaude: Compact Context failed: no active session to compact']);
+  });
+});
+
+const MEMORY: MemoryShowResult = {
+  index: '## Project Memory\n- [project_knowledge] Tests — make test (project_knowledge_tests.md)',
+  truncated: false,
+  stores: [
+    { level: 'project', dir: '/work/app/.PseudoClaude/memory', indexUri: 'file:///work/app/.PseudoClaude/memory/MEMORY.md', notes: [
+      { filename: 'project_knowledge_tests.md', uri: 'file:///work/app/.PseudoClaude/memory/project_knowledge_tests.md', type: 'project_knowledge', title: 'Tests', summary: 'make test' },
+    ] },
+    { level: 'user', dir: '/home/u/.PseudoClaude/memory', indexUri: 'file:///home/u/.PseudoClaude/memory/MEMORY.md', notes: [] },
+  ],
+};
+
+describe('memory commands', () => {
+  it('Show Memory opens a picked note', async () => {
+    const { ui, controller } = setup({ 'pseudoclaude/memory/show': MEMORY });
+    ui.picks = ['Tests'];
+    await controller.showMemory();
+    assert.deepEqual(ui.opened, ['file:///work/app/.PseudoClaude/memory/project_knowledge_tests.md']);
+  });
+  it('Show Memory opens the injected index as a document', async () => {
+    const { ui, controller } = setup({ 'pseudoclaude/memory/show': MEMORY });
+    ui.picks = ['Memory index'];
+    await controller.showMemory();
+    assert.deepEqual(ui.texts, [{ content: MEMORY.index, language: 'markdown' }]);
+  });
+  it('the forget button asks, then forgets the note', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/memory/show': MEMORY, 'pseudoclaude/memory/forget': { removed: true } });
+    ui.picks = ['Tests'];
+    ui.forgetOnPick = [true];
+    ui.confirms = [true];
+    await controller.showMemory();
+    const forget = agent.calls.find((c) => c.method === 'pseudoclaude/memory/forget');
+    assert.deepEqual(forget?.params, { workspace: WS, level: 'project', filename: 'project_knowledge_tests.md' });
+  });
+  it('Remember... sends text, level and type, and offers to open the note', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/memory/remember': { filename: 'user_preference_tabs.md', uri: 'file:///home/u/.PseudoClaude/memory/user_preference_tabs.md' } });
+    ui.inputs = ['  I prefer tabs  '];
+    ui.picks = ['User', 'user_preference'];
+    ui.choice = 'Open';
+    await controller.remember();
+    assert.deepEqual(agent.calls[0]?.params, { workspace: WS, text: 'I prefer tabs', level: 'user', type: 'user_preference' });
+    assert.deepEqual(ui.infos(), ['PseudoClaude: remembered in user_preference_tabs.md (user memory).']);
+    assert.deepEqual(ui.opened, ['file:///home/u/.PseudoClaude/memory/user_preference_tabs.md']);
+  });
+  it('Remember... shows a refused secret as the server says it', async () => {
+    const { ui, controller } = setup({ 'pseudoclaude/memory/remember': () => { throw rpcError(-32602, 'text: looks like a secret (API key); not remembered'); } });
+    ui.inputs = ['sk-ant-123'];
+    ui.picks = ['Project', 'project_knowledge'];
+    await controller.remember();
+    assert.deepEqual(ui.errors(), ['PseudoClaude: Remember failed: text: looks like a secret (API key); not remembered']);
+  });
+  it('Open MEMORY.md asks which level and opens its index', async () => {
+    const { ui, controller } = setup({ 'pseudoclaude/memory/show': MEMORY });
+    ui.picks = ['Project'];
+    await controller.openMemoryIndex();
+    assert.deepEqual(ui.opened, ['file:///work/app/.PseudoClaude/memory/MEMORY.md']);
+  });
+  it('Open MEMORY.md explains a missing file', async () => {
+    const { ui, controller } = setup({ 'pseudoclaude/memory/show': MEMORY });
+    ui.picks = ['User'];
+    ui.openFails = new Error('Unable to read file');
+    await controller.openMemoryIndex();
+    assert.match(ui.errors()[0] ?? '', /cannot open \/home\/u\/\.PseudoClaude\/memory\/MEMORY\.md \(no user memory yet: "PseudoClaude: Remember\.\.\." creates it\): Unable to read file/);
+  });
+});
+
+describe('sessions', () => {
+  const SESSIONS = { sessions: [
+    { id: '20250610-115500-abcd', title: 'fix the parser', createdAt: '2025-06-10T11:00:00Z', updatedAt: '2025-06-10T11:55:00Z', messageCount: 30, bytes: 4300, model: 'm', active: false },
+  ] };
+  it('Resume Session picks from the list, resumes and replays the tail', async () => {
+    const { agent, ui, sink, controller } = setup({
+      'pseudoclaude/sessions/list': SESSIONS,
+      'pseudoclaude/sessions/resume': { sessionId: '20250610-115500-abcd', messageCount: 30, badLines: 0, repaired: 0 },
+      'pseudoclaude/sessions/messages': { total: 30, messages: [{ role: 'assistant', content: 'Done.' }] },
+    });
+    ui.picks = ['fix the parser'];
+    await controller.resumeSession();
+    assert.deepEqual(agent.calls[1]?.params, { workspace: WS, sessionId: '20250610-115500-abcd' });
+    assert.deepEqual(agent.calls[2]?.params, { workspace: WS, sessionId: '20250610-115500-abcd', offset: 30 - HISTORY_MESSAGES, limit: HISTORY_MESSAGES });
+    assert.match(sink.text, /resumed session 20250610-115500-abcd \(30 messages\)\n· \(10 earlier messages not shown\)\nPseudoClaude: Done\./);
+    assert.deepEqual(ui.infos(), ['PseudoClaude: resumed session 20250610-115500-abcd (30 messages).']);
+    assert.equal(ui.pickedFrom[0]?.items[0]?.description, '5 min ago · 30 messages · m');
+  });
+  it('Resume Session warns about repairs and says when there is nothing to resume', async () => {
+    const { ui, controller } = setup({
+      'pseudoclaude/sessions/list': SESSIONS,
+      'pseudoclaude/sessions/resume': { sessionId: 'x', messageCount: 3, badLines: 1, repaired: 2 },
+      'pseudoclaude/sessions/messages': { total: 3, messages: [] },
+    });
+    ui.picks = ['fix'];
+    await controller.resumeSession();
+    assert.match(ui.messages.find((m) => m.level === 'warn')?.text ?? '', /1 unreadable line skipped, 2 repairs/);
+    const empty = setup({ 'pseudoclaude/sessions/list': { sessions: [] } });
+    await empty.controller.resumeSession();
+    assert.deepEqual(empty.ui.infos(), ['PseudoClaude: no sessions yet in app.']);
+  });
+  it('Resume Session takes an id argument without listing', async () => {
+    const { agent, controller } = setup({
+      'pseudoclaude/sessions/resume': { sessionId: 'latest-id', messageCount: 0, badLines: 0, repaired: 0 },
+      'pseudoclaude/sessions/messages': { total: 0, messages: [] },
+    });
+    await controller.resumeSession('latest');
+    assert.equal(agent.calls[0]?.method, 'pseudoclaude/sessions/resume');
+    assert.deepEqual(agent.calls[0]?.params, { workspace: WS, sessionId: 'latest' });
+  });
+  it('New Session starts one and notes it', async () => {
+    const { ui, sink, controller } = setup({ 'pseudoclaude/sessions/new': { sessionId: 'n1' } });
+    await controller.newSession();
+    assert.deepEqual(ui.infos(), ['PseudoClaude: new session n1.']);
+    assert.match(sink.text, /new session n1 in app/);
+  });
+});
+
+describe('status and context', () => {
+  it('refreshContext fills the meter; failures only reach the log', async () => {
+    const { ui, controller } = setup();
+    await controller.refreshContext();
+    assert.equal(ui.status?.text, '12k/200k');
+    const failing = setup({ 'pseudoclaude/context': () => { throw new Error('server not running'); } });
+    await failing.controller.refreshContext();
+    assert.equal(failing.ui.status?.text, 'PseudoClaude');
+    assert.deepEqual(failing.ui.errors(), []);
+    assert.match(failing.ui.logs[0] ?? '', /server not running/);
+  });
+  it('Show Context warns when the breaker tripped and can start a compaction', async () => {
+    const ui = new FakeUi();
+    const { agent, controller } = setup({
+      'pseudoclaude/context': { ...CONTEXT, autoCompactFailures: 3, autoCompactTripped: true },
+      'pseudoclaude/compact': { beforeTokens: 1, afterTokens: 1, offloaded: 0, summarized: false },
+    }, ui);
+    ui.choice = 'Compact Context';
+    ui.inputs = [''];
+    await controller.showContext();
+    assert.match(ui.messages[0]?.text ?? '', /12,000 of 200,000 tokens · 4 messages · session s1 .* Auto-compact stopped after 3 failures/);
+    assert.equal(ui.messages[0]?.level, 'warn');
+    assert.equal(ui.status?.level, 'error');
+    assert.ok(agent.methods().includes('pseudoclaude/compact'));
+  });
+  it('an error event refreshes the breaker state', async () => {
+    const { agent, controller } = setup();
+    controller.onEvent({ workspace: WS, sessionId: 's1', kind: 'error', message: 'auto-compact failed' });
+    await flush();
+    assert.deepEqual(agent.methods(), ['pseudoclaude/context']);
+  });
+});

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { AgentEvent } from '../src/protocol';
+import { summarizeArguments, Transcript } from '../src/transcript';
+import { StringSink } from './fakes';
+
+const WS = 'file:///work/app';
+const ev = (e: Record<string, unknown>): AgentEvent => ({ workspace: WS, sessionId: 's1', ...e }) as AgentEvent;
+
+describe('Transcript', () => {
+  it('streams the answer and folds tool calls into one line each', () => {
+    const sink = new StringSink();
+    const t = new Transcript(sink);
+    t.beginRun(WS, 'What is this project?');
+    t.event(ev({ kind: 'text', delta: 'Let me ' }));
+    t.event(ev({ kind: 'text', delta: 'look.' }));
+    t.event(ev({ kind: 'toolCall', id: 'c1', name: 'read_file', arguments: { path: 'README.md' } }));
+    t.event(ev({ kind: 'toolResult', id: 'c1', name: 'read_file', isError: false, bytes: 2048, preview: '# x' }));
+    t.event(ev({ kind: 'usage', inputTokens: 1, outputTokens: 2, cacheRead: 0, cacheWrite: 0 }));
+    t.event(ev({ kind: 'text', delta: 'It keeps sessions.' }));
+    t.event(ev({ kind: 'stop', stopReason: 'completed' }));
+    t.endRun({ sessionId: 's1', stopReason: 'completed', text: 'Let me look.It keeps sessions.', iterations: 2, usage: { inputTokens: 1600, outputTokens: 70 } });
+    assert.equal(
+      sink.text,
+      [
+        '',
+        '━━ You · app ━━',
+        'What is this project?',
+        '━━ PseudoClaude ━━',
+        'Let me look.',
+        '  ▸ read_file(path: README.md)',
+        '  ✓ read_file · 2.0 KB',
+        'It keeps sessions.',
+        '── completed · 2 iterations · 1.6k in / 70 out · session s1 ──',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(t.streamedChars, 'Let me look.It keeps sessions.'.length);
+  });
+
+  it('prints the result text when nothing streamed, and the error of a failed run', () => {
+    const sink = new StringSink();
+    const t = new Transcript(sink);
+    t.beginRun(WS, 'hi');
+    t.endRun({ sessionId: 's1', stopReason: 'error', text: 'partial', iterations: 1, usage: { inputTokens: 0, outputTokens: 0 }, error: 'provider failed: 401' });
+    assert.match(sink.text, /━━ PseudoClaude ━━\npartial\n── error · 1 iteration/);
+    assert.match(sink.text, /✗ provider failed: 401\n$/);
+  });
+
+  it('renders failures, compaction, memory, warnings and errors', () => {
+    const sink = new StringSink();
+    const t = new Transcript(sink);
+    t.beginRun(WS, 'go');
+    t.event(ev({ kind: 'toolResult', id: 'c', name: 'run_command', isError: true, bytes: 10, preview: '{"ok": false,\n "error": "denied"}' }));
+    t.event(ev({ kind: 'compact', layer: 2, beforeTokens: 170_000, afterTokens: 20_000, offloaded: 1 }));
+    t.event(ev({ kind: 'memory', status: 'updated', changes: [{ action: 'create', level: 'project', filename: 'project_knowledge_x.md' }] }));
+    t.event(ev({ kind: 'memory', status: 'unchanged', changes: [] }));
+    t.event(ev({ kind: 'memory', status: 'failed', changes: [], error: 'timeout' }));
+    t.event(ev({ kind: 'warning', message: 'spill failed' }));
+    t.event(ev({ kind: 'error', message: 'auto-compact failed 3 times' }));
+    const lines = sink.text.split('\n').slice(4, -1);
+    assert.deepEqual(lines, [
+      '  ✗ run_command failed: {"ok": false, "error": "denied"}',
+      '  ⇣ compacted (layer 2): 170k → 20k tokens, 1 result offloaded',
+      '  ✎ memory updated: create project project_knowledge_x.md',
+      '  ! memory update failed: timeout',
+      '  ! spill failed',
+      '  ✗ auto-compact failed 3 times',
+    ]);
+  });
+
+  it('marks events of another workspace or session with a header', () => {
+    const sink = new StringSink();
+    const t = new Transcript(sink);
+    t.event({ workspace: 'file:///work/lib', sessionId: 's9', kind: 'text', delta: 'x' });
+    assert.equal(sink.text, '── lib · session s9 ──\nx');
+    t.event({ workspace: 'file:///work/lib', sessionId: 's9', kind: 'text', delta: 'y' });
+    assert.equal(sink.text, '── lib · session s9 ──\nxy');
+  });
+
+  it('replays a resumed history briefly', () => {
+    const sink = new StringSink();
+    const t = new Transcript(sink);
+    t.note('resumed session s1 (3 messages)');
+    t.history([
+      { role: 'user', content: 'read the\nREADME' },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'c', name: 'read_file', arguments: { path: 'README.md' } }] },
+      { role: 'user', tool_result: { call_id: 'c', name: 'read_file', content: 'abc', is_error: false } },
+    ], 2);
+    assert.equal(sink.text, [
+      '· resumed session s1 (3 messages)',
+      '· (2 earlier messages not shown)',
+      'You: read the README',
+      '  ▸ read_file(path: README.md)',
+      '  ✓ read_file · 3 B',
+      '',
+    ].join('\n'));
+  });
+});
+
+describe('summarizeArguments', () => {
+  it('handles objects, raw strings and nothing', () => {
+    assert.equal(summarizeArguments({ command: 'make', args: ['test'] }), 'command: make, args: ["test"]');
+    assert.equal(summarizeArguments('{not json'), '{not json');
+    assert.equal(summarizeArguments(undefined), '');
+    assert.equal(summarizeArguments({ content: 'x'.repeat(500) }, 20).length, 20);
+  });
+});
