@@ -100,7 +100,7 @@ def _scrub(value: Any) -> Any:
         return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
         return {_scrub(k): _scrub(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # to_builtins keeps a struct's tuple fields as tuples
         return [_scrub(v) for v in value]
     return value
 
