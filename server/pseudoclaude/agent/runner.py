@@ -105,6 +105,10 @@ class Runner:
             result.stop_reason = CANCELED
             self.emit(StopEvent(CANCELED))
             raise
+        except Exception as exc:  # e.g. the session log cannot be written: say so, then fail
+            self.emit(ErrorEvent(f"the run stopped: {exc}"))
+            self.emit(StopEvent(ERROR))
+            raise
         self.emit(StopEvent(result.stop_reason))
         if result.stop_reason == COMPLETED and self.on_completed is not None:
             self.on_completed(list(result.appended))
