@@ -1,0 +1,354 @@
+"""Load benchmark: 8 workspace folders in one server, each running a task at once.
+
+One real server (``python -m pseudoclaude lsp`` over stdio, driven by pygls's ``LanguageClient``)
+with 8 workspace folders and the scripted fake model. Every folder runs one task at the same
+time: ``--rounds`` tool rounds (two ``read_file`` calls each; the first round reads a
+60,000-byte file, so its result is spilled) and a final answer, each model turn streamed with
+``--delay`` seconds before every stream event. Meanwhile the same client polls
+``pseudoclaude/context`` every 10 ms, one folder after the other, until every run has answered.
+
+Reported:
+
+- latency of those ``pseudoclaude/context`` requests (send to answer): p50, p99, max, and how
+  many took over 100 ms (target: p99 under 100 ms);
+- ``pseudoclaude/event`` notifications received against the number the scripts imply, per
+  folder and per kind (``text`` one per scripted stream chunk, ``toolCall``/``toolResult`` one
+  per call, ``usage`` one per model turn, ``compact`` one for the spill, ``stop`` one per run,
+  ``memory`` one for the memory update after the run): lost or extra events, target zero;
+- whether every run completed (``stopReason: completed``);
+- the server's peak RSS (``VmHWM`` of ``/proc/<pid>/status``, read before shutdown).
+
+The model's answers depend only on the request (which folder, which round: read from the
+markers in the files already read), so the concurrent folders cannot take each other's turns.
+
+Run: ``.venv/bin/python bench/load_bench.py [--folders 8] [--rounds 12] [--delay 0.005]``.
+Prints a table and writes ``bench/out/load_bench.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.util
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pseudoclaude.fake_model import FakeModelServer, Script
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+TASK = re.compile(r"LOAD-TASK-f(\d+)-X")
+DONE = re.compile(r"LOADMARK-f(\d+)-r(\d+)-X")
+BIG_BYTES = 60_000
+TIMEOUT = 120.0
+SLOW_MS = 100.0
+
+
+def sibling(name: str) -> ModuleType:
+    """Import ``bench/<name>.py`` (the bench folder is not a package)."""
+    key = f"pseudoclaude_bench_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Config:
+    folders: int = 8
+    rounds: int = 12
+    text_chunks: int = 4  # per tool-round turn
+    final_chunks: int = 12
+    delay: float = 0.005  # seconds before every stream event
+    poll_interval: float = 0.010
+    provider: str = "anthropic"
+    warm_up: str = "all"  # warm-up runs before the measurement: none, one or all folders
+    root: Path | None = None
+
+
+def marker(folder: int, rnd: int) -> str:
+    return f"LOADMARK-f{folder}-r{rnd}-X"
+
+
+class LoadScript(Script):
+    """Answers by request content: memory updates get ``[]``; an agent request gets the next
+    round of its folder (found from the markers of the files read so far)."""
+
+    def __init__(self, config: Config) -> None:
+        super().__init__({})
+        self.config = config
+
+    def turn(self, folder: int, rnd: int) -> dict[str, Any]:
+        c = self.config
+        if rnd >= c.rounds:
+            return {"text": [f"Folder {folder}: all {c.rounds} rounds read. "] +
+                    [f"part {i}. " for i in range(1, c.final_chunks)], "delay": c.delay}
+        first = "big.txt" if rnd == 0 else f"r{rnd}a.txt"
+        return {"text": [f"Round {rnd} of folder {folder}, "] +
+                [f"chunk {i}. " for i in range(1, c.text_chunks)],
+                "tool_calls": [
+                    {"name": "read_file", "arguments": {"path": first}},
+                    {"name": "read_file", "arguments": {"path": f"r{rnd}b.txt"}}],
+                "delay": c.delay}
+
+    def choose(self, facts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        if "long-term memory" in facts["system"] or "working summary" in facts["system"]:
+            return "memory", {"text": "[]"}
+        body = facts["body"]
+        task = TASK.search(body)
+        if task is None:
+            return "default", {"text": "no task found"}
+        folder = int(task.group(1))
+        done = [int(r) for f, r in DONE.findall(body) if int(f) == folder]
+        return "turn", self.turn(folder, max(done) + 1 if done else 0)
+
+
+def expected_events(config: Config) -> dict[str, int]:
+    """What one folder's run must send, from the script."""
+    c = config
+    return {"text": c.rounds * c.text_chunks + c.final_chunks, "toolCall": 2 * c.rounds,
+            "toolResult": 2 * c.rounds, "usage": c.rounds + 1, "compact": 1, "stop": 1,
+            "memory": 1}
+
+
+def make_folder(path: Path, number: int, rounds: int) -> None:
+    path.mkdir(parents=True)
+    (path / "README.md").write_text(f"# load folder {number}\n")
+    with open(path / "big.txt", "w") as f:
+        f.write(marker(number, 0) + "\n")
+        i = 0
+        while f.tell() < BIG_BYTES:
+            f.write(f"line {i:06d} of a large file that is spilled to a file\n")
+            i += 1
+    for rnd in range(rounds):
+        body = "".join(f"row {i} of round {rnd}\n" for i in range(80))
+        (path / f"r{rnd}a.txt").write_text(marker(number, rnd) + "\n" + body)
+        (path / f"r{rnd}b.txt").write_text(body + marker(number, rnd) + "\n")
+
+
+async def until(predicate: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@dataclass
+class Result:
+    config: dict[str, Any]
+    latencies_ms: list[float] = field(default_factory=list)
+    sent_at: list[float] = field(default_factory=list)  # seconds after the runs started
+    events: dict[str, dict[str, int]] = field(default_factory=dict)  # folder -> kind -> count
+    expected: dict[str, int] = field(default_factory=dict)  # per folder
+    stop_reasons: list[str] = field(default_factory=list)
+    run_errors: list[str] = field(default_factory=list)
+    peak_rss_kib: int | None = None
+    context_usage: int = 0
+    seconds: float = 0.0
+
+    @property
+    def lost(self) -> dict[str, dict[str, int]]:
+        """Per folder, per kind: expected − received, where they differ."""
+        out: dict[str, dict[str, int]] = {}
+        for folder, counts in self.events.items():
+            diff = {kind: n - counts.get(kind, 0) for kind, n in self.expected.items()
+                    if counts.get(kind, 0) != n}
+            diff |= {kind: -n for kind, n in counts.items() if kind not in self.expected}
+            if diff:
+                out[folder] = diff
+        return out
+
+    @property
+    def completed(self) -> bool:
+        return (len(self.stop_reasons) == self.config["folders"] and not self.run_errors
+                and all(r == "completed" for r in self.stop_reasons))
+
+    def as_json(self) -> dict[str, Any]:
+        lat = self.latencies_ms
+        received = sum(sum(c.values()) for c in self.events.values())
+        return {
+            "config": self.config, "seconds": round(self.seconds, 2),
+            "context_requests": len(lat),
+            "latency_ms": {"p50": round(percentile(lat, 0.50), 2),
+                           "p99": round(percentile(lat, 0.99), 2),
+                           "max": round(max(lat), 2) if lat else None,
+                           "mean": round(statistics.fmean(lat), 2) if lat else None,
+                           "over_100ms": sum(1 for v in lat if v > SLOW_MS),
+                           "slowest": [{"ms": round(v, 1), "at_s": round(t, 3)} for v, t in
+                                       sorted(zip(lat, self.sent_at, strict=True),
+                                              reverse=True)[:5]]},
+            "events_expected": sum(self.expected.values()) * self.config["folders"],
+            "events_received": received,
+            "events_by_kind": dict(sum((Counter(c) for c in self.events.values()), Counter())),
+            "events_lost_or_extra": self.lost,
+            "runs_completed": self.completed, "stop_reasons": self.stop_reasons,
+            "run_errors": self.run_errors,
+            "peak_rss_mib": round(self.peak_rss_kib / 1024, 1) if self.peak_rss_kib else None,
+            "context_usage_notifications": self.context_usage,
+        }
+
+
+async def run_load(config: Config) -> Result:
+    cc = sibling("crash_campaign")
+    result = Result(config={k: (str(v) if isinstance(v, Path) else v)
+                            for k, v in asdict(config).items()})
+    result.expected = expected_events(config)
+    root = Path(tempfile.mkdtemp(prefix="pc-load-", dir=config.root))
+    folders = [root / f"folder{i}" for i in range(config.folders)]
+    for i, folder in enumerate(folders):
+        make_folder(folder, i, config.rounds)
+    (root / "home").mkdir()
+    uris = [f.as_uri() for f in folders]
+    result.events = {uri: {} for uri in uris}
+    model = FakeModelServer(LoadScript(config)).start()
+    launcher = cc.Launcher("exec", root, cc.server_env(root / "home"))
+
+    def on_event(event: dict[str, Any]) -> None:
+        counts = result.events.setdefault(str(event.get("workspace")), {})
+        kind = str(event.get("kind"))
+        counts[kind] = counts.get(kind, 0) + 1
+
+    editor = cc.Editor("load-bench", on_event)
+    options = {"provider": config.provider, "apiKey": "sk-load-not-a-real-key-000000",
+               "baseUrl": model.base_url, "maxRetries": 0,
+               "memory": {"userDir": str(root / "user-memory")},
+               "approvals": {"runCommand": "allow"}}
+    try:
+        await editor.start(launcher, folders, options, root)
+        # Warm-up runs (one short turn each) before the measurement: "one" takes the provider
+        # SDK import (1-2 s of CPU in a worker thread, holding the GIL most of the time) out
+        # of the figures, "all" also each workspace's first-run set-up (its SDK client).
+        warm = {"none": [], "one": uris[:1], "all": uris}[config.warm_up]
+        for uri in warm:
+            await editor.request("pseudoclaude/run", {"workspace": uri, "prompt": "warm up"},
+                                 TIMEOUT)
+        await until(lambda: all(result.events[u].get("memory", 0) >= 1 for u in warm),
+                    "the warm-up runs' memory events")
+        result.events = {uri: {} for uri in uris}
+        for uri in uris:
+            await editor.request("pseudoclaude/context", {"workspace": uri})
+        started = time.monotonic()
+        runs = [editor.send("pseudoclaude/run", {
+            "workspace": uri, "sessionId": "new",
+            "prompt": f"Read every round's files. LOAD-TASK-f{i}-X"})
+            for i, uri in enumerate(uris)]
+        all_runs = asyncio.gather(*runs, return_exceptions=True)
+        polled = 0
+        next_at = time.monotonic()
+        while not all_runs.done():
+            uri = uris[polled % len(uris)]
+            polled += 1
+            result.sent_at.append(time.monotonic() - started)
+            sent = time.perf_counter()
+            await editor.request("pseudoclaude/context", {"workspace": uri})
+            result.latencies_ms.append((time.perf_counter() - sent) * 1000)
+            next_at += config.poll_interval
+            pause = next_at - time.monotonic()
+            if pause > 0:
+                await asyncio.sleep(pause)
+            else:
+                next_at = time.monotonic()  # behind: no burst to catch up
+            if time.monotonic() - started > TIMEOUT:
+                raise TimeoutError(f"the runs did not finish in {TIMEOUT:.0f} s")
+        for answer in await all_runs:
+            if isinstance(answer, BaseException):
+                result.run_errors.append(repr(answer))
+            else:
+                result.stop_reasons.append(str(answer.get("stopReason")))
+        result.seconds = time.monotonic() - started
+        # The memory update runs after each run has answered: wait for its event (a missing
+        # one is then reported as lost).
+        with contextlib.suppress(TimeoutError):
+            await until(lambda: all(c.get("memory", 0) >= 1 for c in result.events.values()),
+                        "the memory events", 30)
+        await asyncio.sleep(0.2)  # anything late or duplicated would arrive now
+        result.peak_rss_kib = editor.peak_rss_kib()
+        result.context_usage = editor.context_usage
+        await editor.shutdown()
+    finally:
+        if editor.process is not None and editor.process.returncode is None:
+            await editor.kill()
+        model.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    return result
+
+
+def print_table(result: Result) -> None:
+    data = result.as_json()
+    lat = data["latency_ms"]
+    c = result.config
+    print(f"\nLoad: {c['folders']} folders in one server, {c['rounds']} tool rounds each, "
+          f"{c['delay'] * 1000:.0f} ms per stream event, warm-up {c['warm_up']}; "
+          f"runs took {data['seconds']} s")
+    print(f"{'figure':<46} {'value':>10}  target")
+    p99_ok = lat["p99"] < SLOW_MS
+    print(f"{'pseudoclaude/context requests':<46} {data['context_requests']:>10}")
+    print(f"{'  latency p50 (ms)':<46} {lat['p50']:>10}")
+    print(f"{'  latency p99 (ms)':<46} {lat['p99']:>10}  < 100 {'ok' if p99_ok else 'FAIL'}")
+    print(f"{'  latency max (ms)':<46} {lat['max']:>10}")
+    print(f"{'  requests over 100 ms':<46} {lat['over_100ms']:>10}")
+    print(f"{'pseudoclaude/event expected':<46} {data['events_expected']:>10}")
+    lost = data["events_lost_or_extra"]
+    print(f"{'pseudoclaude/event received':<46} {data['events_received']:>10}  all "
+          f"{'ok' if not lost else 'FAIL'}")
+    for kind, n in sorted(data["events_by_kind"].items()):
+        print(f"{'  ' + kind:<46} {n:>10}  {result.expected.get(kind, 0) * c['folders']}")
+    print(f"{'runs completed':<46} {sum(r == 'completed' for r in result.stop_reasons):>10}"
+          f"  {c['folders']} {'ok' if result.completed else 'FAIL'}")
+    print(f"{'server peak RSS (MiB, VmHWM)':<46} {data['peak_rss_mib']!s:>10}")
+    if lost:
+        print(f"  ! lost (+) or extra (-) events: {json.dumps(lost)}")
+    for error in result.run_errors:
+        print(f"  ! {error}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--folders", type=int, default=Config.folders)
+    parser.add_argument("--rounds", type=int, default=Config.rounds)
+    parser.add_argument("--delay", type=float, default=Config.delay,
+                        help="seconds before every stream event (default 0.005)")
+    parser.add_argument("--provider", choices=("anthropic", "openai"), default="anthropic")
+    parser.add_argument("--warm-up", choices=("all", "one", "none"), default="all",
+                        help="short runs before the measurement in every folder (default), "
+                             "in one (the SDK import is then not measured) or none")
+    parser.add_argument("--out", type=Path, default=OUT / "load_bench.json")
+    args = parser.parse_args(argv)
+    config = Config(folders=args.folders, rounds=args.rounds, delay=args.delay,
+                    provider=args.provider, warm_up=args.warm_up)
+    result = asyncio.run(run_load(config))
+    print_table(result)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    print(f"\nwrote {args.out}")
+    ok = not result.lost and result.completed and result.as_json()["latency_ms"]["p99"] < SLOW_MS
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

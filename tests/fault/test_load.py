@@ -1,0 +1,50 @@
+"""Issue 9, load: several workspace folders in one server running at once (``bench/load_bench.py``
+with smaller numbers), while the same client polls ``pseudoclaude/context`` every 10 ms.
+
+Asserts that no ``pseudoclaude/event`` notification is lost or duplicated (per folder, per
+kind, against the counts the scripts imply), that every run completed and that every context
+request was answered. Latency is reported by the bench, not asserted here: CI machines are
+noisy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "load_bench.py"
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def load_bench() -> ModuleType:
+    name = "pseudoclaude_bench_load_bench"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load_bench()
+
+
+def test_concurrent_folders_lose_no_event(tmp_path: Path) -> None:
+    config = bench.Config(folders=4, rounds=4, delay=0.002, root=tmp_path)
+    result = asyncio.run(bench.run_load(config))
+    summary = result.as_json()
+    assert result.completed, (result.stop_reasons, result.run_errors)
+    assert not result.lost, summary["events_lost_or_extra"]
+    expected = bench.expected_events(config)
+    assert summary["events_received"] == sum(expected.values()) * config.folders
+    assert len(result.events) == config.folders
+    assert summary["context_requests"] > 0
+    assert result.peak_rss_kib is not None and result.peak_rss_kib > 0
