@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,7 +22,12 @@ from pseudoclaude.agent.prompt import build_system_prompt
 from pseudoclaude.agent.runner import Runner, RunResult
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.compact import CompactConfig, CompactResult, CompactRuntime, Ledger
-from pseudoclaude.config import DEFAULT_CONTEXT_WINDOWS, FALLBACK_CONTEXT_WINDOW, Settings
+from pseudoclaude.config import (
+    API_KEY_ENV,
+    DEFAULT_CONTEXT_WINDOWS,
+    FALLBACK_CONTEXT_WINDOW,
+    Settings,
+)
 from pseudoclaude.events import Event
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message
@@ -71,6 +77,7 @@ class Workspace:
         self._events = events or (lambda session_id, event: None)
         data_dir = settings.data_dir or self.root / ".PseudoClaude"
         self.store = SessionStore(data_dir)
+        self.store.ensure_data_dir()  # before the memory folders appear inside it
         user_memory = settings.memory.user_dir or Path.home() / ".PseudoClaude" / "memory"
         self.memory = MemoryManager(data_dir / "memory", user_memory, provider=self.provider,
                                     emit=self._emit, on_change=memory_changed)
@@ -179,7 +186,9 @@ class Workspace:
         if session_id in (None, "") or session_id == self.session_id:
             if self.session is None:
                 raise WorkspaceError("no active session in this workspace")
-            all_messages = self.session.conversation.messages()
+            note = self.session.note  # the model sees it; the session's record does not
+            all_messages = [m for m in self.session.conversation.messages()
+                            if note is None or m != note]
             sid = self.session.session_id
         else:
             assert session_id is not None
@@ -233,9 +242,17 @@ class Workspace:
                 system_prompt=self.system_prompt, emit=self._emit,
                 max_iterations=self.settings.max_iterations,
                 on_completed=self._remember_run,
+                secrets=self._secrets(),
             )
             result = await runner.run(prompt)
             return self.session.session_id, result
+
+    def _secrets(self) -> list[str]:
+        """The API keys this process knows, so tool output can never carry one."""
+        keys = [os.environ.get(name, "") for name in API_KEY_ENV.values()]
+        if self.settings.api_key is not None:
+            keys.append(self.settings.api_key.reveal())
+        return [key for key in keys if key]
 
     def _remember_run(self, appended: list[Message]) -> None:
         """After a completed run: the memory update, in the background."""

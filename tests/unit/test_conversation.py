@@ -103,3 +103,18 @@ def test_apply_offloads_rewrites_matching_results() -> None:
     contents = [m.tool_result.content for m in c.messages() if m.tool_result]
     assert contents == ["PREVIEW", "y" * 100]
     assert c.apply_offloads([Offload("c1", "p", 100, "PREVIEW")]) == 0  # already applied
+
+
+def test_text_that_is_not_unicode_is_cleaned_on_the_way_in() -> None:
+    logged: list[Message] = []
+    c = Conversation(hooks=Hooks(on_append=logged.append))
+    c.append(Message(role="assistant", content="bad \udcff",
+                     tool_calls=[ToolCall("c1", "write_file", {"content": "x\ud800y"})]))
+    c.add_tool_result(ToolResult("c1", "write_file", "out \udfff"))
+    stored = c.messages()
+    assert stored[0].content == "bad \ufffd"
+    assert stored[0].tool_calls[0].arguments == {"content": "x\ufffdy"}
+    assert stored[1].tool_result is not None and stored[1].tool_result.content == "out \ufffd"
+    assert logged == stored  # the log gets exactly what the model will be sent
+    c.replace("compact", [Message(role="user", content="\ud83d")])
+    assert c.messages()[0].content == "\ufffd"

@@ -302,3 +302,26 @@ def test_memory_update_after_a_run_reaches_the_next_system_prompt(tmp_path: Path
         assert line in json.dumps(last_turn["body"]["system"], ensure_ascii=False)
     statuses = [e.payload()["status"] for _, e in events if e.kind == "memory"]
     assert statuses == ["updated", "failed"]  # the second run's update had no reply scripted
+
+
+def test_the_idle_note_is_seen_by_the_model_but_not_counted(tmp_path: Path) -> None:
+    from pseudoclaude.session.codec import MessageEntry, encode
+
+    with FakeModelServer({"turns": [{"text": "welcome back"}]}) as fake:
+        ws, _ = workspace(tmp_path, fake)
+        sid = "20200101-120000-abcd"
+        ws.store.session_dir(sid).mkdir(parents=True)
+        ws.store.log_path(sid).write_bytes(b"".join(encode(e) for e in [
+            MessageEntry(role="user", content="old question", ts=1_600_000_000.0),
+            MessageEntry(role="assistant", content="old answer", ts=1_600_000_001.0)]))
+        info = asyncio.run(ws.resume("latest"))
+        assert info.message_count == 2
+        _, total, messages = asyncio.run(ws.messages(None))
+        assert total == 2 and [m.content for m in messages] == ["old question", "old answer"]
+        asyncio.run(ws.run("and now?"))
+        asyncio.run(ws.close())
+        sent = json.dumps(fake.requests[0]["body"]["messages"])
+        assert "more than 6 hours" in sent  # the model was told
+    loaded = load_session(ws.store, sid)
+    assert [m.content for m in loaded.messages] == ["old question", "old answer", "and now?",
+                                                    "welcome back"]

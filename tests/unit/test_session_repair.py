@@ -55,3 +55,14 @@ def test_orphan_results_anywhere_are_dropped() -> None:
     assert fixed == [u("q"), a("", "c1"), r("c1"), a("ok")]
     assert n == 5
     assert is_valid(fixed)
+
+
+def test_a_role_contradicting_its_fields_is_dropped() -> None:
+    bad_call = Message(role="user", tool_calls=[ToolCall("c1", "read_file", {})])
+    bad_result = Message(role="assistant", tool_result=ToolResult("c2", "read_file", "x"))
+    history = [u("q"), bad_call, r("c1"), a("", "c2"), bad_result, u("next")]
+    assert not is_valid(history)
+    fixed, n = repair(history)
+    assert is_valid(fixed) and n == 4  # bad call, its orphan result, bad result, c2 unanswered
+    assert [m.role for m in fixed] == ["user", "assistant", "user", "user"]
+    assert json.loads(fixed[2].tool_result.content)["error_type"] == "interrupted"  # type: ignore[union-attr]

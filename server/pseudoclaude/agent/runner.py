@@ -6,9 +6,10 @@ stream a model turn → append it → anchor the estimate → no tool calls: com
 update is scheduled) → else run the tools and append one result per call, in call order.
 
 Read-only tool calls that follow each other run concurrently; a call with side effects runs
-alone, after its approval. Cancellation ends the run at once: calls without a result get a
-``canceled`` error result, so the history is valid for the next request and on resume, and
-``CancelledError`` propagates to the caller.
+alone, after its approval. A tool result that contains one of the API keys in use has it
+replaced by ``[redacted]`` before anything sees it. Cancellation ends the run at once: calls
+without a result get a ``canceled`` error result, so the history is valid for the next
+request and on resume, and ``CancelledError`` propagates to the caller.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pseudoclaude.events import (
     UsageUpdate,
     WarningEvent,
 )
-from pseudoclaude.llm.errors import MaxTokensTruncated, ProviderError
+from pseudoclaude.llm.errors import MaxTokensTruncated, ProviderError, scrub
 from pseudoclaude.llm.provider import (
     Provider,
     Retrying,
@@ -78,6 +79,7 @@ class Runner:
         emit: Emit,
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         on_completed: Callable[[list[Message]], None] | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
         self.conversation = conversation
         self.compact = compact
@@ -88,6 +90,7 @@ class Runner:
         self.emit = emit
         self.max_iterations = max_iterations
         self.on_completed = on_completed
+        self.secrets = [s for s in secrets if s and len(s) >= 8]
 
     def _append(self, message: Message, appended: list[Message]) -> None:
         """Append and remember it for this run.
@@ -233,6 +236,10 @@ class Runner:
                 self._report(result)
                 return result
         result = await self.tools.execute(call)
+        if any(secret in result.content for secret in self.secrets):
+            # e.g. a command that printed /proc/<server pid>/environ: never log or send a key
+            result = ToolResult(result.call_id, result.name,
+                                scrub(result.content, self.secrets), result.is_error)
         self._report(result)
         return result
 

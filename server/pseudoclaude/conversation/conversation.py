@@ -7,7 +7,9 @@ Two locks:
   the order they were applied (the session log replays to the same list). It is re-entrant so
   a hook may read the conversation, and it is released before the caller continues.
 
-Hooks are called after ``_state`` is released, always with private copies.
+Hooks are called after ``_state`` is released, always with private copies. Text that is not
+valid Unicode (lone surrogates) becomes U+FFFD on the way in, so what the model is sent, what
+the log holds and what the conversation holds are always the same.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pseudoclaude.llm.types import (
     ThinkingBlock,
     ToolCall,
     ToolResult,
+    clean_message,
     copy_message,
     copy_messages,
 )
@@ -111,7 +114,7 @@ class Conversation:
 
     def append(self, message: Message) -> Message:
         """Append a copy of ``message``; returns when every hook (the log's fsync) returned."""
-        stored = copy_message(message)
+        stored = clean_message(copy_message(message))
         with self._order:
             with self._state:
                 self._messages.append(stored)
@@ -126,7 +129,7 @@ class Conversation:
             raise ValueError(
                 f"unknown replace reason {reason!r}; expected one of {sorted(REPLACE_REASONS)}"
             )
-        stored = copy_messages(list(messages))
+        stored = [clean_message(m) for m in copy_messages(list(messages))]
         with self._order:
             with self._state:
                 self._messages = stored

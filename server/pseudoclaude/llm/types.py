@@ -11,6 +11,7 @@ v1 session log (empty fields omitted).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 import msgspec
@@ -131,6 +132,39 @@ def copy_message(message: Message) -> Message:
 
 def copy_messages(messages: list[Message]) -> list[Message]:
     return [copy_message(m) for m in messages]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_value(value: Any) -> Any:
+    """``value`` with lone surrogates (text that is not valid Unicode, e.g. from undecodable
+    bytes) replaced by U+FFFD, in strings at any depth; unchanged objects are returned as is."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {clean_value(k): clean_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_value(v) for v in value]
+    return value
+
+
+def clean_message(message: Message) -> Message:
+    """A message every provider and the log can encode (see :func:`clean_value`).
+
+    Works on a private copy: it may modify ``message`` in place.
+    """
+    message.content = clean_value(message.content)
+    for call in message.tool_calls:
+        call.id, call.name = clean_value(call.id), clean_value(call.name)
+        call.arguments = clean_value(call.arguments)
+    result = message.tool_result
+    if result is not None:
+        result.call_id, result.name = clean_value(result.call_id), clean_value(result.name)
+        result.content = clean_value(result.content)
+    for block in message.thinking:
+        block.thinking = clean_value(block.thinking)
+    return message
 
 
 def error_envelope(tool: str, error_type: str, error: str) -> str:

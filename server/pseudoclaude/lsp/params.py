@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pseudoclaude.llm.types import clean_value
 from pseudoclaude.session import is_session_id
 
 LEVELS = ("project", "user")
@@ -48,7 +49,7 @@ def string(params: dict[str, Any], field: str, *, required: bool = False,
         raise ParamError(field, f"must be a string, got {_kind(value)}")
     if not allow_empty and not value.strip():
         raise ParamError(field, "must not be empty")
-    return value
+    return str(clean_value(value))  # lone surrogates (legal in JSON) become U+FFFD
 
 
 def integer(params: dict[str, Any], field: str, *, minimum: int = 0) -> int | None:

@@ -10,13 +10,19 @@ A line neither path accepts raises :class:`BadLine`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from pseudoclaude.llm.types import Message, Role, ThinkingBlock, ToolCall, ToolResult
+from pseudoclaude.llm.types import (
+    Message,
+    Role,
+    ThinkingBlock,
+    ToolCall,
+    ToolResult,
+    clean_value,
+)
 
 LOG_VERSION = 1
 
@@ -83,7 +89,6 @@ class BadLine(ValueError):
 
 
 _decoder = msgspec.json.Decoder(Entry)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _encoder = msgspec.json.Encoder()
 
 
@@ -92,17 +97,7 @@ def encode(entry: Entry) -> bytes:
     try:
         return _encoder.encode(entry) + b"\n"
     except UnicodeEncodeError:
-        return _encoder.encode(_scrub(msgspec.to_builtins(entry))) + b"\n"
-
-
-def _scrub(value: Any) -> Any:
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_scrub(k): _scrub(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):  # to_builtins keeps a struct's tuple fields as tuples
-        return [_scrub(v) for v in value]
-    return value
+        return _encoder.encode(clean_value(msgspec.to_builtins(entry))) + b"\n"
 
 
 def decode(line: bytes) -> Entry:

@@ -38,6 +38,7 @@ from pseudoclaude.session.codec import (
 )
 
 DEFAULT_LINE_LIMIT = 64 * 1024 * 1024
+MAX_TS = 32_503_680_000.0  # year 3000: later "timestamps" are not seconds
 _BLOCK = 1 << 20
 _TOO_LONG = object()
 _batch_decoder = msgspec.json.Decoder(list[Entry])
@@ -104,7 +105,7 @@ class _State:
                 r.header = entry
             return
         ts = cast("MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry", entry).ts
-        if ts:
+        if 0 < ts < MAX_TS:  # a hand-made line may carry milliseconds, or nonsense
             r.last_ts = ts
 
     def finish(self) -> None:

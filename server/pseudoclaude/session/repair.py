@@ -5,7 +5,9 @@ follows its call, so any provider accepts the history:
 - a tool-call message dangling at the tail (crash mid-tool) is dropped with its partial results;
   its text, if any, stays as a plain assistant message;
 - a call in the middle that has no result gets a synthetic error result ``interrupted``;
-- orphan results (no matching call right before them) and duplicate results are dropped.
+- orphan results (no matching call right before them) and duplicate results are dropped;
+- a message whose role contradicts its fields (a ``user`` message with tool calls, an
+  ``assistant`` message with a tool result) is dropped: no provider accepts it.
 Each fix counts as one repair.
 """
 
@@ -24,6 +26,9 @@ def repair(messages: list[Message]) -> tuple[list[Message], int]:
     while i < n:
         message = messages[i]
         i += 1
+        if not _well_formed(message):
+            repairs += 1  # e.g. a "user" line carrying tool calls: no provider accepts it
+            continue
         if message.tool_result is not None:
             repairs += 1  # an orphan: no tool-call message right before it
             continue
@@ -36,7 +41,7 @@ def repair(messages: list[Message]) -> tuple[list[Message], int]:
         while i < n and messages[i].tool_result is not None:
             result = messages[i].tool_result
             assert result is not None
-            if result.call_id in pending:
+            if result.call_id in pending and _well_formed(messages[i]):
                 del pending[result.call_id]
                 results.append(messages[i])
             else:
@@ -61,12 +66,22 @@ def repair(messages: list[Message]) -> tuple[list[Message], int]:
     return out, repairs
 
 
+def _well_formed(message: Message) -> bool:
+    """Tool calls only on assistant messages, results only on user messages, never both."""
+    if message.tool_result is not None:
+        return message.role == "user" and not message.tool_calls
+    return not message.tool_calls or message.role == "assistant"
+
+
 def is_valid(messages: list[Message]) -> bool:
-    """True when every call is answered right after it and every result follows its call."""
+    """True when every message is well formed, every call is answered right after it and
+    every result follows its call."""
     i, n = 0, len(messages)
     while i < n:
         message = messages[i]
         i += 1
+        if not _well_formed(message):
+            return False
         if message.tool_result is not None:
             return False
         if not message.tool_calls:
@@ -74,7 +89,8 @@ def is_valid(messages: list[Message]) -> bool:
         wanted = {call.id for call in message.tool_calls}
         answered: set[str] = set()
         while i < n and (result := messages[i].tool_result) is not None:
-            if result.call_id not in wanted or result.call_id in answered:
+            if (result.call_id not in wanted or result.call_id in answered
+                    or not _well_formed(messages[i])):
                 return False
             answered.add(result.call_id)
             i += 1

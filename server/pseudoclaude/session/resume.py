@@ -35,7 +35,11 @@ class OpenSession:
     writer: SessionWriter
     conversation: Conversation
     loaded: LoadedSession | None = None  # None for a brand-new session
-    idle_note: bool = False
+    note: Message | None = None  # the idle note, in memory only (not logged, not counted)
+
+    @property
+    def idle_note(self) -> bool:
+        return self.note is not None
 
     @property
     def session_id(self) -> str:
@@ -72,7 +76,10 @@ def load_session(store: SessionStore, ref: str) -> LoadedSession:
 def idle_note(last_activity: float, now: float) -> Message | None:
     if now - last_activity <= IDLE_NOTE_AFTER_SECONDS:
         return None
-    when = datetime.fromtimestamp(last_activity, UTC).astimezone()
+    try:
+        when = datetime.fromtimestamp(last_activity, UTC).astimezone()
+    except (ValueError, OverflowError, OSError):  # not a time: say nothing rather than fail
+        return None
     return Message(
         role="user",
         content=(
@@ -114,5 +121,5 @@ def resume_session(
         writer=writer,
         conversation=Conversation(messages, hooks=writer.hooks()),
         loaded=loaded,
-        idle_note=note is not None,
+        note=note,
     )

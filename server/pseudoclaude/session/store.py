@@ -52,12 +52,20 @@ class SessionStore:
         self.data_dir = Path(data_dir)
         self.sessions_dir = self.data_dir / "sessions"
 
-    def ensure(self) -> None:
+    def ensure_data_dir(self) -> None:
+        """Create ``<dataDir>`` (0700) with its ``.gitignore`` if it does not exist yet.
+
+        Whoever creates the folder first (the sessions, or the memory watcher creating
+        ``memory/`` inside it) must go through here, or session logs could be committed.
+        """
         if make_private_dir(self.data_dir):
             gitignore = self.data_dir / ".gitignore"
             fd = os.open(gitignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(GITIGNORE)
+
+    def ensure(self) -> None:
+        self.ensure_data_dir()
         make_private_dir(self.sessions_dir)
 
     def session_dir(self, session_id: str) -> Path:
