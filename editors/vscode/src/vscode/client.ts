@@ -206,7 +206,12 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
       sent = { ...params, workDoneToken: token };
     }
     try {
-      return (await client.sendRequest(method, sent, options.token)) as ResultOf<M>;
+      // Pass a token only when there is one: a trailing `undefined` would be taken as a second
+      // parameter, and the params would go out as an array.
+      const pending = options.token
+        ? client.sendRequest(method, sent, options.token)
+        : client.sendRequest(method, sent);
+      return (await pending) as ResultOf<M>;
     } finally {
       progress?.dispose();
     }
