@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean
+.PHONY: demo test bench lint venv clean editors-test test-vscode
 
 venv: $(STAMP)
 
@@ -18,8 +18,25 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/pseudoclaude demo
 
-test: $(STAMP) lint
+test: $(STAMP) lint editors-test
 	$(BIN)/python -m pytest -q
+
+# The VS Code extension: npm ci (again only when its lock file changes), tsc, node --test.
+# (The Neovim plugin's tests are in tests/editors and run with pytest above.)
+VSCODE := editors/vscode
+VSCODE_STAMP := $(VSCODE)/node_modules/.installed
+
+$(VSCODE_STAMP): $(VSCODE)/package-lock.json
+	cd $(VSCODE) && npm ci --no-audit --no-fund
+	touch $(VSCODE_STAMP)
+
+editors-test: $(VSCODE_STAMP)
+	cd $(VSCODE) && npm test
+
+# Opt-in (not part of `test`): the packaged .vsix in a real VS Code (code-server 4.139 on Node 24)
+# driven by Debian's Chromium; installs what it needs on first use (~3 min, ~700 MB).
+test-vscode: $(STAMP)
+	bash $(VSCODE)/smoke/run.sh $(abspath $(BIN)/python)
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench
