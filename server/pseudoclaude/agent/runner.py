@@ -48,6 +48,7 @@ from pseudoclaude.llm.types import Message, ToolCall, ToolResult, Usage, error_e
 DEFAULT_MAX_ITERATIONS = 15
 UNKNOWN_TOOL_LIMIT = 2
 PREVIEW_CHARS = 200
+YIELD_EVERY = 0.002  # seconds of streaming between two turns given to the event loop
 
 COMPLETED = "completed"
 MAX_ITERATIONS = "max_iterations"
@@ -175,8 +176,15 @@ class Runner:
     async def _stream(self, provider: Provider, system: str, specs: list[ToolSpec],
                       turn: TurnBuilder) -> None:
         messages = self.conversation.messages()
+        loop = asyncio.get_running_loop()
+        next_yield = loop.time() + YIELD_EVERY
         async with contextlib.aclosing(provider.stream(system, messages, specs)) as events:
             async for event in events:
+                if loop.time() >= next_yield:
+                    # A fast stream never waits on the network: give the loop a turn so the
+                    # editor's read-only requests are answered while the answer streams.
+                    await asyncio.sleep(0)
+                    next_yield = loop.time() + YIELD_EVERY
                 turn.add(event)
                 if isinstance(event, TextDelta):
                     self.emit(TextEvent(event.text))

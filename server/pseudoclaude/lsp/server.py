@@ -27,6 +27,7 @@ from pseudoclaude.compact import CompactError
 from pseudoclaude.config import ConfigError, load_settings
 from pseudoclaude.events import CompactEvent, Event, StopEvent, ToolCallEvent, UsageUpdate
 from pseudoclaude.llm.errors import ProviderError
+from pseudoclaude.llm.provider import preload
 from pseudoclaude.lsp.approver import LspApprover
 from pseudoclaude.lsp.logs import LspLogHandler
 from pseudoclaude.lsp.methods import (
@@ -293,6 +294,8 @@ def create_server() -> PseudoClaudeServer:
                 server.workspace_for(uri)
             except (RequestFailed, ConfigError) as exc:
                 log.warning("%s: %s", uri, exc)
+        for provider in {ws.settings.provider for ws in server.workspaces.values()}:
+            server.spawn(preload(provider))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
