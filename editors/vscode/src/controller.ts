@@ -79,7 +79,8 @@ export class Controller {
     const state = folder ? this.meter.get(folder.uri) : undefined;
     const running = folder ? this.runs.has(normalizeUri(folder.uri)) : false;
     const named = this.ui.folders().length > 1 ? folder?.name : undefined;
-    this.ui.setStatus(meterView(state && { ...state, running }, named));
+    const empty = { sessionId: null, estimatedTokens: 0, contextWindow: 0, autoCompactThreshold: 0 };
+    this.ui.setStatus(meterView(state || running ? { ...(state ?? empty), running } : undefined, named));
   }
 
   /** Ask the server for the context state of a folder (quietly: failures only go to the log). */

@@ -30,10 +30,11 @@ export const WARNING_RATIO = 0.85;
 
 export function meterView(state: MeterState | undefined, folderName?: string): MeterView {
   const where = folderName ? ` (${folderName})` : '';
-  if (!state) {
+  if (!state || (state.sessionId === null && state.estimatedTokens === 0)) {
+    const running = state?.running ? '$(sync~spin) ' : '';
     return {
-      text: 'PseudoClaude',
-      tooltip: `PseudoClaude${where}: no context usage yet. Click for details.`,
+      text: `${running}PseudoClaude`,
+      tooltip: `PseudoClaude${where}: no conversation yet. Click for details.`,
       level: 'normal',
     };
   }

@@ -32,6 +32,7 @@ export function summarizeArguments(args: unknown, max = 100): string {
 
 export class Transcript {
   private atLineStart = true;
+  private written = false;
   private streamed = 0;
   private current: { workspace: string; sessionId: string } | undefined;
 
@@ -47,6 +48,7 @@ export class Transcript {
       return;
     }
     this.sink.append(text);
+    this.written = true;
     this.atLineStart = text.endsWith('\n');
   }
 
@@ -61,7 +63,9 @@ export class Transcript {
   beginRun(workspace: string, prompt: string): void {
     this.streamed = 0;
     this.current = undefined;
-    this.line('');
+    if (this.written) {
+      this.line('');
+    }
     this.line(`━━ You · ${baseName(workspace)} ━━`);
     this.line(prompt.trimEnd());
     this.line('━━ PseudoClaude ━━');

@@ -27,6 +27,7 @@ describe('Ask', () => {
   it('sends the prompt for the folder, streams into the transcript and updates the meter', async () => {
     const { agent, ui, sink, controller } = setup({
       'pseudoclaude/run': (_p: unknown, o?: RequestOptions) => {
+        assert.equal(ui.status?.text, '$(sync~spin) PseudoClaude', 'busy before any numbers');
         o?.onProgress?.({ kind: 'begin', title: 'run' });
         o?.onProgress?.({ kind: 'report', message: 'model turn 1' });
         controller.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'It keeps ' });

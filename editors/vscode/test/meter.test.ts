@@ -9,6 +9,9 @@ describe('meterView', () => {
     const v = meterView(undefined);
     assert.equal(v.text, 'PseudoClaude');
     assert.equal(v.level, 'normal');
+    const fresh = meterView({ sessionId: null, estimatedTokens: 0, contextWindow: 200_000, autoCompactThreshold: 167_000 });
+    assert.equal(fresh.text, 'PseudoClaude');
+    assert.equal(meterView({ sessionId: null, estimatedTokens: 0, contextWindow: 1, autoCompactThreshold: 1, running: true }).text, '$(sync~spin) PseudoClaude');
   });
   it('shows tokens/window', () => {
     const v = meterView({ sessionId: 's1', estimatedTokens: 12_000, contextWindow: 200_000, autoCompactThreshold: 167_000 });

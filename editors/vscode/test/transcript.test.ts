@@ -23,7 +23,6 @@ describe('Transcript', () => {
     assert.equal(
       sink.text,
       [
-        '',
         '━━ You · app ━━',
         'What is this project?',
         '━━ PseudoClaude ━━',
@@ -58,7 +57,7 @@ describe('Transcript', () => {
     t.event(ev({ kind: 'memory', status: 'failed', changes: [], error: 'timeout' }));
     t.event(ev({ kind: 'warning', message: 'spill failed' }));
     t.event(ev({ kind: 'error', message: 'auto-compact failed 3 times' }));
-    const lines = sink.text.split('\n').slice(4, -1);
+    const lines = sink.text.split('\n').slice(3, -1);
     assert.deepEqual(lines, [
       '  ✗ run_command failed: {"ok": false, "error": "denied"}',
       '  ⇣ compacted (layer 2): 170k → 20k tokens, 1 result offloaded',
@@ -67,6 +66,15 @@ describe('Transcript', () => {
       '  ! spill failed',
       '  ✗ auto-compact failed 3 times',
     ]);
+  });
+
+  it('separates questions with a blank line', () => {
+    const sink = new StringSink();
+    const t = new Transcript(sink);
+    t.beginRun(WS, 'one');
+    t.abortRun('canceled');
+    t.beginRun(WS, 'two');
+    assert.equal(sink.text, '━━ You · app ━━\none\n━━ PseudoClaude ━━\n── canceled ──\n\n━━ You · app ━━\ntwo\n━━ PseudoClaude ━━\n');
   });
 
   it('marks events of another workspace or session with a header', () => {
