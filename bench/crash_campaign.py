@@ -23,9 +23,10 @@ After the last kill every lane resumes once more and shuts its server down clean
 
 Checks (their counts are the campaign's targets: all zero):
 
-- ``servers that failed to start``, ``resumes failed`` (the resume request errored or timed out)
-  and ``resume mismatches`` (it answered another session, or a message count different from
-  what ``load_session`` gave for the same bytes just before);
+- ``servers that failed to start``, ``servers that died before the kill`` (on their own),
+  ``resumes failed`` (the resume request errored or timed out) and ``resume mismatches`` (it
+  answered another session, or a message count different from what ``load_session`` gave for
+  the same bytes just before);
 - ``sessions unloadable`` and ``protocol-invalid histories``:
   ``pseudoclaude.session.repair.is_valid(load_session(store, "latest").messages)``;
 - ``acknowledged messages lost``. A message is *acknowledged* when the client has received
@@ -793,11 +794,12 @@ class Config:
     before_check: Callable[[Lane], None] | None = None  # a test seam: break something first
 
 
-COUNTS = ("servers that failed to start", "resumes failed", "resume mismatches",
-          "sessions unloadable", "protocol-invalid histories", "acknowledged messages lost",
-          "memory files corrupt", "acknowledged memory changes lost",
-          "spill files missing or short", "compact replaces not keeping a suffix",
-          "unexpected replaces", "operations failed", "operations hung")
+COUNTS = ("servers that failed to start", "servers that died before the kill",
+          "resumes failed", "resume mismatches", "sessions unloadable",
+          "protocol-invalid histories", "acknowledged messages lost", "memory files corrupt",
+          "acknowledged memory changes lost", "spill files missing or short",
+          "compact replaces not keeping a suffix", "unexpected replaces", "operations failed",
+          "operations hung")
 
 
 @dataclass
@@ -1034,6 +1036,11 @@ class Lane:
             self.run_seconds)
         delay = self.rng.uniform(0.0, span)
         await asyncio.sleep(delay)
+        assert editor.process is not None
+        if editor.process.returncode is not None or work.done():
+            self.report.fail("servers that died before the kill", f"lane {self.number}: "
+                             f"exit status {editor.process.returncode} "
+                             f"{editor.diagnostics()[-1500:]}")
         self.report.phases[self.phase()] += 1
         await editor.kill()
         # Everything the server sent has been read: a request still pending never gets an

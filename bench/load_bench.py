@@ -20,6 +20,11 @@ Reported:
 
 The model's answers depend only on the request (which folder, which round: read from the
 markers in the files already read), so the concurrent folders cannot take each other's turns.
+The whole measurement is repeated ``--repeats`` times (3; new sessions each time) for more
+latency samples; events are counted per repeat. Before it, a short warm-up run in every folder
+(``--warm-up all``) takes the provider SDK import and each workspace's first-run set-up out of
+the figures; ``--warm-up one`` leaves the per-workspace set-up in, ``--warm-up none`` the
+import too.
 
 Run: ``.venv/bin/python bench/load_bench.py [--folders 8] [--rounds 12] [--delay 0.005]``.
 Prints a table and writes ``bench/out/load_bench.json``.
@@ -77,6 +82,7 @@ class Config:
     final_chunks: int = 12
     delay: float = 0.005  # seconds before every stream event
     poll_interval: float = 0.010
+    repeats: int = 3  # the runs again (new sessions), for more latency samples
     provider: str = "anthropic"
     warm_up: str = "all"  # warm-up runs before the measurement: none, one or all folders
     root: Path | None = None
@@ -164,7 +170,8 @@ class Result:
     latencies_ms: list[float] = field(default_factory=list)
     sent_at: list[float] = field(default_factory=list)  # seconds after the runs started
     events: dict[str, dict[str, int]] = field(default_factory=dict)  # folder -> kind -> count
-    expected: dict[str, int] = field(default_factory=dict)  # per folder
+    rounds: list[dict[str, dict[str, int]]] = field(default_factory=list)  # events, per repeat
+    expected: dict[str, int] = field(default_factory=dict)  # per folder and repeat
     stop_reasons: list[str] = field(default_factory=list)
     run_errors: list[str] = field(default_factory=list)
     peak_rss_kib: int | None = None
@@ -173,24 +180,30 @@ class Result:
 
     @property
     def lost(self) -> dict[str, dict[str, int]]:
-        """Per folder, per kind: expected − received, where they differ."""
+        """Per repeat and folder, per kind: expected − received, where they differ."""
         out: dict[str, dict[str, int]] = {}
-        for folder, counts in self.events.items():
-            diff = {kind: n - counts.get(kind, 0) for kind, n in self.expected.items()
-                    if counts.get(kind, 0) != n}
-            diff |= {kind: -n for kind, n in counts.items() if kind not in self.expected}
-            if diff:
-                out[folder] = diff
+        for number, events in enumerate(self.rounds):
+            for folder, counts in events.items():
+                diff = {kind: n - counts.get(kind, 0) for kind, n in self.expected.items()
+                        if counts.get(kind, 0) != n}
+                diff |= {kind: -n for kind, n in counts.items() if kind not in self.expected}
+                if diff:
+                    out[f"repeat {number + 1} {folder}"] = diff
         return out
 
     @property
     def completed(self) -> bool:
-        return (len(self.stop_reasons) == self.config["folders"] and not self.run_errors
+        runs = self.config["folders"] * self.config["repeats"]
+        return (len(self.stop_reasons) == runs and not self.run_errors
                 and all(r == "completed" for r in self.stop_reasons))
 
     def as_json(self) -> dict[str, Any]:
         lat = self.latencies_ms
-        received = sum(sum(c.values()) for c in self.events.values())
+        received = sum(sum(c.values()) for events in self.rounds for c in events.values())
+        by_kind: Counter[str] = Counter()
+        for events in self.rounds:
+            for counts in events.values():
+                by_kind.update(counts)
         return {
             "config": self.config, "seconds": round(self.seconds, 2),
             "context_requests": len(lat),
@@ -202,15 +215,59 @@ class Result:
                            "slowest": [{"ms": round(v, 1), "at_s": round(t, 3)} for v, t in
                                        sorted(zip(lat, self.sent_at, strict=True),
                                               reverse=True)[:5]]},
-            "events_expected": sum(self.expected.values()) * self.config["folders"],
+            "events_expected": sum(self.expected.values()) * self.config["folders"] *
+            len(self.rounds),
             "events_received": received,
-            "events_by_kind": dict(sum((Counter(c) for c in self.events.values()), Counter())),
+            "events_by_kind": dict(by_kind),
             "events_lost_or_extra": self.lost,
             "runs_completed": self.completed, "stop_reasons": self.stop_reasons,
             "run_errors": self.run_errors,
             "peak_rss_mib": round(self.peak_rss_kib / 1024, 1) if self.peak_rss_kib else None,
             "context_usage_notifications": self.context_usage,
         }
+
+
+async def measure(editor: Any, uris: list[str], config: Config, result: Result,
+                  started: float) -> None:
+    """One repeat: every folder runs its task at once while ``pseudoclaude/context`` is polled
+    every ``poll_interval``, one folder after the other; then the memory events are awaited."""
+    result.events = {uri: {} for uri in uris}
+    result.rounds.append(result.events)
+    runs = [editor.send("pseudoclaude/run", {
+        "workspace": uri, "sessionId": "new",
+        "prompt": f"Read every round's files. LOAD-TASK-f{i}-X"})
+        for i, uri in enumerate(uris)]
+    all_runs = asyncio.gather(*runs, return_exceptions=True)
+    polled = 0
+    began = time.monotonic()
+    next_at = began
+    while not all_runs.done():
+        uri = uris[polled % len(uris)]
+        polled += 1
+        result.sent_at.append(time.monotonic() - started)
+        sent = time.perf_counter()
+        await editor.request("pseudoclaude/context", {"workspace": uri})
+        result.latencies_ms.append((time.perf_counter() - sent) * 1000)
+        next_at += config.poll_interval
+        pause = next_at - time.monotonic()
+        if pause > 0:
+            await asyncio.sleep(pause)
+        else:
+            next_at = time.monotonic()  # behind: no burst to catch up
+        if time.monotonic() - began > TIMEOUT:
+            raise TimeoutError(f"the runs did not finish in {TIMEOUT:.0f} s")
+    for answer in await all_runs:
+        if isinstance(answer, BaseException):
+            result.run_errors.append(repr(answer))
+        else:
+            result.stop_reasons.append(str(answer.get("stopReason")))
+    # The memory update runs after each run has answered: wait for its event (a missing one
+    # is then reported as lost).
+    events = result.events
+    with contextlib.suppress(TimeoutError):
+        await until(lambda: all(c.get("memory", 0) >= 1 for c in events.values()),
+                    "the memory events", 30)
+    await asyncio.sleep(0.2)  # anything late or duplicated would arrive now
 
 
 async def run_load(config: Config) -> Result:
@@ -249,47 +306,18 @@ async def run_load(config: Config) -> Result:
                                  TIMEOUT)
         await until(lambda: all(result.events[u].get("memory", 0) >= 1 for u in warm),
                     "the warm-up runs' memory events")
-        result.events = {uri: {} for uri in uris}
         for uri in uris:
             await editor.request("pseudoclaude/context", {"workspace": uri})
         started = time.monotonic()
-        runs = [editor.send("pseudoclaude/run", {
-            "workspace": uri, "sessionId": "new",
-            "prompt": f"Read every round's files. LOAD-TASK-f{i}-X"})
-            for i, uri in enumerate(uris)]
-        all_runs = asyncio.gather(*runs, return_exceptions=True)
-        polled = 0
-        next_at = time.monotonic()
-        while not all_runs.done():
-            uri = uris[polled % len(uris)]
-            polled += 1
-            result.sent_at.append(time.monotonic() - started)
-            sent = time.perf_counter()
-            await editor.request("pseudoclaude/context", {"workspace": uri})
-            result.latencies_ms.append((time.perf_counter() - sent) * 1000)
-            next_at += config.poll_interval
-            pause = next_at - time.monotonic()
-            if pause > 0:
-                await asyncio.sleep(pause)
-            else:
-                next_at = time.monotonic()  # behind: no burst to catch up
-            if time.monotonic() - started > TIMEOUT:
-                raise TimeoutError(f"the runs did not finish in {TIMEOUT:.0f} s")
-        for answer in await all_runs:
-            if isinstance(answer, BaseException):
-                result.run_errors.append(repr(answer))
-            else:
-                result.stop_reasons.append(str(answer.get("stopReason")))
+        for _ in range(config.repeats):
+            await measure(editor, uris, config, result, started)
         result.seconds = time.monotonic() - started
-        # The memory update runs after each run has answered: wait for its event (a missing
-        # one is then reported as lost).
-        with contextlib.suppress(TimeoutError):
-            await until(lambda: all(c.get("memory", 0) >= 1 for c in result.events.values()),
-                        "the memory events", 30)
-        await asyncio.sleep(0.2)  # anything late or duplicated would arrive now
         result.peak_rss_kib = editor.peak_rss_kib()
         result.context_usage = editor.context_usage
         await editor.shutdown()
+    except Exception as exc:
+        raise RuntimeError(f"load bench: {exc!r}\nserver stderr (end):\n"
+                           f"{editor.diagnostics()}") from exc
     finally:
         if editor.process is not None and editor.process.returncode is None:
             await editor.kill()
@@ -302,9 +330,9 @@ def print_table(result: Result) -> None:
     data = result.as_json()
     lat = data["latency_ms"]
     c = result.config
-    print(f"\nLoad: {c['folders']} folders in one server, {c['rounds']} tool rounds each, "
-          f"{c['delay'] * 1000:.0f} ms per stream event, warm-up {c['warm_up']}; "
-          f"runs took {data['seconds']} s")
+    print(f"\nLoad: {c['folders']} folders in one server, each running a task at once "
+          f"({c['rounds']} tool rounds, {c['delay'] * 1000:.0f} ms per stream event), "
+          f"{c['repeats']} time(s); warm-up {c['warm_up']}; {data['seconds']} s")
     print(f"{'figure':<46} {'value':>10}  target")
     p99_ok = lat["p99"] < SLOW_MS
     print(f"{'pseudoclaude/context requests':<46} {data['context_requests']:>10}")
@@ -317,9 +345,10 @@ def print_table(result: Result) -> None:
     print(f"{'pseudoclaude/event received':<46} {data['events_received']:>10}  all "
           f"{'ok' if not lost else 'FAIL'}")
     for kind, n in sorted(data["events_by_kind"].items()):
-        print(f"{'  ' + kind:<46} {n:>10}  {result.expected.get(kind, 0) * c['folders']}")
+        print(f"{'  ' + kind:<46} {n:>10}  "
+              f"{result.expected.get(kind, 0) * c['folders'] * c['repeats']}")
     print(f"{'runs completed':<46} {sum(r == 'completed' for r in result.stop_reasons):>10}"
-          f"  {c['folders']} {'ok' if result.completed else 'FAIL'}")
+          f"  {c['folders'] * c['repeats']} {'ok' if result.completed else 'FAIL'}")
     print(f"{'server peak RSS (MiB, VmHWM)':<46} {data['peak_rss_mib']!s:>10}")
     if lost:
         print(f"  ! lost (+) or extra (-) events: {json.dumps(lost)}")
@@ -330,6 +359,9 @@ def print_table(result: Result) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--folders", type=int, default=Config.folders)
+    parser.add_argument("--repeats", type=int, default=Config.repeats,
+                        help="run the folders' tasks this many times, in new sessions, for "
+                             "more latency samples (default 3)")
     parser.add_argument("--rounds", type=int, default=Config.rounds)
     parser.add_argument("--delay", type=float, default=Config.delay,
                         help="seconds before every stream event (default 0.005)")
@@ -340,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT / "load_bench.json")
     args = parser.parse_args(argv)
     config = Config(folders=args.folders, rounds=args.rounds, delay=args.delay,
+                    repeats=args.repeats,
                     provider=args.provider, warm_up=args.warm_up)
     result = asyncio.run(run_load(config))
     print_table(result)

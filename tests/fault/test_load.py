@@ -38,13 +38,13 @@ bench = load_bench()
 
 
 def test_concurrent_folders_lose_no_event(tmp_path: Path) -> None:
-    config = bench.Config(folders=4, rounds=4, delay=0.002, root=tmp_path)
+    config = bench.Config(folders=4, rounds=4, delay=0.002, repeats=2, root=tmp_path)
     result = asyncio.run(bench.run_load(config))
     summary = result.as_json()
     assert result.completed, (result.stop_reasons, result.run_errors)
     assert not result.lost, summary["events_lost_or_extra"]
     expected = bench.expected_events(config)
-    assert summary["events_received"] == sum(expected.values()) * config.folders
-    assert len(result.events) == config.folders
+    assert summary["events_received"] == sum(expected.values()) * config.folders * 2
+    assert len(result.rounds) == 2 and all(len(r) == config.folders for r in result.rounds)
     assert summary["context_requests"] > 0
     assert result.peak_rss_kib is not None and result.peak_rss_kib > 0
