@@ -334,6 +334,28 @@ step('statusline', function()
   assert(#errors_shown() == 1, vim.inspect(errors_shown()))
 end)
 
+step('server exits during a run', function()
+  vim.cmd('PseudoClaudeAsk a slow question, again')
+  wait_for('the run to stream', function()
+    local text = transcript_text()
+    local _, count = text:gsub('Thinking slowly', '')
+    return count >= 2
+  end)
+  local children = vim.system({ 'pgrep', '-P', tostring(vim.fn.getpid()) }, { text = true }):wait()
+  local killed = 0
+  for pid in (children.stdout or ''):gmatch('%d+') do
+    vim.uv.kill(tonumber(pid), 'sigkill')
+    killed = killed + 1
+  end
+  assert(killed == 1, 'expected one server process, found ' .. killed .. ': ' .. tostring(children.stdout))
+  local done = take('PseudoClaudeRunDone')
+  assert(done.error and done.error.message:find('the server exited', 1, true), vim.inspect(done))
+  contains(transcript_text(), '── failed: the server exited (signal 9) during the run ──', 'transcript')
+  assert(next(require('pseudoclaude').runs) == nil, 'run still registered')
+  local shown = errors_shown()
+  assert(shown[#shown]:find('PseudoClaude: Ask failed: the server exited', 1, true), vim.inspect(shown))
+end)
+
 step('stop', function()
   client:stop()
   wait_for('the client to stop', function()

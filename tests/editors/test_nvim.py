@@ -2,7 +2,8 @@
 
 ``test_nvim_unit`` checks the plugin's pure Lua parts; ``test_nvim_end_to_end`` drives the plugin
 against the real server (``<python> -m pseudoclaude lsp``) and the scripted fake model: ask,
-approval, compact, remember, memory, sessions and resume, a failed request, cancel, statusline.
+approval, compact, remember, memory, sessions and resume, a failed request, cancel, statusline,
+and the server dying during a run.
 Both scripts live beside this file; they poll with generous timeouts instead of sleeping.
 """
 
@@ -120,7 +121,7 @@ def test_nvim_end_to_end(tmp_path: Path) -> None:
               f"report: {json.dumps(report, indent=1, ensure_ascii=False)[-8000:]}\n"
               f"lsp.log: {lsp_log(env)}")
     assert proc.returncode == 0 and report.get("ok"), detail
-    assert "nvim e2e: 13 steps passed" in proc.stdout, detail
+    assert "nvim e2e: 14 steps passed" in proc.stdout, detail
 
     # What the model was asked: the first run read README.md through read_file.
     assert requests, "the fake model got no request"

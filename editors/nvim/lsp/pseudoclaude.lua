@@ -19,4 +19,9 @@ return {
     params.initializationOptions = require('pseudoclaude.config').settings_object(settings)
   end,
   handlers = require('pseudoclaude.handlers'),
+  on_exit = function(code, signal, client_id)
+    vim.schedule(function()
+      require('pseudoclaude').on_client_exit(client_id, code, signal)
+    end)
+  end,
 }

@@ -13,8 +13,8 @@ M.HISTORY_MESSAGES = 20
 
 local MEMORY_TYPES = { 'user_preference', 'correction_feedback', 'project_knowledge', 'reference_material' }
 
---- Runs in flight: workspace URI -> {client, id, cancelled, done}
---- @type table<string, {client: vim.lsp.Client, id: integer?, cancelled: boolean, done: boolean}>
+--- Runs in flight: workspace URI -> {client, id, cancelled, done, finish}
+--- @type table<string, {client: vim.lsp.Client, id: integer?, cancelled: boolean, done: boolean, finish: function?}>
 M.runs = {}
 
 local function notify(msg, level)
@@ -148,9 +148,23 @@ function M.ask(prompt)
         end
       end,
     })
+    run.finish = finish
     M.runs[ws] = run
     meter.set_running(ws, true)
   end)
+end
+
+--- The server exited: the runs it had in flight end (Neovim never answers their handlers).
+--- @param client_id integer
+--- @param code integer
+--- @param signal integer
+function M.on_client_exit(client_id, code, signal)
+  for _, run in pairs(M.runs) do
+    if run.client.id == client_id and run.finish then
+      local how = (signal and signal ~= 0) and ('signal ' .. signal) or ('code ' .. tostring(code))
+      run.finish({ message = string.format('the server exited (%s) during the run', how) })
+    end
+  end
 end
 
 --- `:PseudoClaudeCancel`: cancel the run(s) in flight (`$/cancelRequest`).
