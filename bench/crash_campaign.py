@@ -42,7 +42,9 @@ Checks (their counts are the campaign's targets: all zero):
     from context management, or ``stop``), or the run's response. A ``toolResult`` event alone
     does not acknowledge anything: the runner emits it when the tool finishes and appends the
     round's results after the last call of the round has finished, and a round cut short by a
-    crash is dropped on resume by design (SPEC §3, a dangling tool call at the tail);
+    crash is dropped on resume by design (SPEC §3, a dangling tool call at the tail). Rounds
+    whose ``toolResult`` events had arrived, unacknowledged, when the kill came are counted
+    (information, not a failure) as kept or dropped on resume;
   * ``memory`` events from the background memory update are not run events and acknowledge
     no message.
 
@@ -558,6 +560,7 @@ class AckTracker:
         self.compact_events: Counter[int] = Counter()
         self.spills = 0
         self.errors: list[str] = []
+        self.shown_round: list[str] = []  # see server_gone
 
     def start_run(self, prompt_id: str) -> None:
         self.run = RunTrack(prompt_id)
@@ -626,7 +629,10 @@ class AckTracker:
                 self.memory_acked[key] = max(rev, self.memory_acked.get(key, 0))
 
     def server_gone(self, script: CampaignScript) -> None:
-        """After a kill (and after draining what the server sent): forget what is pending."""
+        """After a kill (and after draining what the server sent): forget what is pending, but
+        remember a round whose ``toolResult`` events arrived without an acknowledgement."""
+        run = self.run
+        self.shown_round = list(run.round_calls) if run is not None and run.round_results else []
         self.run = None
         with script.lock:
             script.memory_served.clear()
@@ -1119,6 +1125,11 @@ class Lane:
                 for item in sorted(lost):
                     report.fail("acknowledged messages lost", f"lane {lane}: {item}")
                 self.acks.acked -= lost  # report each loss once
+                if self.acks.shown_round:
+                    kept = all("R" + c in present for c in self.acks.shown_round)
+                    report.info["unacknowledged rounds with toolResult events: "
+                                + ("kept" if kept else "dropped")] += 1
+                    self.acks.shown_round = []
                 for problem in check_spills(loaded, self.folder):
                     report.fail("spill files missing or short", f"lane {lane}: {problem}")
         elif self.acks.acked:
@@ -1258,7 +1269,7 @@ def print_table(report: Report) -> None:
         print(f"  {phase:<44} {n:>7}")
     print("\ncontext")
     for name, n in sorted(report.info.items()):
-        print(f"  {name:<50} {n:>7}")
+        print(f"  {name:<56} {n:>7}")
     for problem in report.problems[:20]:
         print(f"  ! {problem}")
 
