@@ -90,6 +90,12 @@ def e2e_script() -> dict[str, Any]:
          "reply": {"text": "Running them.",
                    "tool_calls": [{"name": "run_command", "arguments": {"command": "true"}}],
                    "usage": {"input": 800, "output": 20}}},
+        # The answer after the second read of README.md reports what two reads of it cost (the
+        # demo's fixed usage would anchor the estimate far below the real size).
+        {"when": {"has_tools": True, "last_is_tool_result": True,
+                  "body_contains": "Read the README again"},
+         "reply": {"text": "Read it again: it is about sessions, compaction and memory.",
+                   "usage": {"input": 24000, "output": 60}}, "times": 1},
         {"when": {"has_tools": True, "last_user_contains": "a slow question"},
          # Frames: message_start, content_block_start, two deltas, then silence. (The SDK's SSE
          # decoder holds the newest frame until the next arrives: stall after the second delta.)
@@ -104,7 +110,10 @@ def e2e_script() -> dict[str, Any]:
 def test_nvim_end_to_end(tmp_path: Path) -> None:
     workspace = tmp_path / "project"
     workspace.mkdir()
-    (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
+    # ~40 KB: two reads of it fill more than the recent window, so compaction summarizes.
+    filler = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
+    readme = "# Demo project\n\nIt keeps sessions and memory.\n" + filler
+    (workspace / "README.md").write_text(readme)
     (workspace / ".git").mkdir()
     report_path = tmp_path / "report.json"
     with FakeModelServer(e2e_script()) as model:
@@ -138,3 +147,7 @@ def test_nvim_end_to_end(tmp_path: Path) -> None:
     assert report["statusline_before"] == "PseudoClaude"
     assert report["statusline_final"].endswith("/200k")
     assert report["error_shown"].startswith("PseudoClaude: Resume failed: ")
+    assert report["compact"]["summarized"] is True
+    # The compaction asked the model for a summary (a request without tools).
+    assert any(not r["body"].get("tools") and "focus on the README" in json.dumps(r["body"])
+               for r in requests), "no summary request with the instructions"
