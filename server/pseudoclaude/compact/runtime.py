@@ -256,11 +256,14 @@ class CompactRuntime:
         except layer2.SummaryError as exc:
             raise CompactError(str(exc)) from None
         new = layer2.assemble(summary, messages[start:])
-        after = tokens_for_bytes(sum(message_bytes(m) for m in new))
-        if after >= before:
+        # Compare like with like: the anchored estimate also counts the system prompt and the
+        # tools (and whatever usage the provider reported), the new history is estimated.
+        old_size = tokens_for_bytes(sum(message_bytes(m) for m in messages))
+        new_size = tokens_for_bytes(sum(message_bytes(m) for m in new))
+        if new_size >= old_size:
             raise CompactError(
-                f"the summary would not shrink the context ({before} -> {after} tokens); "
-                "not applied")
+                f"the summary would not shrink the conversation ({old_size} -> {new_size} "
+                "estimated tokens); not applied")
         if not await asyncio.to_thread(self._replace, generation, length, new):
             raise CompactError("the conversation changed while it was being summarised")
         after = self.estimate()

@@ -31,8 +31,9 @@ class LspApprover:
             request.arguments, ensure_ascii=False)
         if len(arguments) > _ARGUMENTS_SHOWN:
             arguments = arguments[:_ARGUMENTS_SHOWN] + "..."
-        message = (f"PseudoClaude wants to use {request.tool}: {request.summary}\n"
-                   f"Arguments: {arguments}")
+        summary = request.summary if request.summary.startswith(request.tool) else (
+            f"{request.tool}: {request.summary}")
+        message = f"PseudoClaude wants to use {summary}\nArguments: {arguments}"
         try:
             answer = await self.server.window_show_message_request_async(
                 types.ShowMessageRequestParams(
