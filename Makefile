@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean editors-test test-vscode
+.PHONY: demo test bench lint venv clean editors-test test-vscode crash-campaign
 
 venv: $(STAMP)
 
@@ -46,6 +46,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/session_bench.py
 	$(BIN)/python bench/compact_bench.py
 	$(BIN)/python bench/memory_bench.py
+	$(BIN)/python bench/lsp_bench.py
+	$(BIN)/python bench/load_bench.py
+
+# The full crash campaign of docs/reliability.md (1,000 SIGKILLs of a real server; long).
+crash-campaign: $(STAMP)
+	$(BIN)/python bench/crash_campaign.py --kills 1000
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis
