@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pseudoclaude.compact import CompactConfig, CompactError, CompactRuntime, Ledger
+from pseudoclaude.compact import CompactConfig, CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import Anchor, estimate_messages
 from pseudoclaude.compact.layer2 import (
     BOUNDARY_REMINDER,
@@ -350,9 +350,22 @@ def test_a_summary_that_does_not_shrink_is_not_applied(tmp_path: Path) -> None:
     with FakeModelServer({"rules": [huge]}) as fake:
         h = Harness(tmp_path, fake, window=8_000, conversation=big_history())
         before = h.conversation.messages()
-        with pytest.raises(CompactError, match="not shrink"):
-            asyncio.run(h.runtime.compact())
-        assert h.conversation.messages() == before
+        outcome = asyncio.run(h.runtime.compact())  # manual: not applied, said, no error
+        assert not outcome.summarized and h.conversation.messages() == before
+        assert any(isinstance(e, WarningEvent) and "not shrink" in e.message
+                   for e in h.events)
+        h.conversation.add_user("more " * 2000)  # over the threshold: automatic tries too
+        asyncio.run(h.runtime.manage_context())
+        assert h.runtime.failures == 1  # and counts it toward the breaker
+        assert h.conversation.messages()[:-1] == before
+
+
+def test_compacting_twice_in_a_row_is_not_an_error(tmp_path: Path) -> None:
+    with FakeModelServer({"rules": [SUMMARY_RULE]}) as fake:
+        h = Harness(tmp_path, fake, window=8_000, conversation=big_history())
+        assert asyncio.run(h.runtime.compact()).summarized
+        again = asyncio.run(h.runtime.compact())
+        assert not again.summarized and len(fake.requests) == 1  # nothing old but a summary
 
 
 def test_a_small_window_does_not_compact_every_turn(tmp_path: Path) -> None:

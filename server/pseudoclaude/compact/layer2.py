@@ -159,6 +159,11 @@ def extract_summary(reply: str) -> str:
     return text
 
 
+def is_summary(message: Message) -> bool:
+    """Whether ``message`` is the summary an earlier compaction put first."""
+    return message.role == "user" and message.content.endswith(BOUNDARY_REMINDER)
+
+
 def assemble(summary: str, recent: Sequence[Message]) -> list[Message]:
     return [
         Message(role="user", content=f"{summary}\n\n{BOUNDARY_REMINDER}"),

@@ -84,6 +84,10 @@ class CompactError(Exception):
     """A summary could not be made or applied; the message is for the user."""
 
 
+class NoGain(CompactError):
+    """The summary would not make the conversation smaller (e.g. it is one already)."""
+
+
 ProviderSource = Callable[[], Awaitable[Provider]]
 
 
@@ -232,8 +236,8 @@ class CompactRuntime:
         before = self.estimate()
         start = layer2.recent_start(messages, self.config.keep_tokens,
                                     self.config.recent_messages)
-        if start == 0:
-            return None
+        if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
+            return None  # nothing old, or only the previous summary: nothing to gain
         groups, dropped = layer2.fit(layer2.units(messages[:start]),
                                      self.config.summary_budget, instructions)
         provider = await self._provider()
@@ -261,7 +265,7 @@ class CompactRuntime:
         old_size = tokens_for_bytes(sum(message_bytes(m) for m in messages))
         new_size = tokens_for_bytes(sum(message_bytes(m) for m in new))
         if new_size >= old_size:
-            raise CompactError(
+            raise NoGain(
                 f"the summary would not shrink the conversation ({old_size} -> {new_size} "
                 "estimated tokens); not applied")
         if not await asyncio.to_thread(self._replace, generation, length, new):
@@ -321,7 +325,11 @@ class CompactRuntime:
         offloaded = len(self.ledger.offloads)
         await self._run_layer1()
         offloaded = len(self.ledger.offloads) - offloaded
-        done = await self._summarize(instructions)
+        try:
+            done = await self._summarize(instructions)
+        except NoGain as exc:
+            self.emit(WarningEvent(str(exc)))
+            done = None
         if done is None:
             return CompactResult(before, self.estimate(), offloaded, False)
         self.failures = 0

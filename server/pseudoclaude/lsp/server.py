@@ -218,8 +218,8 @@ class PseudoClaudeServer(LanguageServer):
             except Exception as exc:
                 log.info("no progress: %s", exc)
                 return None
-        elif not isinstance(token, str | int):
-            return None
+        elif isinstance(token, bool) or not isinstance(token, str | int):
+            return None  # not a progress token (JSON true is not an integer here)
         self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title,
                                                                          cancellable=False))
         self._progress[uri] = token
