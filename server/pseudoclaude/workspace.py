@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -269,7 +269,7 @@ class Workspace:
         window = self.context_window
         runtime = self.compact_runtime
         if runtime is None:
-            config = replace(self._compact_config(), window=window)
+            config = self._compact_config()
             return {"sessionId": None, "messageCount": 0, "estimatedTokens": 0,
                     "contextWindow": window, "autoCompactThreshold": config.threshold,
                     "autoCompactFailures": 0, "autoCompactTripped": False}
