@@ -36,15 +36,11 @@ MEMORY_OPS = [{"action": "create", "level": "project", "type": "project_knowledg
                           "(`LOW`/`HIGH` in `src/thresholds.py`). Run the monitor with "
                           "`python3 src/monitor.py data/readings.csv`."}]
 SUMMARY = ("<analysis>The user asked which greenhouses are out of range.</analysis>\n"
-           "<summary>\n1. Primary request and intent: find the greenhouses whose average "
-           "temperature is out of range.\n2. Key technical concepts: CSV readings, averages "
-           "per greenhouse, a 12-28 C range.\n3. Files and code: README.md, "
-           "src/thresholds.py (LOW=12.0, HIGH=28.0), src/monitor.py, data/readings.csv "
-           "(spilled to a file; read it again when needed).\n4. Errors and fixes: none.\n"
-           "5. Problem solving: ran the monitor.\n6. All user messages: \"" + PROMPT + "\"\n"
-           "7. Pending tasks: none.\n8. Current work: reported south (29.5 C) and west "
-           "(11.0 C) as out of range.\n9. Next step: none; the question was answered.\n"
-           "</summary>")
+           "<summary>\n1. Request: which greenhouses are out of range.\n2. Concepts: CSV "
+           "readings, averages per greenhouse.\n3. Files: src/thresholds.py (12-28 C), "
+           "src/monitor.py, data/readings.csv (spilled).\n4. Errors: none.\n5. Solving: ran "
+           "the monitor.\n6. User messages: the question above.\n7. Pending: none.\n"
+           "8. Current: south and west are out of range.\n9. Next: none.\n</summary>")
 
 
 def script() -> dict[str, Any]:
@@ -60,6 +56,7 @@ def script() -> dict[str, Any]:
             {"text": "Let me look at the project first.",
              "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}},
                             {"name": "read_file", "arguments": {"path": "src/thresholds.py"}},
+                            {"name": "read_file", "arguments": {"path": "src/monitor.py"}},
                             {"name": "find_files", "arguments": {"pattern": "**/*.py"}}]},
             {"text": "Now the data.",
              "tool_calls": [{"name": "read_file", "arguments": {"path": "data/readings.csv"}}]},
@@ -184,9 +181,9 @@ async def demo(root: Path) -> int:
     shutil.copytree(SAMPLE, folder)
     real = "ANTHROPIC_API_KEY" in os.environ or "OPENAI_API_KEY" in os.environ
     env = dict(os.environ) | {"HOME": str(root / "home")}
-    # A 6,000-token window, so that this short session has an old part to summarise.
+    # A 5,000-token window, so that this short session has an old part to summarise.
     options: dict[str, Any] = {"memory": {"userDir": str(root / "home" / "user-memory")},
-                               "approvals": {"runCommand": "allow"}, "contextWindow": 6_000}
+                               "approvals": {"runCommand": "allow"}, "contextWindow": 5_000}
     fake: FakeModelServer | None = None
     if real:
         print("== Using the REAL provider from your environment (ANTHROPIC_API_KEY or "
@@ -199,7 +196,7 @@ async def demo(root: Path) -> int:
         print(f"== Offline: the scripted model answers on {fake.base_url} (127.0.0.1 only)")
     try:
         print(f"== 1. An editor starts the server for {folder}\n"
-              "   (settings: contextWindow 6,000 tokens so this short session has an old part "
+              "   (settings: contextWindow 5,000 tokens so this short session has an old part "
               "to summarise; approvals.runCommand allow)")
         client = await start_server(folder, options, show, env)
 

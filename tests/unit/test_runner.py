@@ -198,12 +198,12 @@ def test_cancel_during_a_slow_command_leaves_a_valid_session(tmp_path: Path) -> 
 def test_a_run_that_crosses_the_threshold_compacts_and_finishes(tmp_path: Path) -> None:
     summary = {"when": {"has_tools": False},
                "reply": {"text": "<summary>what happened so far</summary>"}}
-    turns = [{"tool_calls": [read("big.txt")]} for _ in range(4)] + [{"text": "finished"}]
+    turns = [{"tool_calls": [read("big.txt")]} for _ in range(6)] + [{"text": "finished"}]
     with FakeModelServer({"rules": [summary], "turns": turns}) as fake:
         ws, events = workspace(tmp_path, fake, contextWindow=30_000,
                                **{"compact.singleResultBytes": 10**9,
                                   "compact.roundBytes": 10**9})
-        (ws.root / "big.txt").write_text("line of text\n" * 2_500)  # ~32 KB a read
+        (ws.root / "big.txt").write_text("line of text\n" * 1_250)  # ~16 KB a read
         session_id, result = asyncio.run(ws.run("read big.txt several times"))
         asyncio.run(ws.close())
         assert result.stop_reason == "completed" and result.text == "finished"

@@ -32,6 +32,8 @@ from pseudoclaude.llm.types import Message, Usage
 SUMMARY_RESERVE_TOKENS = 20_000
 SAFETY_MARGIN_TOKENS = 13_000
 BREAKER_LIMIT = 3
+# What an empty summary costs (the boundary reminder and the acknowledgement), in tokens.
+SUMMARY_OVERHEAD = tokens_for_bytes(sum(message_bytes(m) for m in layer2.assemble("", [])))
 SUMMARY_RETRIES = 3
 
 
@@ -238,6 +240,9 @@ class CompactRuntime:
                                     self.config.recent_messages)
         if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
             return None  # nothing old, or only the previous summary: nothing to gain
+        old_size = tokens_for_bytes(sum(message_bytes(m) for m in messages[:start]))
+        if old_size <= SUMMARY_OVERHEAD:
+            return None  # smaller than an empty summary would be: no request is worth it
         groups, dropped = layer2.fit(layer2.units(messages[:start]),
                                      self.config.summary_budget, instructions)
         provider = await self._provider()
@@ -262,11 +267,11 @@ class CompactRuntime:
         new = layer2.assemble(summary, messages[start:])
         # Compare like with like: the anchored estimate also counts the system prompt and the
         # tools (and whatever usage the provider reported), the new history is estimated.
-        old_size = tokens_for_bytes(sum(message_bytes(m) for m in messages))
+        whole = tokens_for_bytes(sum(message_bytes(m) for m in messages))
         new_size = tokens_for_bytes(sum(message_bytes(m) for m in new))
-        if new_size >= old_size:
+        if new_size >= whole:
             raise NoGain(
-                f"the summary would not shrink the conversation ({old_size} -> {new_size} "
+                f"the summary would not shrink the conversation ({whole} -> {new_size} "
                 "estimated tokens); not applied")
         if not await asyncio.to_thread(self._replace, generation, length, new):
             raise CompactError("the conversation changed while it was being summarised")
