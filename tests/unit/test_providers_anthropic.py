@@ -35,8 +35,8 @@ from pseudoclaude.llm.provider import (
     ThinkingDelta,
     ToolCallComplete,
     ToolSpec,
-    TurnBuilder,
     UsageEvent,
+    complete,
     create_provider,
 )
 from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, ToolResult, Usage
@@ -67,14 +67,10 @@ def run_turn(fake: FakeModelServer, messages: list[Message] = HELLO,
     async def go() -> tuple[list[StreamEvent], Completion]:
         provider = await provider_for(fake, **options)
         events: list[StreamEvent] = []
-        builder = TurnBuilder()
         try:
-            async for event in provider.stream(system, messages, tools):
-                events.append(event)
-                builder.add(event)
+            return events, await complete(provider, system, messages, tools, events.append)
         finally:
             await provider.aclose()
-        return events, builder.completion()
     return asyncio.run(go())
 
 

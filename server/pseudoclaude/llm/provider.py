@@ -37,7 +37,7 @@ import asyncio
 import importlib
 import logging
 import random
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
@@ -327,11 +327,15 @@ class TurnBuilder:
 
 
 async def complete(
-    provider: Provider, system: str, messages: list[Message], tools: list[ToolSpec] | None = None
+    provider: Provider, system: str, messages: list[Message], tools: list[ToolSpec] | None = None,
+    on_event: Callable[[StreamEvent], None] | None = None,
 ) -> Completion:
-    """Run one turn to the end and return ``(assistant message, usage, stop reason)``."""
+    """Run one turn to the end and return ``(assistant message, usage, stop reason)``;
+    ``on_event`` sees every event as it arrives."""
     builder = TurnBuilder()
     async for event in provider.stream(system, messages, list(tools or [])):
+        if on_event is not None:
+            on_event(event)
         builder.add(event)
     return builder.completion()
 
