@@ -24,8 +24,3 @@ export const COMMANDS = {
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
-
-/** The server's `workspace/executeCommand` names: `pseudoclaude/a/b` → `pseudoclaude.a.b`. */
-export function serverCommandName(method: string): string {
-  return method.replace(/\//g, '.');
-}

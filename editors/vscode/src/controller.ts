@@ -14,8 +14,8 @@ import {
   Requests,
   type AgentEvent,
   type CompactParams,
-  type ContextUsage,
-  type MemoryChanged,
+  type ContextUsageParams,
+  type MemoryChangedParams,
   type MemoryLevel,
   type RunResult,
   type WorkDoneProgress,
@@ -111,12 +111,12 @@ export class Controller {
     }
   }
 
-  onContextUsage(u: ContextUsage): void {
+  onContextUsage(u: ContextUsageParams): void {
     this.meter.usage(u);
     this.refreshStatus();
   }
 
-  onMemoryChanged(m: MemoryChanged): void {
+  onMemoryChanged(m: MemoryChangedParams): void {
     this.ui.log(`${m.level} memory changed (${m.source}) in ${m.workspace}`);
   }
 

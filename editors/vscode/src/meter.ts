@@ -3,7 +3,7 @@
  * (tokens) and `pseudoclaude/context` (tokens plus the auto-compact breaker).
  */
 import { formatCount, formatTokens } from './format';
-import type { ContextResult, ContextUsage } from './protocol';
+import type { ContextResult, ContextUsageParams } from './protocol';
 import { sameUri } from './uri';
 
 export type MeterLevel = 'normal' | 'warning' | 'error';
@@ -92,7 +92,7 @@ export class MeterStore {
   }
 
   /** A `pseudoclaude/contextUsage` notification: tokens change, the breaker state stays. */
-  usage(u: ContextUsage): void {
+  usage(u: ContextUsageParams): void {
     const old = this.get(u.workspace);
     const sameSession = old?.sessionId === u.sessionId;
     this.put(u.workspace, {

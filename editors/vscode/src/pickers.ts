@@ -1,6 +1,6 @@
 /** Quick-pick items for sessions and memory, built from server results. */
 import { formatAge, formatBytes, plural } from './format';
-import type { MemoryLevel, MemoryShowResult, SessionInfo } from './protocol';
+import type { MemoryLevel, MemoryShowResult, SessionSummary } from './protocol';
 import { MEMORY_TYPES } from './protocol';
 
 export interface PickItem<T> {
@@ -15,7 +15,7 @@ export interface PickItem<T> {
 }
 
 /** Sessions, newest first as the server lists them: title, age, messages, model. */
-export function sessionItems(sessions: SessionInfo[], now: Date): PickItem<SessionInfo>[] {
+export function sessionItems(sessions: SessionSummary[], now: Date): PickItem<SessionSummary>[] {
   return sessions.map((s) => {
     const bits = [formatAge(s.updatedAt, now), plural(s.messageCount, 'message')];
     if (s.model) {

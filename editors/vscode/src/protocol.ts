@@ -1,8 +1,12 @@
 /**
- * The PseudoClaude LSP surface (SPEC §8): method names, params, results and notifications.
+ * The PseudoClaude LSP surface (SPEC §8, §11): method names, params, results and notifications.
+ * It mirrors the server's `server/pseudoclaude/lsp/protocol.py` (names and shapes, camelCase as on
+ * the wire) as `editors/nvim/lua/pseudoclaude/protocol.lua` does; `tests/editors/test_protocol_sync.py`
+ * fails when their requests, notifications, commands or error codes differ.
  * Pure types and constants: no `vscode` import, so everything here is unit-tested with node.
  */
 
+/** Client → server requests (`REQUESTS`), each also a `workspace/executeCommand` command. */
 export const Requests = {
   run: 'pseudoclaude/run',
   compact: 'pseudoclaude/compact',
@@ -16,18 +20,39 @@ export const Requests = {
   sessionsMessages: 'pseudoclaude/sessions/messages',
 } as const;
 
+/** Server → client notifications (`NOTIFICATIONS`). */
 export const Notifications = {
   event: 'pseudoclaude/event',
   memoryChanged: 'pseudoclaude/memoryChanged',
   contextUsage: 'pseudoclaude/contextUsage',
 } as const;
 
-/** JSON-RPC error codes the server answers with. */
+/** JSON-RPC error codes the server answers with (`INVALID_PARAMS`, `REQUEST_FAILED`, `REQUEST_CANCELLED`). */
 export const ErrorCodes = {
   InvalidParams: -32602,
   RequestFailed: -32803,
   RequestCancelled: -32800,
 } as const;
+
+/** The server's `workspace/executeCommand` name of a request: `pseudoclaude/a/b` → `pseudoclaude.a.b`. */
+export function commandName(method: string): string {
+  return method.replace(/\//g, '.');
+}
+
+/** The server's commands (`COMMANDS`): one per request. */
+export const Commands: readonly string[] = Object.values(Requests).map(commandName);
+
+/** The key under `capabilities.experimental` (and the settings section). */
+export const EXPERIMENTAL_KEY = 'pseudoclaude';
+export const PROTOCOL_VERSION = 1;
+
+/** `capabilities.experimental.pseudoclaude` in the `initialize` result. */
+export interface Capability {
+  version: number;
+  requests: string[];
+  notifications: string[];
+  commands: string[];
+}
 
 export const MEMORY_TYPES = [
   'user_preference',
@@ -48,8 +73,12 @@ export interface WorkDoneParams {
   workDoneToken?: string;
 }
 
+/** Params of the requests that take nothing but the workspace (`EmptyParams`). */
+export type EmptyParams = WorkspaceParams;
+
 export interface RunParams extends WorkspaceParams, WorkDoneParams {
   prompt: string;
+  /** `"new"`, an id, `"latest"`; default: the workspace's current session. */
   sessionId?: string;
 }
 
@@ -60,13 +89,19 @@ export type StopReason =
   | 'unknown_tool_limit'
   | 'error';
 
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface RunResult {
   sessionId: string;
   stopReason: StopReason | string;
   text: string;
   iterations: number;
-  usage: { inputTokens: number; outputTokens: number };
-  error?: string | null;
+  usage: Usage;
+  /** Present only when the run stopped with an error. */
+  error?: string;
 }
 
 export interface CompactParams extends WorkspaceParams, WorkDoneParams {
@@ -132,19 +167,20 @@ export interface ForgetResult {
   removed: boolean;
 }
 
-export interface SessionInfo {
+export interface SessionSummary {
   id: string;
   title: string;
   createdAt: string;
   updatedAt: string;
   messageCount: number;
   bytes: number;
-  model: string | null;
+  /** `""` when the session has no answer yet. */
+  model: string;
   active: boolean;
 }
 
 export interface SessionsListResult {
-  sessions: SessionInfo[];
+  sessions: SessionSummary[];
 }
 
 export interface ResumeParams extends WorkspaceParams {
@@ -164,7 +200,9 @@ export interface NewSessionResult {
 
 export interface MessagesParams extends WorkspaceParams {
   sessionId?: string;
+  /** >= 0 (default 0). */
   offset?: number;
+  /** >= 1 (default: all). */
   limit?: number;
 }
 
@@ -185,18 +223,23 @@ export interface MessagesResult {
 export interface RequestTypes {
   'pseudoclaude/run': [RunParams, RunResult];
   'pseudoclaude/compact': [CompactParams, CompactResult];
-  'pseudoclaude/context': [WorkspaceParams, ContextResult];
-  'pseudoclaude/memory/show': [WorkspaceParams, MemoryShowResult];
+  'pseudoclaude/context': [EmptyParams, ContextResult];
+  'pseudoclaude/memory/show': [EmptyParams, MemoryShowResult];
   'pseudoclaude/memory/remember': [RememberParams, RememberResult];
   'pseudoclaude/memory/forget': [ForgetParams, ForgetResult];
-  'pseudoclaude/sessions/list': [WorkspaceParams, SessionsListResult];
+  'pseudoclaude/sessions/list': [EmptyParams, SessionsListResult];
   'pseudoclaude/sessions/resume': [ResumeParams, ResumeResult];
-  'pseudoclaude/sessions/new': [WorkspaceParams, NewSessionResult];
+  'pseudoclaude/sessions/new': [EmptyParams, NewSessionResult];
   'pseudoclaude/sessions/messages': [MessagesParams, MessagesResult];
 }
 export type RequestMethod = keyof RequestTypes;
 export type ParamsOf<M extends RequestMethod> = RequestTypes[M][0];
 export type ResultOf<M extends RequestMethod> = RequestTypes[M][1];
+
+// `RequestTypes` has exactly the methods of `Requests` (a compile error otherwise).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const requestTableComplete: Same<RequestMethod, (typeof Requests)[keyof typeof Requests]> = true;
+void requestTableComplete;
 
 interface EventBase {
   workspace: string;
@@ -211,7 +254,7 @@ export type AgentEvent = EventBase &
     | { kind: 'compact'; layer: number; beforeTokens: number; afterTokens: number; offloaded: number }
     | {
         kind: 'memory';
-        status: 'updated' | 'unchanged' | 'failed';
+        status: 'updated' | 'unchanged' | 'proposed' | 'failed';
         changes: { action: string; level: string; filename: string }[];
         error?: string | null;
       }
@@ -221,13 +264,15 @@ export type AgentEvent = EventBase &
     | { kind: 'stop'; stopReason: string }
   );
 
-export interface MemoryChanged {
+/** `pseudoclaude/memoryChanged` params. */
+export interface MemoryChangedParams {
   workspace: string;
   level: MemoryLevel;
   source: 'hand-edit' | 'update' | 'remember' | 'forget' | string;
 }
 
-export interface ContextUsage {
+/** `pseudoclaude/contextUsage` params. */
+export interface ContextUsageParams {
   workspace: string;
   sessionId: string | null;
   estimatedTokens: number;

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { COMMANDS, serverCommandName } from '../src/commands';
-import { Notifications, Requests } from '../src/protocol';
+import { COMMANDS } from '../src/commands';
+import { commandName, Commands, Notifications, Requests } from '../src/protocol';
 import { CLIENT_SETTING_KEYS, DEFAULT_SERVER_COMMAND, SERVER_SETTING_KEYS } from '../src/settings';
 
 const root = join(__dirname, '..', '..');
@@ -37,7 +37,7 @@ describe('package.json', () => {
     }
   });
   it('never clashes with the server commands the language client registers', () => {
-    const server = new Set(Object.values(Requests).map(serverCommandName));
+    const server = new Set(Commands);
     assert.ok(server.has('pseudoclaude.memory.show'));
     for (const c of manifest.contributes.commands) {
       assert.ok(!server.has(c.command), c.command);
@@ -75,7 +75,8 @@ describe('protocol names', () => {
     assert.deepEqual(Object.values(Notifications).sort(), [
       'pseudoclaude/contextUsage', 'pseudoclaude/event', 'pseudoclaude/memoryChanged',
     ]);
-    assert.equal(serverCommandName('pseudoclaude/sessions/resume'), 'pseudoclaude.sessions.resume');
+    assert.equal(commandName('pseudoclaude/sessions/resume'), 'pseudoclaude.sessions.resume');
+    assert.deepEqual(Commands, Object.values(Requests).map(commandName));
   });
 });
 

@@ -21,8 +21,8 @@ import type { AgentClient, RequestOptions } from '../ports';
 import {
   Notifications,
   type AgentEvent,
-  type ContextUsage,
-  type MemoryChanged,
+  type ContextUsageParams,
+  type MemoryChangedParams,
   type ParamsOf,
   type RequestMethod,
   type ResultOf,
@@ -38,8 +38,8 @@ import {
 
 export interface Listeners {
   onEvent(e: AgentEvent): void;
-  onContextUsage(u: ContextUsage): void;
-  onMemoryChanged(m: MemoryChanged): void;
+  onContextUsage(u: ContextUsageParams): void;
+  onMemoryChanged(m: MemoryChangedParams): void;
   /** The server is up (after start or restart). */
   onReady(): void;
 }
@@ -127,8 +127,8 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
     };
     const client = new LanguageClient('pseudoclaude', 'PseudoClaude Server', server, options);
     client.onNotification(Notifications.event, (e: AgentEvent) => this.listeners.onEvent(e));
-    client.onNotification(Notifications.contextUsage, (u: ContextUsage) => this.listeners.onContextUsage(u));
-    client.onNotification(Notifications.memoryChanged, (m: MemoryChanged) => this.listeners.onMemoryChanged(m));
+    client.onNotification(Notifications.contextUsage, (u: ContextUsageParams) => this.listeners.onContextUsage(u));
+    client.onNotification(Notifications.memoryChanged, (m: MemoryChangedParams) => this.listeners.onMemoryChanged(m));
     client.onRequest(ShowMessageRequest.type, (p: ShowMessageRequestParams) => showMessageRequest(p));
     this.client = client;
     this.log.info(`starting ${describeCommand(command)} (from ${command.source})`);
