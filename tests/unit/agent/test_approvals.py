@@ -25,7 +25,7 @@ from pseudoclaude.agent.approvals import (
 from pseudoclaude.config import ApprovalSettings, Settings
 from pseudoclaude.llm.types import ToolCall
 
-SERVER = Path(__file__).resolve().parents[2] / "server"
+SERVER = Path(__file__).resolve().parents[3] / "server"
 RUN = ToolCall("r1", "run_command", {"command": "git", "args": ["status", "--short"]})
 WRITE = ToolCall("w1", "write_file", {"path": "a.txt", "content": "héllo"})
 EDIT = ToolCall("e1", "edit_file", {"path": "a.txt", "old_text": "a", "new_text": "b"})
