@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from pseudoclaude.config import Secret
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.errors import (
     AuthenticationFailed,
@@ -24,9 +23,6 @@ from pseudoclaude.llm.errors import (
     ServerError,
 )
 from pseudoclaude.llm.provider import (
-    Completion,
-    Provider,
-    ProviderOptions,
     Retrying,
     Stop,
     StreamEvent,
@@ -36,8 +32,6 @@ from pseudoclaude.llm.provider import (
     ToolCallComplete,
     ToolSpec,
     UsageEvent,
-    complete,
-    create_provider,
 )
 from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, ToolResult, Usage
 
@@ -51,38 +45,14 @@ TOOLS = [
 HELLO = [Message(role="user", content="hello")]
 
 
-async def provider_for(fake: FakeModelServer, **options: Any) -> Provider:
-    settings: dict[str, Any] = {"retry_base_delay": 0.01, "max_retries": 0,
-                                "read_timeout": 5.0, "connect_timeout": 2.0}
-    settings.update(options)
-    return await create_provider(ProviderOptions(
-        provider="anthropic", model="claude-test", api_key=Secret(KEY),
-        base_url=fake.base_url, **settings))
+@pytest.fixture
+def turns(provider_turns: Any) -> Any:
+    return provider_turns("anthropic", "claude-test", KEY, TOOLS)
 
 
-def run_turn(fake: FakeModelServer, messages: list[Message] = HELLO,
-             tools: list[ToolSpec] = TOOLS, system: str = "SYSTEM PROMPT",
-             **options: Any) -> tuple[list[StreamEvent], Completion]:
-    """One streamed turn; returns every event and the folded completion."""
-    async def go() -> tuple[list[StreamEvent], Completion]:
-        provider = await provider_for(fake, **options)
-        events: list[StreamEvent] = []
-        try:
-            return events, await complete(provider, system, messages, tools, events.append)
-        finally:
-            await provider.aclose()
-    return asyncio.run(go())
-
-
-def turn_error(fake: FakeModelServer, **options: Any) -> ProviderError:
-    with pytest.raises(ProviderError) as info:
-        run_turn(fake, **options)
-    return info.value
-
-
-def test_plain_text_answer() -> None:
+def test_plain_text_answer(turns: Any) -> None:
     with FakeModelServer([{"text": "Hello there.", "chunks": 1}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     assert done.message == Message(role="assistant", content="Hello there.")
     assert done.stop_reason == "end_turn"
     assert events[0] == TextDelta("Hello there.")
@@ -90,19 +60,19 @@ def test_plain_text_answer() -> None:
     assert isinstance(events[-2], UsageEvent)
 
 
-def test_streamed_text_arrives_in_order() -> None:
+def test_streamed_text_arrives_in_order(turns: Any) -> None:
     with FakeModelServer([{"text": ["Hel", "lo, ", "wor", "ld", "!"]}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo, ", "wor",
                                                                      "ld", "!"]
     assert done.message.content == "Hello, world!"
 
 
-def test_one_tool_call_with_fragmented_arguments() -> None:
+def test_one_tool_call_with_fragmented_arguments(turns: Any) -> None:
     args = {"path": "src/main.py", "note": "ünïcödé and \"quotes\""}
     with FakeModelServer([{"text": "Reading.", "arg_chunks": 7,
                            "tool_calls": [{"name": "read_file", "arguments": args}]}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
         body = fake.requests[0]["body"]
     calls = [e.call for e in events if isinstance(e, ToolCallComplete)]
     assert len(calls) == 1 and calls[0].name == "read_file" and calls[0].arguments == args
@@ -114,27 +84,27 @@ def test_one_tool_call_with_fragmented_arguments() -> None:
     assert body["stream"] is True and body["max_tokens"] == 8192
 
 
-def test_several_tool_calls_in_one_turn() -> None:
+def test_several_tool_calls_in_one_turn(turns: Any) -> None:
     calls = [{"name": "read_file", "arguments": {"path": "a.py"}},
              {"name": "find_files", "arguments": {"pattern": "**/*.md"}},
              {"name": "read_file", "arguments": {}}]
     with FakeModelServer([{"tool_calls": calls, "arg_chunks": 4}]) as fake:
-        _, done = run_turn(fake)
+        _, done = turns.run_turn(fake)
     got = done.message.tool_calls
     assert [(c.name, c.arguments) for c in got] == [(c["name"], c["arguments"]) for c in calls]
     assert len({c.id for c in got}) == 3
 
 
-def test_invalid_json_arguments_are_kept_as_a_string() -> None:
+def test_invalid_json_arguments_are_kept_as_a_string(turns: Any) -> None:
     with FakeModelServer([{"tool_calls": [{"name": "read_file",
                                            "arguments": '{"path": "a.py",,}'}]}]) as fake:
-        _, done = run_turn(fake)
+        _, done = turns.run_turn(fake)
     assert done.message.tool_calls[0].arguments == '{"path": "a.py",,}'
 
 
-def test_system_block_and_last_user_block_are_cached() -> None:
+def test_system_block_and_last_user_block_are_cached(turns: Any) -> None:
     with FakeModelServer([{"text": "ok"}]) as fake:
-        run_turn(fake, system="You are a coding agent.")
+        turns.run_turn(fake, system="You are a coding agent.")
         body = fake.requests[0]["body"]
     assert body["system"] == [{"type": "text", "text": "You are a coding agent.",
                                "cache_control": {"type": "ephemeral"}}]
@@ -142,22 +112,22 @@ def test_system_block_and_last_user_block_are_cached() -> None:
     assert "thinking" not in body
 
 
-def test_usage_mapping_includes_cache_tokens() -> None:
+def test_usage_mapping_includes_cache_tokens(turns: Any) -> None:
     usage = {"input": 1200, "output": 80, "cache_read": 1000, "cache_write": 300}
     with FakeModelServer([{"text": "ok", "usage": usage}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     assert done.usage == Usage(input_tokens=1200, output_tokens=80, cache_read=1000,
                                cache_write=300)
     assert [e for e in events if isinstance(e, UsageEvent)] == [UsageEvent(done.usage)]
 
 
-def test_thinking_blocks_round_trip_with_signatures() -> None:
+def test_thinking_blocks_round_trip_with_signatures(turns: Any) -> None:
     turn1 = {"thinking": [{"thinking": "I should read a.py first.", "signature": "SIG-ONE"},
                           {"redacted": "REDACTED-BLOB"}],
              "text": "Let me look.",
              "tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}}]}
     with FakeModelServer([turn1, {"text": "a.py prints hello."}]) as fake:
-        events, first = run_turn(fake, thinking=True, thinking_budget=2048)
+        events, first = turns.run_turn(fake, thinking=True, thinking_budget=2048)
         deltas = [e.text for e in events if isinstance(e, ThinkingDelta)]
         assert len(deltas) == 2 and "".join(deltas) == "I should read a.py first."
         assert first.message.thinking == [
@@ -168,7 +138,7 @@ def test_thinking_blocks_round_trip_with_signatures() -> None:
         call = first.message.tool_calls[0]
         history = [*HELLO, first.message,
                    Message(role="user", tool_result=ToolResult(call.id, "read_file", "print(1)"))]
-        _, second = run_turn(fake, messages=history, thinking=True, thinking_budget=2048)
+        _, second = turns.run_turn(fake, messages=history, thinking=True, thinking_budget=2048)
         body = fake.requests[1]["body"]
     assert second.message.content == "a.py prints hello."
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
@@ -185,7 +155,7 @@ def test_thinking_blocks_round_trip_with_signatures() -> None:
     assert result["content"] == "print(1)"
 
 
-def test_consecutive_same_role_messages_are_merged() -> None:
+def test_consecutive_same_role_messages_are_merged(turns: Any) -> None:
     history = [
         Message(role="user", content="first"),
         Message(role="user", content="second"),
@@ -196,7 +166,7 @@ def test_consecutive_same_role_messages_are_merged() -> None:
         Message(role="user", tool_result=ToolResult("c.2", "read_file", "bad", is_error=True)),
     ]
     with FakeModelServer([{"text": "ok"}]) as fake:
-        run_turn(fake, messages=history)
+        turns.run_turn(fake, messages=history)
         messages = fake.requests[0]["body"]["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert [b["text"] for b in messages[0]["content"]] == ["first", "second"]
@@ -215,9 +185,9 @@ def test_consecutive_same_role_messages_are_merged() -> None:
     ("auth", AuthenticationFailed, 401),
 ])
 def test_http_failures_map_to_typed_errors(failure: str, expected: type[ProviderError],
-                                           status: int) -> None:
+                                           status: int, turns: Any) -> None:
     with FakeModelServer([{"error": failure}]) as fake:
-        error = turn_error(fake)
+        error = turns.turn_error(fake)
         assert fake.requests[0]["status"] == status
     assert type(error) is expected
     assert error.status == status and error.provider == "anthropic"
@@ -225,17 +195,17 @@ def test_http_failures_map_to_typed_errors(failure: str, expected: type[Provider
     assert KEY not in str(error) and KEY not in repr(error)
 
 
-def test_error_event_inside_the_stream_is_typed() -> None:
+def test_error_event_inside_the_stream_is_typed(turns: Any) -> None:
     with FakeModelServer([{"text": "never", "error": "overloaded", "error_after": 2}]) as fake:
-        error = turn_error(fake)
+        error = turns.turn_error(fake)
     assert isinstance(error, Overloaded)
 
 
-def test_stream_cut_mid_way_is_a_network_error_and_not_retried() -> None:
+def test_stream_cut_mid_way_is_a_network_error_and_not_retried(turns: Any) -> None:
     with FakeModelServer([{"text": ["one ", "two ", "three"], "cut_after": 5},
                           {"text": "retried?"}]) as fake:
         async def go() -> tuple[list[StreamEvent], BaseException | None]:
-            provider = await provider_for(fake, max_retries=3)
+            provider = await turns.provider_for(fake, max_retries=3)
             seen: list[StreamEvent] = []
             try:
                 async for event in provider.stream("s", HELLO, TOOLS):
@@ -251,19 +221,19 @@ def test_stream_cut_mid_way_is_a_network_error_and_not_retried() -> None:
     assert [e.text for e in seen if isinstance(e, TextDelta)] == ["one ", "two "]
 
 
-def test_cut_before_any_output_is_retried() -> None:
+def test_cut_before_any_output_is_retried(turns: Any) -> None:
     with FakeModelServer([{"text": "x", "cut_after": 1}, {"text": "second try"}]) as fake:
-        events, done = run_turn(fake, max_retries=2)
+        events, done = turns.run_turn(fake, max_retries=2)
         assert len(fake.requests) == 2
     retries = [e for e in events if isinstance(e, Retrying)]
     assert len(retries) == 1 and isinstance(retries[0].error, NetworkError)
     assert done.message.content == "second try"
 
 
-def test_retry_then_success_with_backoff() -> None:
+def test_retry_then_success_with_backoff(turns: Any) -> None:
     script = [{"error": "rate_limit"}, {"error": "overloaded"}, {"text": "finally"}]
     with FakeModelServer(script) as fake:
-        events, done = run_turn(fake, max_retries=2)
+        events, done = turns.run_turn(fake, max_retries=2)
         assert len(fake.requests) == 3
     retries = [e for e in events if isinstance(e, Retrying)]
     assert [type(r.error) for r in retries] == [RateLimited, Overloaded]
@@ -271,92 +241,77 @@ def test_retry_then_success_with_backoff() -> None:
     assert done.message.content == "finally"
 
 
-def test_retries_are_bounded() -> None:
+def test_retries_are_bounded(turns: Any) -> None:
     with FakeModelServer([{"error": "server_error"}] * 5) as fake:
-        error = turn_error(fake, max_retries=1)
+        error = turns.turn_error(fake, max_retries=1)
         assert len(fake.requests) == 2
     assert isinstance(error, ServerError)
 
 
-def test_retry_after_header_is_honoured() -> None:
+def test_retry_after_header_is_honoured(turns: Any) -> None:
     with FakeModelServer([{"error": "rate_limit", "retry_after": 0}, {"text": "ok"}]) as fake:
-        events, _ = run_turn(fake, max_retries=1, retry_base_delay=30.0)
+        events, _ = turns.run_turn(fake, max_retries=1, retry_base_delay=30.0)
     assert [e.delay for e in events if isinstance(e, Retrying)] == [0.0]
 
 
-def test_prompt_too_long_is_not_retried() -> None:
+def test_prompt_too_long_is_not_retried(turns: Any) -> None:
     with FakeModelServer([{"error": "prompt_too_long"}, {"text": "no"}]) as fake:
-        error = turn_error(fake, max_retries=3)
+        error = turns.turn_error(fake, max_retries=3)
         assert len(fake.requests) == 1
     assert isinstance(error, PromptTooLong)
 
 
-def test_stalled_stream_times_out() -> None:
+def test_stalled_stream_times_out(turns: Any) -> None:
     with FakeModelServer([{"text": "late", "stall": 3, "stall_after": 2}]) as fake:
         started = time.monotonic()
-        error = turn_error(fake, read_timeout=0.3)
+        error = turns.turn_error(fake, read_timeout=0.3)
     assert isinstance(error, ProviderTimeout)
     assert time.monotonic() - started < 2.5
 
 
-def test_connection_refused_is_a_network_error() -> None:
+def test_connection_refused_is_a_network_error(turns: Any) -> None:
     fake = FakeModelServer([])
     fake.stop()  # the port is now closed
-    error = turn_error(fake)
+    error = turns.turn_error(fake)
     assert isinstance(error, NetworkError) and error.retryable
 
 
-def test_cancellation_mid_stream_closes_the_connection() -> None:
+def test_cancellation_mid_stream_closes_the_connection(turns: Any) -> None:
     with FakeModelServer([{"text": [f"w{i} " for i in range(60)], "delay": 0.02}]) as fake:
-        async def go() -> None:
-            provider = await provider_for(fake)
-            first = asyncio.Event()
-
-            async def consume() -> None:
-                async for event in provider.stream("s", HELLO, TOOLS):
-                    if isinstance(event, TextDelta):
-                        first.set()
-
-            task = asyncio.create_task(consume())
-            await first.wait()
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            await provider.aclose()
-        asyncio.run(go())
+        turns.cancel_mid_stream(fake)
         assert fake.wait_for(lambda reqs: reqs[0]["disconnected"], timeout=3)
         assert not fake.requests[0]["completed"]
 
 
-def test_max_tokens_in_the_middle_of_a_tool_call_raises() -> None:
+def test_max_tokens_in_the_middle_of_a_tool_call_raises(turns: Any) -> None:
     turn = {"text": "Writing the file.", "stop_reason": "max_tokens",
             "tool_calls": [{"name": "read_file", "arguments": '{"path": "src/ma'}]}
     with FakeModelServer([turn]) as fake:
-        error = turn_error(fake)
+        error = turns.turn_error(fake)
     assert isinstance(error, MaxTokensTruncated)
     assert error.partial_text == "Writing the file."
     assert "max_tokens (8192)" in str(error)
 
 
-def test_max_tokens_in_plain_text_is_a_stop_reason() -> None:
+def test_max_tokens_in_plain_text_is_a_stop_reason(turns: Any) -> None:
     with FakeModelServer([{"text": "cut here", "stop_reason": "max_tokens"}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     assert done.stop_reason == "max_tokens" and done.message.content == "cut here"
     assert not any(isinstance(e, ToolCallComplete) for e in events)
 
 
-def test_adaptive_thinking_and_max_tokens_option_are_sent() -> None:
+def test_adaptive_thinking_and_max_tokens_option_are_sent(turns: Any) -> None:
     with FakeModelServer([{"text": "ok"}]) as fake:
-        run_turn(fake, thinking=True, thinking_mode="adaptive", max_tokens=1234)
+        turns.run_turn(fake, thinking=True, thinking_mode="adaptive", max_tokens=1234)
         body = fake.requests[0]["body"]
     assert body["thinking"] == {"type": "adaptive"} and body["max_tokens"] == 1234
 
 
-def test_leading_assistant_message_gets_a_user_turn_first() -> None:
+def test_leading_assistant_message_gets_a_user_turn_first(turns: Any) -> None:
     history = [Message(role="assistant", content="summary ack"),
                Message(role="user", content="go on")]
     with FakeModelServer([{"text": "ok"}]) as fake:
-        run_turn(fake, messages=history, system="")
+        turns.run_turn(fake, messages=history, system="")
         body = fake.requests[0]["body"]
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert "system" not in body

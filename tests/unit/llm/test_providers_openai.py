@@ -23,19 +23,15 @@ from pseudoclaude.llm.errors import (
     ServerError,
 )
 from pseudoclaude.llm.provider import (
-    Completion,
-    Provider,
     ProviderOptions,
     Retrying,
     Stop,
-    StreamEvent,
     TextDelta,
     ThinkingDelta,
     ToolCallComplete,
     ToolSpec,
     TurnBuilder,
     UsageEvent,
-    complete,
     create_provider,
 )
 from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, ToolResult, Usage
@@ -46,38 +42,14 @@ TOOLS = [ToolSpec("read_file", "Read a file.",
 HELLO = [Message(role="user", content="hello")]
 
 
-async def provider_for(fake: FakeModelServer, base_url: str | None = None,
-                       **options: Any) -> Provider:
-    settings: dict[str, Any] = {"retry_base_delay": 0.01, "max_retries": 0,
-                                "read_timeout": 5.0, "connect_timeout": 2.0}
-    settings.update(options)
-    return await create_provider(ProviderOptions(
-        provider="openai", model="gpt-test", api_key=Secret(KEY),
-        base_url=base_url or fake.base_url + "/v1", **settings))
+@pytest.fixture
+def turns(provider_turns: Any) -> Any:
+    return provider_turns("openai", "gpt-test", KEY, TOOLS, "/v1")
 
 
-def run_turn(fake: FakeModelServer, messages: list[Message] = HELLO,
-             tools: list[ToolSpec] = TOOLS, system: str = "SYSTEM PROMPT",
-             **options: Any) -> tuple[list[StreamEvent], Completion]:
-    async def go() -> tuple[list[StreamEvent], Completion]:
-        provider = await provider_for(fake, **options)
-        events: list[StreamEvent] = []
-        try:
-            return events, await complete(provider, system, messages, tools, events.append)
-        finally:
-            await provider.aclose()
-    return asyncio.run(go())
-
-
-def turn_error(fake: FakeModelServer, **options: Any) -> ProviderError:
-    with pytest.raises(ProviderError) as info:
-        run_turn(fake, **options)
-    return info.value
-
-
-def test_plain_text_answer_and_request_shape() -> None:
+def test_plain_text_answer_and_request_shape(turns: Any) -> None:
     with FakeModelServer([{"text": "Hello there.", "chunks": 1}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
         request = fake.requests[0]
     assert done.message == Message(role="assistant", content="Hello there.")
     assert done.stop_reason == "end_turn"
@@ -93,18 +65,18 @@ def test_plain_text_answer_and_request_shape() -> None:
     assert body["max_tokens"] == 8192  # a compatible server: max_tokens, not max_completion
 
 
-def test_streamed_text_arrives_in_order() -> None:
+def test_streamed_text_arrives_in_order(turns: Any) -> None:
     with FakeModelServer([{"text": ["Hel", "lo, ", "wor", "ld", "!"]}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo, ", "wor",
                                                                      "ld", "!"]
     assert done.message.content == "Hello, world!"
 
 
-def test_base_url_without_v1_works_too() -> None:
+def test_base_url_without_v1_works_too(turns: Any) -> None:
     with FakeModelServer([{"text": "ok"}]) as fake:
         async def go() -> str:
-            provider = await provider_for(fake, base_url=fake.base_url)
+            provider = await turns.provider_for(fake, base_url=fake.base_url)
             builder = TurnBuilder()
             async for event in provider.stream("", HELLO, []):
                 builder.add(event)
@@ -115,26 +87,26 @@ def test_base_url_without_v1_works_too() -> None:
         assert "tools" not in fake.requests[0]["body"]
 
 
-def test_several_tool_calls_reassembled_from_fragments() -> None:
+def test_several_tool_calls_reassembled_from_fragments(turns: Any) -> None:
     calls = [{"name": "read_file", "arguments": {"path": "src/ä.py", "limit": 20}},
              {"name": "read_file", "arguments": {"path": "b.py"}},
              {"name": "find_files", "arguments": {"pattern": "*.md"}}]
     with FakeModelServer([{"text": "Reading.", "tool_calls": calls, "arg_chunks": 6}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     got = [e.call for e in events if isinstance(e, ToolCallComplete)]
     assert [(c.name, c.arguments) for c in got] == [(c["name"], c["arguments"]) for c in calls]
     assert all(c.id.startswith("call_") for c in got) and len({c.id for c in got}) == 3
     assert done.stop_reason == "tool_use" and done.message.content == "Reading."
 
 
-def test_invalid_json_arguments_are_kept_as_a_string() -> None:
+def test_invalid_json_arguments_are_kept_as_a_string(turns: Any) -> None:
     with FakeModelServer([{"tool_calls": [{"name": "read_file",
                                            "arguments": "{'path': 'a.py'}"}]}]) as fake:
-        _, done = run_turn(fake)
+        _, done = turns.run_turn(fake)
     assert done.message.tool_calls[0].arguments == "{'path': 'a.py'}"
 
 
-def test_history_tool_calls_and_results_are_serialised() -> None:
+def test_history_tool_calls_and_results_are_serialised(turns: Any) -> None:
     history = [
         Message(role="user", content="first"),
         Message(role="user", content="second"),
@@ -146,7 +118,7 @@ def test_history_tool_calls_and_results_are_serialised() -> None:
         Message(role="user", content="now summarise"),
     ]
     with FakeModelServer([{"text": "ok"}]) as fake:
-        run_turn(fake, messages=history, system="")
+        turns.run_turn(fake, messages=history, system="")
         messages = fake.requests[0]["body"]["messages"]
     assert messages[0] == {"role": "user", "content": "first\n\nsecond"}
     assistant = messages[1]
@@ -159,18 +131,18 @@ def test_history_tool_calls_and_results_are_serialised() -> None:
     assert len(messages) == 5
 
 
-def test_usage_mapping_with_cached_tokens() -> None:
+def test_usage_mapping_with_cached_tokens(turns: Any) -> None:
     usage = {"input": 300, "output": 42, "cache_read": 1700}
     with FakeModelServer([{"text": "ok", "usage": usage}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     # prompt_tokens 2000 of which 1700 cached → input 300 + cache_read 1700.
     assert done.usage == Usage(input_tokens=300, output_tokens=42, cache_read=1700)
     assert sum(isinstance(e, UsageEvent) for e in events) == 1
 
 
-def test_reasoning_content_is_shown_but_not_kept() -> None:
+def test_reasoning_content_is_shown_but_not_kept(turns: Any) -> None:
     with FakeModelServer([{"thinking": "pondering", "text": "answer"}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     assert [e.text for e in events if isinstance(e, ThinkingDelta)] == ["pondering"]
     assert done.message.thinking == [] and done.message.content == "answer"
 
@@ -183,95 +155,95 @@ def test_reasoning_content_is_shown_but_not_kept() -> None:
     ("auth", AuthenticationFailed, 401),
 ])
 def test_http_failures_map_to_typed_errors(failure: str, expected: type[ProviderError],
-                                           status: int) -> None:
+                                           status: int, turns: Any) -> None:
     with FakeModelServer([{"error": failure}]) as fake:
-        error = turn_error(fake)
+        error = turns.turn_error(fake)
     assert type(error) is expected and error.status == status and error.provider == "openai"
     assert KEY not in str(error)
 
 
-def test_overloaded_529_from_a_compatible_server() -> None:
+def test_overloaded_529_from_a_compatible_server(turns: Any) -> None:
     failure = {"status": 529, "type": "overloaded_error", "message": "Overloaded"}
     with FakeModelServer([{"error": failure}]) as fake:
-        assert isinstance(turn_error(fake), Overloaded)
+        assert isinstance(turns.turn_error(fake), Overloaded)
 
 
-def test_error_inside_the_stream_is_typed() -> None:
+def test_error_inside_the_stream_is_typed(turns: Any) -> None:
     with FakeModelServer([{"error": "rate_limit", "error_after": 1}]) as fake:
-        assert isinstance(turn_error(fake), RateLimited)
+        assert isinstance(turns.turn_error(fake), RateLimited)
 
 
-def test_stream_cut_before_finish_is_a_network_error() -> None:
+def test_stream_cut_before_finish_is_a_network_error(turns: Any) -> None:
     with FakeModelServer([{"text": ["a", "b", "c"], "cut_after": 3}, {"text": "no"}]) as fake:
-        error = turn_error(fake, max_retries=2)
+        error = turns.turn_error(fake, max_retries=2)
         assert len(fake.requests) == 1
     assert isinstance(error, NetworkError)
 
 
-def test_stream_cut_after_finish_is_tolerated() -> None:
+def test_stream_cut_after_finish_is_tolerated(turns: Any) -> None:
     # role chunk, 2 text chunks, finish chunk, then the cut (no usage chunk, no [DONE]).
     with FakeModelServer([{"text": ["a", "b"], "cut_after": 4}]) as fake:
-        events, done = run_turn(fake)
+        events, done = turns.run_turn(fake)
     assert done.message.content == "ab" and done.stop_reason == "end_turn"
     assert done.usage is None and not any(isinstance(e, UsageEvent) for e in events)
 
 
-def test_compatible_server_without_done_usage_or_finish_reason() -> None:
+def test_compatible_server_without_done_usage_or_finish_reason(turns: Any) -> None:
     script = [{"text": "no done", "omit_done": True},
               {"text": "no usage", "omit_usage": True},
               {"tool_calls": [{"name": "read_file", "arguments": {"path": "x"}}],
                "omit_finish": True, "omit_done": True, "omit_usage": True}]
     with FakeModelServer(script) as fake:
-        _, first = run_turn(fake)
-        _, second = run_turn(fake)
-        _, third = run_turn(fake)
+        _, first = turns.run_turn(fake)
+        _, second = turns.run_turn(fake)
+        _, third = turns.run_turn(fake)
     assert first.message.content == "no done" and first.usage is not None
     assert second.message.content == "no usage" and second.usage is None
     assert third.stop_reason == "tool_use"
     assert third.message.tool_calls[0].arguments == {"path": "x"}
 
 
-def test_stop_finish_reason_with_tool_calls_means_tool_use() -> None:
+def test_stop_finish_reason_with_tool_calls_means_tool_use(turns: Any) -> None:
     turn = {"tool_calls": [{"name": "read_file", "arguments": {}}], "stop_reason": "stop"}
     with FakeModelServer([turn]) as fake:
-        _, done = run_turn(fake)
+        _, done = turns.run_turn(fake)
     assert done.stop_reason == "tool_use"
 
 
-def test_empty_stream_is_a_network_error_and_retried() -> None:
+def test_empty_stream_is_a_network_error_and_retried(turns: Any) -> None:
     with FakeModelServer([{"cut_after": 0}, {"text": "second"}]) as fake:
-        events, done = run_turn(fake, max_retries=1)
+        events, done = turns.run_turn(fake, max_retries=1)
     assert done.message.content == "second"
     assert [type(e.error) for e in events if isinstance(e, Retrying)] == [NetworkError]
 
 
-def test_retry_then_success() -> None:
+def test_retry_then_success(turns: Any) -> None:
     with FakeModelServer([{"error": "overloaded"}, {"error": "rate_limit"},
                           {"text": "finally"}]) as fake:
-        events, done = run_turn(fake, max_retries=2)
+        events, done = turns.run_turn(fake, max_retries=2)
         assert len(fake.requests) == 3
     assert done.message.content == "finally"
     assert [r.attempt for r in events if isinstance(r, Retrying)] == [1, 2]
 
 
-def test_length_in_the_middle_of_a_tool_call_raises() -> None:
+def test_length_in_the_middle_of_a_tool_call_raises(turns: Any) -> None:
     turn = {"text": "Writing.", "stop_reason": "length",
             "tool_calls": [{"name": "write_file", "arguments": '{"path": "a.py", "content": "'}]}
     with FakeModelServer([turn]) as fake:
-        error = turn_error(fake, max_tokens=64)
+        error = turns.turn_error(fake, max_tokens=64)
     assert isinstance(error, MaxTokensTruncated) and error.partial_text == "Writing."
     assert "max_tokens (64)" in str(error)
 
 
-def test_length_in_text_is_a_stop_reason() -> None:
+def test_length_in_text_is_a_stop_reason(turns: Any) -> None:
     with FakeModelServer([{"text": "cut", "stop_reason": "length"}]) as fake:
-        _, done = run_turn(fake)
+        _, done = turns.run_turn(fake)
     assert done.stop_reason == "max_tokens"
 
 
-def test_stalled_stream_times_out() -> None:
+def test_stalled_stream_times_out(turns: Any) -> None:
     with FakeModelServer([{"text": "late", "stall": 3, "stall_after": 1}]) as fake:
-        error = turn_error(fake, read_timeout=0.3)
+        error = turns.turn_error(fake, read_timeout=0.3)
     assert isinstance(error, ProviderTimeout)
 
 
@@ -287,31 +259,16 @@ def test_official_endpoint_uses_max_completion_tokens() -> None:
     assert params["max_completion_tokens"] == 8192 and "max_tokens" not in params
 
 
-def test_cancellation_mid_stream_closes_the_connection() -> None:
+def test_cancellation_mid_stream_closes_the_connection(turns: Any) -> None:
     with FakeModelServer([{"text": [f"w{i} " for i in range(60)], "delay": 0.02}]) as fake:
-        async def go() -> None:
-            provider = await provider_for(fake)
-            first = asyncio.Event()
-
-            async def consume() -> None:
-                async for event in provider.stream("s", HELLO, TOOLS):
-                    if isinstance(event, TextDelta):
-                        first.set()
-
-            task = asyncio.create_task(consume())
-            await first.wait()
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            await provider.aclose()
-        asyncio.run(go())
+        turns.cancel_mid_stream(fake)
         assert fake.wait_for(lambda reqs: reqs[0]["disconnected"], timeout=3)
 
 
-def test_leaving_the_loop_early_and_closing_releases_the_connection() -> None:
+def test_leaving_the_loop_early_and_closing_releases_the_connection(turns: Any) -> None:
     with FakeModelServer([{"text": [f"w{i} " for i in range(60)], "delay": 0.02}]) as fake:
         async def go() -> None:
-            provider = await provider_for(fake)
+            provider = await turns.provider_for(fake)
             async with contextlib.aclosing(provider.stream("s", HELLO, TOOLS)) as events:
                 async for event in events:
                     if isinstance(event, TextDelta):
