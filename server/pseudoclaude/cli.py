@@ -1,110 +1,49 @@
-"""The ``pseudoclaude`` command (SPEC §9).
+"""The ``pseudoclaude`` command (SPEC §9, §11 "CLI parity"): the parser and the exit codes.
 
-Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage; ``run`` adds 3 (iteration or
-unknown-tool limit) and 130 (canceled).
+Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage (argparse, bad params such as an
+empty prompt or text); ``run`` adds 3 (iteration or unknown-tool limit) and 130 (canceled).
+Every failure the user can fix is a :class:`~pseudoclaude.errors.PseudoClaudeError` (or an
+``OSError``) and is printed as one line.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from pseudoclaude.config import ConfigError, load_settings
-from pseudoclaude.llm.errors import ProviderError
-from pseudoclaude.session import (
-    SessionError,
-    SessionInfo,
-    SessionStore,
-    list_sessions,
-    load_session,
-)
-from pseudoclaude.session.format import describe_age, describe_size, message_to_json, render_message
-from pseudoclaude.workspace import WorkspaceError
+from pseudoclaude import cli_state
+from pseudoclaude.cli_state import CliError, run_async, settings_for, workspace_root
+from pseudoclaude.config import PROVIDERS
+from pseudoclaude.errors import EXPECTED_ERRORS
+from pseudoclaude.lsp.protocol import ParamError
 
-
-class CliError(Exception):
-    """A failure reported as one line on stderr with exit code 1."""
-
-
-def _store(workspace: str | None) -> SessionStore:
-    """The sessions of a workspace, where its settings (``dataDir``) put them."""
-    root = Path(workspace or ".").expanduser()
-    if not root.is_dir():
-        raise CliError(f"workspace is not a folder: {root}")
-    settings = load_settings(root.resolve())
-    assert settings.data_dir is not None  # always set when a workspace is given
-    return SessionStore(settings.data_dir)
-
-
-def _cmd_sessions_list(args: argparse.Namespace) -> int:
-    store = _store(args.workspace)
-    sessions = list_sessions(store)
-    if args.json:
-        print(json.dumps({"sessions": [s.to_json() for s in sessions]}, ensure_ascii=False))
-        return 0
-    if not sessions:
-        print(f"no sessions in {store.sessions_dir}")
-        return 0
-    for s in sessions:
-        print(_session_line(s))
-    return 0
-
-
-def _session_line(s: SessionInfo) -> str:
-    meta = [describe_age(s.updated), f"{s.message_count} messages", describe_size(s.bytes)]
-    if s.model:
-        meta.append(s.model)
-    return f"{s.id}  {s.title}\n    {' · '.join(meta)}"
-
-
-def _cmd_sessions_show(args: argparse.Namespace) -> int:
-    store = _store(args.workspace)
-    loaded = load_session(store, args.id)
-    if args.json:
-        print(json.dumps({
-            "id": loaded.session_id,
-            "messages": [message_to_json(m) for m in loaded.messages],
-            "bad_lines": loaded.bad_lines,
-            "repaired": loaded.repaired,
-        }, ensure_ascii=False))
-        return 0
-    print(f"session {loaded.session_id}: {len(loaded.messages)} messages, "
-          f"{loaded.bad_lines} bad lines skipped, {loaded.repaired} repairs")
-    for m in loaded.messages:
-        print(render_message(m))
-    return 0
+EXIT_FAILURE, EXIT_USAGE, EXIT_CANCELED = 1, 2, 130
+LEVELS = ("project", "user")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from pseudoclaude.cli_run import run_command
 
-    root = Path(args.workspace or ".").expanduser()
-    if not root.is_dir():
-        raise CliError(f"workspace is not a folder: {root}")
-    overrides = {key: value for key, value in (
-        ("provider", args.provider), ("model", args.model), ("baseUrl", args.base_url),
-        ("contextWindow", args.context_window), ("maxIterations", args.max_iterations),
-    ) if value is not None}
-    settings = load_settings(root.resolve(), overrides)
-    prompt = " ".join(args.prompt)
-    if args.prompt == ["-"]:
-        prompt = sys.stdin.read()
+    root = workspace_root(args.workspace)
+    prompt = sys.stdin.read() if args.prompt == ["-"] else " ".join(args.prompt)
     if not prompt.strip():
-        raise CliError("the prompt is empty")
-    return run_command(root.resolve(), settings, prompt, args.session, args.json)
+        raise ParamError("prompt", "must not be empty")
+    settings = settings_for(args, root)
+    return run_command(root, settings, prompt, args.session, args.json, args.verbose)
 
 
 def _cmd_lsp(args: argparse.Namespace) -> int:
+    if args.port is not None and not args.tcp:
+        raise ParamError("--port", "goes with --tcp (the server speaks stdio otherwise)")
     from pseudoclaude.lsp.logs import configure_stderr
     from pseudoclaude.lsp.server import create_server
 
     configure_stderr()
     server = create_server()
     if args.tcp:
-        server.start_tcp("127.0.0.1", args.port)  # loopback only, never another interface
+        server.start_tcp("127.0.0.1", args.port or 2087)  # loopback only
     else:
         server.start_io()
     return 0
@@ -129,6 +68,42 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep)
 
 
+def _async(command: Callable[[argparse.Namespace], Any]) -> Callable[[argparse.Namespace], int]:
+    return lambda args: run_async(command, args)
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value[:20]!r}"
+                                         ) from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {number}")
+    return number
+
+
+def _port(value: str) -> int:
+    number = _positive(value)
+    if number > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number (1-65535), got {number}")
+    return number
+
+
+def _common(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
+    parser.add_argument("--workspace", metavar="DIR", help="workspace folder (default: .)")
+    if json:
+        parser.add_argument("--json", action="store_true",
+                            help="print the result as one JSON object (the LSP result)")
+
+
+def _provider_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--provider", choices=PROVIDERS)
+    parser.add_argument("--model")
+    parser.add_argument("--base-url", metavar="URL", help="provider base URL")
+    parser.add_argument("--context-window", type=_positive, metavar="TOKENS")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pseudoclaude",
@@ -139,34 +114,64 @@ def build_parser() -> argparse.ArgumentParser:
     lsp = commands.add_parser("lsp", help="the language server (stdio; what editors start)")
     lsp.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
     lsp.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead")
-    lsp.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    lsp.add_argument("--port", type=_port, help="TCP port with --tcp (default 2087)")
     lsp.set_defaults(handler=_cmd_lsp)
 
     run = commands.add_parser("run", help="run the agent on a prompt in a workspace")
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task ('-': read stdin)")
-    run.add_argument("--workspace", metavar="DIR", help="workspace folder (default: .)")
+    _common(run, json=False)
     run.add_argument("--session", default="new", metavar="ID|latest|new",
                      help="continue a session (default: a new one)")
-    run.add_argument("--json", action="store_true", help="print events as JSON lines")
-    run.add_argument("--provider", choices=("anthropic", "openai"))
-    run.add_argument("--model")
-    run.add_argument("--base-url", metavar="URL", help="provider base URL")
-    run.add_argument("--context-window", type=int, metavar="TOKENS")
-    run.add_argument("--max-iterations", type=int, metavar="N")
+    run.add_argument("--json", action="store_true",
+                     help="print events as JSON lines, the result last")
+    run.add_argument("-v", "--verbose", action="store_true",
+                     help="also show provider retries")
+    _provider_flags(run)
+    run.add_argument("--max-iterations", type=_positive, metavar="N")
     run.set_defaults(handler=_cmd_run)
+
+    context = commands.add_parser("context", help="what fills the context of the latest session")
+    _common(context)
+    _provider_flags(context)
+    context.set_defaults(handler=_async(cli_state.context))
+
+    compact = commands.add_parser("compact", help="compact the latest session now")
+    _common(compact)
+    compact.add_argument("--instructions", metavar="TEXT",
+                         help="what the summary should focus on")
+    _provider_flags(compact)
+    compact.set_defaults(handler=_async(cli_state.compact))
+
+    memory = commands.add_parser("memory", help="project and user memory")
+    memory_cmds = memory.add_subparsers(dest="memory_command", required=True,
+                                        metavar="SUBCOMMAND")
+    show = memory_cmds.add_parser("show", help="the notes and the index the model sees")
+    _common(show)
+    show.set_defaults(handler=_async(cli_state.memory_show))
+    remember = memory_cmds.add_parser("remember", help="save a note now")
+    remember.add_argument("text", metavar="TEXT")
+    remember.add_argument("--level", choices=LEVELS, default="project")
+    remember.add_argument("--type", help="user_preference, correction_feedback, "
+                                         "project_knowledge or reference_material")
+    remember.add_argument("--title")
+    _common(remember)
+    remember.set_defaults(handler=_async(cli_state.memory_remember))
+    forget = memory_cmds.add_parser("forget", help="delete a note and its index line")
+    forget.add_argument("level", choices=LEVELS, metavar="LEVEL")
+    forget.add_argument("filename", metavar="FILENAME")
+    _common(forget)
+    forget.set_defaults(handler=_async(cli_state.memory_forget))
 
     sessions = commands.add_parser("sessions", help="list and inspect session logs")
     sessions_cmds = sessions.add_subparsers(dest="sessions_command", required=True,
                                             metavar="SUBCOMMAND")
     listing = sessions_cmds.add_parser("list", help="sessions of a workspace, newest first")
-    listing.add_argument("--workspace", metavar="DIR", help="workspace folder (default: .)")
-    listing.add_argument("--json", action="store_true", help="print one JSON object")
-    listing.set_defaults(handler=_cmd_sessions_list)
-    show = sessions_cmds.add_parser("show", help="the restored messages of one session")
-    show.add_argument("id", metavar="ID", help="a session id, or 'latest'")
-    show.add_argument("--workspace", metavar="DIR", help="workspace folder (default: .)")
-    show.add_argument("--json", action="store_true", help="print one JSON object")
-    show.set_defaults(handler=_cmd_sessions_show)
+    _common(listing)
+    listing.set_defaults(handler=_async(cli_state.sessions_list))
+    shown = sessions_cmds.add_parser("show", help="the restored messages of one session")
+    shown.add_argument("id", metavar="ID", help="a session id, or 'latest'")
+    _common(shown)
+    shown.set_defaults(handler=_async(cli_state.sessions_show))
 
     fake = commands.add_parser(
         "fake-model", help="a scripted model server on 127.0.0.1 (Anthropic and OpenAI formats)")
@@ -184,25 +189,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fail(message: str, code: int) -> int:
+    if not message.startswith("pseudoclaude"):
+        message = f"pseudoclaude: {message}"
+    print(" ".join(message.split()), file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
-    except (CliError, SessionError, ConfigError, WorkspaceError, ProviderError) as exc:
-        message = str(exc)
-        if not message.startswith("pseudoclaude"):
-            message = f"pseudoclaude: {message}"
-        print(message, file=sys.stderr)
-        return 1
+    except ParamError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     except BrokenPipeError:
         return 0
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"pseudoclaude: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 1
+        return _fail(f"{exc.strerror or exc}{where}", EXIT_FAILURE)
+    except EXPECTED_ERRORS as exc:
+        return _fail(str(exc), EXIT_FAILURE)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_CANCELED
+
+
+__all__ = ["CliError", "build_parser", "main"]
 
 
 if __name__ == "__main__":

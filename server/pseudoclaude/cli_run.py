@@ -1,8 +1,10 @@
 """``pseudoclaude run``: the agent in a terminal (SPEC §9).
 
 The answer streams to stdout; tool calls, compaction and memory events are one line each on
-stderr (so ``pseudoclaude run ... > answer.md`` keeps only the answer). With ``--json`` every
-event is a JSON object on its own stdout line and the last line is the result.
+stderr (so ``pseudoclaude run ... > answer.md`` keeps only the answer); provider retries are
+shown only with ``--verbose``. With ``--json`` every event is a JSON object on its own stdout
+line and the last line is the result (the ``pseudoclaude/run`` result with ``"kind":
+"result"``), whatever the outcome: completed, error, limit or canceled.
 
 Exit codes: 0 ``completed``, 1 failure (one line on stderr), 3 ``max_iterations`` or
 ``unknown_tool_limit``, 130 canceled (Ctrl-C).
@@ -11,38 +13,34 @@ Exit codes: 0 ``completed``, 1 failure (one line on stderr), 3 ``max_iterations`
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from pseudoclaude.agent.approvals import TerminalApprover
-from pseudoclaude.agent.runner import (
-    CANCELED,
-    COMPLETED,
-    MAX_ITERATIONS,
-    UNKNOWN_TOOL_LIMIT_REASON,
-    RunResult,
-    summarize_arguments,
-)
+from pseudoclaude.agent.runner import RunResult, summarize_arguments
 from pseudoclaude.config import Settings
 from pseudoclaude.events import (
     CompactEvent,
     ErrorEvent,
     Event,
     MemoryEvent,
+    StopReason,
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
     WarningEvent,
 )
+from pseudoclaude.lsp import methods
+from pseudoclaude.lsp import protocol as p
 from pseudoclaude.session.format import describe_size
 from pseudoclaude.workspace import Workspace
 
 EXIT_OK, EXIT_FAILURE, EXIT_LIMIT, EXIT_CANCELED = 0, 1, 3, 130
-_ERROR = re.compile(r'"error":"((?:[^"\\]|\\.)*)"')
+EXIT_CODES = {StopReason.COMPLETED: EXIT_OK, StopReason.MAX_ITERATIONS: EXIT_LIMIT,
+              StopReason.UNKNOWN_TOOL_LIMIT: EXIT_LIMIT, StopReason.CANCELED: EXIT_CANCELED,
+              StopReason.ERROR: EXIT_FAILURE}
 
 
 @dataclass
@@ -51,6 +49,7 @@ class TerminalPrinter:
 
     out: TextIO
     err: TextIO
+    verbose: bool = False
     _mid_line: bool = False
     errors: list[str] = field(default_factory=list)
 
@@ -62,8 +61,8 @@ class TerminalPrinter:
             self.out.flush()
             self._mid_line = not event.delta.endswith("\n")
             return
-        line = self._line(event)
-        if line is None:
+        line = self.line(event)
+        if line is None or (self._is_retry(event) and not self.verbose):
             return
         if self._mid_line:
             self.out.write("\n")
@@ -72,6 +71,10 @@ class TerminalPrinter:
         self.err.write(line + "\n")
         self.err.flush()
 
+    @staticmethod
+    def _is_retry(event: Event) -> bool:
+        return isinstance(event, WarningEvent) and isinstance(event.attempt, int)
+
     def finish(self) -> None:
         if self._mid_line:
             self.out.write("\n")
@@ -79,13 +82,13 @@ class TerminalPrinter:
             self._mid_line = False
 
     @staticmethod
-    def _line(event: Event) -> str | None:
+    def line(event: Event) -> str | None:
+        """The stderr line of an event (None: not shown)."""
         if isinstance(event, ToolCallEvent):
             return f"> {event.name} {summarize_arguments(event.arguments)}"
         if isinstance(event, ToolResultEvent):
             status = "error" if event.is_error else "ok"
-            match = _ERROR.search(event.preview) if event.is_error else None
-            detail = f": {match.group(1)}" if match else ""
+            detail = f": {event.error}" if isinstance(event.error, str) else ""
             return f"  {status} ({describe_size(event.bytes)}){detail}"
         if isinstance(event, CompactEvent):
             what = (f"{event.offloaded} large tool result(s) saved to files" if event.layer == 1
@@ -95,7 +98,7 @@ class TerminalPrinter:
         if isinstance(event, MemoryEvent):
             if event.status == "failed":
                 return f"[memory] update failed: {event.error}"
-            changes = ", ".join(f"{c['action']} {c['level']}/{c['filename']}"
+            changes = ", ".join(f"{c.action} {c.level}/{c.filename}"
                                 for c in event.changes) or "no change"
             return f"[memory] {event.status}: {changes}"
         if isinstance(event, WarningEvent):
@@ -110,57 +113,58 @@ class JsonPrinter:
     out: TextIO
 
     def __call__(self, session_id: str, event: Event) -> None:
-        self.out.write(json.dumps({"sessionId": session_id, **event.payload()},
-                                  ensure_ascii=False, default=str) + "\n")
+        self.write(p.event_params(None, session_id, event))
+
+    def write(self, value: Any) -> None:
+        self.out.write(p.encode_line(value) + "\n")
         self.out.flush()
 
 
-def result_payload(session_id: str, result: RunResult) -> dict[str, Any]:
-    payload: dict[str, Any] = {
-        "kind": "result", "sessionId": session_id, "stopReason": result.stop_reason,
-        "text": result.text, "iterations": result.iterations,
-        "usage": {"inputTokens": result.usage.input_tokens,
-                  "outputTokens": result.usage.output_tokens},
-    }
-    if result.error:
-        payload["error"] = result.error
-    return payload
+def result_line(result: p.RunResult) -> dict[str, Any]:
+    """The last ``--json`` line: the ``pseudoclaude/run`` result with ``"kind": "result"``."""
+    return {"kind": "result", **p.to_wire(result)}
 
 
-def exit_code(stop_reason: str) -> int:
-    if stop_reason == COMPLETED:
-        return EXIT_OK
-    if stop_reason in (MAX_ITERATIONS, UNKNOWN_TOOL_LIMIT_REASON):
-        return EXIT_LIMIT
-    if stop_reason == CANCELED:
-        return EXIT_CANCELED
-    return EXIT_FAILURE
+def canceled_result(workspace: Workspace) -> p.RunResult:
+    """What a cancelled run had done (its runner keeps it), as a run result."""
+    done = workspace.last_run.result if workspace.last_run else RunResult(StopReason.CANCELED)
+    done.stop_reason = StopReason.CANCELED
+    return methods.run_result(workspace.session_id or "", done)
 
 
 async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: str,
-                          as_json: bool) -> int:
-    printer = JsonPrinter(sys.stdout) if as_json else TerminalPrinter(sys.stdout, sys.stderr)
+                          as_json: bool, verbose: bool = False) -> int:
+    printer = JsonPrinter(sys.stdout) if as_json else TerminalPrinter(sys.stdout, sys.stderr,
+                                                                     verbose)
     workspace = Workspace(root, settings, approver=TerminalApprover(), events=printer)
     try:
-        session_id, result = await workspace.run(prompt, session)
+        try:
+            result = await methods.call(workspace, p.RUN, {"prompt": prompt,
+                                                           "sessionId": session})
+        except asyncio.CancelledError:
+            if isinstance(printer, JsonPrinter) and workspace.session_id:
+                printer.write(result_line(canceled_result(workspace)))
+            raise
     finally:
         await workspace.close()
-    if as_json:
-        sys.stdout.write(json.dumps(result_payload(session_id, result), ensure_ascii=False)
-                         + "\n")
+    assert isinstance(result, p.RunResult)
+    stop = StopReason(result.stop_reason)
+    if isinstance(printer, JsonPrinter):
+        printer.write(result_line(result))
     else:
-        assert isinstance(printer, TerminalPrinter)
         printer.finish()
-        if result.stop_reason != COMPLETED and result.error not in printer.errors:
-            reason = result.error or result.stop_reason.replace("_", " ")
-            sys.stderr.write(f"pseudoclaude: run stopped: {reason} (session {session_id})\n")
-    return exit_code(result.stop_reason)
+        error = result.error if isinstance(result.error, str) else None
+        if stop != StopReason.COMPLETED and error not in printer.errors:
+            reason = error or stop.replace("_", " ")
+            sys.stderr.write(f"pseudoclaude: run stopped: {reason} "
+                             f"(session {result.session_id})\n")
+    return EXIT_CODES[stop]
 
 
 def run_command(root: Path, settings: Settings, prompt: str, session: str,
-                as_json: bool) -> int:
+                as_json: bool, verbose: bool = False) -> int:
     try:
-        return asyncio.run(run_in_terminal(root, settings, prompt, session, as_json))
+        return asyncio.run(run_in_terminal(root, settings, prompt, session, as_json, verbose))
     except KeyboardInterrupt:
         sys.stderr.write("\npseudoclaude: canceled\n")
         return EXIT_CANCELED

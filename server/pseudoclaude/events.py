@@ -1,100 +1,99 @@
-"""Typed events of a run (SPEC §8 ``pseudoclaude/event`` kinds).
+"""Typed events of a run (SPEC §8 ``pseudoclaude/event`` kinds) and the stop reasons.
 
 Every layer that reports progress (the runner, compaction, memory) emits these through a plain
-callback; the LSP layer forwards them as notifications and the CLI prints them. ``payload()``
-is the wire shape: camelCase keys, without ``workspace``/``sessionId`` (added by whoever knows
-them).
+callback; the LSP server forwards them as notifications, the CLI prints them (or writes them as
+JSON lines). They are msgspec structs tagged on ``kind`` with camelCase names, so an event's
+encoding is its wire payload (:func:`pseudoclaude.lsp.protocol.event_params` adds
+``workspace`` and ``sessionId``). Optional fields are left out of the payload when unset.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from enum import StrEnum
+from typing import Any
+
+from msgspec import UNSET, Struct, UnsetType
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.capitalize() for part in rest)
+class StopReason(StrEnum):
+    """Why a run ended (SPEC §6)."""
+
+    COMPLETED = "completed"
+    MAX_ITERATIONS = "max_iterations"
+    CANCELED = "canceled"
+    UNKNOWN_TOOL_LIMIT = "unknown_tool_limit"
+    ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    kind: ClassVar[str] = ""
-
-    def payload(self) -> dict[str, Any]:
-        data = {_camel(f.name): getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {"kind": self.kind, **data}
+class Event(Struct, frozen=True, tag_field="kind", rename="camel"):
+    """Base of every event; ``kind`` is the tag."""
 
 
-@dataclass(frozen=True, slots=True)
-class TextEvent(Event):
-    kind: ClassVar[str] = "text"
+class TextEvent(Event, frozen=True, tag="text"):
     delta: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallEvent(Event):
-    kind: ClassVar[str] = "toolCall"
+class ToolCallEvent(Event, frozen=True, tag="toolCall"):
     id: str
     name: str
     arguments: Any
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResultEvent(Event):
-    kind: ClassVar[str] = "toolResult"
+class ToolResultEvent(Event, frozen=True, tag="toolResult"):
     id: str
     name: str
     is_error: bool
     bytes: int
     preview: str
+    """The first 200 characters of the result (the JSON envelope of SPEC §6)."""
+    error: str | UnsetType = UNSET
+    """A failed tool's own error message (the envelope's ``error``), for one-line displays."""
 
 
-@dataclass(frozen=True, slots=True)
-class CompactEvent(Event):
-    kind: ClassVar[str] = "compact"
+class CompactEvent(Event, frozen=True, tag="compact"):
     layer: int
     before_tokens: int
     after_tokens: int
     offloaded: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryEvent(Event):
-    kind: ClassVar[str] = "memory"
-    status: str  # updated | unchanged | failed
-    changes: list[dict[str, str]] = field(default_factory=list)
-    error: str = ""
+class MemoryChange(Struct, frozen=True):
+    action: str  # create | update | delete
+    level: str
+    filename: str
 
 
-@dataclass(frozen=True, slots=True)
-class UsageUpdate(Event):
-    kind: ClassVar[str] = "usage"
+class MemoryEvent(Event, frozen=True, tag="memory"):
+    status: str  # updated | unchanged | proposed | failed
+    changes: list[MemoryChange] = []
+    error: str | UnsetType = UNSET
+
+
+class UsageUpdate(Event, frozen=True, tag="usage"):
     input_tokens: int
     output_tokens: int
     cache_read: int = 0
     cache_write: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class WarningEvent(Event):
-    kind: ClassVar[str] = "warning"
+class WarningEvent(Event, frozen=True, tag="warning"):
+    message: str
+    attempt: int | UnsetType = UNSET
+    """Set on a provider retry: the attempt that failed (the CLI shows these with -v)."""
+
+
+class ErrorEvent(Event, frozen=True, tag="error"):
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorEvent(Event):
-    kind: ClassVar[str] = "error"
-    message: str
+class StopEvent(Event, frozen=True, tag="stop"):
+    stop_reason: StopReason
 
 
-@dataclass(frozen=True, slots=True)
-class StopEvent(Event):
-    kind: ClassVar[str] = "stop"
-    stop_reason: str
-
+AnyEvent = (TextEvent | ToolCallEvent | ToolResultEvent | CompactEvent | MemoryEvent
+            | UsageUpdate | WarningEvent | ErrorEvent | StopEvent)
+"""Every event kind (a tagged union, for decoding)."""
 
 Emit = Callable[[Event], None]
 

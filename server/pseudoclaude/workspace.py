@@ -15,19 +15,20 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pseudoclaude.agent.approvals import ApprovalPolicy, Approver, Gate
 from pseudoclaude.agent.prompt import build_system_prompt
 from pseudoclaude.agent.runner import Runner, RunResult
 from pseudoclaude.agent.tools import ToolRegistry
-from pseudoclaude.compact import CompactConfig, CompactResult, CompactRuntime, Ledger
-from pseudoclaude.config import (
-    API_KEY_ENV,
-    DEFAULT_CONTEXT_WINDOWS,
-    FALLBACK_CONTEXT_WINDOW,
-    Settings,
+from pseudoclaude.compact import (
+    CompactConfig,
+    CompactResult,
+    CompactRuntime,
+    ContextState,
+    Ledger,
 )
+from pseudoclaude.config import API_KEY_ENV, Settings
+from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message
@@ -48,7 +49,7 @@ log = logging.getLogger("pseudoclaude.workspace")
 NEW = "new"
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(PseudoClaudeError):
     """A request the workspace cannot serve; the message is for the user."""
 
 
@@ -77,7 +78,6 @@ class Workspace:
         self._events = events or (lambda session_id, event: None)
         data_dir = settings.data_dir or self.root / ".PseudoClaude"
         self.store = SessionStore(data_dir)
-        self.store.ensure_data_dir()  # before the memory folders appear inside it
         user_memory = settings.memory.user_dir or Path.home() / ".PseudoClaude" / "memory"
         self.memory = MemoryManager(data_dir / "memory", user_memory, provider=self.provider,
                                     emit=self._emit, on_change=memory_changed)
@@ -90,14 +90,14 @@ class Workspace:
         self._provider_key: ProviderOptions | None = None
         self._busy: str | None = None  # what is in progress
         self._cleanup: asyncio.Task[None] | None = None
+        self.last_run: Runner | None = None
+        """The latest run (its :attr:`~Runner.result` holds what a cancelled run had done)."""
 
     # -- settings and provider -------------------------------------------------------------
     @property
     def context_window(self) -> int:
-        if self.settings.context_window:
-            return self.settings.context_window
-        provider = self.settings.provider or ""
-        return DEFAULT_CONTEXT_WINDOWS.get(provider, FALLBACK_CONTEXT_WINDOW)
+        """The settings' window (the provider's default unless ``contextWindow`` is set)."""
+        return self.settings.context_window
 
     def update_settings(self, settings: Settings) -> None:
         """New settings apply to the next run (a run in progress keeps its own)."""
@@ -116,11 +116,7 @@ class Workspace:
         return self._provider
 
     def _compact_config(self) -> CompactConfig:
-        c = self.settings.compact
-        return CompactConfig(window=self.context_window,
-                             single_result_bytes=c.single_result_bytes,
-                             round_bytes=c.round_bytes,
-                             safety_margin_tokens=c.safety_margin_tokens, auto=c.auto)
+        return CompactConfig.from_settings(self.settings, self.context_window)
 
     # -- sessions ----------------------------------------------------------------------------
     @property
@@ -244,6 +240,7 @@ class Workspace:
                 on_completed=self._remember_run,
                 secrets=self._secrets(),
             )
+            self.last_run = runner
             result = await runner.run(prompt)
             return self.session.session_id, result
 
@@ -265,21 +262,15 @@ class Workspace:
                 raise WorkspaceError("no active session to compact in this workspace")
             return await self.compact_runtime.compact(instructions)
 
-    def context(self) -> dict[str, Any]:
-        window = self.context_window
-        runtime = self.compact_runtime
-        if runtime is None:
+    def context(self) -> ContextState:
+        """The context state of the current session (the empty state without one)."""
+        if self.compact_runtime is None:
             config = self._compact_config()
-            return {"sessionId": None, "messageCount": 0, "estimatedTokens": 0,
-                    "contextWindow": window, "autoCompactThreshold": config.threshold,
-                    "autoCompactFailures": 0, "autoCompactTripped": False}
-        state = runtime.state()
-        return {"sessionId": self.session_id, "messageCount": state.message_count,
-                "estimatedTokens": state.estimated_tokens,
-                "contextWindow": state.context_window,
-                "autoCompactThreshold": state.auto_compact_threshold,
-                "autoCompactFailures": state.auto_compact_failures,
-                "autoCompactTripped": state.auto_compact_tripped}
+            return ContextState(message_count=0, estimated_tokens=0,
+                                context_window=config.window,
+                                auto_compact_threshold=config.threshold,
+                                auto_compact_failures=0, auto_compact_tripped=False)
+        return self.compact_runtime.state()
 
     async def close(self, memory_timeout: float = 10.0) -> None:
         """Wait (bounded) for pending memory updates, then close the log and the provider."""

@@ -20,6 +20,8 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from msgspec import UNSET
+
 from pseudoclaude.agent.approvals import Gate
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.compact import CompactRuntime
@@ -28,6 +30,7 @@ from pseudoclaude.events import (
     Emit,
     ErrorEvent,
     StopEvent,
+    StopReason,
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -50,16 +53,11 @@ UNKNOWN_TOOL_LIMIT = 2
 PREVIEW_CHARS = 200
 YIELD_EVERY = 0.002  # seconds of streaming between two turns given to the event loop
 
-COMPLETED = "completed"
-MAX_ITERATIONS = "max_iterations"
-CANCELED = "canceled"
-UNKNOWN_TOOL_LIMIT_REASON = "unknown_tool_limit"
-ERROR = "error"
 
 
 @dataclass
 class RunResult:
-    stop_reason: str
+    stop_reason: StopReason
     text: str = ""
     iterations: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -92,6 +90,7 @@ class Runner:
         self.max_iterations = max_iterations
         self.on_completed = on_completed
         self.secrets = [s for s in secrets if s and len(s) >= 8]
+        self.result = RunResult(stop_reason=StopReason.ERROR)
 
     def _append(self, message: Message, appended: list[Message]) -> None:
         """Append and remember it for this run.
@@ -102,19 +101,21 @@ class Runner:
         appended.append(self.conversation.append(message))
 
     async def run(self, prompt: str) -> RunResult:
-        result = RunResult(stop_reason=ERROR)
+        """Run to a stop reason. A cancelled run raises ``CancelledError``; what it had done
+        by then (text, iterations, usage, stop reason ``canceled``) stays in :attr:`result`."""
+        result = self.result = RunResult(stop_reason=StopReason.ERROR)
         try:
             await self._run(prompt, result)
         except asyncio.CancelledError:
-            result.stop_reason = CANCELED
-            self.emit(StopEvent(CANCELED))
+            result.stop_reason = StopReason.CANCELED
+            self.emit(StopEvent(StopReason.CANCELED))
             raise
         except Exception as exc:  # e.g. the session log cannot be written: say so, then fail
             self.emit(ErrorEvent(f"the run stopped: {exc}"))
-            self.emit(StopEvent(ERROR))
+            self.emit(StopEvent(StopReason.ERROR))
             raise
         self.emit(StopEvent(result.stop_reason))
-        if result.stop_reason == COMPLETED and self.on_completed is not None:
+        if result.stop_reason == StopReason.COMPLETED and self.on_completed is not None:
             self.on_completed(list(result.appended))
         return result
 
@@ -158,18 +159,18 @@ class Runner:
                                       u.cache_write))
             if not message.tool_calls:
                 result.text = message.content
-                result.stop_reason = COMPLETED
+                result.stop_reason = StopReason.COMPLETED
                 return
             unknown_in_a_row = await self._run_tools(message.tool_calls, appended,
                                                      unknown_in_a_row)
             if unknown_in_a_row >= UNKNOWN_TOOL_LIMIT:
-                result.stop_reason = UNKNOWN_TOOL_LIMIT_REASON
+                result.stop_reason = StopReason.UNKNOWN_TOOL_LIMIT
                 result.text = message.content
                 return
-        result.stop_reason = MAX_ITERATIONS
+        result.stop_reason = StopReason.MAX_ITERATIONS
 
     def _fail(self, result: RunResult, error: str) -> None:
-        result.stop_reason = ERROR
+        result.stop_reason = StopReason.ERROR
         result.error = error
         self.emit(ErrorEvent(error))
 
@@ -194,7 +195,7 @@ class Runner:
                 elif isinstance(event, Retrying):
                     self.emit(WarningEvent(
                         f"{event.error}; retrying in {event.delay:.1f}s "
-                        f"(attempt {event.attempt})"))
+                        f"(attempt {event.attempt})", event.attempt))
 
     # -- tools -------------------------------------------------------------------------------
     async def _run_tools(self, calls: Sequence[ToolCall], appended: list[Message],
@@ -252,9 +253,21 @@ class Runner:
         return result
 
     def _report(self, result: ToolResult) -> None:
-        self.emit(ToolResultEvent(result.call_id, result.name, result.is_error,
-                                  len(result.content.encode("utf-8", "surrogatepass")),
-                                  result.content[:PREVIEW_CHARS]))
+        size = len(result.content.encode("utf-8", "surrogatepass"))
+        error = tool_error(result.content) if result.is_error else None
+        self.emit(ToolResultEvent(result.call_id, result.name, result.is_error, size,
+                                  result.content[:PREVIEW_CHARS],
+                                  UNSET if error is None else error))
+
+
+def tool_error(content: str) -> str | None:
+    """The ``error`` of a failed tool's JSON envelope (SPEC §6); None when there is none."""
+    try:
+        envelope = json.loads(content)
+    except ValueError:
+        return None
+    error = envelope.get("error") if isinstance(envelope, dict) else None
+    return error if isinstance(error, str) and error else None
 
 
 def summarize_arguments(arguments: object, limit: int = 120) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from pseudoclaude.errors import PseudoClaudeError
+
 PROMPT_TOO_LONG_MARKERS: tuple[str, ...] = (
     "prompt is too long",
     "prompt too long",
@@ -31,7 +33,7 @@ request does not fit the model's context window."""
 REDACTED = "[redacted]"
 
 
-class ProviderError(Exception):
+class ProviderError(PseudoClaudeError):
     """Base of every provider failure. ``retryable``: a new attempt may succeed."""
 
     retryable: bool = False

@@ -1,9 +1,9 @@
-"""The custom requests (SPEC §8): parse params, call the workspace, shape the result.
+"""The custom requests (SPEC §8): typed params in, call the workspace, typed result out.
 
-Each method is ``async (workspace, params) -> result`` with camelCase result keys. Nothing here
-imports pygls: :mod:`pseudoclaude.lsp.server` registers these as requests and as
-``workspace/executeCommand`` commands and turns :class:`ParamError` into ``InvalidParams`` and
-:class:`RequestFailed` (and the core's own errors) into ``RequestFailed``.
+Each handler is ``async (workspace, params) -> result`` over the shapes of
+:mod:`pseudoclaude.lsp.protocol`. Nothing here imports pygls: the server registers
+:data:`HANDLERS` as requests and ``workspace/executeCommand`` commands, and the CLI calls the
+same handlers for its ``--json`` output, so both print the same objects.
 """
 
 from __future__ import annotations
@@ -12,137 +12,140 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from pseudoclaude.lsp.params import ParamError, integer, level, session_ref, string
+from msgspec import UNSET
+
+from pseudoclaude.agent.runner import RunResult as RunOutcome
+from pseudoclaude.errors import PseudoClaudeError
+from pseudoclaude.lsp import protocol as p
 from pseudoclaude.memory import MemoryStoreError
+from pseudoclaude.session import SessionInfo
 from pseudoclaude.session.format import message_to_json
 from pseudoclaude.session.listing import rfc3339
 from pseudoclaude.workspace import Workspace
 
-Method = Callable[[Workspace, dict[str, Any]], Awaitable[Any]]
+Handler = Callable[[Workspace, Any], Awaitable[p.Wire]]
 
 
-class RequestFailed(Exception):
+class RequestFailed(PseudoClaudeError):
     """The request was valid but could not be served (-32803)."""
 
 
-def _uri(path: Path | str) -> str:
+def uri(path: Path | str) -> str:
     return Path(path).resolve().as_uri()
 
 
-async def run(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    prompt = string(params, "prompt", required=True, allow_empty=False)
-    assert prompt is not None
-    session = session_ref(params, allow_new=True)
-    session_id, result = await ws.run(prompt, session)
-    out: dict[str, Any] = {
-        "sessionId": session_id, "stopReason": result.stop_reason, "text": result.text,
-        "iterations": result.iterations,
-        "usage": {"inputTokens": result.usage.input_tokens,
-                  "outputTokens": result.usage.output_tokens},
-    }
-    if result.error:
-        out["error"] = result.error
-    return out
+async def run(ws: Workspace, params: p.RunParams) -> p.RunResult:
+    session_id, result = await ws.run(params.prompt, params.session_id)
+    return run_result(session_id, result)
 
 
-async def compact(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    instructions = string(params, "instructions") or ""
-    result = await ws.compact(instructions)
-    return {"beforeTokens": result.before_tokens, "afterTokens": result.after_tokens,
-            "offloaded": result.offloaded, "summarized": result.summarized}
+def run_result(session_id: str, result: RunOutcome) -> p.RunResult:
+    return p.RunResult(
+        session_id=session_id, stop_reason=result.stop_reason, text=result.text,
+        iterations=result.iterations,
+        usage=p.Usage(input_tokens=result.usage.input_tokens,
+                      output_tokens=result.usage.output_tokens),
+        error=result.error if result.error else UNSET)
 
 
-async def context(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    return ws.context()
+async def compact(ws: Workspace, params: p.CompactParams) -> p.CompactResult:
+    result = await ws.compact(params.instructions or "")
+    return p.CompactResult(before_tokens=result.before_tokens, after_tokens=result.after_tokens,
+                           offloaded=result.offloaded, summarized=result.summarized)
 
 
-async def memory_show(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    view = (await ws.memory.show()).as_dict()
-    return {
-        "index": view["index"],
-        "truncated": view["truncated"],
-        "stores": [
-            {"level": store["level"], "dir": str(store["dir"]),
-             "indexUri": _uri(store["index_path"]),
-             "notes": [{"filename": n["filename"], "uri": _uri(n["path"]), "type": n["type"],
-                        "title": n["title"], "summary": n["summary"]}
-                       for n in store["notes"]]}
-            for store in view["stores"]
-        ],
-    }
+async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
+    state = ws.context()
+    return p.ContextResult(
+        session_id=ws.session_id, message_count=state.message_count,
+        estimated_tokens=state.estimated_tokens, context_window=state.context_window,
+        auto_compact_threshold=state.auto_compact_threshold,
+        auto_compact_failures=state.auto_compact_failures,
+        auto_compact_tripped=state.auto_compact_tripped)
 
 
-async def memory_remember(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    text = string(params, "text", required=True, allow_empty=False)
-    where = level(params)
-    kind = string(params, "type", allow_empty=False)
-    title = string(params, "title", allow_empty=False)
-    assert text is not None
+def context_usage(workspace: str, ws: Workspace) -> p.ContextUsageParams:
+    """The ``pseudoclaude/contextUsage`` notification of a workspace."""
+    state = ws.context()
+    return p.ContextUsageParams(
+        workspace=workspace, session_id=ws.session_id, estimated_tokens=state.estimated_tokens,
+        context_window=state.context_window,
+        auto_compact_threshold=state.auto_compact_threshold)
+
+
+async def memory_show(ws: Workspace, params: p.EmptyParams) -> p.MemoryShowResult:
+    view = await ws.memory.show()
+    return p.MemoryShowResult(index=view.index, truncated=view.truncated, stores=[
+        p.MemoryStore(level=store.level, dir=str(store.dir), index_uri=uri(store.index_path),
+                      notes=[p.MemoryNote(filename=n.filename, uri=uri(n.path), type=n.type,
+                                          title=n.title, summary=n.summary)
+                             for n in store.notes])
+        for store in view.stores])
+
+
+async def memory_remember(ws: Workspace, params: p.RememberParams) -> p.RememberResult:
     try:
-        filename, path = await ws.memory.remember(text, where, kind, title)
-    except MemoryStoreError as exc:
-        raise ParamError(exc.field or "", str(exc)) from None
-    return {"filename": filename, "uri": _uri(path)}
+        filename, path = await ws.memory.remember(params.text, params.level, params.type,
+                                                  params.title)
+    except MemoryStoreError as exc:  # a bad level, type, file name or a refused note
+        raise p.ParamError(exc.field or "", str(exc)) from None
+    return p.RememberResult(filename=filename, uri=uri(path))
 
 
-async def memory_forget(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    where = level(params)
-    filename = string(params, "filename", required=True, allow_empty=False)
-    assert filename is not None
+async def memory_forget(ws: Workspace, params: p.ForgetParams) -> p.ForgetResult:
     try:
-        removed = await ws.memory.forget(where, filename)
-    except MemoryStoreError as exc:
-        raise ParamError(exc.field or "", str(exc)) from None
-    return {"removed": removed}
+        removed = await ws.memory.forget(params.level, params.filename)
+    except MemoryStoreError as exc:  # a bad level, type, file name or a refused note
+        raise p.ParamError(exc.field or "", str(exc)) from None
+    return p.ForgetResult(removed=removed)
 
 
-async def sessions_list(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
+def session_summary(info: SessionInfo, active: str | None) -> p.SessionSummary:
+    return p.SessionSummary(
+        id=info.id, title=info.title, created_at=rfc3339(info.created),
+        updated_at=rfc3339(info.updated), message_count=info.message_count, bytes=info.bytes,
+        model=info.model, active=info.id == active)
+
+
+async def sessions_list(ws: Workspace, params: p.EmptyParams) -> p.SessionsListResult:
     active = ws.session_id
-    return {"sessions": [
-        {"id": s.id, "title": s.title, "createdAt": rfc3339(s.created),
-         "updatedAt": rfc3339(s.updated), "messageCount": s.message_count, "bytes": s.bytes,
-         "model": s.model, "active": s.id == active}
-        for s in await ws.sessions()
-    ]}
+    return p.SessionsListResult(
+        sessions=[session_summary(s, active) for s in await ws.sessions()])
 
 
-async def sessions_resume(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    ref = session_ref(params, required=True)
-    assert ref is not None
-    info = await ws.resume(ref)
-    return {"sessionId": info.session_id, "messageCount": info.message_count,
-            "badLines": info.bad_lines, "repaired": info.repaired}
+async def sessions_resume(ws: Workspace, params: p.ResumeParams) -> p.ResumeResult:
+    info = await ws.resume(params.session_id)
+    return p.ResumeResult(session_id=info.session_id, message_count=info.message_count,
+                          bad_lines=info.bad_lines, repaired=info.repaired)
 
 
-async def sessions_new(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    return {"sessionId": await ws.new_session()}
+async def sessions_new(ws: Workspace, params: p.EmptyParams) -> p.NewSessionResult:
+    return p.NewSessionResult(session_id=await ws.new_session())
 
 
-async def sessions_messages(ws: Workspace, params: dict[str, Any]) -> dict[str, Any]:
-    ref = session_ref(params)
-    offset = integer(params, "offset") or 0
-    limit = integer(params, "limit", minimum=1)
-    _, total, messages = await ws.messages(ref, offset, limit)
-    return {"total": total, "messages": [message_to_json(m) for m in messages]}
+async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.MessagesResult:
+    _, total, messages = await ws.messages(params.session_id, params.offset, params.limit)
+    return p.MessagesResult(total=total, messages=[message_to_json(m) for m in messages])
 
 
-REQUESTS: dict[str, Method] = {
-    "pseudoclaude/run": run,
-    "pseudoclaude/compact": compact,
-    "pseudoclaude/context": context,
-    "pseudoclaude/memory/show": memory_show,
-    "pseudoclaude/memory/remember": memory_remember,
-    "pseudoclaude/memory/forget": memory_forget,
-    "pseudoclaude/sessions/list": sessions_list,
-    "pseudoclaude/sessions/resume": sessions_resume,
-    "pseudoclaude/sessions/new": sessions_new,
-    "pseudoclaude/sessions/messages": sessions_messages,
+HANDLERS: dict[str, Handler] = {
+    p.RUN: run,
+    p.COMPACT: compact,
+    p.CONTEXT: context,
+    p.MEMORY_SHOW: memory_show,
+    p.MEMORY_REMEMBER: memory_remember,
+    p.MEMORY_FORGET: memory_forget,
+    p.SESSIONS_LIST: sessions_list,
+    p.SESSIONS_RESUME: sessions_resume,
+    p.SESSIONS_NEW: sessions_new,
+    p.SESSIONS_MESSAGES: sessions_messages,
 }
-NOTIFICATIONS = ["pseudoclaude/event", "pseudoclaude/memoryChanged", "pseudoclaude/contextUsage"]
-LONG_RUNNING = {"pseudoclaude/run": "PseudoClaude: running", "pseudoclaude/compact":
-                "PseudoClaude: compacting context"}
+assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
+
+LONG_RUNNING = {p.RUN: "PseudoClaude: running", p.COMPACT: "PseudoClaude: compacting context"}
+"""Requests that report ``$/progress``, with their titles."""
 
 
-def command_name(method: str) -> str:
-    """``pseudoclaude/memory/show`` -> ``pseudoclaude.memory.show``."""
-    return method.replace("/", ".")
+async def call(ws: Workspace, method: str, params: Any) -> p.Wire:
+    """Decode ``params`` (``ParamError`` naming the field) and run the handler of ``method``."""
+    return await HANDLERS[method](ws, p.decode_params(p.PARAMS[method], p.as_object(params)))

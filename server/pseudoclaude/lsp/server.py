@@ -23,39 +23,20 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
 from pseudoclaude import __version__
-from pseudoclaude.compact import CompactError
 from pseudoclaude.config import ConfigError, load_settings
+from pseudoclaude.errors import EXPECTED_ERRORS, PseudoClaudeError
 from pseudoclaude.events import CompactEvent, Event, StopEvent, ToolCallEvent, UsageUpdate
-from pseudoclaude.llm.errors import ProviderError
 from pseudoclaude.llm.provider import preload
+from pseudoclaude.lsp import protocol as p
 from pseudoclaude.lsp.approver import LspApprover
 from pseudoclaude.lsp.logs import LspLogHandler
-from pseudoclaude.lsp.methods import (
-    LONG_RUNNING,
-    NOTIFICATIONS,
-    REQUESTS,
-    Method,
-    RequestFailed,
-    command_name,
-)
-from pseudoclaude.lsp.params import ParamError, as_object
+from pseudoclaude.lsp.methods import LONG_RUNNING, RequestFailed, call, context_usage
 from pseudoclaude.lsp.settings import merge_settings
-from pseudoclaude.memory import MemoryStoreError
-from pseudoclaude.session import SessionError
-from pseudoclaude.workspace import Workspace, WorkspaceError
+from pseudoclaude.workspace import Workspace
 
 log = logging.getLogger("pseudoclaude.lsp")
 
-REQUEST_FAILED = -32803
-SESSION_CHANGES = frozenset({"pseudoclaude/sessions/resume", "pseudoclaude/sessions/new"})
-SECTION = "pseudoclaude"
-EXPECTED_ERRORS = (RequestFailed, WorkspaceError, SessionError, CompactError, ProviderError,
-                   ConfigError, MemoryStoreError, OSError)
-
-
-def experimental_capability() -> dict[str, Any]:
-    return {"version": 1, "requests": list(REQUESTS), "notifications": list(NOTIFICATIONS),
-            "commands": [command_name(m) for m in REQUESTS]}
+SECTION = p.EXPERIMENTAL_KEY
 
 
 class PseudoClaudeProtocol(LanguageServerProtocol):
@@ -66,7 +47,7 @@ class PseudoClaudeProtocol(LanguageServerProtocol):
         options = params.initialization_options
         server.init_options = options if isinstance(options, dict) else {}
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {SECTION: experimental_capability()}
+        result.capabilities.experimental = {SECTION: p.to_wire(p.Capability())}
         return result
 
 
@@ -158,15 +139,15 @@ class PseudoClaudeServer(LanguageServer):
                 return folders[0], self.workspace_for(folders[0])
             if not folders:
                 raise RequestFailed("no workspace folder is open; open a folder first")
-            raise ParamError("workspace", "several workspace folders are open; name one of: "
+            raise p.ParamError("workspace", "several workspace folders are open; name one of: "
                              + ", ".join(folders))
         if not isinstance(requested, str):
-            raise ParamError("workspace", "must be a folder URI (a string)")
+            raise p.ParamError("workspace", "must be a folder URI (a string)")
         wanted = to_fs_path(requested)
         for uri in folders:
             if uri == requested or (wanted and to_fs_path(uri) == wanted):
                 return uri, self.workspace_for(uri)
-        raise ParamError("workspace", f"{requested} is not one of the workspace folders: "
+        raise p.ParamError("workspace", f"{requested} is not one of the workspace folders: "
                          + ", ".join(folders))
 
     def apply_settings(self) -> None:
@@ -185,8 +166,7 @@ class PseudoClaudeServer(LanguageServer):
 
     # -- notifications -------------------------------------------------------------------------
     def _forward(self, uri: str, session_id: str, event: Event) -> None:
-        self.protocol.notify("pseudoclaude/event",
-                             {"workspace": uri, "sessionId": session_id, **event.payload()})
+        self.protocol.notify(p.EVENT, p.event_params(uri, session_id, event))
         if isinstance(event, UsageUpdate | CompactEvent | StopEvent):
             self.send_context_usage(uri)
         if isinstance(event, ToolCallEvent):
@@ -196,15 +176,11 @@ class PseudoClaudeServer(LanguageServer):
         ws = self.workspaces.get(uri)
         if ws is None:
             return
-        state = ws.context()
-        self.protocol.notify("pseudoclaude/contextUsage", {
-            "workspace": uri, "sessionId": state["sessionId"],
-            "estimatedTokens": state["estimatedTokens"], "contextWindow": state["contextWindow"],
-            "autoCompactThreshold": state["autoCompactThreshold"]})
+        self.protocol.notify(p.CONTEXT_USAGE, p.to_wire(context_usage(uri, ws)))
 
     def _memory_changed(self, uri: str, level: str, source: str) -> None:
-        self.protocol.notify("pseudoclaude/memoryChanged",
-                             {"workspace": uri, "level": level, "source": source})
+        self.protocol.notify(p.MEMORY_CHANGED, p.to_wire(
+            p.MemoryChangedParams(workspace=uri, level=level, source=source)))
 
     # -- progress ------------------------------------------------------------------------------
     async def begin_progress(self, uri: str, title: str, token: Any) -> str | None:
@@ -236,33 +212,32 @@ class PseudoClaudeServer(LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
     # -- requests ------------------------------------------------------------------------------
-    async def call(self, method: str, impl: Method, raw: Any) -> Any:
+    async def call(self, method: str, raw: Any) -> Any:
         """Run one custom request: validation, workspace, progress, error mapping."""
         try:
-            params = as_object(raw)
+            params = p.as_object(raw)
             uri, ws = self.resolve(params.pop("workspace", None))
             token = params.pop("workDoneToken", None)
             if method not in LONG_RUNNING:
-                result = await impl(ws, params)
-                if method in SESSION_CHANGES:
+                result = await call(ws, method, params)
+                if method in p.SESSION_CHANGES:
                     self.send_context_usage(uri)
-                return result
+                return p.to_wire(result)
             await self.begin_progress(uri, LONG_RUNNING[method], token)
             outcome = "canceled"
             try:
-                result = await impl(ws, params)
-                outcome = str(result.get("stopReason", "done")) if isinstance(
-                    result, dict) else "done"
-                return result
+                result = await call(ws, method, params)
+                outcome = str(getattr(result, "stop_reason", "done"))
+                return p.to_wire(result)
             except Exception:
                 outcome = "failed"
                 raise
             finally:
                 self.end_progress(uri, outcome)
-        except ParamError as exc:
+        except p.ParamError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         except EXPECTED_ERRORS as exc:
-            raise JsonRpcException(message=_one_line(exc), code=REQUEST_FAILED) from None
+            raise JsonRpcException(message=_one_line(exc), code=p.REQUEST_FAILED) from None
         except asyncio.CancelledError:
             raise
         except JsonRpcException:
@@ -270,7 +245,7 @@ class PseudoClaudeServer(LanguageServer):
         except Exception as exc:
             log.exception("%s failed", method)
             raise JsonRpcException(message=f"{method} failed: {_one_line(exc)}",
-                                   code=REQUEST_FAILED) from None
+                                   code=p.REQUEST_FAILED) from None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -280,8 +255,8 @@ def _one_line(exc: BaseException) -> str:
 
 def create_server() -> PseudoClaudeServer:
     server = PseudoClaudeServer()
-    for method, impl in REQUESTS.items():
-        _register(server, method, impl)
+    for method in p.REQUESTS:
+        _register(server, method)
 
     @server.feature(types.INITIALIZED)
     async def initialized(params: types.InitializedParams) -> None:
@@ -292,7 +267,7 @@ def create_server() -> PseudoClaudeServer:
         for uri in server.folder_uris():
             try:
                 server.workspace_for(uri)
-            except (RequestFailed, ConfigError) as exc:
+            except PseudoClaudeError as exc:
                 log.warning("%s: %s", uri, exc)
         for provider in {ws.settings.provider for ws in server.workspaces.values()}:
             server.spawn(preload(provider))
@@ -320,7 +295,7 @@ def create_server() -> PseudoClaudeServer:
         for uri in added:
             try:
                 server.workspace_for(uri)
-            except (RequestFailed, ConfigError) as exc:
+            except PseudoClaudeError as exc:
                 log.warning("%s: %s", uri, exc)
 
     @server.feature(types.SHUTDOWN)
@@ -336,17 +311,17 @@ def create_server() -> PseudoClaudeServer:
     return server
 
 
-def _register(server: PseudoClaudeServer, method: str, impl: Method) -> None:
+def _register(server: PseudoClaudeServer, method: str) -> None:
     async def request(params: Any) -> Any:
-        return await server.call(method, impl, params)
+        return await server.call(method, params)
 
     async def command(*args: Any) -> Any:
         if len(args) > 1:
             raise JsonRpcInvalidParams(
-                f"{command_name(method)} takes one argument (the params object), "
+                f"{p.command_name(method)} takes one argument (the params object), "
                 f"got {len(args)}")
-        return await server.call(method, impl, args[0] if args else None)
+        return await server.call(method, args[0] if args else None)
 
     request.__name__ = command.__name__ = method.replace("/", "_")
     server.feature(method)(request)
-    server.command(command_name(method))(command)
+    server.command(p.command_name(method))(command)

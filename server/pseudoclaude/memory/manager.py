@@ -26,9 +26,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from pseudoclaude.events import Emit, MemoryEvent, ignore
+from msgspec import UNSET
+
+from pseudoclaude.events import Emit, MemoryChange, MemoryEvent, ignore
 from pseudoclaude.llm.errors import ProviderError
 from pseudoclaude.llm.provider import Provider, complete
 from pseudoclaude.llm.types import Message, copy_messages
@@ -82,18 +83,6 @@ class MemoryView:
     index: str
     truncated: bool
     stores: list[StoreView]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "truncated": self.truncated,
-            "stores": [
-                {"level": s.level, "dir": str(s.dir), "index_path": str(s.index_path),
-                 "notes": [{"filename": n.filename, "path": str(n.path), "type": n.type,
-                            "title": n.title, "summary": n.summary} for n in s.notes]}
-                for s in self.stores
-            ],
-        }
 
 
 @dataclass(frozen=True)
@@ -280,7 +269,7 @@ class MemoryManager:
             try:
                 await self.run_update(job.messages, job.session_id, job.turn)
             except asyncio.CancelledError:
-                self._fail(job, "the memory update was cancelled (server shutting down)")
+                self._fail(job, "the memory update was cancelled before it finished")
                 raise
             except Exception as exc:  # a bug: still reported, and the queue goes on
                 log.exception("memory update crashed")
@@ -339,7 +328,8 @@ class MemoryManager:
                 job: _Job) -> MemoryEvent:
         error = "; ".join(reasons)
         if changes:
-            event = MemoryEvent("updated", [c.as_dict() for c in changes], error)
+            event = MemoryEvent("updated", [MemoryChange(c.action, c.level, c.filename)
+                                            for c in changes], error or UNSET)
             log.info("memory updated (session %s turn %d): %s", job.session_id, job.turn,
                      ", ".join(f"{c.action} {c.level}/{c.filename}" for c in changes))
         elif reasons:
@@ -373,7 +363,7 @@ class MemoryManager:
                 worker.cancel()
                 await asyncio.wait({worker})
             for job in abandoned:
-                self._fail(job, "the server shut down before this memory update ran")
+                self._fail(job, "the memory update did not run: shutting down first")
         await asyncio.to_thread(self.stop_watching)
 
     # -- direct edits ------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.memory import index as idx
 from pseudoclaude.memory.atomic import (
     BeforeRename,
@@ -59,7 +60,7 @@ INDEX_READ_LIMIT = 1024 * 1024
 MAX_CREATE_SUFFIX = 1000
 
 
-class MemoryStoreError(Exception):
+class MemoryStoreError(PseudoClaudeError):
     """A memory request that cannot be carried out; the message is for the user. ``field``
     names the parameter at fault (``level``, ``type``, ``filename``, ``text``, ...), if any."""
 
@@ -108,9 +109,6 @@ class Change:
     path: Path
     hand_edit: bool = False
     """A hand edit of a file this change touched was found (and kept) while writing."""
-
-    def as_dict(self) -> dict[str, str]:
-        return {"action": self.action, "level": self.level, "filename": self.filename}
 
 
 @dataclass(frozen=True)

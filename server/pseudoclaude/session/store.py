@@ -11,6 +11,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
+from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.session.ids import is_session_id, new_session_id
 
 LOG_NAME = "conversation.jsonl"
@@ -20,7 +21,7 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-class SessionError(Exception):
+class SessionError(PseudoClaudeError):
     """A session operation failed; the message is meant for the user."""
 
 
@@ -52,21 +53,24 @@ class SessionStore:
         self.data_dir = Path(data_dir)
         self.sessions_dir = self.data_dir / "sessions"
 
-    def ensure_data_dir(self) -> None:
-        """Create ``<dataDir>`` (0700) with its ``.gitignore`` if it does not exist yet.
+    def ensure(self) -> None:
+        """Create ``<dataDir>`` and ``sessions/`` (0700) before the first session is written.
 
-        Whoever creates the folder first (the sessions, or the memory watcher creating
-        ``memory/`` inside it) must go through here, or session logs could be committed.
+        ``<dataDir>/.gitignore`` (ignoring ``sessions/``) is written when this creates the
+        data folder or its ``sessions/`` (the memory stores may have created the data folder
+        first), unless one is there; a user's own edits or deletion of it later are kept.
+        Nothing is written before a session needs it (a run that fails for want of a
+        provider leaves the workspace untouched).
         """
-        if make_private_dir(self.data_dir):
+        created = make_private_dir(self.data_dir)
+        if make_private_dir(self.sessions_dir) or created:
             gitignore = self.data_dir / ".gitignore"
-            fd = os.open(gitignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            try:
+                fd = os.open(gitignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            except FileExistsError:
+                return
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(GITIGNORE)
-
-    def ensure(self) -> None:
-        self.ensure_data_dir()
-        make_private_dir(self.sessions_dir)
 
     def session_dir(self, session_id: str) -> Path:
         return self.sessions_dir / session_id

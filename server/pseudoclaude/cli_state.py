@@ -1,0 +1,223 @@
+"""The CLI's state commands: ``context``, ``compact``, ``memory ...``, ``sessions ...``
+(SPEC §9, §11 "CLI parity").
+
+Each goes through a :class:`~pseudoclaude.workspace.Workspace`, as the LSP server does, and
+calls the server's own request handlers (:mod:`pseudoclaude.lsp.methods`), so ``--json``
+prints exactly the LSP result object. Commands that need a session act on the latest one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from pseudoclaude.agent.approvals import TerminalApprover
+from pseudoclaude.config import Settings, load_settings
+from pseudoclaude.errors import PseudoClaudeError
+from pseudoclaude.events import Event
+from pseudoclaude.lsp import methods
+from pseudoclaude.lsp import protocol as p
+from pseudoclaude.session import SessionInfo, load_session
+from pseudoclaude.session.format import (
+    describe_age,
+    describe_size,
+    message_to_json,
+    render_message,
+)
+from pseudoclaude.workspace import Workspace
+
+EXIT_OK, EXIT_FAILURE = 0, 1
+
+
+class CliError(PseudoClaudeError):
+    """A failure reported as one line on stderr with exit code 1."""
+
+
+def workspace_root(value: str | None) -> Path:
+    root = Path(value or ".").expanduser()
+    if not root.is_dir():
+        raise CliError(f"workspace is not a folder: {root}")
+    return root.resolve()
+
+
+def settings_for(args: argparse.Namespace, root: Path) -> Settings:
+    """The workspace's settings with the provider flags (when the command has them) on top."""
+    flags = {key: getattr(args, attr, None) for key, attr in FLAG_KEYS.items()}
+    return load_settings(root, {k: v for k, v in flags.items() if v is not None})
+
+
+FLAG_KEYS = {"provider": "provider", "model": "model", "baseUrl": "base_url",
+             "contextWindow": "context_window", "maxIterations": "max_iterations"}
+"""Setting key -> argparse attribute of the provider flags (:func:`add_provider_flags`)."""
+
+
+def print_event(session_id: str, event: Event) -> None:
+    """Events of commands other than ``run`` (compaction warnings): one line on stderr."""
+    from pseudoclaude.cli_run import TerminalPrinter
+
+    line = TerminalPrinter.line(event)
+    if line is not None:
+        print(line, file=sys.stderr)
+
+
+@contextlib.asynccontextmanager
+async def open_workspace(args: argparse.Namespace, *, session: bool) -> AsyncIterator[Workspace]:
+    """The workspace of ``--workspace``; with ``session``, its latest session resumed (when
+    there is one)."""
+    root = workspace_root(args.workspace)
+    ws = Workspace(root, settings_for(args, root), approver=TerminalApprover(),
+                   events=print_event)
+    try:
+        if session and ws.store.sessions_dir.is_dir() and await ws.sessions():
+            await ws.resume("latest")
+        yield ws
+    finally:
+        await ws.close()
+
+
+def emit(result: Any, as_json: bool, text: Callable[[], str]) -> None:
+    if as_json:
+        print(p.encode_line(result))
+    else:
+        print(text())
+
+
+def run_async(command: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
+              args: argparse.Namespace) -> int:
+    return asyncio.run(command(args))
+
+
+# -- context and compact ------------------------------------------------------------------------
+
+
+async def context(args: argparse.Namespace) -> int:
+    async with open_workspace(args, session=True) as ws:
+        result = await methods.call(ws, p.CONTEXT, {})
+    assert isinstance(result, p.ContextResult)
+    emit(result, args.json, lambda: describe_context(result))
+    return EXIT_OK
+
+
+def describe_context(c: p.ContextResult) -> str:
+    share = c.estimated_tokens / c.context_window if c.context_window else 0.0
+    lines = [f"session: {c.session_id or '(none yet)'} · {c.message_count} messages",
+             f"context: {c.estimated_tokens:,} of {c.context_window:,} tokens ({share:.0%}); "
+             f"automatic compaction at {c.auto_compact_threshold:,}"]
+    if c.auto_compact_tripped:
+        lines.append(f"automatic compaction is off after {c.auto_compact_failures} failures "
+                     "in a row (a manual compact turns it back on)")
+    elif c.auto_compact_failures:
+        lines.append(f"automatic compaction failed {c.auto_compact_failures} time(s) in a row")
+    return "\n".join(lines)
+
+
+async def compact(args: argparse.Namespace) -> int:
+    async with open_workspace(args, session=True) as ws:
+        if ws.session_id is None:
+            raise CliError(f"no session to compact in {ws.root}")
+        params = {"instructions": args.instructions} if args.instructions else {}
+        result = await methods.call(ws, p.COMPACT, params)
+    assert isinstance(result, p.CompactResult)
+    emit(result, args.json, lambda: describe_compact(result))
+    return EXIT_OK
+
+
+def describe_compact(r: p.CompactResult) -> str:
+    change = f"{r.before_tokens:,} -> {r.after_tokens:,} estimated tokens"
+    if r.summarized:
+        spilled = f", {r.offloaded} tool result(s) saved to files" if r.offloaded else ""
+        return f"compacted: older context summarised ({change}{spilled})"
+    if r.offloaded:
+        return (f"{r.offloaded} tool result(s) saved to files ({change}); nothing older than "
+                "the recent window to summarise")
+    return f"nothing to compact ({r.before_tokens:,} estimated tokens, all in the recent window)"
+
+
+# -- memory -------------------------------------------------------------------------------------
+
+
+async def memory_show(args: argparse.Namespace) -> int:
+    async with open_workspace(args, session=False) as ws:
+        result = await methods.call(ws, p.MEMORY_SHOW, {})
+    assert isinstance(result, p.MemoryShowResult)
+    emit(result, args.json, lambda: describe_memory(result))
+    return EXIT_OK
+
+
+def describe_memory(m: p.MemoryShowResult) -> str:
+    lines: list[str] = []
+    for store in m.stores:
+        lines.append(f"{store.level} memory ({store.dir}): {len(store.notes)} note(s)")
+        lines += [f"  [{n.type}] {n.title} — {n.summary} ({n.filename})" for n in store.notes]
+    lines.append("")
+    lines.append("index in the system prompt"
+                 + (" (truncated):" if m.truncated else ":") if m.index else
+                 "the memory index is empty")
+    if m.index:
+        lines.append(m.index.rstrip("\n"))
+    return "\n".join(lines)
+
+
+async def memory_remember(args: argparse.Namespace) -> int:
+    params = {"text": args.text, "level": args.level, "type": args.type, "title": args.title}
+    async with open_workspace(args, session=True) as ws:
+        result = await methods.call(ws, p.MEMORY_REMEMBER,
+                                    {k: v for k, v in params.items() if v is not None})
+    assert isinstance(result, p.RememberResult)
+    emit(result, args.json, lambda: f"remembered ({args.level}): {result.filename}")
+    return EXIT_OK
+
+
+async def memory_forget(args: argparse.Namespace) -> int:
+    async with open_workspace(args, session=False) as ws:
+        result = await methods.call(ws, p.MEMORY_FORGET,
+                                    {"level": args.level, "filename": args.filename})
+    assert isinstance(result, p.ForgetResult)
+    emit(result, args.json, lambda: (f"forgot {args.level}/{args.filename}" if result.removed
+                                     else f"no note {args.filename} in {args.level} memory"))
+    return EXIT_OK if result.removed else EXIT_FAILURE
+
+
+# -- sessions -----------------------------------------------------------------------------------
+
+
+async def sessions_list(args: argparse.Namespace) -> int:
+    async with open_workspace(args, session=False) as ws:
+        if args.json:
+            result = await methods.call(ws, p.SESSIONS_LIST, {})
+            print(p.encode_line(p.to_snake(p.to_wire(result))))  # SPEC §9: snake_case
+            return EXIT_OK
+        sessions = await ws.sessions()
+        if not sessions:
+            print(f"no sessions in {ws.store.sessions_dir}")
+        for info in sessions:
+            print(session_line(info))
+    return EXIT_OK
+
+
+def session_line(s: SessionInfo) -> str:
+    meta = [describe_age(s.updated), f"{s.message_count} messages", describe_size(s.bytes)]
+    if s.model:
+        meta.append(s.model)
+    return f"{s.id}  {s.title}\n    {' · '.join(meta)}"
+
+
+async def sessions_show(args: argparse.Namespace) -> int:
+    """The restored history, as the model would see it next; never writes to the log."""
+    async with open_workspace(args, session=False) as ws:
+        loaded = await asyncio.to_thread(load_session, ws.store, args.id)
+    if args.json:
+        print(p.encode_line({"id": loaded.session_id,
+                             "messages": [message_to_json(m) for m in loaded.messages],
+                             "bad_lines": loaded.bad_lines, "repaired": loaded.repaired}))
+        return EXIT_OK
+    print(f"session {loaded.session_id}: {len(loaded.messages)} messages, "
+          f"{loaded.bad_lines} bad lines skipped, {loaded.repaired} repairs")
+    for m in loaded.messages:
+        print(render_message(m))
+    return EXIT_OK

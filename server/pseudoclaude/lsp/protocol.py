@@ -1,0 +1,386 @@
+"""The wire protocol (SPEC §8, §11): the map of everything that crosses the wire.
+
+One place names every custom request, notification and command, and defines every params,
+result and notification shape as a msgspec ``Struct`` (snake_case in Python, camelCase on the
+wire). Handlers (:mod:`pseudoclaude.lsp.methods`), the server's notifications and the CLI's
+``--json`` output all go through these types; nothing else builds a wire dict by hand.
+The editor clients mirror this module: ``editors/vscode/src/protocol.ts`` and
+``editors/nvim/lua/pseudoclaude/protocol.lua`` (a test fails when their method sets differ).
+
+Event payloads (``pseudoclaude/event``) are the core's typed events
+(:mod:`pseudoclaude.events`, a tagged union on ``kind``) sent as they are, with ``workspace``
+and ``sessionId`` in front (:func:`event_params`).
+
+Nothing here imports pygls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from pseudoclaude.events import Event
+from pseudoclaude.llm.types import clean_value
+from pseudoclaude.session.ids import is_session_id
+
+# -- names ---------------------------------------------------------------------------------------
+
+RUN = "pseudoclaude/run"
+COMPACT = "pseudoclaude/compact"
+CONTEXT = "pseudoclaude/context"
+MEMORY_SHOW = "pseudoclaude/memory/show"
+MEMORY_REMEMBER = "pseudoclaude/memory/remember"
+MEMORY_FORGET = "pseudoclaude/memory/forget"
+SESSIONS_LIST = "pseudoclaude/sessions/list"
+SESSIONS_RESUME = "pseudoclaude/sessions/resume"
+SESSIONS_NEW = "pseudoclaude/sessions/new"
+SESSIONS_MESSAGES = "pseudoclaude/sessions/messages"
+
+REQUESTS: tuple[str, ...] = (
+    RUN, COMPACT, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER, MEMORY_FORGET, SESSIONS_LIST,
+    SESSIONS_RESUME, SESSIONS_NEW, SESSIONS_MESSAGES,
+)
+"""Client → server requests, each also a ``workspace/executeCommand`` command."""
+
+EVENT = "pseudoclaude/event"
+MEMORY_CHANGED = "pseudoclaude/memoryChanged"
+CONTEXT_USAGE = "pseudoclaude/contextUsage"
+
+NOTIFICATIONS: tuple[str, ...] = (EVENT, MEMORY_CHANGED, CONTEXT_USAGE)
+"""Server → client notifications."""
+
+SESSION_CHANGES = frozenset({SESSIONS_RESUME, SESSIONS_NEW})
+"""Requests after which the context meter is sent again."""
+
+EXPERIMENTAL_KEY = "pseudoclaude"
+"""The key under ``capabilities.experimental`` (and the settings section)."""
+
+PROTOCOL_VERSION = 1
+
+# JSON-RPC error codes the server answers with.
+INVALID_PARAMS = -32602
+REQUEST_FAILED = -32803
+REQUEST_CANCELLED = -32800
+
+
+def command_name(method: str) -> str:
+    """``pseudoclaude/memory/show`` -> ``pseudoclaude.memory.show``."""
+    return method.replace("/", ".")
+
+
+COMMANDS: tuple[str, ...] = tuple(command_name(m) for m in REQUESTS)
+
+
+class Capability(Struct, kw_only=True):
+    """``capabilities.experimental.pseudoclaude`` in the ``initialize`` result."""
+
+    version: int = PROTOCOL_VERSION
+    requests: list[str] = msgspec.field(default_factory=lambda: list(REQUESTS))
+    notifications: list[str] = msgspec.field(default_factory=lambda: list(NOTIFICATIONS))
+    commands: list[str] = msgspec.field(default_factory=lambda: list(COMMANDS))
+
+
+# -- shapes ------------------------------------------------------------------------------------
+
+
+class Wire(Struct, rename="camel", kw_only=True):
+    """Base of every shape: camelCase keys on the wire."""
+
+
+Level = Literal["project", "user"]
+NonNegative = Annotated[int, Meta(ge=0)]
+Positive = Annotated[int, Meta(ge=1)]
+
+SESSION_ID_HINT = "a session id (YYYYMMDD-HHMMSS-xxxx)"
+
+
+class ParamError(ValueError):
+    """Params that do not fit their shape: ``InvalidParams`` (-32602) naming the field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+
+
+def _non_empty(field: str, value: str | None) -> None:
+    if value is not None and not value.strip():
+        raise ParamError(field, "must not be empty")
+
+
+def _session_ref(field: str, value: str | None, *, new: bool = False) -> None:
+    if value is None:
+        return
+    _non_empty(field, value)
+    if value == "latest" or (new and value == "new") or is_session_id(value):
+        return
+    choices = [SESSION_ID_HINT, "'latest'"] + (["'new'"] if new else [])
+    raise ParamError(field, f"must be {' or '.join(choices)}, got {value[:60]!r}")
+
+
+# Params (``workspace`` and ``workDoneToken`` are taken off by the server first).
+
+
+class EmptyParams(Wire):
+    pass
+
+
+class RunParams(Wire):
+    prompt: str
+    session_id: str | None = None
+    """``"new"``, an id, ``"latest"``; default: the workspace's current session."""
+
+    def check(self) -> None:
+        _non_empty("prompt", self.prompt)
+        _session_ref("sessionId", self.session_id, new=True)
+
+
+class CompactParams(Wire):
+    instructions: str | None = None
+
+
+class RememberParams(Wire):
+    text: str
+    level: Level
+    type: str | None = None
+    title: str | None = None
+
+    def check(self) -> None:
+        for name, value in (("text", self.text), ("type", self.type), ("title", self.title)):
+            _non_empty(name, value)
+
+
+class ForgetParams(Wire):
+    level: Level
+    filename: str
+
+    def check(self) -> None:
+        _non_empty("filename", self.filename)
+
+
+class ResumeParams(Wire):
+    session_id: str
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+
+
+class MessagesParams(Wire):
+    session_id: str | None = None
+    offset: NonNegative = 0
+    limit: Positive | None = None
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+
+
+# Results.
+
+
+class Usage(Wire):
+    input_tokens: int
+    output_tokens: int
+
+
+class RunResult(Wire):
+    session_id: str
+    stop_reason: str
+    text: str
+    iterations: int
+    usage: Usage
+    error: str | UnsetType = UNSET
+
+
+class CompactResult(Wire):
+    before_tokens: int
+    after_tokens: int
+    offloaded: int
+    summarized: bool
+
+
+class ContextResult(Wire):
+    session_id: str | None
+    message_count: int
+    estimated_tokens: int
+    context_window: int
+    auto_compact_threshold: int
+    auto_compact_failures: int
+    auto_compact_tripped: bool
+
+
+class MemoryNote(Wire):
+    filename: str
+    uri: str
+    type: str
+    title: str
+    summary: str
+
+
+class MemoryStore(Wire):
+    level: str
+    dir: str
+    index_uri: str
+    notes: list[MemoryNote]
+
+
+class MemoryShowResult(Wire):
+    index: str
+    truncated: bool
+    stores: list[MemoryStore]
+
+
+class RememberResult(Wire):
+    filename: str
+    uri: str
+
+
+class ForgetResult(Wire):
+    removed: bool
+
+
+class SessionSummary(Wire):
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    bytes: int
+    model: str
+    active: bool
+
+
+class SessionsListResult(Wire):
+    sessions: list[SessionSummary]
+
+
+class ResumeResult(Wire):
+    session_id: str
+    message_count: int
+    bad_lines: int
+    repaired: int
+
+
+class NewSessionResult(Wire):
+    session_id: str
+
+
+class MessagesResult(Wire):
+    total: int
+    messages: list[dict[str, Any]]
+    """Messages in the v1 log shape of SPEC §3 (snake_case, as inside a ``replace`` line)."""
+
+
+# Notifications.
+
+
+class ContextUsageParams(Wire):
+    workspace: str
+    session_id: str | None
+    estimated_tokens: int
+    context_window: int
+    auto_compact_threshold: int
+
+
+class MemoryChangedParams(Wire):
+    workspace: str
+    level: str
+    source: str
+
+
+PARAMS: dict[str, type[Wire]] = {
+    RUN: RunParams,
+    COMPACT: CompactParams,
+    CONTEXT: EmptyParams,
+    MEMORY_SHOW: EmptyParams,
+    MEMORY_REMEMBER: RememberParams,
+    MEMORY_FORGET: ForgetParams,
+    SESSIONS_LIST: EmptyParams,
+    SESSIONS_RESUME: ResumeParams,
+    SESSIONS_NEW: EmptyParams,
+    SESSIONS_MESSAGES: MessagesParams,
+}
+"""The params shape of every request (the handlers' input)."""
+
+# -- encoding and decoding -----------------------------------------------------------------------
+
+P = TypeVar("P", bound=Wire)
+_AT = re.compile(r"^(?P<what>.*) - at `\$\.?(?P<path>[^`]*)`$")
+_MISSING = re.compile(r"^Object missing required field `(?P<field>[^`]+)`")
+
+
+def as_object(params: Any) -> dict[str, Any]:
+    """Missing params, ``null`` and an empty array (Neovim's empty Lua table) mean ``{}``."""
+    if params is None or params == [] or params == ():
+        return {}
+    if isinstance(params, Mapping):
+        return dict(params)
+    raise ParamError("params", f"expected an object, got {_kind(params)}")
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+            list: "an array", tuple: "an array", dict: "an object"}.get(
+        type(value), type(value).__name__)
+
+
+def decode_params(shape: type[P], params: Mapping[str, Any]) -> P:
+    """``params`` as ``shape``; :class:`ParamError` naming the field when they do not fit.
+    Unknown keys are ignored; lone surrogates (legal in JSON) become U+FFFD."""
+    try:
+        value = msgspec.convert(clean_value(dict(params)), shape)
+    except msgspec.ValidationError as exc:
+        raise _param_error(str(exc)) from None
+    check = getattr(value, "check", None)
+    if check is not None:
+        check()
+    return value
+
+
+def _param_error(text: str) -> ParamError:
+    missing = _MISSING.match(text)
+    if missing:
+        return ParamError(missing.group("field"), "is required")
+    at = _AT.match(text)
+    if at:
+        what = at.group("what")
+        what = what[:1].lower() + what[1:]
+        return ParamError(at.group("path") or "params", what)
+    return ParamError("params", text)
+
+
+def to_wire(value: Any) -> Any:
+    """A shape (or a list/dict of them) as plain JSON values, camelCase keys."""
+    return msgspec.to_builtins(value)
+
+
+def to_snake(value: Any) -> Any:
+    """The snake_case form of a wire value (``sessions list --json`` of SPEC §9)."""
+    if isinstance(value, dict):
+        return {_snake(k): to_snake(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_snake(v) for v in value]
+    return value
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def event_params(workspace: str | None, session_id: str, event: Event) -> dict[str, Any]:
+    """``pseudoclaude/event`` params: ``{workspace, sessionId, kind, ...}`` (the CLI's
+    ``run --json`` lines leave ``workspace`` out)."""
+    head: dict[str, Any] = {} if workspace is None else {"workspace": workspace}
+    head["sessionId"] = session_id
+    body = msgspec.to_builtins(event)
+    assert isinstance(body, dict)
+    return {**head, **body}
+
+
+def encode_line(value: Any) -> str:
+    """One JSON line (no trailing newline), non-ASCII kept."""
+    return msgspec.json.encode(value).decode("utf-8")
