@@ -12,37 +12,25 @@ a corrupt memory note.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "crash_campaign.py"
 KILLS = int(os.environ.get("PSEUDOCLAUDE_CAMPAIGN_KILLS", "25"))
 
 pytestmark = pytest.mark.timeout(240)
 
 
-def load_campaign() -> ModuleType:
-    name = "pseudoclaude_bench_crash_campaign"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture(scope="module")
+def campaign(bench_module: Callable[[str], ModuleType]) -> ModuleType:
+    return bench_module("crash_campaign")
 
 
-campaign = load_campaign()
-
-
-def test_sigkill_campaign_loses_nothing(tmp_path: Path) -> None:
+def test_sigkill_campaign_loses_nothing(tmp_path: Path, campaign: Any) -> None:
     config = campaign.Config(kills=KILLS, lanes=2, seed=20261201, root=tmp_path, progress=None)
     report = asyncio.run(campaign.run_campaign(config))
     summary = report.as_json()
@@ -58,7 +46,7 @@ def test_sigkill_campaign_loses_nothing(tmp_path: Path) -> None:
     assert info["acknowledged items"] > 0, info
 
 
-def test_the_checks_catch_a_lost_message_and_a_corrupt_note(tmp_path: Path) -> None:
+def test_the_checks_catch_a_lost_message_and_a_corrupt_note(tmp_path: Path, campaign: Any) -> None:
     broken: dict[str, Any] = {}
 
     def break_disk(lane: Any) -> None:

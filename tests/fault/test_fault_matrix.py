@@ -29,7 +29,7 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from pseudoclaude.agent.approvals import ApprovalRequest, Decision
+from pseudoclaude.agent.approvals import Approver
 from pseudoclaude.config import load_settings
 from pseudoclaude.events import ErrorEvent, Event, MemoryEvent, StopEvent, WarningEvent
 from pseudoclaude.fake_model import FakeModelServer
@@ -47,11 +47,6 @@ MEMORY_RULE = {"when": {"has_tools": False, "system_contains": MEMORY_SYSTEM},
 SEED_INDEX = "- [project_knowledge] Seed — seeded before the run (project_knowledge_seed.md)\n"
 SEED_NOTE = "---\ntype: project_knowledge\ntitle: \"Seed\"\n---\n\nSeeded.\n"
 USER_INDEX = "- [user_preference] Tabs — the user likes tabs (user_preference_tabs.md)\n"
-
-
-class Allow:
-    async def ask(self, request: ApprovalRequest) -> Decision | None:
-        return "allow_once"
 
 
 def read(path: str) -> dict[str, Any]:
@@ -149,8 +144,8 @@ ALL_CASES = [(provider, case) for provider in ("anthropic", "openai")
              for case in cases(provider)]
 
 
-def make_workspace(tmp_path: Path, fake: FakeModelServer, provider: str,
-                   extra: dict[str, Any]) -> tuple[Workspace, list[tuple[str, Event]], Path]:
+def make_workspace(tmp_path: Path, fake: FakeModelServer, provider: str, extra: dict[str, Any],
+                   approver: Approver) -> tuple[Workspace, list[tuple[str, Event]], Path]:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.txt").write_text("alpha\n")
@@ -163,7 +158,7 @@ def make_workspace(tmp_path: Path, fake: FakeModelServer, provider: str,
     overrides.update(extra)
     settings = load_settings(root, overrides, home=tmp_path / "home", env={})
     events: list[tuple[str, Event]] = []
-    ws = Workspace(root, settings, approver=Allow(),
+    ws = Workspace(root, settings, approver=approver,
                    events=lambda sid, e: events.append((sid, e)))
     return ws, events, user_memory
 
@@ -179,9 +174,9 @@ def memory_requests(fake: FakeModelServer) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(("provider", "case"), ALL_CASES,
                          ids=[f"{p}-{c.id}" for p, c in ALL_CASES])
-def test_fault(tmp_path: Path, provider: str, case: Case) -> None:
+def test_fault(tmp_path: Path, provider: str, case: Case, allow: Approver) -> None:
     with FakeModelServer({"rules": [MEMORY_RULE], "turns": case.turns}) as fake:
-        ws, events, user_memory = make_workspace(tmp_path, fake, provider, case.settings)
+        ws, events, user_memory = make_workspace(tmp_path, fake, provider, case.settings, allow)
         project_memory = ws.store.data_dir / "memory"
         before = snapshot(project_memory, user_memory)
 
@@ -253,7 +248,7 @@ def test_fault(tmp_path: Path, provider: str, case: Case) -> None:
         assert [m.role for m in live] == ["user"], "a half turn is not kept"
 
 
-def test_prompt_too_long_during_an_automatic_summary(tmp_path: Path) -> None:
+def test_prompt_too_long_during_an_automatic_summary(tmp_path: Path, allow: Approver) -> None:
     """Auto compaction fails (every summary request is too long), the run goes on
     uncompacted to a normal answer, and each failure is an error event."""
     summary_rule = {"when": {"has_tools": False, "system_contains": SUMMARY_SYSTEM},
@@ -264,7 +259,7 @@ def test_prompt_too_long_during_an_automatic_summary(tmp_path: Path) -> None:
         ws, events, _ = make_workspace(
             tmp_path, fake, "anthropic",
             {"maxRetries": 0, "contextWindow": 30_000, "compact.singleResultBytes": 10**9,
-             "compact.roundBytes": 10**9})
+             "compact.roundBytes": 10**9}, allow)
         for i in range(6):
             (ws.root / f"big{i}.txt").write_text(f"line {i} of a big file\n" * 700)  # ~16 KB
 
@@ -363,25 +358,14 @@ async def lsp(lsp_client: LanguageClient, lsp_env: LspEnv) -> AsyncIterator[Lang
     await lsp_client.shutdown_session()
 
 
-async def request(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
-
-
-async def until(predicate: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.02)
-
-
 def stop_of(events: list[dict[str, Any]], session_id: str) -> str | None:
     stops = [e["stopReason"] for e in events
              if e["kind"] == "stop" and e["sessionId"] == session_id]
     return stops[-1] if stops else None
 
 
-async def test_lsp_failed_runs_answer_with_the_error(lsp: LanguageClient, lsp_env: LspEnv
+async def test_lsp_failed_runs_answer_with_the_error(lsp: LanguageClient, lsp_env: LspEnv,
+                                                     call: Any, until: Any
                                                      ) -> None:
     """429, a stalled stream and a max_tokens stop inside a tool call: each run answers
     ``stopReason: error`` with the error, sends an ``error`` then a ``stop`` event, leaves a
@@ -399,42 +383,43 @@ async def test_lsp_failed_runs_answer_with_the_error(lsp: LanguageClient, lsp_en
     for turn, needle in faults:
         before = snapshot(*memory_dirs)
         env.fake.add_turns(turn)
-        result = await request(lsp, "pseudoclaude/run", {"prompt": "go", "sessionId": "new"})
+        result = await call(lsp, "pseudoclaude/run", {"prompt": "go", "sessionId": "new"})
         sid = result["sessionId"]
         assert result["stopReason"] == "error" and needle in result["error"], result
         await until(lambda sid=sid: stop_of(env.events, sid) is not None)
         mine = [e for e in env.events if e["sessionId"] == sid]
         assert [e["message"] for e in mine if e["kind"] == "error"] == [result["error"]]
         assert stop_of(env.events, sid) == "error"
-        context = await request(lsp, "pseudoclaude/context")
+        context = await call(lsp, "pseudoclaude/context")
         assert context["sessionId"] == sid
-        messages = await request(lsp, "pseudoclaude/sessions/messages", {})
+        messages = await call(lsp, "pseudoclaude/sessions/messages", {})
         assert messages["total"] == context["messageCount"]
         loaded = load_session(store, sid)
         assert is_valid(loaded.messages) and loaded.bad_lines == 0 and loaded.repaired == 0
         assert snapshot(*memory_dirs) == before
     assert not memory_requests(env.fake)
     assert not (env.root / "o.txt").exists()
-    listed = await request(lsp, "pseudoclaude/sessions/list")
+    listed = await call(lsp, "pseudoclaude/sessions/list")
     assert len(listed["sessions"]) == len(faults)
 
 
 async def test_lsp_summary_prompt_too_long_lets_the_run_finish(lsp: LanguageClient,
-                                                              lsp_env: LspEnv) -> None:
+                                                              lsp_env: LspEnv, call: Any,
+                                                              until: Any) -> None:
     env = lsp_env
     env.fake.script.rules.insert(0, {
         "when": {"has_tools": False, "system_contains": SUMMARY_SYSTEM},
         "reply": {"error": "prompt_too_long"}, "times": None})
     env.fake.add_turns(*[{"tool_calls": [read(f"big{i}.txt")]} for i in range(6)],
                        {"text": "finished without a summary"})
-    result = await request(lsp, "pseudoclaude/run", {"prompt": "read all big files"})
+    result = await call(lsp, "pseudoclaude/run", {"prompt": "read all big files"})
     assert result["stopReason"] == "completed" and "error" not in result
     assert result["text"] == "finished without a summary"
     sid = result["sessionId"]
     await until(lambda: stop_of(env.events, sid) is not None)
     errors = [e["message"] for e in env.events if e["kind"] == "error"]
     assert errors and all(m.startswith("automatic compaction failed") for m in errors)
-    context = await request(lsp, "pseudoclaude/context")
+    context = await call(lsp, "pseudoclaude/context")
     assert context["autoCompactFailures"] == len(errors)
     assert context["messageCount"] == 14
     assert context["autoCompactTripped"] == (len(errors) >= 3)

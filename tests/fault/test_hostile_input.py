@@ -41,7 +41,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from pseudoclaude.agent.approvals import ApprovalRequest, Decision
+from pseudoclaude.agent.approvals import Approver
 from pseudoclaude.config import load_settings
 from pseudoclaude.events import Event, ToolResultEvent
 from pseudoclaude.fake_model import FakeModelServer
@@ -78,11 +78,6 @@ MiB = 1024 * 1024
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-class Allow:
-    async def ask(self, request: ApprovalRequest) -> Decision | None:
-        return "allow_once"
-
 
 def sane_message(m: Any) -> bool:
     """A message as the data model defines it (SPEC §2): right types, and a tool result is a
@@ -433,7 +428,7 @@ def test_lone_surrogates_in_tool_arguments_are_scrubbed_in_the_log() -> None:
     assert entry.thinking[0].thinking == "\ufffd"
 
 
-def test_lone_surrogates_do_not_brick_the_session(tmp_path: Path) -> None:
+def test_lone_surrogates_do_not_brick_the_session(tmp_path: Path, allow: Approver) -> None:
     """A lone surrogate is legal in JSON (``"\\ud800"``) and in a POSIX argv (undecodable
     bytes): in a prompt or in the model's reply it must not kill the run without a stop event,
     nor stay in the conversation so that every later request of the session fails."""
@@ -452,7 +447,7 @@ def test_lone_surrogates_do_not_brick_the_session(tmp_path: Path) -> None:
             "baseUrl": fake.base_url, "maxRetries": 0, "memory.enabled": False},
             home=tmp_path / "home", env={})
         events: list[tuple[str, Event]] = []
-        ws = Workspace(root, settings_, approver=Allow(),
+        ws = Workspace(root, settings_, approver=allow,
                        events=lambda sid, e: events.append((sid, e)))
         outcomes: list[str] = []
 
@@ -603,19 +598,6 @@ async def server(lsp_client: LanguageClient, hostile: Hostile
     await lsp_client.shutdown_session()
 
 
-async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params),
-                                  ANSWER_TIMEOUT)
-
-
-async def until(predicate: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.02)
-
-
 # -- (a) fuzzing ---------------------------------------------------------------------------------
 
 FIELDS: dict[str, list[str]] = {
@@ -707,7 +689,7 @@ FUZZ = FuzzLog()
           suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 async def test_fuzzed_params_always_get_an_answer(server: LanguageClient, hostile: Hostile,
-                                                  data: st.DataObject) -> None:
+                                                  data: st.DataObject, call: Any) -> None:
     folder = hostile.uri(hostile.fuzz)
     method = data.draw(st.sampled_from(sorted(REQUESTS)), label="method")
     as_command = data.draw(st.booleans(), label="as command")
@@ -772,7 +754,7 @@ TARGETED: list[tuple[str, dict[str, Any]]] = [
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_targeted_hostile_params(server: LanguageClient, hostile: Hostile) -> None:
+async def test_targeted_hostile_params(server: LanguageClient, hostile: Hostile, call: Any) -> None:
     folder = hostile.uri(hostile.fuzz)
     seen = len(server.log_messages)
     for method, params in TARGETED:
@@ -790,7 +772,7 @@ async def test_targeted_hostile_params(server: LanguageClient, hostile: Hostile)
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_lone_surrogate_params(server: LanguageClient, hostile: Hostile) -> None:
+async def test_lone_surrogate_params(server: LanguageClient, hostile: Hostile, call: Any) -> None:
     """``"\\ud800"`` is valid JSON: a prompt, note text or title holding one is answered with
     a result or InvalidParams (not an internal UnicodeEncodeError), and the session it went
     to keeps working."""
@@ -816,7 +798,7 @@ async def test_lone_surrogate_params(server: LanguageClient, hostile: Hostile) -
 # -- (b) the corpus through the server -----------------------------------------------------------
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_corrupt_sessions_list_and_resume(server: LanguageClient, hostile: Hostile
+async def test_corrupt_sessions_list_and_resume(server: LanguageClient, hostile: Hostile, call: Any
                                                 ) -> None:
     folder = hostile.uri(hostile.corpus_root)
     corpus = hostile.corpus
@@ -853,7 +835,8 @@ async def test_corrupt_sessions_list_and_resume(server: LanguageClient, hostile:
 # -- (c) hand-broken memory ----------------------------------------------------------------------
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_broken_memory_files(server: LanguageClient, hostile: Hostile) -> None:
+async def test_broken_memory_files(server: LanguageClient, hostile: Hostile, call: Any,
+                                   until: Any) -> None:
     folder = hostile.uri(hostile.broken)
     memory = hostile.broken / ".PseudoClaude" / "memory"
     index_before = (memory / "MEMORY.md").read_bytes()
@@ -927,7 +910,7 @@ def tree(root: Path) -> dict[str, tuple[bytes | None, int]]:
     return out
 
 
-def test_tool_calls_cannot_leave_the_workspace(tmp_path: Path) -> None:
+def test_tool_calls_cannot_leave_the_workspace(tmp_path: Path, allow: Approver) -> None:
     canary = f"CANARY-SECRET-{random.Random(9).getrandbits(64):x}"
     outside = tmp_path / "outside"
     (outside / "deep").mkdir(parents=True)
@@ -1000,7 +983,7 @@ def test_tool_calls_cannot_leave_the_workspace(tmp_path: Path) -> None:
             "memory.enabled": False, "memory.userDir": str(tmp_path / "user-memory")},
             home=tmp_path / "home", env={})
         events: list[tuple[str, Event]] = []
-        ws = Workspace(root, settings_, approver=Allow(),
+        ws = Workspace(root, settings_, approver=allow,
                        events=lambda sid, e: events.append((sid, e)))
 
         async def go() -> Any:

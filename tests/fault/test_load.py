@@ -10,34 +10,22 @@ noisy.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "load_bench.py"
 
 pytestmark = pytest.mark.timeout(180)
 
 
-def load_bench() -> ModuleType:
-    name = "pseudoclaude_bench_load_bench"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture(scope="module")
+def bench(bench_module: Callable[[str], ModuleType]) -> ModuleType:
+    return bench_module("load_bench")
 
 
-bench = load_bench()
-
-
-def test_concurrent_folders_lose_no_event(tmp_path: Path) -> None:
+def test_concurrent_folders_lose_no_event(tmp_path: Path, bench: Any) -> None:
     config = bench.Config(folders=4, rounds=4, delay=0.002, repeats=2, root=tmp_path)
     result = asyncio.run(bench.run_load(config))
     summary = result.as_json()

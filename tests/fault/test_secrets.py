@@ -21,7 +21,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -193,7 +192,7 @@ def test_a_command_cannot_read_the_key_from_the_server_environment(tmp_path: Pat
     assert leaks(CLI_KEY, root) == [], "the key reached the session log"
 
 
-def test_the_data_folder_always_gets_its_gitignore(tmp_path: Path) -> None:
+def test_the_data_folder_always_gets_its_gitignore(tmp_path: Path, allow: Any) -> None:
     """SPEC §3: the server writes ``<dataDir>/.gitignore`` (ignoring ``sessions/``) when it
     creates the folder, so session logs stay out of git. The LSP server starts the memory
     watcher first (``PseudoClaudeServer.workspace_for``), which creates ``<dataDir>/memory``
@@ -202,10 +201,6 @@ def test_the_data_folder_always_gets_its_gitignore(tmp_path: Path) -> None:
     from pseudoclaude.config import load_settings
     from pseudoclaude.workspace import Workspace
 
-    class Allow:
-        async def ask(self, request: Any) -> Any:
-            return "allow_once"
-
     root = tmp_path / "ws"
     root.mkdir()
     with FakeModelServer({"turns": [{"text": "hi"}]}) as fake:
@@ -213,7 +208,7 @@ def test_the_data_folder_always_gets_its_gitignore(tmp_path: Path) -> None:
             "provider": "anthropic", "apiKey": "sk-gitignore-0123456789",
             "baseUrl": fake.base_url, "memory.enabled": False,
             "memory.userDir": str(tmp_path / "user-memory")}, home=tmp_path / "home", env={})
-        ws = Workspace(root, settings, approver=Allow())
+        ws = Workspace(root, settings, approver=allow)
 
         async def as_the_server_does() -> None:
             try:
@@ -306,21 +301,9 @@ async def lsp(lsp_client: LanguageClient, seen: Seen, tmp_path: Path
         await lsp_client.shutdown_session()
 
 
-async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
-
-
-async def until(predicate: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.02)
-
-
 async def test_lsp_server_never_sends_or_writes_the_key(
         lsp: LanguageClient, seen: Seen, tmp_path: Path,
-        capfd: pytest.CaptureFixture[str]) -> None:
+        capfd: pytest.CaptureFixture[str], call: Any, until: Any) -> None:
     fake = seen.fake
     fake.add_turns(*work_turns({"command": "env"}))
     events = lambda: [p for m, p in seen.notifications if m == "pseudoclaude/event"]  # noqa: E731
