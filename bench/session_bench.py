@@ -8,6 +8,11 @@
    The file is in the page cache for every measurement.
 3. Durable appends per second (SessionWriter, fsync per line, 1 KiB messages) beside a bare
    ``os.write`` + ``os.fsync`` loop of the same bytes on the same disk.
+4. Fast resume of a log another encoder wrote (every line with ``json.dumps`` default
+   separators and its keys reversed, so ``type`` comes last): the same size of history, a
+   replace, 1,000 live entries, against a log of that live state alone (header, replace,
+   tail). The resume must not depend on the history: target within 1.5x.
+   ``--only spaced`` runs just this case (and writes ``session_bench_spaced.json``).
 
 Prints a table and writes ``bench/out/session_bench.json``.
 """
@@ -23,7 +28,11 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from pseudoclaude.llm.types import Message, ToolCall, ToolResult
 from pseudoclaude.session import SessionStore, SessionWriter, load_session, replay_file
@@ -38,9 +47,21 @@ from pseudoclaude.session.codec import (
 
 OUT = Path(__file__).resolve().parent / "out"
 SID = "20260101-000000-beef"
+SID_SPACED = "20260101-000000-cafe"  # history + replace + tail, spelled by another encoder
+SID_LIVE = "20260101-000001-cafe"  # the same replace + tail alone
+Spell = Callable[[Any], bytes]
 
 
-def _entries(rng: random.Random, n: int, start: int) -> list[bytes]:
+def spaced(entry: object) -> bytes:
+    """The line another encoder could write: ``json.dumps`` default separators (``", "``,
+    ``": "``) and the keys reversed, so ``type`` comes last."""
+    d = msgspec.to_builtins(entry)
+    rest = {k: d[k] for k in reversed(d) if k != "type"}
+    return (json.dumps({**rest, "type": d["type"]}) + "\n").encode()
+
+
+def _entries(rng: random.Random, n: int, start: int,
+             spell: Spell = encode) -> list[bytes]:
     """A realistic mix averaging about 1 KiB a line: prompts, answers, tool rounds with
     results of a few KiB, an offload (a 2 KiB preview) and a keep line per round."""
     lines = []
@@ -64,30 +85,39 @@ def _entries(rng: random.Random, n: int, start: int) -> list[bytes]:
             e = KeepEntry([f"call_{i - 1}"], ts)
         else:
             e = MessageEntry(role="assistant", content=text * rng.randint(4, 30), ts=ts)
-        lines.append(encode(e))  # type: ignore[arg-type]
+        lines.append(spell(e))
     return lines
 
 
-def build_log(path: Path, size_mb: int) -> tuple[int, int]:
-    """Write the benchmark log; returns (entries, bytes)."""
+def build_log(path: Path, size_mb: int, spell: Spell = encode,
+              live_only: Path | None = None) -> tuple[int, int]:
+    """Write the benchmark log, each line made by ``spell``; returns (entries, bytes).
+    With ``live_only``, also write there a log of the header and the live part alone."""
     rng = random.Random(1)
     path.parent.mkdir(parents=True, exist_ok=True)
     target = size_mb * 1024 * 1024
     count = 0
     with open(path, "wb") as f:
-        f.write(encode(SessionEntry(version=1, id=SID, created="2026-01-01T00:00:00+00:00")))
+        header = spell(SessionEntry(version=1, id=path.parent.name,
+                                    created="2026-01-01T00:00:00+00:00"))
+        f.write(header)
         written = 0
         tail_entries = 1000
         while written < target - tail_entries * 1000:
-            chunk = b"".join(_entries(rng, 8000, count))
+            chunk = b"".join(_entries(rng, 8000, count, spell))
             f.write(chunk)
             written += len(chunk)
             count += 8000
         summary = [Message(role="user", content="summary of the work so far " * 20),
                    Message(role="assistant", content="Understood.")]
-        f.write(encode(ReplaceEntry(reason="compact", messages=summary, ts=1.8e9)))
-        f.write(b"".join(_entries(rng, tail_entries, count)))
+        live = spell(ReplaceEntry(reason="compact", messages=summary, ts=1.8e9)) + b"".join(
+            _entries(rng, tail_entries, count, spell))
+        f.write(live)
         count += tail_entries + 1
+    if live_only is not None:
+        live_only.parent.mkdir(parents=True, exist_ok=True)
+        live_only.write_bytes(spell(SessionEntry(version=1, id=live_only.parent.name,
+                                                 created="2026-01-01T00:00:00+00:00")) + live)
     return count, path.stat().st_size
 
 
@@ -162,17 +192,76 @@ def bench_appends(root: Path, count: int, rounds: int = 30) -> tuple[float, floa
     return statistics.median(ours_rates), statistics.median(bare_rates)
 
 
+def bench_spaced_resume(store: SessionStore, size_mb: int, runs: int) -> dict[str, object]:
+    """Resume of a spaced, key-reordered log with a big history against its live state alone.
+
+    The two resumes alternate, so both see the same machine; each is the median of its runs.
+    """
+    log, live = store.log_path(SID_SPACED), store.log_path(SID_LIVE)
+    t = time.perf_counter()
+    entries, size = build_log(log, size_mb, spaced, live_only=live)
+    print(f"built {log} : {entries:,} entries, {size / 2**20:,.0f} MiB, spaced, type last "
+          f"in {time.perf_counter() - t:.1f} s", flush=True)
+    raw_read(log)
+    start = replay_file(log).start_offset
+    assert start > 0, "the fast resume did not find the spaced replace"
+    big_state, live_state = load_session(store, SID_SPACED), load_session(store, SID_LIVE)
+    assert big_state.messages == live_state.messages, "spaced log and live state disagree"
+    times: dict[str, list[float]] = {SID_SPACED: [], SID_LIVE: []}
+    for n in range(max(runs, 11)):
+        for sid in (SID_SPACED, SID_LIVE) if n % 2 else (SID_LIVE, SID_SPACED):
+            t = time.perf_counter()
+            load_session(store, sid)
+            times[sid].append(time.perf_counter() - t)
+    big, alone = statistics.median(times[SID_SPACED]), statistics.median(times[SID_LIVE])
+    return {
+        "spaced_log_bytes": size,
+        "spaced_replay_start": start,
+        "spaced_resume_ms": round(big * 1000, 2),
+        "live_alone_resume_ms": round(alone * 1000, 2),
+        "spaced_resume_ratio": round(big / alone, 3),
+    }
+
+
+def spaced_rows(results: dict[str, object]) -> list[tuple[str, str, str, bool | None]]:
+    ratio = float(results["spaced_resume_ratio"])  # type: ignore[arg-type]
+    return [
+        ("fast resume, spaced log with type last (history+tail)",
+         f"{results['spaced_resume_ms']} ms", "", None),
+        ("fast resume of the same live state alone", f"{results['live_alone_resume_ms']} ms",
+         "", None),
+        ("spaced log / live state alone", f"{ratio:.2f}x", "<= 1.5x", ratio <= 1.5),
+    ]
+
+
+def print_rows(rows: list[tuple[str, str, str, bool | None]]) -> None:
+    for name, value, target, ok in rows:
+        mark = "" if ok is None else ("  ok" if ok else "  MISSED")
+        print(f"{name:55} {value:>26} {target:>12}{mark}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--appends", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="keep the generated log")
+    parser.add_argument("--only", choices=["spaced"],
+                        help="run just one case: spaced = resume of a spaced, reordered log")
     args = parser.parse_args(argv)
 
     work = OUT / "session-bench"
     shutil.rmtree(work, ignore_errors=True)
     store = SessionStore(work / ".PseudoClaude")
+    if args.only == "spaced":
+        spaced_results = bench_spaced_resume(store, args.size_mb, args.runs)
+        print_rows(spaced_rows(spaced_results))
+        OUT.mkdir(exist_ok=True)
+        (OUT / "session_bench_spaced.json").write_text(
+            json.dumps({**spaced_results, "python": sys.version.split()[0]}, indent=2) + "\n")
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
     log = store.log_path(SID)
     t = time.perf_counter()
     entries, size = build_log(log, args.size_mb)
@@ -188,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     raw = median_time(lambda: raw_read(log), args.runs)
     mb = size / 1e6
     ours, bare = bench_appends(work, args.appends)
+    if not args.keep:
+        log.unlink()  # room for the next log
+    spaced_results = bench_spaced_resume(store, args.size_mb, args.runs)
     results = {
         "log_bytes": size,
         "log_entries": entries,
@@ -199,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         "appends_per_s": round(ours),
         "bare_write_fsync_per_s": round(bare),
         "append_ratio": round(ours / bare, 3),
+        **spaced_results,
         "python": sys.version.split()[0],
     }
     rows = [
@@ -210,10 +303,9 @@ def main(argv: list[str] | None = None) -> int:
         ("durable appends (fsync per line)", f"{results['appends_per_s']}/s", "", None),
         ("bare write+fsync loop", f"{results['bare_write_fsync_per_s']}/s", "", None),
         ("appends / bare", f"{results['append_ratio']}", ">= 0.9", ours / bare >= 0.9),
+        *spaced_rows(spaced_results),
     ]
-    for name, value, target, ok in rows:
-        mark = "" if ok is None else ("  ok" if ok else "  MISSED")
-        print(f"{name:55} {value:>26} {target:>12}{mark}")
+    print_rows(rows)
     OUT.mkdir(exist_ok=True)
     (OUT / "session_bench.json").write_text(json.dumps(results, indent=2) + "\n")
     if not args.keep:

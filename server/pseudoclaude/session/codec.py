@@ -79,10 +79,6 @@ class ReplaceEntry(msgspec.Struct, tag="replace", tag_field="type", omit_default
 
 Entry = SessionEntry | MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry
 
-# Every v1 replace line starts with these bytes (the tag is encoded first); so do the Go
-# original's markers. The fast resume scans backward for them.
-REPLACE_PREFIX = b'{"type":"replace"'
-
 
 class BadLine(ValueError):
     """A line that is not a valid entry (bad JSON, bad UTF-8, wrong types, too long)."""

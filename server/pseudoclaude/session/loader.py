@@ -5,9 +5,11 @@ longer than the line limit is counted in ``bad_lines`` and skipped; nothing is e
 ``replace`` resets the state (messages and the Layer-1 ledger); ``offload`` rewrites the
 matching tool results to their previews; ``keep`` records results kept verbatim.
 
-Fast resume: every committed replace line starts with the same bytes, so the loader scans
-backward from the end of the file for the last one that decodes and replays only from there.
-The time a resume takes then depends on the live tail, not on the size of the history.
+Fast resume: the loader scans backward from the end of the file for the last line that decodes
+to a replace entry and replays only from there. Candidates are found by the token ``"replace"``
+(the value of the ``type`` key), wherever it stands in the line and however the line is spaced,
+so a line written by another JSON encoder is found as surely as our own. The time a resume takes
+then depends on the live tail, not on the size of the history.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import msgspec
 from pseudoclaude.conversation import Offload
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session.codec import (
-    REPLACE_PREFIX,
     BadLine,
     Entry,
     KeepEntry,
@@ -252,19 +253,88 @@ def _read_line_at(f: BinaryIO, offset: int, limit: int) -> bytes | None:
     return line
 
 
+_TAG = b'"replace"'  # the value of "type" in every replace line (v1 and the Go marker)
+_WS = b" \t\r"  # JSON whitespace that can stand inside one line
+_TYPE_KEY = b'"type"'
+_CONTEXT = 64  # bytes looked at before a token to tell whether it can be the "type" value
+
+
 def find_last_replace(f: BinaryIO, size: int, limit: int = DEFAULT_LINE_LIMIT) -> int | None:
-    """Offset of the start of the last line that is a valid replace entry, or None."""
-    for offset in _line_starts_backward(f, size, REPLACE_PREFIX):
-        line = _read_line_at(f, offset, limit)
-        if line is None:
-            continue
-        try:
-            entry = decode(line)
-        except BadLine:
-            continue  # e.g. a torn replace at the tail: the state before it stands
-        if isinstance(entry, ReplaceEntry):
-            return offset
+    """Offset of the start of the last line that is a valid replace entry, or None.
+
+    Every replace line holds the token ``"replace"`` as the value of its ``type`` key, in any
+    position and with any spacing (text in a JSON string rarely holds the token: its quotes
+    are escaped, ``\\"``). The file is read backward in blocks and searched for the token; a
+    token preceded by ``"type"`` and a colon (whitespace allowed) is a candidate, and only
+    then is its whole line read and decoded, once per line. The decode decides: a line that
+    only mentions the token (tool-call arguments, a nested object) or a torn replace at the
+    tail decodes to something else or not at all, and the search goes on before that line.
+
+    Passing over a replace line is only ever slower, never wrong: replaying from an earlier
+    replace, or from the start, reaches the same state. (That is the one cost of a tag spelled
+    with ``\\u`` escapes, which no encoder writes.)
+    """
+    end = size  # bytes [0, end) are still to be searched
+    overlap = b""  # the first bytes of the block after this one, for a token across the seam
+    while end > 0:
+        start = max(0, end - _BLOCK)
+        f.seek(start)
+        chunk = f.read(end - start) + overlap
+        overlap = chunk[: len(_TAG) - 1]
+        end = start
+        hit = len(chunk)
+        while (hit := chunk.rfind(_TAG, 0, hit)) >= 0:
+            if not _can_be_type_value(chunk, hit, start > 0):
+                continue
+            newline = chunk.rfind(b"\n", 0, hit)
+            line_start = start + newline + 1 if newline >= 0 else _line_start(f, start)
+            if _is_replace_line(f, line_start, limit):
+                return line_start
+            if line_start < start:  # the rest of the block is this line: go on before it
+                end, overlap = line_start, b""
+                break
+            hit = line_start - start
     return None
+
+
+def _can_be_type_value(chunk: bytes, hit: int, more_before: bool) -> bool:
+    """Whether the token at ``chunk[hit]`` can be the value of a ``"type"`` key: only
+    whitespace, one colon and ``"type"`` before it. When the bytes looked at run out before
+    that is settled (a block seam, absurd whitespace), it is a candidate all the same."""
+    lo = max(0, hit - _CONTEXT)
+    cut = lo > 0 or more_before  # are there bytes before the window?
+    before = chunk[lo:hit].rstrip(_WS)
+    if not before:
+        return cut
+    if before[-1:] != b":":
+        return False
+    key = before[:-1].rstrip(_WS)
+    if key.endswith(_TYPE_KEY):
+        return True
+    return cut and len(key) < len(_TYPE_KEY) and _TYPE_KEY.endswith(key)
+
+
+def _line_start(f: BinaryIO, end: int) -> int:
+    """Offset just after the last newline before ``end``, or 0."""
+    while end > 0:
+        start = max(0, end - _BLOCK)
+        f.seek(start)
+        newline = f.read(end - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        end = start
+    return 0
+
+
+def _is_replace_line(f: BinaryIO, offset: int, limit: int) -> bool:
+    line = _read_line_at(f, offset, limit)
+    if line is None:
+        return False  # over the limit: a bad line in any replay
+    try:
+        entry = decode(line)
+    except BadLine:
+        return False  # e.g. a torn replace at the tail: the state before it stands
+    return isinstance(entry, ReplaceEntry)
 
 
 def _line_starts_backward(f: BinaryIO, size: int, prefix: bytes) -> Iterator[int]:
