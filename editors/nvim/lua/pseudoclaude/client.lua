@@ -1,4 +1,6 @@
 --- Finding, starting and talking to the PseudoClaude language client.
+local protocol = require('pseudoclaude.protocol')
+
 local M = {}
 
 M.NAME = 'pseudoclaude'
@@ -114,8 +116,6 @@ function M.error_message(err)
   return tostring(err)
 end
 
-M.CANCELLED = -32800
-
 --- Send a request with the workspace filled in. `cb(err, result, client)`; returns nothing (the
 --- request id arrives through `on_sent(client, id)` once the client is ready).
 --- @param method string
@@ -140,6 +140,45 @@ function M.request(method, params, cb, on_sent)
       on_sent(client, id, params.workspace)
     end
   end)
+end
+
+--- Show a failed request: `PseudoClaude: <what> failed: <message>` (an error notification).
+--- @param what string
+--- @param err any
+function M.fail(what, err)
+  vim.notify(
+    string.format('PseudoClaude: %s failed: %s', what, M.error_message(err)),
+    vim.log.levels.ERROR,
+    { title = 'PseudoClaude' }
+  )
+end
+
+--- `M.request` for a command: a failure is shown by `M.fail(what, err)`, a result goes to
+--- `on_result(result, client)`; `after(err, result, client)`, when given, runs after either (to
+--- refresh the meter or fire an event).
+--- @param method string one of `require('pseudoclaude.protocol').requests`
+--- @param params? table
+--- @param what string the command, as failures name it (`Compact`, `Resume`, ...)
+--- @param on_result? fun(result: any, client: vim.lsp.Client?)
+--- @param after? fun(err: table?, result: any, client: vim.lsp.Client?)
+function M.request_or_fail(method, params, what, on_result, after)
+  M.request(method, params, function(err, result, client)
+    if err then
+      M.fail(what, err)
+    elseif on_result then
+      on_result(result, client)
+    end
+    if after then
+      after(err, result, client)
+    end
+  end)
+end
+
+--- Is this request error a cancellation (JSON-RPC RequestCancelled)?
+--- @param err any
+--- @return boolean
+function M.is_cancelled(err)
+  return type(err) == 'table' and err.code == protocol.errors.request_cancelled
 end
 
 return M

@@ -1,12 +1,14 @@
 --- Handlers for what the server sends: `pseudoclaude/event`, `pseudoclaude/contextUsage`,
 --- `pseudoclaude/memoryChanged`, and approval prompts (`window/showMessageRequest`).
+local protocol = require('pseudoclaude.protocol')
+
 local M = {}
 
 local function fire(pattern, data)
   vim.api.nvim_exec_autocmds('User', { pattern = pattern, data = data, modeline = false })
 end
 
-M['pseudoclaude/event'] = function(_, params)
+M[protocol.notifications.event] = function(_, params)
   require('pseudoclaude.transcript').event(params)
   if params.kind == 'error' or params.kind == 'compact' then
     require('pseudoclaude').refresh_context(params.workspace)
@@ -14,16 +16,16 @@ M['pseudoclaude/event'] = function(_, params)
   fire('PseudoClaudeEvent', params)
 end
 
-M['pseudoclaude/contextUsage'] = function(_, params)
+M[protocol.notifications.context_usage] = function(_, params)
   require('pseudoclaude.meter').usage(params)
   fire('PseudoClaudeContext', params)
 end
 
-M['pseudoclaude/memoryChanged'] = function(_, params)
+M[protocol.notifications.memory_changed] = function(_, params)
   fire('PseudoClaudeMemoryChanged', params)
 end
 
-local APPROVAL = { once = 'Allow once', session = 'Allow for this session', deny = 'Deny' }
+local APPROVAL = protocol.approval_actions
 
 --- Is this `window/showMessageRequest` an approval prompt (SPEC §8)?
 function M.is_approval(params)

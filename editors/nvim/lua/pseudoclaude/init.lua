@@ -4,6 +4,7 @@ local client = require('pseudoclaude.client')
 local config = require('pseudoclaude.config')
 local fmt = require('pseudoclaude.format')
 local meter = require('pseudoclaude.meter')
+local protocol = require('pseudoclaude.protocol')
 local transcript = require('pseudoclaude.transcript')
 
 local M = {}
@@ -19,10 +20,6 @@ M.runs = {}
 
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = 'PseudoClaude' })
-end
-
-local function fail(what, err)
-  notify(string.format('PseudoClaude: %s failed: %s', what, client.error_message(err)), vim.log.levels.ERROR)
 end
 
 local function fire(pattern, data)
@@ -48,7 +45,7 @@ end
 --- @param workspace? string
 function M.refresh_context(workspace)
   local params = workspace and { workspace = workspace } or {}
-  client.request('pseudoclaude/context', params, function(err, result)
+  client.request(protocol.requests.context, params, function(err, result)
     if not err and result then
       meter.context(params.workspace, result)
       fire('PseudoClaudeContext', result)
@@ -58,6 +55,15 @@ end
 
 local function is_blank(s)
   return s == nil or vim.trim(s) == ''
+end
+
+--- Ask for a text with `vim.ui.input`; `cb(text)` unless it is dismissed or blank.
+local function ask_for(prompt, cb)
+  vim.ui.input({ prompt = prompt }, function(input)
+    if not is_blank(input) then
+      cb(input)
+    end
+  end)
 end
 
 local function report_stop(result)
@@ -80,17 +86,12 @@ end
 --- @param prompt? string
 function M.ask(prompt)
   if is_blank(prompt) then
-    vim.ui.input({ prompt = 'Ask PseudoClaude: ' }, function(input)
-      if not is_blank(input) then
-        M.ask(input)
-      end
-    end)
-    return
+    return ask_for('Ask PseudoClaude: ', M.ask)
   end
   local bufnr = vim.api.nvim_get_current_buf()
   client.ensure(function(c, start_err)
     if not c then
-      return fail('Ask', start_err)
+      return client.fail('Ask', start_err)
     end
     local ws = client.workspace(c, bufnr)
     if M.runs[ws] then
@@ -116,11 +117,11 @@ function M.ask(prompt)
       M.runs[ws] = nil
       meter.set_running(ws, false)
       if err then
-        if err.code == client.CANCELLED or run.cancelled then
+        if client.is_cancelled(err) or run.cancelled then
           transcript.abort_run('canceled')
         else
           transcript.abort_run('failed: ' .. client.error_message(err))
-          fail('Ask', err)
+          client.fail('Ask', err)
         end
       else
         transcript.end_run(result)
@@ -129,7 +130,7 @@ function M.ask(prompt)
       M.refresh_context(ws)
       fire('PseudoClaudeRunDone', { workspace = ws, error = err, result = result })
     end
-    local ok, id = c:request('pseudoclaude/run', { prompt = prompt, workspace = ws }, function(err, result)
+    local ok, id = c:request(protocol.requests.run, { prompt = prompt, workspace = ws }, function(err, result)
       finish(err, result)
     end)
     if not ok then
@@ -143,7 +144,7 @@ function M.ask(prompt)
         local d = ev.data
         if d.client_id == c.id and d.request_id == id and d.request.type == 'complete' and run.cancelled then
           vim.schedule(function()
-            finish({ code = client.CANCELLED, message = 'canceled' })
+            finish({ code = protocol.errors.request_cancelled, message = 'canceled' })
           end)
         end
       end,
@@ -186,31 +187,25 @@ function M.compact(instructions)
     params.instructions = vim.trim(instructions)
   end
   notify('PseudoClaude: compacting…')
-  client.request('pseudoclaude/compact', params, function(err, r)
-    if err then
-      fail('Compact', err)
+  client.request_or_fail(protocol.requests.compact, params, 'Compact', function(r)
+    local change = string.format('%s → %s tokens', fmt.tokens(r.beforeTokens), fmt.tokens(r.afterTokens))
+    local spilled = r.offloaded > 0 and (', ' .. fmt.plural(r.offloaded, 'tool result') .. ' offloaded') or ''
+    if r.summarized then
+      notify(string.format('PseudoClaude: context compacted (%s%s).', change, spilled))
+    elseif r.offloaded > 0 then
+      notify(
+        string.format(
+          'PseudoClaude: %s offloaded (%s); nothing older than the recent window to summarize.',
+          fmt.plural(r.offloaded, 'tool result'),
+          change
+        )
+      )
     else
-      local change = string.format('%s → %s tokens', fmt.tokens(r.beforeTokens), fmt.tokens(r.afterTokens))
-      local spilled = r.offloaded > 0 and (', ' .. fmt.plural(r.offloaded, 'tool result') .. ' offloaded') or ''
-      if r.summarized then
-        notify(string.format('PseudoClaude: context compacted (%s%s).', change, spilled))
-      elseif r.offloaded > 0 then
-        notify(
-          string.format(
-            'PseudoClaude: %s offloaded (%s); nothing older than the recent window to summarize.',
-            fmt.plural(r.offloaded, 'tool result'),
-            change
-          )
-        )
-      else
-        notify(
-          string.format(
-            'PseudoClaude: nothing to compact (%s tokens, all in the recent window).',
-            fmt.tokens(r.beforeTokens)
-          )
-        )
-      end
+      notify(
+        string.format('PseudoClaude: nothing to compact (%s tokens, all in the recent window).', fmt.tokens(r.beforeTokens))
+      )
     end
+  end, function(err, r)
     M.refresh_context(params.workspace)
     fire('PseudoClaudeCompactDone', { error = err, result = r })
   end)
@@ -261,10 +256,7 @@ end
 
 --- `:PseudoClaudeMemory`: pick the injected index, a MEMORY.md or a note to open.
 function M.memory()
-  client.request('pseudoclaude/memory/show', {}, function(err, shown)
-    if err then
-      return fail('Memory', err)
-    end
+  client.request_or_fail(protocol.requests.memory_show, {}, 'Memory', function(shown)
     vim.ui.select(M.memory_items(shown), {
       prompt = 'PseudoClaude memory',
       kind = 'pseudoclaude_memory',
@@ -304,20 +296,13 @@ end
 --- @param text? string
 function M.remember(text)
   if is_blank(text) then
-    vim.ui.input({ prompt = 'Remember: ' }, function(input)
-      if not is_blank(input) then
-        M.remember(input)
-      end
-    end)
-    return
+    return ask_for('Remember: ', M.remember)
   end
   pick_level_and_type(function(level, kind)
-    client.request('pseudoclaude/memory/remember', { text = vim.trim(text), level = level, type = kind }, function(err, r)
-      if err then
-        fail('Remember', err)
-      else
-        notify(string.format('PseudoClaude: remembered in %s (%s memory).', r.filename, level))
-      end
+    local params = { text = vim.trim(text), level = level, type = kind }
+    client.request_or_fail(protocol.requests.memory_remember, params, 'Remember', function(r)
+      notify(string.format('PseudoClaude: remembered in %s (%s memory).', r.filename, level))
+    end, function(err, r)
       fire('PseudoClaudeRemembered', { error = err, result = r })
     end)
   end)
@@ -325,10 +310,7 @@ end
 
 --- `:PseudoClaudeForget`: pick a note and forget it.
 function M.forget()
-  client.request('pseudoclaude/memory/show', {}, function(err, shown)
-    if err then
-      return fail('Forget', err)
-    end
+  client.request_or_fail(protocol.requests.memory_show, {}, 'Forget', function(shown)
     local notes = vim.tbl_filter(function(i)
       return i.filename ~= nil
     end, M.memory_items(shown))
@@ -345,10 +327,8 @@ function M.forget()
       if not item then
         return
       end
-      client.request('pseudoclaude/memory/forget', { level = item.level, filename = item.filename }, function(e, r)
-        if e then
-          return fail('Forget', e)
-        end
+      local params = { level = item.level, filename = item.filename }
+      client.request_or_fail(protocol.requests.memory_forget, params, 'Forget', function(r)
         notify(
           r.removed and ('PseudoClaude: forgot ' .. item.filename .. '.')
             or ('PseudoClaude: ' .. item.filename .. ' was already gone.')
@@ -361,7 +341,7 @@ end
 local function replay_history(c, ws, session_id, count)
   local offset = math.max(0, count - M.HISTORY_MESSAGES)
   local params = { workspace = ws, sessionId = session_id, offset = offset, limit = M.HISTORY_MESSAGES }
-  c:request('pseudoclaude/sessions/messages', params, function(err, page)
+  c:request(protocol.requests.sessions_messages, params, function(err, page)
     if not err and page then
       transcript.history(page.messages or {}, offset)
     end
@@ -372,28 +352,25 @@ end
 --- @param session_id? string
 function M.resume(session_id)
   session_id = is_blank(session_id) and 'latest' or vim.trim(session_id)
-  client.request('pseudoclaude/sessions/resume', { sessionId = session_id }, function(err, r, c)
-    if err then
-      fail('Resume', err)
+  client.request_or_fail(protocol.requests.sessions_resume, { sessionId = session_id }, 'Resume', function(r, c)
+    transcript.note(string.format('resumed session %s (%s)', r.sessionId, fmt.plural(r.messageCount, 'message')))
+    if r.badLines > 0 or r.repaired > 0 then
+      notify(
+        string.format(
+          'PseudoClaude: resumed %s: %s skipped, %s made to the history.',
+          r.sessionId,
+          fmt.plural(r.badLines, 'unreadable line'),
+          fmt.plural(r.repaired, 'repair')
+        ),
+        vim.log.levels.WARN
+      )
     else
-      transcript.note(string.format('resumed session %s (%s)', r.sessionId, fmt.plural(r.messageCount, 'message')))
-      if r.badLines > 0 or r.repaired > 0 then
-        notify(
-          string.format(
-            'PseudoClaude: resumed %s: %s skipped, %s made to the history.',
-            r.sessionId,
-            fmt.plural(r.badLines, 'unreadable line'),
-            fmt.plural(r.repaired, 'repair')
-          ),
-          vim.log.levels.WARN
-        )
-      else
-        notify(string.format('PseudoClaude: resumed session %s (%s).', r.sessionId, fmt.plural(r.messageCount, 'message')))
-      end
-      if c then
-        replay_history(c, client.workspace(c, 0), r.sessionId, r.messageCount)
-      end
+      notify(string.format('PseudoClaude: resumed session %s (%s).', r.sessionId, fmt.plural(r.messageCount, 'message')))
     end
+    if c then
+      replay_history(c, client.workspace(c, 0), r.sessionId, r.messageCount)
+    end
+  end, function(err, r)
     M.refresh_context()
     fire('PseudoClaudeResumed', { error = err, result = r })
   end)
@@ -411,10 +388,7 @@ end
 
 --- `:PseudoClaudeSessions`: pick a session (`vim.ui.select`) and resume it.
 function M.sessions()
-  client.request('pseudoclaude/sessions/list', {}, function(err, list)
-    if err then
-      return fail('Sessions', err)
-    end
+  client.request_or_fail(protocol.requests.sessions_list, {}, 'Sessions', function(list)
     if #list.sessions == 0 then
       return notify('PseudoClaude: no sessions yet.')
     end
@@ -435,10 +409,7 @@ end
 
 --- `:PseudoClaudeNew`: start a new session.
 function M.new_session()
-  client.request('pseudoclaude/sessions/new', {}, function(err, r)
-    if err then
-      return fail('New session', err)
-    end
+  client.request_or_fail(protocol.requests.sessions_new, {}, 'New session', function(r)
     transcript.note('new session ' .. r.sessionId)
     notify('PseudoClaude: new session ' .. r.sessionId .. '.')
     M.refresh_context()
@@ -448,10 +419,7 @@ end
 --- `:PseudoClaudeContext`: tokens, window, threshold and the breaker.
 function M.context()
   local params = {}
-  client.request('pseudoclaude/context', params, function(err, c)
-    if err then
-      return fail('Context', err)
-    end
+  client.request_or_fail(protocol.requests.context, params, 'Context', function(c)
     local ws = params.workspace
     meter.context(ws, c)
     notify(meter.describe(ws, c), c.autoCompactTripped and vim.log.levels.WARN or vim.log.levels.INFO)

@@ -1,0 +1,168 @@
+--- The PseudoClaude wire protocol (SPEC §8, §11): every request, notification, command and error
+--- code the plugin uses, named once. It mirrors the server's `server/pseudoclaude/lsp/protocol.py`
+--- as `editors/vscode/src/protocol.ts` does; `tests/editors/test_protocol_sync.py` fails when
+--- their sets differ. Shapes are camelCase, as on the wire.
+local M = {}
+
+--- Client → server requests (`REQUESTS`), each also a `workspace/executeCommand` command.
+M.requests = {
+  run = 'pseudoclaude/run',
+  compact = 'pseudoclaude/compact',
+  context = 'pseudoclaude/context',
+  memory_show = 'pseudoclaude/memory/show',
+  memory_remember = 'pseudoclaude/memory/remember',
+  memory_forget = 'pseudoclaude/memory/forget',
+  sessions_list = 'pseudoclaude/sessions/list',
+  sessions_resume = 'pseudoclaude/sessions/resume',
+  sessions_new = 'pseudoclaude/sessions/new',
+  sessions_messages = 'pseudoclaude/sessions/messages',
+}
+
+--- Server → client notifications (`NOTIFICATIONS`).
+M.notifications = {
+  event = 'pseudoclaude/event',
+  memory_changed = 'pseudoclaude/memoryChanged',
+  context_usage = 'pseudoclaude/contextUsage',
+}
+
+--- JSON-RPC error codes the server answers with.
+M.errors = {
+  invalid_params = -32602,
+  request_failed = -32803,
+  request_cancelled = -32800,
+}
+
+--- Actions of an approval prompt (`window/showMessageRequest`, SPEC §8).
+M.approval_actions = { once = 'Allow once', session = 'Allow for this session', deny = 'Deny' }
+
+--- The key under `capabilities.experimental` (and the settings section).
+M.experimental_key = 'pseudoclaude'
+M.version = 1
+
+--- The server's `workspace/executeCommand` name of a request: `pseudoclaude/a/b` → `pseudoclaude.a.b`.
+--- @param method string
+--- @return string
+function M.command_name(method)
+  return (method:gsub('/', '.'))
+end
+
+--- The server's commands (`COMMANDS`), one per request, sorted.
+--- @type string[]
+M.commands = {}
+for _, method in pairs(M.requests) do
+  M.commands[#M.commands + 1] = M.command_name(method)
+end
+table.sort(M.commands)
+
+-- Shapes of the results and notifications the plugin reads (LuaLS annotations only).
+
+--- @class pseudoclaude.Usage
+--- @field inputTokens integer
+--- @field outputTokens integer
+
+--- `pseudoclaude/run`
+--- @class pseudoclaude.RunResult
+--- @field sessionId string
+--- @field stopReason string completed | max_iterations | canceled | unknown_tool_limit | error
+--- @field text string
+--- @field iterations integer
+--- @field usage pseudoclaude.Usage
+--- @field error? string present only when the run stopped with an error
+
+--- `pseudoclaude/compact`
+--- @class pseudoclaude.CompactResult
+--- @field beforeTokens integer
+--- @field afterTokens integer
+--- @field offloaded integer
+--- @field summarized boolean
+
+--- `pseudoclaude/context`
+--- @class pseudoclaude.ContextResult
+--- @field sessionId string|vim.NIL
+--- @field messageCount integer
+--- @field estimatedTokens integer
+--- @field contextWindow integer
+--- @field autoCompactThreshold integer
+--- @field autoCompactFailures integer
+--- @field autoCompactTripped boolean
+
+--- @class pseudoclaude.MemoryNote
+--- @field filename string
+--- @field uri string
+--- @field type string
+--- @field title string
+--- @field summary string
+
+--- @class pseudoclaude.MemoryStore
+--- @field level 'project'|'user'
+--- @field dir string
+--- @field indexUri string
+--- @field notes pseudoclaude.MemoryNote[]
+
+--- `pseudoclaude/memory/show`
+--- @class pseudoclaude.MemoryShowResult
+--- @field index string exactly what the prompt gets
+--- @field truncated boolean
+--- @field stores pseudoclaude.MemoryStore[]
+
+--- `pseudoclaude/memory/remember`
+--- @class pseudoclaude.RememberResult
+--- @field filename string
+--- @field uri string
+
+--- `pseudoclaude/memory/forget`
+--- @class pseudoclaude.ForgetResult
+--- @field removed boolean
+
+--- @class pseudoclaude.SessionSummary
+--- @field id string
+--- @field title string
+--- @field createdAt string
+--- @field updatedAt string
+--- @field messageCount integer
+--- @field bytes integer
+--- @field model string
+--- @field active boolean
+
+--- `pseudoclaude/sessions/list`
+--- @class pseudoclaude.SessionsListResult
+--- @field sessions pseudoclaude.SessionSummary[]
+
+--- `pseudoclaude/sessions/resume`
+--- @class pseudoclaude.ResumeResult
+--- @field sessionId string
+--- @field messageCount integer
+--- @field badLines integer
+--- @field repaired integer
+
+--- `pseudoclaude/sessions/new`
+--- @class pseudoclaude.NewSessionResult
+--- @field sessionId string
+
+--- `pseudoclaude/sessions/messages`: messages in the v1 log shape (SPEC §3, snake_case).
+--- @class pseudoclaude.MessagesResult
+--- @field total integer
+--- @field messages table[]
+
+--- `pseudoclaude/event`: `kind` text, toolCall, toolResult, compact, memory, usage, warning,
+--- error, stop, with that kind's fields.
+--- @class pseudoclaude.Event
+--- @field workspace string
+--- @field sessionId string
+--- @field kind string
+
+--- `pseudoclaude/contextUsage`
+--- @class pseudoclaude.ContextUsageParams
+--- @field workspace string
+--- @field sessionId string|vim.NIL
+--- @field estimatedTokens integer
+--- @field contextWindow integer
+--- @field autoCompactThreshold integer
+
+--- `pseudoclaude/memoryChanged`
+--- @class pseudoclaude.MemoryChangedParams
+--- @field workspace string
+--- @field level string
+--- @field source string
+
+return M
