@@ -2,15 +2,15 @@
 --   vim.lsp.enable('pseudoclaude')
 -- or `require('pseudoclaude').setup({ ... })`, which also applies its options. See
 -- `:help pseudoclaude`.
-local markers = { '.PseudoClaude', 'PSEUDOCLAUDE.md', '.git' }
 
 ---@type vim.lsp.Config
 return {
   cmd = { 'pseudoclaude', 'lsp' },
-  root_markers = markers,
-  -- Always a folder: the markers' root, else the current directory (the agent needs one).
+  -- Always a folder (the agent needs one): the root of `.PseudoClaude`, `PSEUDOCLAUDE.md` or
+  -- `.git` (never HOME for the user folder `~/.PseudoClaude`), else the current directory when it
+  -- holds the file, else the file's folder. See `:help pseudoclaude-root`.
   root_dir = function(bufnr, on_dir)
-    on_dir(vim.fs.root(bufnr, markers) or vim.fn.getcwd())
+    on_dir(require('pseudoclaude.config').root_dir(bufnr))
   end,
   -- The settings object itself is the initializationOptions (SPEC §7); `settings.pseudoclaude`
   -- also answers `workspace/configuration` for the section `pseudoclaude`.

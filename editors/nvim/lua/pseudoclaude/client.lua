@@ -61,11 +61,16 @@ function M.workspace(client, bufnr)
   return nil
 end
 
---- The root a new client gets when no buffer started one: the markers' root or the cwd.
+--- The root a new client gets when no buffer started one: the configuration's `root_dir` for the
+--- current buffer (when it answers at once), else `config.root_dir()` of the plugin.
 local function root_for(config)
-  local markers = config.root_markers or {}
-  local root = #markers > 0 and vim.fs.root(0, markers) or nil
-  return root or vim.fn.getcwd()
+  local root = type(config.root_dir) == 'string' and config.root_dir or nil
+  if type(config.root_dir) == 'function' then
+    config.root_dir(vim.api.nvim_get_current_buf(), function(dir)
+      root = root or dir
+    end)
+  end
+  return root or require('pseudoclaude.config').root_dir(0)
 end
 
 --- Call `cb(client)` with an initialized client, starting one for the current directory if none

@@ -63,6 +63,56 @@ function M.set(opts)
   return merged
 end
 
+--- What makes a folder a workspace root, in this order: the nearest folder holding the first
+--- marker found wins, like `vim.fs.root()`.
+M.ROOT_MARKERS = { '.PseudoClaude', 'PSEUDOCLAUDE.md', '.git' }
+
+local function same_dir(a, b)
+  return (vim.uv.fs_realpath(a) or vim.fs.normalize(a)) == (vim.uv.fs_realpath(b) or vim.fs.normalize(b))
+end
+
+--- Does `dir` hold `marker`? `~/.PseudoClaude` does not count: it is the user's config and memory
+--- folder, and must never make HOME a workspace.
+local function holds(dir, marker)
+  if not vim.uv.fs_stat(vim.fs.joinpath(dir, marker)) then
+    return false
+  end
+  return not (marker == '.PseudoClaude' and same_dir(dir, vim.uv.os_homedir()))
+end
+
+--- The workspace folder of a buffer: the root found by `ROOT_MARKERS` (from the buffer's folder,
+--- else the current directory); without one, the current directory when it holds the buffer's file
+--- (and is not HOME), else the file's own folder; a buffer without a file gets the current directory.
+--- @param bufnr? integer
+--- @return string
+function M.root_dir(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local cwd = vim.fs.normalize(assert(vim.uv.cwd()))
+  local name = ''
+  if vim.api.nvim_buf_is_valid(bufnr) and vim.bo[bufnr].buftype == '' then
+    name = vim.api.nvim_buf_get_name(bufnr)
+  end
+  local folder = name ~= '' and vim.fs.normalize(vim.fn.fnamemodify(name, ':p:h')) or nil
+  local start = folder or cwd
+  for _, marker in ipairs(M.ROOT_MARKERS) do
+    if holds(start, marker) then
+      return start
+    end
+    for dir in vim.fs.parents(start) do
+      if holds(dir, marker) then
+        return dir
+      end
+    end
+  end
+  if not folder then
+    return cwd
+  end
+  if not same_dir(cwd, vim.uv.os_homedir()) and vim.fs.relpath(cwd, folder) then
+    return cwd
+  end
+  return folder
+end
+
 --- The settings as JSON objects: an empty table would be encoded as `[]`.
 function M.settings_object(settings)
   if type(settings) ~= 'table' or next(settings) == nil then
