@@ -1,0 +1,176 @@
+"""Layer 2: the summary of the older history, against the fake model through the real
+Anthropic SDK (SPEC §4)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pseudoclaude.compact import CompactConfig, CompactRuntime
+from pseudoclaude.compact.layer2 import (
+    BOUNDARY_REMINDER,
+    extract_summary,
+    fit,
+    recent_start,
+    units,
+)
+from pseudoclaude.conversation import Conversation
+from pseudoclaude.events import CompactEvent, WarningEvent
+from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.llm.types import Message
+from pseudoclaude.session import SessionStore, load_session, new_session
+
+
+def test_extract_summary() -> None:
+    assert extract_summary("<analysis>a</analysis>\n<summary>public summary</summary>") == (
+        "public summary")
+    assert extract_summary("<summary>old</summary> then <summary> new </summary>") == "new"
+    assert extract_summary("<analysis>thinking</analysis>plain reply") == "plain reply"
+    with pytest.raises(Exception, match="empty"):
+        extract_summary("<summary>  </summary>")
+
+
+def test_recent_window_starts_at_the_tool_call_not_its_result(
+        call: Callable[..., Message], result: Callable[..., Message]) -> None:
+    messages = [Message(role="user", content="a"), call("c1"), result("c1", "x" * 35_000),
+                Message(role="assistant", content="b"), Message(role="user", content="c"),
+                Message(role="assistant", content="d"), Message(role="user", content="e")]
+    assert recent_start(messages) == 1
+    assert messages[recent_start(messages)].tool_calls
+
+
+def test_fit_drops_whole_rounds_oldest_first(call: Callable[..., Message],
+                                             result: Callable[..., Message]) -> None:
+    old = [Message(role="user", content="u" * 4000), call("c1"), result("c1", "r" * 4000),
+           call("c2"), result("c2", "s" * 4000), Message(role="user", content="last")]
+    groups = units(old)
+    assert [len(g) for g in groups] == [1, 2, 2, 1]
+    kept, dropped = fit(groups, budget_tokens=2500)
+    assert dropped == 3 and [len(g) for g in kept] == [2, 1]
+    assert kept[0][0].tool_calls[0].id == "c2"
+
+
+def test_auto_compaction_before_an_ordinary_request_puts_the_summary_first(
+        harness: Any, big_history: Callable[..., Conversation],
+        summary_rule: dict[str, Any]) -> None:
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        h = harness(fake, window=8_000, conversation=big_history())
+        before = h.runtime.estimate()
+        asyncio.run(h.runtime.manage_context())
+        [request] = fake.requests
+        assert "tools" not in request["body"]
+        assert "<summary>" in json.dumps(request["body"])
+        messages = h.conversation.messages()
+        assert messages[0].role == "user" and messages[0].content.startswith("public summary")
+        assert BOUNDARY_REMINDER in messages[0].content
+        assert "private notes" not in messages[0].content
+        assert messages[1].role == "assistant"
+        assert messages[-1].content.startswith("m11 ")
+        [event] = [e for e in h.events if isinstance(e, CompactEvent)]
+        assert event.layer == 2 and event.before_tokens == before
+        assert event.after_tokens == h.runtime.estimate() < before
+
+
+def test_summary_input_is_sized_to_the_window_before_the_first_attempt(
+        harness: Any, call: Callable[..., Message], result: Callable[..., Message],
+        summary_rule: dict[str, Any]) -> None:
+    conv = Conversation()
+    for i in range(40):  # 40 rounds of ~14k tokens of results: far more than the window
+        conv.add_user(f"task {i}")
+        conv.append(call(f"c{i}"))
+        conv.append(result(f"c{i}", f"r{i} " + "d" * 48_000))
+        conv.add_assistant(f"done {i}")
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        h = harness(fake, window=200_000, conversation=conv,
+                    single_result_bytes=10**9, round_bytes=10**9)
+        outcome = asyncio.run(h.runtime.compact())
+        assert outcome.summarized
+        [request] = fake.requests
+        text = json.dumps(request["body"])
+        assert len(text) / 3.5 < 200_000 - 33_000
+        assert "r0 " not in text and "task 0\\n" not in text  # the oldest rounds went
+        for i in range(40):  # a call and its result are never split
+            assert (f"calls read_file c{i}]" in text) == (f"tool result for read_file c{i}]"
+                                                          in text)
+
+
+def test_prompt_too_long_drops_one_more_round_at_most_three_times(
+        harness: Any, big_history: Callable[..., Conversation],
+        summary_rule: dict[str, Any]) -> None:
+    too_long = {"when": {"has_tools": False}, "reply": {"error": "prompt_too_long"}}
+    with FakeModelServer({"rules": [{**too_long, "times": 2}, summary_rule]}) as fake:
+        h = harness(fake, window=8_000, conversation=big_history(20))
+        outcome = asyncio.run(h.runtime.compact())
+        assert outcome.summarized and len(fake.requests) == 3
+        sizes = [len(json.dumps(r["body"])) for r in fake.requests]
+        assert sizes[0] > sizes[1] > sizes[2]
+    with FakeModelServer({"rules": [too_long]}) as fake:
+        h = harness(fake, window=8_000, conversation=big_history(20))
+        with pytest.raises(Exception, match=r"(?i)too long|context"):
+            asyncio.run(h.runtime.compact())
+        assert len(fake.requests) == 4  # the first attempt and three retries
+
+
+def test_a_summary_that_does_not_shrink_is_not_applied(
+        harness: Any, big_history: Callable[..., Conversation]) -> None:
+    huge = {"when": {"has_tools": False}, "reply": {"text": "<summary>" + "s" * 60_000
+                                                            + "</summary>"}}
+    with FakeModelServer({"rules": [huge]}) as fake:
+        h = harness(fake, window=8_000, conversation=big_history())
+        before = h.conversation.messages()
+        outcome = asyncio.run(h.runtime.compact())  # manual: not applied, said, no error
+        assert not outcome.summarized and h.conversation.messages() == before
+        assert any(isinstance(e, WarningEvent) and "not shrink" in e.message
+                   for e in h.events)
+        h.conversation.add_user("more " * 2000)  # over the threshold: automatic tries too
+        asyncio.run(h.runtime.manage_context())
+        assert h.runtime.failures == 1  # and counts it toward the breaker
+        assert h.conversation.messages()[:-1] == before
+
+
+def test_compacting_twice_in_a_row_is_not_an_error(harness: Any,
+                                                   big_history: Callable[..., Conversation],
+                                                   summary_rule: dict[str, Any]) -> None:
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        h = harness(fake, window=8_000, conversation=big_history())
+        assert asyncio.run(h.runtime.compact()).summarized
+        again = asyncio.run(h.runtime.compact())
+        assert not again.summarized and len(fake.requests) == 1  # nothing old but a summary
+
+
+def test_replace_is_one_line_and_the_ledger_is_recorded_again(tmp_path: Path,
+                                                              call: Callable[..., Message],
+                                                              result: Callable[..., Message],
+                                                              summary_rule: dict[str, Any],
+                                                              summary_requests: Any,
+                                                              provider_source: Any) -> None:
+    store = SessionStore(tmp_path / "ws" / ".PseudoClaude")
+    opened = new_session(store, model="m")
+    conv = opened.conversation
+    for i in range(10):
+        conv.add_user(f"q{i} " + "x" * 8000)
+        conv.append(call(f"c{i}"))
+        conv.append(result(f"c{i}", "y" * (60_000 if i == 9 else 100)))
+        conv.add_assistant("ok")
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        runtime = CompactRuntime(conv, config=CompactConfig(window=30_000),
+                                 spill_dir=store.spill_dir(opened.session_id),
+                                 workspace=tmp_path / "ws", provider=provider_source(fake))
+        asyncio.run(runtime.manage_context())  # spills c9, then summarises
+        assert summary_requests(fake)
+    opened.writer.close()
+    lines = [json.loads(x) for x in store.log_path(opened.session_id).read_text().splitlines()]
+    kinds = [x["type"] for x in lines]
+    assert kinds.count("replace") == 1
+    after_replace = kinds[kinds.index("replace") + 1:]
+    assert "offload" in after_replace  # c9's decision, recorded again after the replace
+    loaded = load_session(store, opened.session_id)
+    assert loaded.messages == conv.messages()
+    assert "c9" in loaded.offloads
+    shutil.rmtree(store.data_dir)

@@ -1,0 +1,76 @@
+"""The compaction runtime: automatic compaction, its circuit breaker and manual compaction,
+against the fake model through the real Anthropic SDK (SPEC §4)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pseudoclaude.conversation import Conversation
+from pseudoclaude.events import ErrorEvent, WarningEvent
+from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.llm.types import Message
+
+
+def test_breaker_trips_after_three_failures_and_manual_still_works(
+        harness: Any, big_history: Callable[..., Conversation],
+        summary_rule: dict[str, Any]) -> None:
+    failing = {"when": {"has_tools": False}, "reply": {"error": "server_error"}, "times": 3}
+    with FakeModelServer({"rules": [failing, summary_rule]}) as fake:
+        h = harness(fake, window=8_000, conversation=big_history())
+        for _ in range(3):
+            asyncio.run(h.runtime.manage_context())  # each fails, none raises
+        assert len(fake.requests) == 3
+        assert h.runtime.tripped and h.runtime.state().auto_compact_tripped
+        errors = [e for e in h.events if isinstance(e, ErrorEvent)]
+        assert len(errors) == 3 and "(3/3)" in errors[-1].message
+        announcements = [e for e in h.events if isinstance(e, WarningEvent)]
+        assert len(announcements) == 1 and "off" in announcements[0].message
+        asyncio.run(h.runtime.manage_context())
+        assert len(fake.requests) == 3  # the fourth makes no request
+        outcome = asyncio.run(h.runtime.compact())
+        assert outcome.summarized and len(fake.requests) == 4
+        assert not h.runtime.tripped and h.runtime.failures == 0  # manual success re-arms
+
+
+def test_manual_success_rearms_auto(harness: Any, big_history: Callable[..., Conversation],
+                                    summary_rule: dict[str, Any], summary_requests: Any) -> None:
+    failing = {"when": {"has_tools": False}, "reply": {"error": "server_error"}, "times": 3}
+    with FakeModelServer({"rules": [failing, summary_rule]}) as fake:
+        h = harness(fake, window=8_000, conversation=big_history())
+        for _ in range(3):
+            asyncio.run(h.runtime.manage_context())
+        asyncio.run(h.runtime.compact("focus on the parser changes"))
+        assert "focus on the parser changes" in json.dumps(fake.requests[-1]["body"])
+        for i in range(12):  # the history grows again past the threshold
+            h.conversation.append(Message(role="user" if i % 2 else "assistant",
+                                          content="y" * 2000))
+        asyncio.run(h.runtime.manage_context())
+        assert len(summary_requests(fake)) == 5  # auto compaction ran again
+
+
+def test_manual_with_nothing_old_is_not_summarized(harness: Any,
+                                                   summary_rule: dict[str, Any]) -> None:
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        h = harness(fake)
+        h.conversation.add_user("hi")
+        h.conversation.add_assistant("hello")
+        outcome = asyncio.run(h.runtime.compact())
+        assert not outcome.summarized and fake.requests == []
+
+
+def test_a_small_window_does_not_compact_every_turn(harness: Any, summary_rule: dict[str, Any],
+                                                    summary_requests: Any) -> None:
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        h = harness(fake, window=20_000)
+        turns = 60
+        for i in range(turns):  # a turn: the user asks, the model answers ~1.2k tokens
+            h.conversation.add_user(f"question {i}")
+            asyncio.run(h.runtime.manage_context())
+            h.conversation.add_assistant("a" * 4_000)
+        compactions = len(summary_requests(fake))
+        assert 1 <= compactions <= turns // 5
+        assert h.runtime.estimate() < h.runtime.config.threshold
+        assert h.runtime.failures == 0
