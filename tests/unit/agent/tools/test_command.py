@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,6 @@ print("started", flush=True)
 if sys.argv[1:] != ["exit"]:
     time.sleep(30)
 """
-
-
-def call(registry: ToolRegistry, **args: Any) -> dict[str, Any]:
-    result = asyncio.run(registry.execute(ToolCall("c1", "run_command", args)))
-    body: dict[str, Any] = json.loads(result.content)
-    assert result.is_error == (not body["ok"])
-    return body
 
 
 def gone(pid: int, wait: float = 3.0) -> bool:
@@ -54,8 +47,8 @@ def ws(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_success_runs_in_the_workspace(ws: Path) -> None:
-    body = call(ToolRegistry(ws), command="pwd")
+def test_success_runs_in_the_workspace(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
+    body = call(ToolRegistry(ws), "run_command", command="pwd")
     assert body["ok"] is True
     assert body["content"] == f"{ws.resolve()}\n"
     meta = body["metadata"]
@@ -63,48 +56,51 @@ def test_success_runs_in_the_workspace(ws: Path) -> None:
     assert meta["output_bytes"] == len(body["content"]) and meta["truncated"] is False
 
 
-def test_no_shell(ws: Path) -> None:
+def test_no_shell(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(ws)
-    body = call(registry, command="echo", args=["a;", "touch", "pwned", "&&", "$HOME", "*"])
+    body = call(registry, "run_command", command="echo",
+                args=["a;", "touch", "pwned", "&&", "$HOME", "*"])
     assert body["content"] == "a; touch pwned && $HOME *\n"
-    body = call(registry, command="echo hi; touch pwned")
+    body = call(registry, "run_command", command="echo hi; touch pwned")
     assert body["error_type"] == "not_found" and "no shell" in body["error"]
     assert not (ws / "pwned").exists()
 
 
-def test_stdin_is_empty_and_there_is_no_terminal(ws: Path) -> None:
+def test_stdin_is_empty_and_there_is_no_terminal(ws: Path,
+                                                 call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(ws)
-    body = call(registry, command="cat", timeout=5)
+    body = call(registry, "run_command", command="cat", timeout=5)
     assert body["ok"] is True and body["content"] == ""
-    body = call(registry, command=PY, args=["-c", "open('/dev/tty')"], timeout=10)
+    body = call(registry, "run_command", command=PY, args=["-c", "open('/dev/tty')"], timeout=10)
     assert body["error_type"] == "exit_status"
 
 
-def test_exit_status_keeps_the_combined_output(ws: Path) -> None:
+def test_exit_status_keeps_the_combined_output(ws: Path,
+                                               call: Callable[..., dict[str, Any]]) -> None:
     script = ("import sys; print('to stdout', flush=True); "
               "print('to stderr', file=sys.stderr, flush=True); sys.exit(3)")
-    body = call(ToolRegistry(ws), command=PY, args=["-c", script])
+    body = call(ToolRegistry(ws), "run_command", command=PY, args=["-c", script])
     assert body["ok"] is False and body["error_type"] == "exit_status"
     assert body["content"] == "to stdout\nto stderr\n"
     assert body["metadata"]["exit_code"] == 3 and "status 3" in body["error"]
 
 
-def test_killed_by_a_signal(ws: Path) -> None:
-    body = call(ToolRegistry(ws), command=PY,
+def test_killed_by_a_signal(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
+    body = call(ToolRegistry(ws), "run_command", command=PY,
                 args=["-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"])
     assert body["error_type"] == "exit_status" and "SIGTERM" in body["error"]
     assert body["metadata"]["exit_code"] == -15
 
 
-def test_not_found_and_not_executable(ws: Path) -> None:
+def test_not_found_and_not_executable(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(ws)
-    body = call(registry, command="definitely-not-a-program-xyz")
+    body = call(registry, "run_command", command="definitely-not-a-program-xyz")
     assert body["error_type"] == "not_found"
     (ws / "script.sh").write_text("#!/bin/sh\necho hi\n")
-    body = call(registry, command="./script.sh")
+    body = call(registry, "run_command", command="./script.sh")
     assert body["error_type"] == "permission_denied"
     (ws / "script.sh").chmod(0o755)
-    assert call(registry, command="./script.sh")["content"] == "hi\n"
+    assert call(registry, "run_command", command="./script.sh")["content"] == "hi\n"
 
 
 @pytest.mark.parametrize(("args", "field"), [
@@ -118,27 +114,29 @@ def test_not_found_and_not_executable(ws: Path) -> None:
     ({"args": ["x"]}, "`command`"),
     ({"command": "echo", "shell": True}, "`shell`"),
 ])
-def test_invalid_arguments(ws: Path, args: dict[str, Any], field: str) -> None:
-    body = call(ToolRegistry(ws), **args)
+def test_invalid_arguments(ws: Path, args: dict[str, Any], field: str,
+                           call: Callable[..., dict[str, Any]]) -> None:
+    body = call(ToolRegistry(ws), "run_command", **args)
     assert body["error_type"] == "invalid_arguments" and field in body["error"]
 
 
-def test_environment_without_api_keys(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_without_api_keys(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                      call: Callable[..., dict[str, Any]]) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-oai-secret")
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-secret")
     monkeypatch.setenv("GROQ_API_KEY", "gsk-secret")
     monkeypatch.setenv("PSEUDOCLAUDE_TEST_VISIBLE", "visible")
-    body = call(ToolRegistry(ws), command="env")
+    body = call(ToolRegistry(ws), "run_command", command="env")
     assert "secret" not in body["content"]
     assert "PSEUDOCLAUDE_TEST_VISIBLE=visible" in body["content"]
     assert child_environment({"OPENAI_BASE_URL": "x", "MY_APIKEY": "y", "PATH": "/bin"}) == {
         "PATH": "/bin"}
 
 
-def test_output_keeps_head_and_tail(ws: Path) -> None:
+def test_output_keeps_head_and_tail(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     script = "import sys\nfor i in range(20000): sys.stdout.write(f'line {i:05d}\\n')"
-    body = call(ToolRegistry(ws), command=PY, args=["-c", script])
+    body = call(ToolRegistry(ws), "run_command", command=PY, args=["-c", script])
     content = body["content"]
     assert body["ok"] is True
     assert len(content.encode()) <= MAX_CONTENT_BYTES
@@ -157,9 +155,9 @@ def test_output_capture_cuts_on_character_boundaries() -> None:
     assert capture.truncated and capture.total == 80
 
 
-def test_timeout_kills_the_process_group(ws: Path) -> None:
+def test_timeout_kills_the_process_group(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     started = time.monotonic()
-    body = call(ToolRegistry(ws), command=PY, args=["spawner.py"], timeout=1)
+    body = call(ToolRegistry(ws), "run_command", command=PY, args=["spawner.py"], timeout=1)
     assert time.monotonic() - started < 10
     assert body["error_type"] == "timeout" and "timed out" in body["error"]
     assert body["content"] == "started\n"
@@ -167,9 +165,11 @@ def test_timeout_kills_the_process_group(ws: Path) -> None:
     assert gone(int((ws / "child.pid").read_text()))
 
 
-def test_a_child_left_holding_the_pipe_is_killed(ws: Path) -> None:
+def test_a_child_left_holding_the_pipe_is_killed(ws: Path,
+                                                 call: Callable[..., dict[str, Any]]) -> None:
     started = time.monotonic()
-    body = call(ToolRegistry(ws), command=PY, args=["spawner.py", "exit"], timeout=20)
+    body = call(ToolRegistry(ws), "run_command", command=PY, args=["spawner.py", "exit"],
+                timeout=20)
     assert time.monotonic() - started < 10
     assert body["ok"] is True and body["content"] == "started\n"
     assert gone(int((ws / "child.pid").read_text()))

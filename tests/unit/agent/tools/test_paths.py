@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +13,8 @@ import pytest
 from pseudoclaude.agent.tools import ToolError, ToolRegistry
 from pseudoclaude.agent.tools.files import atomic_write, read_lines
 from pseudoclaude.agent.tools.paths import Confinement
-from pseudoclaude.llm.types import ToolCall
 
 SECRET = "TOP-SECRET-CONTENT"
-
-
-def call(registry: ToolRegistry, name: str, **args: Any) -> dict[str, Any]:
-    result = asyncio.run(registry.execute(ToolCall("c1", name, args)))
-    body: dict[str, Any] = json.loads(result.content)
-    assert result.is_error == (not body["ok"])
-    return body
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -67,7 +59,8 @@ READ_ESCAPES = [
 
 
 @pytest.mark.parametrize("path", READ_ESCAPES)
-def test_read_escapes_are_refused(layout: tuple[Path, Path], path: str) -> None:
+def test_read_escapes_are_refused(layout: tuple[Path, Path], path: str,
+                                  call: Callable[..., dict[str, Any]]) -> None:
     ws, outside = layout
     before = snapshot(outside)
     body = call(ToolRegistry(ws), "read_file", path=path)
@@ -77,14 +70,16 @@ def test_read_escapes_are_refused(layout: tuple[Path, Path], path: str) -> None:
     assert snapshot(outside) == before
 
 
-def test_absolute_path_outside_is_refused(layout: tuple[Path, Path]) -> None:
+def test_absolute_path_outside_is_refused(layout: tuple[Path, Path],
+                                          call: Callable[..., dict[str, Any]]) -> None:
     ws, outside = layout
     body = call(ToolRegistry(ws), "read_file", path=str(outside / "secret.txt"))
     assert body["error_type"] == "outside_workspace"
     assert SECRET not in json.dumps(body)
 
 
-def test_absolute_path_inside_is_allowed(layout: tuple[Path, Path]) -> None:
+def test_absolute_path_inside_is_allowed(layout: tuple[Path, Path],
+                                         call: Callable[..., dict[str, Any]]) -> None:
     ws, _ = layout
     body = call(ToolRegistry(ws), "read_file", path=str(ws / "inside.txt"))
     assert body["ok"] is True
@@ -105,7 +100,8 @@ WRITE_ESCAPES = [
 
 
 @pytest.mark.parametrize("path", WRITE_ESCAPES)
-def test_write_escapes_are_refused(layout: tuple[Path, Path], path: str) -> None:
+def test_write_escapes_are_refused(layout: tuple[Path, Path], path: str,
+                                   call: Callable[..., dict[str, Any]]) -> None:
     ws, outside = layout
     before = snapshot(outside)
     body = call(ToolRegistry(ws), "write_file", path=path, content="PWNED")
@@ -116,7 +112,8 @@ def test_write_escapes_are_refused(layout: tuple[Path, Path], path: str) -> None
 
 
 @pytest.mark.parametrize("path", ["link.txt", "linkdir/secret.txt", "../outside/secret.txt"])
-def test_edit_escapes_are_refused(layout: tuple[Path, Path], path: str) -> None:
+def test_edit_escapes_are_refused(layout: tuple[Path, Path], path: str,
+                                  call: Callable[..., dict[str, Any]]) -> None:
     ws, outside = layout
     before = snapshot(outside)
     body = call(ToolRegistry(ws), "edit_file", path=path, old_text="TOP", new_text="PWNED")
@@ -124,7 +121,8 @@ def test_edit_escapes_are_refused(layout: tuple[Path, Path], path: str) -> None:
     assert snapshot(outside) == before
 
 
-def test_write_absolute_outside_is_refused(layout: tuple[Path, Path]) -> None:
+def test_write_absolute_outside_is_refused(layout: tuple[Path, Path],
+                                           call: Callable[..., dict[str, Any]]) -> None:
     ws, outside = layout
     before = snapshot(outside)
     body = call(ToolRegistry(ws), "write_file", path=str(outside / "x.txt"), content="x")
@@ -132,7 +130,8 @@ def test_write_absolute_outside_is_refused(layout: tuple[Path, Path]) -> None:
     assert snapshot(outside) == before
 
 
-def test_search_and_find_stay_inside(layout: tuple[Path, Path]) -> None:
+def test_search_and_find_stay_inside(layout: tuple[Path, Path],
+                                     call: Callable[..., dict[str, Any]]) -> None:
     ws, outside = layout
     registry = ToolRegistry(ws)
     for path in ("../outside", "linkdir", str(outside), "/etc"):
@@ -170,7 +169,8 @@ def test_a_symlink_swapped_in_after_the_check_is_not_followed(tmp_path: Path) ->
     assert snapshot(outside) == before
 
 
-def test_extra_read_roots_are_read_only_and_replaceable(tmp_path: Path) -> None:
+def test_extra_read_roots_are_read_only_and_replaceable(
+        tmp_path: Path, call: Callable[..., dict[str, Any]]) -> None:
     ws, spill = tmp_path / "ws", tmp_path / "data" / "tool-results"
     ws.mkdir()
     spill.mkdir(parents=True)
@@ -192,7 +192,7 @@ def test_extra_read_roots_are_read_only_and_replaceable(tmp_path: Path) -> None:
     assert call(registry, "read_file", path=target)["error_type"] == "outside_workspace"
 
 
-def test_bad_path_arguments(tmp_path: Path) -> None:
+def test_bad_path_arguments(tmp_path: Path, call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(tmp_path)
     assert call(registry, "read_file", path="")["error_type"] == "invalid_arguments"
     assert call(registry, "read_file", path="a\x00b")["error_type"] == "invalid_arguments"

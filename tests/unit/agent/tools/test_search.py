@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +10,6 @@ import pytest
 
 from pseudoclaude.agent.tools import MAX_CONTENT_BYTES, ToolRegistry
 from pseudoclaude.agent.tools.search import MAX_FIND_RESULTS, MAX_SEARCH_MATCHES, expand_braces
-from pseudoclaude.llm.types import ToolCall
-
-
-def call(registry: ToolRegistry, name: str, **args: Any) -> dict[str, Any]:
-    result = asyncio.run(registry.execute(ToolCall("c1", name, args)))
-    body: dict[str, Any] = json.loads(result.content)
-    assert result.is_error == (not body["ok"])
-    return body
 
 
 def listing(body: dict[str, Any]) -> list[str]:
@@ -71,14 +62,15 @@ def ws(tmp_path: Path) -> Path:
     ("src/util/", ["src/util/strings.py"]),
     ("node_modules/**/*.js", ["node_modules/lib/index.js"]),  # named explicitly
 ])
-def test_find_files_globs(ws: Path, pattern: str, expected: list[str]) -> None:
+def test_find_files_globs(ws: Path, pattern: str, expected: list[str],
+                          call: Callable[..., dict[str, Any]]) -> None:
     body = call(ToolRegistry(ws), "find_files", pattern=pattern)
     assert listing(body) == expected
     assert body["metadata"]["count"] == len(expected)
     assert body["metadata"]["truncated"] is False
 
 
-def test_find_files_skips_tool_folders(ws: Path) -> None:
+def test_find_files_skips_tool_folders(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     found = listing(call(ToolRegistry(ws), "find_files", pattern="**"))
     assert found == sorted(found)
     for skipped in (".git/", "node_modules/", ".venv/", "__pycache__/", ".PseudoClaude/"):
@@ -86,7 +78,8 @@ def test_find_files_skips_tool_folders(ws: Path) -> None:
     assert "image.png" in found
 
 
-def test_find_files_absolute_inside_and_no_match(ws: Path) -> None:
+def test_find_files_absolute_inside_and_no_match(ws: Path,
+                                                 call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(ws)
     assert listing(call(registry, "find_files",
                         pattern=str(ws.resolve()) + "/src/*.py")) == ["src/app.py"]
@@ -96,7 +89,7 @@ def test_find_files_absolute_inside_and_no_match(ws: Path) -> None:
     assert call(registry, "find_files", pattern="")["error_type"] == "invalid_arguments"
 
 
-def test_find_files_is_capped(tmp_path: Path) -> None:
+def test_find_files_is_capped(tmp_path: Path, call: Callable[..., dict[str, Any]]) -> None:
     for i in range(MAX_FIND_RESULTS + 5):
         (tmp_path / f"f{i:05d}.txt").write_text("")
     body = call(ToolRegistry(tmp_path), "find_files", pattern="*.txt")
@@ -116,7 +109,7 @@ def test_expand_braces() -> None:
 
 # -- search_code ---------------------------------------------------------------------------------
 
-def test_search_literal_everywhere(ws: Path) -> None:
+def test_search_literal_everywhere(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     body = call(ToolRegistry(ws), "search_code", pattern="hello")
     assert listing(body) == [
         ".github/workflows/ci.yml:1: name: hello",
@@ -131,7 +124,7 @@ def test_search_literal_everywhere(ws: Path) -> None:
     assert meta["skipped_binary"] == 1
 
 
-def test_search_literal_is_not_a_regex(ws: Path) -> None:
+def test_search_literal_is_not_a_regex(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(ws)
     assert listing(call(registry, "search_code", pattern="a.b(")) == [
         "src/util/strings.py:2: Pattern = 'a.b('"]
@@ -139,7 +132,7 @@ def test_search_literal_is_not_a_regex(ws: Path) -> None:
     assert body["error_type"] == "invalid_arguments" and "regular expression" in body["error"]
 
 
-def test_search_regex_and_path(ws: Path) -> None:
+def test_search_regex_and_path(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(ws)
     assert listing(call(registry, "search_code", pattern=r"^(def|export) \w+",
                         regex=True)) == ["src/app.py:1: def main():",
@@ -154,7 +147,7 @@ def test_search_regex_and_path(ws: Path) -> None:
         "docs/guide.md:2: Bye."]
 
 
-def test_search_errors_and_no_match(ws: Path) -> None:
+def test_search_errors_and_no_match(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(ws)
     body = call(registry, "search_code", pattern="zzz-nothing")
     assert body["ok"] is True and body["metadata"]["matches"] == 0
@@ -166,7 +159,7 @@ def test_search_errors_and_no_match(ws: Path) -> None:
     assert body["error_type"] == "invalid_arguments" and "`regex`" in body["error"]
 
 
-def test_search_is_capped(tmp_path: Path) -> None:
+def test_search_is_capped(tmp_path: Path, call: Callable[..., dict[str, Any]]) -> None:
     (tmp_path / "many.txt").write_text("match\n" * (MAX_SEARCH_MATCHES + 50))
     (tmp_path / "long.txt").write_text("match " + "y" * 5000 + "\n")
     body = call(ToolRegistry(tmp_path), "search_code", pattern="match")
