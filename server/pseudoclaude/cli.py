@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from pseudoclaude import cli_state
 from pseudoclaude.cli_state import CliError, run_async, settings_for, workspace_root
@@ -68,6 +68,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep)
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors are one line too (exit 2), naming the command's ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _async(command: Callable[[argparse.Namespace], Any]) -> Callable[[argparse.Namespace], int]:
     return lambda args: run_async(command, args)
 
@@ -105,11 +112,12 @@ def _provider_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="pseudoclaude",
         description="A coding agent with visible, resumable sessions and memory.",
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=Parser)
 
     lsp = commands.add_parser("lsp", help="the language server (stdio; what editors start)")
     lsp.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")

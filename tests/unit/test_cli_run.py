@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from pseudoclaude.fake_model import FakeModelServer
+
+MEMORY = {"when": {"has_tools": False}, "reply": {"text": "[]"}}
 
 
 def env_for(tmp_path: Path, key: str | None = "sk-test-cli") -> dict[str, str]:
@@ -58,7 +63,32 @@ def test_no_provider_is_one_line_exit_1(tmp_path: Path) -> None:
     proc = run(tmp_path, "hi", key=None)
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "ANTHROPIC_API_KEY" in proc.stderr
-    assert not (tmp_path / "ws" / ".PseudoClaude" / "sessions").exists()
+    assert not (tmp_path / "ws" / ".PseudoClaude").exists()  # nothing written, not even .gitignore
+
+
+def test_a_failed_tool_shows_its_own_error(tmp_path: Path) -> None:
+    turns = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.txt"}}]},
+             {"text": "It is not there."}]
+    with FakeModelServer({"turns": turns, "rules": [MEMORY]}) as fake:
+        proc = run(tmp_path, "--base-url", fake.base_url, "read it")
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("  error"))
+    assert "missing.txt" in line and "{" not in line  # the message, not the JSON envelope
+
+
+def test_connection_failure_is_one_line_retries_only_with_verbose(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / ".PseudoClaude").mkdir()
+    (tmp_path / "ws" / ".PseudoClaude" / "config.yaml").write_text("maxRetries: 1\n")
+    quiet = run(tmp_path, "--base-url", base, "hi")
+    assert quiet.returncode == 1 and len(quiet.stderr.strip().splitlines()) == 1, quiet.stderr
+    verbose = run(tmp_path, "--base-url", base, "-v", "hi")
+    assert verbose.returncode == 1
+    assert "retrying" in verbose.stderr and len(verbose.stderr.strip().splitlines()) == 2
 
 
 def test_limits_exit_3_and_errors_exit_1(tmp_path: Path) -> None:
@@ -74,20 +104,25 @@ def test_limits_exit_3_and_errors_exit_1(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
-def test_ctrl_c_exits_130_and_leaves_a_valid_session(tmp_path: Path) -> None:
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_exits_130_and_leaves_a_valid_session(tmp_path: Path, as_json: bool) -> None:
     with FakeModelServer({"turns": [{"text": "slow", "delay": 30}]}) as fake:
         ws = tmp_path / "ws"
         ws.mkdir()
         proc = subprocess.Popen(
             [sys.executable, "-m", "pseudoclaude", "run", "--workspace", str(ws),
-             "--base-url", fake.base_url, "wait"], stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, env=env_for(tmp_path))
+             "--base-url", fake.base_url, *(["--json"] if as_json else []), "wait"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp_path))
         assert fake.wait_for(lambda requests: len(requests) == 1, timeout=30)
         time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
+    if as_json:  # the result line comes last in every outcome (README)
+        last = json.loads(out.splitlines()[-1])
+        assert last["kind"] == "result" and last["stopReason"] == "canceled"
+        assert last["sessionId"] and last["iterations"] == 1
     listed = subprocess.run([sys.executable, "-m", "pseudoclaude", "sessions", "show", "latest",
                              "--workspace", str(ws), "--json"], capture_output=True, text=True,
                             env=env_for(tmp_path), timeout=60)

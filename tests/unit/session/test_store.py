@@ -53,11 +53,29 @@ def test_layout_modes_and_gitignore(store: SessionStore) -> None:
     datetime.fromisoformat(header["created"])
 
 
-def test_existing_data_dir_gets_no_gitignore(tmp_path: Path) -> None:
-    (tmp_path / ".PseudoClaude").mkdir()
+def test_existing_sessions_folder_gets_no_gitignore(tmp_path: Path) -> None:
+    """A data folder that already holds sessions (e.g. the Go original's) is left as the
+    user keeps it: no .gitignore appears in it."""
+    (tmp_path / ".PseudoClaude" / "sessions").mkdir(parents=True)
     store = SessionStore(tmp_path / ".PseudoClaude")
     store.allocate()
     assert not (store.data_dir / ".gitignore").exists()
+
+
+def test_first_sessions_folder_gets_a_gitignore_even_in_an_existing_data_dir(
+        tmp_path: Path) -> None:
+    """The memory stores may create the data folder first: the first session still brings
+    the .gitignore, and a user's own one is never overwritten."""
+    (tmp_path / ".PseudoClaude" / "memory").mkdir(parents=True)
+    store = SessionStore(tmp_path / ".PseudoClaude")
+    assert not (store.data_dir / ".gitignore").exists()  # nothing before a session
+    store.allocate()
+    assert "sessions/" in (store.data_dir / ".gitignore").read_text()
+    mine = tmp_path / "other" / ".PseudoClaude"
+    mine.mkdir(parents=True)
+    (mine / ".gitignore").write_text("*\n")
+    SessionStore(mine).allocate()
+    assert (mine / ".gitignore").read_text() == "*\n"
 
 
 def test_model_stamped_on_the_first_message_of_each_writer(store: SessionStore) -> None:
