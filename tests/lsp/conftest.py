@@ -3,10 +3,12 @@ capabilities, against the fake model over loopback."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.lsp.protocol import CONTEXT_USAGE, EVENT, MEMORY_CHANGED
 
 HOME = tempfile.mkdtemp(prefix="pseudoclaude-lsp-home-")
 SERVER_ENV = {k: v for k, v in os.environ.items()
@@ -35,7 +38,9 @@ def make_client() -> LanguageClient:
 
 
 class Env:
-    """What a test needs besides the client: folders, the fake model, notifications."""
+    """What a test needs besides the client: folders, the fake model, notifications, and the
+    small helpers every test module uses (``env.call``, ``env.until``, ``env.read_file``: a
+    fixture, because conftest is not importable under ``--import-mode=importlib``)."""
 
     def __init__(self, tmp_path: Path, fake: FakeModelServer) -> None:
         self.tmp = tmp_path
@@ -62,6 +67,25 @@ class Env:
                 "memory": {"userDir": str(self.tmp / "user-memory")},
                 "approvals": {"runCommand": "ask"}}
 
+    @staticmethod
+    async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
+        """A request to the server, answered within a minute."""
+        return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
+
+    @staticmethod
+    def read_file(path: str) -> dict[str, Any]:
+        """A ``read_file`` tool call, for the fake model's turns."""
+        return {"name": "read_file", "arguments": {"path": path}}
+
+    @staticmethod
+    async def until(predicate: Callable[[], Any], timeout: float = 20.0) -> None:
+        """Wait for ``predicate()`` (a notification to arrive, a request to reach the model)."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError("timed out waiting")
+            await asyncio.sleep(0.02)
+
 
 @pytest.fixture
 def fake() -> Iterator[FakeModelServer]:
@@ -74,15 +98,15 @@ async def start(lsp_client: LanguageClient, env: Env, capabilities: str,
     for name in folders:
         env.folder(name)
 
-    @lsp_client.feature("pseudoclaude/event")
+    @lsp_client.feature(EVENT)
     def on_event(params: Any) -> None:
         env.events.append(params)
 
-    @lsp_client.feature("pseudoclaude/contextUsage")
+    @lsp_client.feature(CONTEXT_USAGE)
     def on_usage(params: Any) -> None:
         env.context_usage.append(params)
 
-    @lsp_client.feature("pseudoclaude/memoryChanged")
+    @lsp_client.feature(MEMORY_CHANGED)
     def on_memory(params: Any) -> None:
         env.memory_changed.append(params)
 
