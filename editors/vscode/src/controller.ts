@@ -13,10 +13,14 @@ import type { AgentClient, Folder, Ui } from './ports';
 import {
   Requests,
   type AgentEvent,
-  type CompactParams,
+  type ContextResult,
   type ContextUsageParams,
   type MemoryChangedParams,
   type MemoryLevel,
+  type MemoryStore,
+  type ParamsOf,
+  type RequestMethod,
+  type ResultOf,
   type RunResult,
   type WorkDoneProgress,
 } from './protocol';
@@ -25,6 +29,31 @@ import { normalizeUri, sameUri, uriToPath } from './uri';
 
 /** How many messages of a resumed session the transcript replays. */
 export const HISTORY_MESSAGES = 20;
+
+/** A request's params without `workspace` (the folder's URI goes there). */
+export type ParamsBody<M extends RequestMethod> = Omit<ParamsOf<M>, 'workspace'>;
+
+/**
+ * What a command asks of the server, for `Controller.folderRequest`: `params` builds the params for
+ * the folder (prompting as needed; `undefined` stops quietly, as when a prompt is dismissed) and is
+ * optional only for requests that need nothing but the workspace; `onResult` uses the result.
+ */
+export type FolderRequest<M extends RequestMethod, T> = {
+  /** The command, as a failure names it: `PseudoClaude: <what> failed: <message>`. */
+  what: string;
+  method: M;
+  onResult: (result: ResultOf<M>, folder: Folder, params: ParamsOf<M>) => T | Promise<T>;
+  /** The folder, when the command already has one (else it is picked). */
+  folder?: Folder;
+  /** Run the request in a cancellable progress notification with this title. */
+  progress?: string;
+  /** Refresh the context meter once the request was sent, whatever its outcome. */
+  refresh?: boolean;
+} & ({} extends ParamsBody<M> ? { params?: ParamsBuilder<M> } : { params: ParamsBuilder<M> });
+
+type ParamsBuilder<M extends RequestMethod> = (
+  folder: Folder,
+) => ParamsBody<M> | undefined | Promise<ParamsBody<M> | undefined>;
 
 interface ActiveRun {
   folder: Folder;
@@ -96,6 +125,44 @@ export class Controller {
       this.ui.log(`context of ${folder.name}: ${errorMessage(e)}`);
     }
     this.refreshStatus();
+  }
+
+  /**
+   * Pick the folder, build the params, call the request and hand its result to `onResult` (whose
+   * value it answers). A failure of any step, the request's included, is shown as
+   * `PseudoClaude: <what> failed: <message>` and answers `undefined`; so do a cancelled request
+   * (silently), no folder and a dismissed prompt.
+   */
+  async folderRequest<M extends RequestMethod, T>(req: FolderRequest<M, T>): Promise<T | undefined> {
+    const folder = req.folder ?? (await this.pickFolder());
+    if (!folder) {
+      return undefined;
+    }
+    const build = (req as { params?: ParamsBuilder<M> }).params;
+    let sent = false;
+    try {
+      const body = build ? await build(folder) : {};
+      if (body === undefined) {
+        return undefined;
+      }
+      const params = { ...body, workspace: folder.uri } as ParamsOf<M>;
+      sent = true;
+      const result = req.progress
+        ? await this.ui.progress(req.progress, (report, token) =>
+            this.agent.request(req.method, params, { token, onProgress: progressReporter(report) }),
+          )
+        : await this.agent.request(req.method, params);
+      return await req.onResult(result, folder, params);
+    } catch (e) {
+      if (!isCancelled(e)) {
+        void this.ui.error(describeFailure(req.what, e));
+      }
+      return undefined;
+    } finally {
+      if (req.refresh && sent) {
+        void this.refreshContext(folder);
+      }
+    }
   }
 
   // ---------------------------------------------------------------- notifications
@@ -213,100 +280,81 @@ export class Controller {
   }
 
   async compact(): Promise<void> {
-    const folder = await this.pickFolder();
-    if (!folder) {
-      return;
-    }
-    const instructions = await this.ui.input({
-      title: COMMANDS.compact.title,
-      prompt: 'Optional instructions for the summary (Enter for none)',
-      placeHolder: 'e.g. focus on the parser changes',
-      allowEmpty: true,
+    await this.folderRequest({
+      what: 'Compact Context',
+      method: Requests.compact,
+      progress: 'PseudoClaude: compacting the context',
+      refresh: true,
+      params: async () => {
+        const instructions = await this.ui.input({
+          title: COMMANDS.compact.title,
+          prompt: 'Optional instructions for the summary (Enter for none)',
+          placeHolder: 'e.g. focus on the parser changes',
+          allowEmpty: true,
+        });
+        if (instructions === undefined) {
+          return undefined;
+        }
+        return instructions.trim() === '' ? {} : { instructions: instructions.trim() };
+      },
+      onResult: (r) => {
+        const change = `${formatTokens(r.beforeTokens)} → ${formatTokens(r.afterTokens)} tokens`;
+        const spilled = r.offloaded > 0 ? `, ${plural(r.offloaded, 'tool result')} offloaded` : '';
+        if (r.summarized) {
+          void this.ui.info(`PseudoClaude: context compacted (${change}${spilled}).`);
+        } else if (r.offloaded > 0) {
+          void this.ui.info(
+            `PseudoClaude: ${plural(r.offloaded, 'tool result')} offloaded (${change}); nothing older ` +
+              'than the recent window to summarize.',
+          );
+        } else {
+          void this.ui.info(
+            `PseudoClaude: nothing to compact (${formatTokens(r.beforeTokens)} tokens, all in the ` +
+              'recent window).',
+          );
+        }
+      },
     });
-    if (instructions === undefined) {
-      return;
-    }
-    const params: CompactParams = { workspace: folder.uri };
-    if (instructions.trim() !== '') {
-      params.instructions = instructions.trim();
-    }
-    try {
-      const r = await this.ui.progress('PseudoClaude: compacting the context', (report, token) =>
-        this.agent.request(Requests.compact, params, { token, onProgress: progressReporter(report) }),
-      );
-      const change = `${formatTokens(r.beforeTokens)} → ${formatTokens(r.afterTokens)} tokens`;
-      const spilled = r.offloaded > 0 ? `, ${plural(r.offloaded, 'tool result')} offloaded` : '';
-      if (r.summarized) {
-        void this.ui.info(`PseudoClaude: context compacted (${change}${spilled}).`);
-      } else if (r.offloaded > 0) {
-        void this.ui.info(
-          `PseudoClaude: ${plural(r.offloaded, 'tool result')} offloaded (${change}); nothing older ` +
-            'than the recent window to summarize.',
-        );
-      } else {
-        void this.ui.info(
-          `PseudoClaude: nothing to compact (${formatTokens(r.beforeTokens)} tokens, all in the ` +
-            'recent window).',
-        );
-      }
-    } catch (e) {
-      if (!isCancelled(e)) {
-        void this.ui.error(describeFailure('Compact Context', e));
-      }
-    } finally {
-      void this.refreshContext(folder);
-    }
   }
 
   async showMemory(): Promise<void> {
-    const folder = await this.pickFolder();
-    if (!folder) {
-      return;
-    }
-    let shown;
-    try {
-      shown = await this.agent.request(Requests.memoryShow, { workspace: folder.uri });
-    } catch (e) {
-      void this.ui.error(describeFailure('Show Memory', e));
-      return;
-    }
-    const picked = await this.ui.pick<MemoryPick>(memoryItems(shown), {
-      title: COMMANDS.showMemory.title,
-      placeHolder: 'Open the index, a MEMORY.md or a note (the trash button forgets a note)',
-      onForget: (value) => this.forget(folder, value),
+    await this.folderRequest({
+      what: 'Show Memory',
+      method: Requests.memoryShow,
+      onResult: async (shown, folder) => {
+        const picked = await this.ui.pick<MemoryPick>(memoryItems(shown), {
+          title: COMMANDS.showMemory.title,
+          placeHolder: 'Open the index, a MEMORY.md or a note (the trash button forgets a note)',
+          onForget: (value) => this.forget(folder, value),
+        });
+        if (picked?.kind === 'index') {
+          await this.ui.openText(shown.index.trim() === '' ? '(the memory index is empty)\n' : shown.index, 'markdown');
+        } else if (picked) {
+          await this.open(picked.uri);
+        }
+      },
     });
-    if (!picked) {
-      return;
-    }
-    if (picked.kind === 'index') {
-      await this.ui.openText(shown.index.trim() === '' ? '(the memory index is empty)\n' : shown.index, 'markdown');
-      return;
-    }
-    await this.open(picked.uri);
   }
 
   private async forget(folder: Folder, value: MemoryPick): Promise<boolean> {
     if (value.kind !== 'file' || !value.filename) {
       return false;
     }
-    const ok = await this.ui.confirm(`Forget ${value.filename} (${value.level} memory)?`, 'Forget');
-    if (!ok) {
-      return false;
-    }
-    try {
-      const r = await this.agent.request(Requests.memoryForget, {
-        workspace: folder.uri,
-        level: value.level,
-        filename: value.filename,
-      });
-      if (!r.removed) {
-        void this.ui.warn(`PseudoClaude: ${value.filename} was already gone.`);
-      }
-      return true;
-    } catch (e) {
-      void this.ui.error(describeFailure('Forget', e));
-      return false;
-    }
+    const { level, filename } = value;
+    const forgotten = await this.folderRequest({
+      what: 'Forget',
+      method: Requests.memoryForget,
+      folder,
+      params: async () =>
+        (await this.ui.confirm(`Forget ${filename} (${level} memory)?`, 'Forget')) ? { level, filename } : undefined,
+      onResult: (r) => {
+        if (!r.removed) {
+          void this.ui.warn(`PseudoClaude: ${filename} was already gone.`);
+        }
+        return true;
+      },
+    });
+    return forgotten ?? false;
   }
 
   private async open(uri: string): Promise<void> {
@@ -318,64 +366,54 @@ export class Controller {
   }
 
   async remember(textArg?: string): Promise<void> {
-    const folder = await this.pickFolder();
-    if (!folder) {
-      return;
-    }
-    const text =
-      typeof textArg === 'string' && textArg.trim() !== ''
-        ? textArg
-        : await this.ui.input({
-            title: COMMANDS.remember.title,
-            prompt: 'What should PseudoClaude remember?',
-            placeHolder: 'e.g. run the tests with make test',
-          });
-    if (text === undefined || text.trim() === '') {
-      return;
-    }
-    const level = await this.ui.pick(levelItems(), {
-      title: COMMANDS.remember.title,
-      placeHolder: 'Remember it for this project or for all your projects?',
+    await this.folderRequest({
+      what: 'Remember',
+      method: Requests.memoryRemember,
+      params: async () => {
+        const text =
+          typeof textArg === 'string' && textArg.trim() !== ''
+            ? textArg
+            : await this.ui.input({
+                title: COMMANDS.remember.title,
+                prompt: 'What should PseudoClaude remember?',
+                placeHolder: 'e.g. run the tests with make test',
+              });
+        if (text === undefined || text.trim() === '') {
+          return undefined;
+        }
+        const level = await this.ui.pick(levelItems(), {
+          title: COMMANDS.remember.title,
+          placeHolder: 'Remember it for this project or for all your projects?',
+        });
+        if (!level) {
+          return undefined;
+        }
+        const type = await this.ui.pick(typeItems(), {
+          title: COMMANDS.remember.title,
+          placeHolder: 'What kind of memory is it?',
+        });
+        return type ? { text: text.trim(), level, type } : undefined;
+      },
+      onResult: async (r, _folder, params) => {
+        const where = `${r.filename} (${params.level} memory)`;
+        const choice = await this.ui.info(`PseudoClaude: remembered in ${where}.`, 'Open');
+        if (choice === 'Open') {
+          await this.open(r.uri);
+        }
+      },
     });
-    if (!level) {
-      return;
-    }
-    const type = await this.ui.pick(typeItems(), {
-      title: COMMANDS.remember.title,
-      placeHolder: 'What kind of memory is it?',
-    });
-    if (!type) {
-      return;
-    }
-    try {
-      const r = await this.agent.request(Requests.memoryRemember, {
-        workspace: folder.uri,
-        text: text.trim(),
-        level,
-        type,
-      });
-      const choice = await this.ui.info(`PseudoClaude: remembered in ${r.filename} (${level} memory).`, 'Open');
-      if (choice === 'Open') {
-        await this.open(r.uri);
-      }
-    } catch (e) {
-      void this.ui.error(describeFailure('Remember', e));
-    }
   }
 
   async openMemoryIndex(): Promise<void> {
-    const folder = await this.pickFolder();
-    if (!folder) {
-      return;
-    }
-    let shown;
-    try {
-      shown = await this.agent.request(Requests.memoryShow, { workspace: folder.uri });
-    } catch (e) {
-      void this.ui.error(describeFailure('Open MEMORY.md', e));
-      return;
-    }
-    const stores = shown.stores;
+    await this.folderRequest({
+      what: 'Open MEMORY.md',
+      method: Requests.memoryShow,
+      onResult: (shown) => this.openIndex(shown.stores),
+    });
+  }
+
+  /** Open the `MEMORY.md` of a store (asking which when there are two). */
+  private async openIndex(stores: MemoryStore[]): Promise<void> {
     let level: MemoryLevel | undefined = stores.length === 1 ? stores[0]?.level : undefined;
     if (stores.length > 1) {
       const present = new Set(stores.map((s) => s.level));
@@ -404,50 +442,43 @@ export class Controller {
   }
 
   async resumeSession(sessionArg?: string): Promise<void> {
-    const folder = await this.pickFolder();
-    if (!folder) {
-      return;
+    await this.folderRequest({
+      what: 'Resume Session',
+      method: Requests.sessionsResume,
+      refresh: true,
+      params: async (folder) => {
+        const sessionId =
+          typeof sessionArg === 'string' && sessionArg !== '' ? sessionArg : await this.pickSession(folder);
+        return sessionId === undefined ? undefined : { sessionId };
+      },
+      onResult: async (r, folder) => {
+        this.transcript.note(`resumed session ${r.sessionId} (${plural(r.messageCount, 'message')})`);
+        await this.replayHistory(folder, r.sessionId, r.messageCount);
+        this.ui.showTranscript();
+        if (r.badLines > 0 || r.repaired > 0) {
+          void this.ui.warn(
+            `PseudoClaude: resumed ${r.sessionId}: ${plural(r.badLines, 'unreadable line')} skipped, ` +
+              `${plural(r.repaired, 'repair')} made to the history.`,
+          );
+        } else {
+          void this.ui.info(`PseudoClaude: resumed session ${r.sessionId} (${plural(r.messageCount, 'message')}).`);
+        }
+      },
+    });
+  }
+
+  /** A session of the folder picked from its list (none: undefined); a failed list throws. */
+  private async pickSession(folder: Folder): Promise<string | undefined> {
+    const list = await this.agent.request(Requests.sessionsList, { workspace: folder.uri });
+    if (list.sessions.length === 0) {
+      void this.ui.info(`PseudoClaude: no sessions yet in ${folder.name}.`);
+      return undefined;
     }
-    let sessionId = typeof sessionArg === 'string' && sessionArg !== '' ? sessionArg : undefined;
-    if (!sessionId) {
-      let list;
-      try {
-        list = await this.agent.request(Requests.sessionsList, { workspace: folder.uri });
-      } catch (e) {
-        void this.ui.error(describeFailure('Resume Session', e));
-        return;
-      }
-      if (list.sessions.length === 0) {
-        void this.ui.info(`PseudoClaude: no sessions yet in ${folder.name}.`);
-        return;
-      }
-      const picked = await this.ui.pick(sessionItems(list.sessions, this.now()), {
-        title: COMMANDS.resumeSession.title,
-        placeHolder: 'Pick a session to continue (newest first)',
-      });
-      if (!picked) {
-        return;
-      }
-      sessionId = picked.id;
-    }
-    try {
-      const r = await this.agent.request(Requests.sessionsResume, { workspace: folder.uri, sessionId });
-      this.transcript.note(`resumed session ${r.sessionId} (${plural(r.messageCount, 'message')})`);
-      await this.replayHistory(folder, r.sessionId, r.messageCount);
-      this.ui.showTranscript();
-      if (r.badLines > 0 || r.repaired > 0) {
-        void this.ui.warn(
-          `PseudoClaude: resumed ${r.sessionId}: ${plural(r.badLines, 'unreadable line')} skipped, ` +
-            `${plural(r.repaired, 'repair')} made to the history.`,
-        );
-      } else {
-        void this.ui.info(`PseudoClaude: resumed session ${r.sessionId} (${plural(r.messageCount, 'message')}).`);
-      }
-    } catch (e) {
-      void this.ui.error(describeFailure('Resume Session', e));
-    } finally {
-      void this.refreshContext(folder);
-    }
+    const picked = await this.ui.pick(sessionItems(list.sessions, this.now()), {
+      title: COMMANDS.resumeSession.title,
+      placeHolder: 'Pick a session to continue (newest first)',
+    });
+    return picked?.id;
   }
 
   private async replayHistory(folder: Folder, sessionId: string, count: number): Promise<void> {
@@ -466,33 +497,27 @@ export class Controller {
   }
 
   async newSession(): Promise<void> {
-    const folder = await this.pickFolder();
-    if (!folder) {
-      return;
-    }
-    try {
-      const r = await this.agent.request(Requests.sessionsNew, { workspace: folder.uri });
-      this.transcript.note(`new session ${r.sessionId} in ${folder.name}`);
-      void this.ui.info(`PseudoClaude: new session ${r.sessionId}.`);
-    } catch (e) {
-      void this.ui.error(describeFailure('New Session', e));
-    } finally {
-      void this.refreshContext(folder);
-    }
+    await this.folderRequest({
+      what: 'New Session',
+      method: Requests.sessionsNew,
+      refresh: true,
+      onResult: (r, folder) => {
+        this.transcript.note(`new session ${r.sessionId} in ${folder.name}`);
+        void this.ui.info(`PseudoClaude: new session ${r.sessionId}.`);
+      },
+    });
   }
 
   async showContext(): Promise<void> {
-    const folder = await this.pickFolder();
-    if (!folder) {
-      return;
-    }
-    let c;
-    try {
-      c = await this.agent.request(Requests.context, { workspace: folder.uri });
-    } catch (e) {
-      void this.ui.error(describeFailure('Show Context', e));
-      return;
-    }
+    await this.folderRequest({
+      what: 'Show Context',
+      method: Requests.context,
+      onResult: (c, folder) => this.describeContext(c, folder),
+    });
+  }
+
+  /** The context state in a message offering Compact Context and Show Transcript. */
+  private async describeContext(c: ContextResult, folder: Folder): Promise<void> {
     this.meter.context(folder.uri, c);
     this.refreshStatus();
     const parts = [

@@ -159,6 +159,142 @@ describe('folders', () => {
   });
 });
 
+describe('folderRequest: pick the folder, call the request, report the failure', () => {
+  const NEW = { sessionId: 'n1' };
+
+  it('sends the built params for the picked folder and answers what onResult makes of the result', async () => {
+    const ui = new FakeUi([{ uri: 'file:///w/a', name: 'a' }, { uri: 'file:///w/b', name: 'b' }]);
+    ui.picks = ['b'];
+    const { agent, controller } = setup({ 'pseudoclaude/sessions/resume': { sessionId: 's', messageCount: 2, badLines: 0, repaired: 0 } }, ui);
+    const seen: unknown[] = [];
+    const answer = await controller.folderRequest({
+      what: 'Resume Session',
+      method: 'pseudoclaude/sessions/resume',
+      params: (folder) => ({ sessionId: `latest-of-${folder.name}` }),
+      onResult: (r, folder, params) => {
+        seen.push(folder.name, params);
+        return r.messageCount * 10;
+      },
+    });
+    assert.equal(answer, 20);
+    assert.deepEqual(agent.calls.map((c) => [c.method, c.params]), [
+      ['pseudoclaude/sessions/resume', { sessionId: 'latest-of-b', workspace: 'file:///w/b' }],
+    ]);
+    assert.deepEqual(seen, ['b', { sessionId: 'latest-of-b', workspace: 'file:///w/b' }]);
+    assert.deepEqual(ui.errors(), []);
+  });
+
+  it('without params sends the workspace alone; a given folder is not picked', async () => {
+    const ui = new FakeUi([{ uri: 'file:///w/a', name: 'a' }, { uri: 'file:///w/b', name: 'b' }]);
+    const { agent, controller } = setup({ 'pseudoclaude/sessions/new': NEW }, ui);
+    const id = await controller.folderRequest({
+      what: 'New Session',
+      method: 'pseudoclaude/sessions/new',
+      folder: { uri: 'file:///w/a', name: 'a' },
+      onResult: (r) => r.sessionId,
+    });
+    assert.equal(id, 'n1');
+    assert.equal(ui.pickedFrom.length, 0);
+    assert.deepEqual(agent.calls[0]?.params, { workspace: 'file:///w/a' });
+  });
+
+  it('a failed request is shown as "<what> failed" with the server message; the meter still refreshes', async () => {
+    const { agent, ui, controller } = setup({
+      'pseudoclaude/sessions/new': () => { throw rpcError(-32803, 'a run is in progress in app\nTraceback (most recent call last)'); },
+    });
+    let called = false;
+    const answer = await controller.folderRequest({
+      what: 'New Session',
+      method: 'pseudoclaude/sessions/new',
+      refresh: true,
+      onResult: () => { called = true; },
+    });
+    await flush();
+    assert.equal(answer, undefined);
+    assert.equal(called, false);
+    assert.deepEqual(ui.errors(), ['PseudoClaude: New Session failed: a run is in progress in app']);
+    assert.deepEqual(agent.methods(), ['pseudoclaude/sessions/new', 'pseudoclaude/context']);
+  });
+
+  it('a failure while building the params or using the result is reported the same way', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/sessions/new': NEW });
+    await controller.folderRequest({
+      what: 'Resume Session',
+      method: 'pseudoclaude/sessions/resume',
+      refresh: true,
+      params: () => { throw rpcError(-32803, 'cannot list sessions'); },
+      onResult: () => undefined,
+    });
+    await controller.folderRequest({
+      what: 'New Session',
+      method: 'pseudoclaude/sessions/new',
+      onResult: () => { throw new Error('the transcript is gone'); },
+    });
+    assert.deepEqual(ui.errors(), [
+      'PseudoClaude: Resume Session failed: cannot list sessions',
+      'PseudoClaude: New Session failed: the transcript is gone',
+    ]);
+    assert.deepEqual(agent.methods(), ['pseudoclaude/sessions/new'], 'nothing sent, no meter refresh for the params failure');
+  });
+
+  it('no folder, a dismissed prompt or a cancelled request: nothing shown, nothing more sent', async () => {
+    const none = setup({ 'pseudoclaude/sessions/new': NEW }, new FakeUi([]));
+    assert.equal(await none.controller.folderRequest({ what: 'New Session', method: 'pseudoclaude/sessions/new', onResult: () => 1 }), undefined);
+    assert.deepEqual(none.agent.calls, []);
+
+    const { agent, ui, controller } = setup({
+      'pseudoclaude/compact': () => { throw rpcError(-32800, 'cancelled'); },
+    });
+    const dismissed = await controller.folderRequest({
+      what: 'Compact Context',
+      method: 'pseudoclaude/compact',
+      refresh: true,
+      params: async () => undefined,
+      onResult: () => 1,
+    });
+    assert.equal(dismissed, undefined);
+    assert.deepEqual(agent.calls, []);
+    const cancelled = await controller.folderRequest({
+      what: 'Compact Context',
+      method: 'pseudoclaude/compact',
+      params: () => ({}),
+      onResult: () => 1,
+    });
+    assert.equal(cancelled, undefined);
+    assert.deepEqual(ui.errors(), []);
+  });
+
+  it('progress runs the request in a cancellable notification with work-done reports', async () => {
+    const { agent, ui, controller } = setup({
+      'pseudoclaude/compact': (_p: unknown, o?: RequestOptions) => {
+        o?.onProgress?.({ kind: 'report', message: 'summarizing' });
+        return { beforeTokens: 2, afterTokens: 1, offloaded: 0, summarized: true };
+      },
+    });
+    const after = await controller.folderRequest({
+      what: 'Compact Context',
+      method: 'pseudoclaude/compact',
+      progress: 'PseudoClaude: compacting the context',
+      params: () => ({ instructions: 'keep the plan' }),
+      onResult: (r) => r.afterTokens,
+    });
+    assert.equal(after, 1);
+    assert.deepEqual(ui.progressTitles, ['PseudoClaude: compacting the context']);
+    assert.deepEqual(ui.progressReports, ['summarizing']);
+    assert.ok(agent.calls[0]?.options?.token, 'the request is cancellable');
+    assert.deepEqual(agent.calls[0]?.params, { instructions: 'keep the plan', workspace: WS });
+  });
+
+  it('Resume Session reports a failed session list as its own failure', async () => {
+    const { agent, ui, controller } = setup({
+      'pseudoclaude/sessions/list': () => { throw rpcError(-32602, 'workspace: not a folder of this server'); },
+    });
+    await controller.resumeSession();
+    assert.deepEqual(ui.errors(), ['PseudoClaude: Resume Session failed: workspace: not a folder of this server']);
+    assert.deepEqual(agent.methods(), ['pseudoclaude/sessions/list']);
+  });
+});
+
 describe('Compact Context', () => {
   it('sends optional instructions and reports the change', async () => {
     const { agent, ui, controller } = setup({ 'pseudoclaude/compact': { beforeTokens: 170_000, afterTokens: 20_000, offloaded: 2, summarized: true } });

@@ -12,8 +12,6 @@ local M = {}
 --- How many messages of a resumed session the transcript replays.
 M.HISTORY_MESSAGES = 20
 
-local MEMORY_TYPES = { 'user_preference', 'correction_feedback', 'project_knowledge', 'reference_material' }
-
 --- Runs in flight: workspace URI -> {client, id, cancelled, done, finish}
 --- @type table<string, {client: vim.lsp.Client, id: integer?, cancelled: boolean, done: boolean, finish: function?}>
 M.runs = {}
@@ -201,9 +199,8 @@ function M.compact(instructions)
         )
       )
     else
-      notify(
-        string.format('PseudoClaude: nothing to compact (%s tokens, all in the recent window).', fmt.tokens(r.beforeTokens))
-      )
+      local before = fmt.tokens(r.beforeTokens)
+      notify(string.format('PseudoClaude: nothing to compact (%s tokens, all in the recent window).', before))
     end
   end, function(err, r)
     M.refresh_context(params.workspace)
@@ -254,19 +251,25 @@ function M.memory_items(shown)
   return items
 end
 
+--- Pick one of `items` (shown by their `label`) with `vim.ui.select`; `on_pick(item)` unless dismissed.
+local function pick_item(items, prompt, kind, on_pick)
+  vim.ui.select(items, {
+    prompt = prompt,
+    kind = kind,
+    format_item = function(item)
+      return item.label
+    end,
+  }, function(item)
+    if item then
+      on_pick(item)
+    end
+  end)
+end
+
 --- `:PseudoClaudeMemory`: pick the injected index, a MEMORY.md or a note to open.
 function M.memory()
   client.request_or_fail(protocol.requests.memory_show, {}, 'Memory', function(shown)
-    vim.ui.select(M.memory_items(shown), {
-      prompt = 'PseudoClaude memory',
-      kind = 'pseudoclaude_memory',
-      format_item = function(item)
-        return item.label
-      end,
-    }, function(item)
-      if not item then
-        return
-      end
+    pick_item(M.memory_items(shown), 'PseudoClaude memory', 'pseudoclaude_memory', function(item)
       if item.index then
         show_scratch('pseudoclaude://memory-index', shown.index ~= '' and shown.index or '(the memory index is empty)')
       else
@@ -277,14 +280,15 @@ function M.memory()
 end
 
 local function pick_level_and_type(cb)
-  vim.ui.select({ 'project', 'user' }, {
+  vim.ui.select(protocol.memory_levels, {
     prompt = 'Remember for this project or for all your projects?',
     kind = 'pseudoclaude_level',
   }, function(level)
     if not level then
       return
     end
-    vim.ui.select(MEMORY_TYPES, { prompt = 'What kind of memory is it?', kind = 'pseudoclaude_type' }, function(kind)
+    local opts = { prompt = 'What kind of memory is it?', kind = 'pseudoclaude_type' }
+    vim.ui.select(protocol.memory_types, opts, function(kind)
       if kind then
         cb(level, kind)
       end
@@ -317,16 +321,7 @@ function M.forget()
     if #notes == 0 then
       return notify('PseudoClaude: no memory notes to forget.')
     end
-    vim.ui.select(notes, {
-      prompt = 'Forget which note?',
-      kind = 'pseudoclaude_forget',
-      format_item = function(item)
-        return item.label
-      end,
-    }, function(item)
-      if not item then
-        return
-      end
+    pick_item(notes, 'Forget which note?', 'pseudoclaude_forget', function(item)
       local params = { level = item.level, filename = item.filename }
       client.request_or_fail(protocol.requests.memory_forget, params, 'Forget', function(r)
         notify(

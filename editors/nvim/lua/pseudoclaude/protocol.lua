@@ -32,6 +32,10 @@ M.errors = {
   request_cancelled = -32800,
 }
 
+--- The `level` of `pseudoclaude/memory/remember` and `forget`, and the note types.
+M.memory_levels = { 'project', 'user' }
+M.memory_types = { 'user_preference', 'correction_feedback', 'project_knowledge', 'reference_material' }
+
 --- Actions of an approval prompt (`window/showMessageRequest`, SPEC §8).
 M.approval_actions = { once = 'Allow once', session = 'Allow for this session', deny = 'Deny' }
 
