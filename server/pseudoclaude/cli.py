@@ -62,10 +62,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.crash:
         from pseudoclaude.crash_demo import run_demo as run_crash_demo
 
-        return run_crash_demo(keep=args.keep)
+        return run_crash_demo(clean=args.clean)
     from pseudoclaude.demo import run_demo
 
-    return run_demo(keep=args.keep)
+    return run_demo(clean=args.clean)
 
 
 class Parser(argparse.ArgumentParser):
@@ -190,7 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo", help="the whole flow through the real server (offline unless an API key is set)")
-    demo.add_argument("--keep", action="store_true", help="keep the demo workspace")
+    demo.add_argument("--clean", action="store_true",
+                      help="remove the demo's folder at the end (kept by default)")
+    demo.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)  # the default now
     demo.add_argument("--crash", action="store_true",
                       help="instead: a session writer killed with SIGKILL, then resumed")
     demo.set_defaults(handler=_cmd_demo)

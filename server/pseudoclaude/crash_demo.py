@@ -38,7 +38,7 @@ def _kill_point(states: list[list[Message]]) -> int:
     return len(states) // 2
 
 
-def run_demo(keep: bool = False) -> int:
+def run_demo(clean: bool = False) -> int:
     root = Path(tempfile.mkdtemp(prefix="pseudoclaude-demo-"))
     workspace = root / "workspace"
     workspace.mkdir()
@@ -109,7 +109,8 @@ def run_demo(keep: bool = False) -> int:
         _say("demo: OK" if ok else "demo: FAILED")
         return 0 if ok else 1
     finally:
-        if keep:
-            _say(f"(kept {root})")
-        else:
+        if clean:
             shutil.rmtree(root, ignore_errors=True)
+            _say(f"(removed {root}; without --clean the demo keeps it)")
+        else:
+            _say(f"(kept in {root}; remove it with: rm -rf {root})")

@@ -23,6 +23,8 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.client import LanguageClient
 
 from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.lsp import protocol as p
+from pseudoclaude.session.format import plural
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-workspace"
 PROMPT = ("Which greenhouses are out of range? Look at the code and the data, run the "
@@ -120,15 +122,15 @@ async def start_server(folder: Path, options: dict[str, Any], show: Transcript,
                        env: dict[str, str]) -> LanguageClient:
     client = LanguageClient("pseudoclaude-demo", "1", converter_factory=get_converter)
 
-    @client.feature("pseudoclaude/event")
+    @client.feature(p.EVENT)
     def on_event(params: Any) -> None:
         show.event(params)
 
-    @client.feature("pseudoclaude/contextUsage")
+    @client.feature(p.CONTEXT_USAGE)
     def on_context(params: Any) -> None:
         show.context(params)
 
-    @client.feature("pseudoclaude/memoryChanged")
+    @client.feature(p.MEMORY_CHANGED)
     def on_memory(params: Any) -> None:
         show.memory_changed(params)
 
@@ -172,7 +174,7 @@ def describe_log(path: Path) -> str:
     for line in path.read_bytes().splitlines():
         kind = json.loads(line).get("type", "?")
         kinds[kind] = kinds.get(kind, 0) + 1
-    return ", ".join(f"{n} {k}" for k, n in kinds.items())
+    return ", ".join(plural(n, k) for k, n in kinds.items())
 
 
 async def demo(root: Path) -> int:
@@ -201,26 +203,28 @@ async def demo(root: Path) -> int:
         client = await start_server(folder, options, show, env)
 
         print(f"\n== 2. pseudoclaude/run: {PROMPT}")
-        result = await request(client, "pseudoclaude/run", {"prompt": PROMPT})
+        result = await request(client, p.RUN, {"prompt": PROMPT})
         session_id = result["sessionId"]
-        show.line(f"   result: stopReason={result['stopReason']}, {result['iterations']} "
-                  f"iterations, {result['usage']['inputTokens']:,} input tokens, "
+        show.line(f"   result: stopReason={result['stopReason']}, "
+                  f"{plural(result['iterations'], 'iteration')}, "
+                  f"{result['usage']['inputTokens']:,} input tokens, "
                   f"session {session_id}")
 
         print("\n== 3. pseudoclaude/context")
-        context = await request(client, "pseudoclaude/context", {})
-        show.line(f"   {context['messageCount']} messages, {context['estimatedTokens']:,} "
+        context = await request(client, p.CONTEXT, {})
+        show.line(f"   {plural(context['messageCount'], 'message')}, "
+                  f"{context['estimatedTokens']:,} "
                   f"estimated tokens of {context['contextWindow']:,}")
 
         print("\n== 4. pseudoclaude/compact (instructions: keep the findings)")
-        compacted = await request(client, "pseudoclaude/compact",
+        compacted = await request(client, p.COMPACT,
                                   {"instructions": "keep the findings"})
         show.line(f"   summarized={compacted['summarized']}: {compacted['beforeTokens']:,} -> "
                   f"{compacted['afterTokens']:,} tokens")
 
         print("\n== 5. pseudoclaude/memory/show (the memory update ran after the run)")
         for _ in range(100):  # the update runs in the background; give it a moment
-            shown = await request(client, "pseudoclaude/memory/show", {})
+            shown = await request(client, p.MEMORY_SHOW, {})
             if shown["index"]:
                 break
             await asyncio.sleep(0.1)
@@ -228,20 +232,21 @@ async def demo(root: Path) -> int:
             show.line(f"   {line}")
 
         print("\n== 6. pseudoclaude/sessions/list")
-        for s in (await request(client, "pseudoclaude/sessions/list", {}))["sessions"]:
-            show.line(f"   {s['id']}  {s['title'][:50]}  {s['messageCount']} messages, "
+        for s in (await request(client, p.SESSIONS_LIST, {}))["sessions"]:
+            show.line(f"   {s['id']}  {s['title'][:50]}  {plural(s['messageCount'], 'message')}, "
                       f"{s['bytes']:,} bytes{'  (active)' if s['active'] else ''}")
         await stop_server(client)
         show.line("   server stopped (shutdown drained the memory update, closed the log)")
 
         print("\n== 7. A second server process resumes the session and continues")
         client = await start_server(folder, options, show, env)
-        resumed = await request(client, "pseudoclaude/sessions/resume",
+        resumed = await request(client, p.SESSIONS_RESUME,
                                 {"sessionId": "latest"})
-        show.line(f"   resumed {resumed['sessionId']}: {resumed['messageCount']} messages, "
-                  f"{resumed['badLines']} bad lines, {resumed['repaired']} repairs")
+        show.line(f"   resumed {resumed['sessionId']}: {plural(resumed['messageCount'], 'message')}"
+                  f", {plural(resumed['badLines'], 'bad line')}, "
+                  f"{plural(resumed['repaired'], 'repair')}")
         print(f"\n== 8. pseudoclaude/run: {FOLLOW_UP}")
-        result = await request(client, "pseudoclaude/run", {"prompt": FOLLOW_UP})
+        result = await request(client, p.RUN, {"prompt": FOLLOW_UP})
         show.line(f"   result: stopReason={result['stopReason']}, same session: "
                   f"{result['sessionId'] == session_id}")
         await stop_server(client)
@@ -262,7 +267,9 @@ async def demo(root: Path) -> int:
             fake.stop()
 
 
-def run_demo(keep: bool = False) -> int:
+def run_demo(clean: bool = False) -> int:
+    """Run the demo in a new folder under the system's temp folder; the folder is kept (its
+    session log, spilled result and memory are there to look at) unless ``clean``."""
     if not SAMPLE.is_dir():
         print(f"pseudoclaude demo: the sample workspace is missing ({SAMPLE}); run it from a "
               "checkout of the repository", file=sys.stderr)
@@ -271,7 +278,8 @@ def run_demo(keep: bool = False) -> int:
     try:
         return asyncio.run(demo(root))
     finally:
-        if keep:
-            print(f"(kept {root})")
-        else:
+        if clean:
             shutil.rmtree(root, ignore_errors=True)
+            print(f"(removed {root}; without --clean the demo keeps it)")
+        else:
+            print(f"(kept in {root}; remove it with: rm -rf {root})")

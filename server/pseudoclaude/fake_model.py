@@ -99,10 +99,26 @@ DEMO_SCRIPT: dict[str, Any] = {
     ],
 }
 
-_REPLY_KEYS = {
-    "text", "chunks", "thinking", "tool_calls", "arg_chunks", "usage", "stop_reason", "error",
-    "retry_after", "error_after", "cut_after", "stall", "stall_after", "delay", "omit_done",
-    "omit_usage", "omit_finish",
+_NUMBER = (int, float)
+_REPLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    # key: (accepted JSON types, what to say when it is something else)
+    "text": ((str, list), "a string or a list of strings"),
+    "chunks": ((int,), "a whole number"),
+    "thinking": ((str, list), "a string or a list"),
+    "tool_calls": ((list,), "a list"),
+    "arg_chunks": ((int,), "a whole number"),
+    "usage": ((dict,), "an object"),
+    "stop_reason": ((str,), "a string"),
+    "error": ((str, dict), "a string or an object"),
+    "retry_after": (_NUMBER, "a number"),
+    "error_after": ((int,), "a whole number"),
+    "cut_after": ((int,), "a whole number"),
+    "stall": (_NUMBER, "a number"),
+    "stall_after": ((int,), "a whole number"),
+    "delay": (_NUMBER, "a number"),
+    "omit_done": ((bool,), "true or false"),
+    "omit_usage": ((bool,), "true or false"),
+    "omit_finish": ((bool,), "true or false"),
 }
 _WHEN_KEYS = {"last_user_contains", "system_contains", "body_contains", "has_tools",
               "last_is_tool_result", "protocol"}
@@ -138,12 +154,26 @@ class ScriptError(ValueError):
     """A malformed script: the message names the offending key."""
 
 
+def _list(spec: dict[str, Any], key: str) -> list[Any]:
+    value = spec.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ScriptError(f"fake-model script: {key} must be a list, got {type(value).__name__}")
+    return value
+
+
 def _check_reply(reply: Any, where: str) -> dict[str, Any]:
     if not isinstance(reply, dict):
         raise ScriptError(f"fake-model script: {where} must be an object")
-    unknown = set(reply) - _REPLY_KEYS
+    unknown = set(reply) - set(_REPLY_KEYS)
     if unknown:
         raise ScriptError(f"fake-model script: {where} has unknown key(s) {sorted(unknown)}")
+    for key, value in reply.items():
+        kinds, what = _REPLY_KEYS[key]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise ScriptError(f"fake-model script: {where}.{key} must be {what}, "
+                              f"got {type(value).__name__}")
     error = reply.get("error")
     if isinstance(error, str) and error not in _ERRORS:
         raise ScriptError(f"fake-model script: {where}.error must be one of "
@@ -171,17 +201,23 @@ class Script:
             raise ScriptError(f"fake-model script: unknown key(s) {sorted(unknown)}")
         self._lock = threading.Lock()
         self.turns = [_check_reply(t, f"turns[{i}]")
-                      for i, t in enumerate(copy.deepcopy(spec.get("turns") or []))]
+                      for i, t in enumerate(copy.deepcopy(_list(spec, "turns")))]
         self.rules: list[dict[str, Any]] = []
-        for i, rule in enumerate(copy.deepcopy(spec.get("rules") or [])):
+        for i, rule in enumerate(copy.deepcopy(_list(spec, "rules"))):
             if not isinstance(rule, dict) or "reply" not in rule:
-                raise ScriptError(f"fake-model script: rules[{i}] needs a reply")
+                raise ScriptError(f"fake-model script: rules[{i}] must be an object with a "
+                                  "reply")
             when = rule.get("when") or {}
             if not isinstance(when, dict) or set(when) - _WHEN_KEYS:
                 raise ScriptError(f"fake-model script: rules[{i}].when may only use "
                                   f"{sorted(_WHEN_KEYS)}")
+            times = rule.get("times")
+            if times is not None and (isinstance(times, bool) or not isinstance(times, int)
+                                      or times < 0):
+                raise ScriptError(f"fake-model script: rules[{i}].times must be a whole "
+                                  f"number >= 0, got {times!r}"[:160])
             _check_reply(rule["reply"], f"rules[{i}].reply")
-            self.rules.append({"when": when, "reply": rule["reply"], "times": rule.get("times")})
+            self.rules.append({"when": when, "reply": rule["reply"], "times": times})
         self.default = _check_reply(spec.get("default") or DEFAULT_REPLY, "default")
         self._next_turn = 0
 
@@ -684,8 +720,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         script = Script(args.script if args.script else DEMO_SCRIPT)
-    except (OSError, ValueError) as exc:
-        print(f"pseudoclaude fake-model: {exc}", file=sys.stderr)
+    except ScriptError as exc:
+        print(f"pseudoclaude {exc}", file=sys.stderr)
+        return 2
+    except json.JSONDecodeError as exc:
+        print(f"pseudoclaude fake-model: {args.script} is not valid JSON: {exc}",
+              file=sys.stderr)
+        return 2
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"pseudoclaude fake-model: cannot read {args.script}: {exc}", file=sys.stderr)
         return 2
     try:
         server = FakeModelServer(script, port=args.port)

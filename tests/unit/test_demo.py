@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_demo_runs_offline() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY",
                                                             "OPENAI_API_KEY")}
-    proc = subprocess.run([sys.executable, "-m", "pseudoclaude", "demo"], capture_output=True,
-                          text=True, timeout=300, env=env)
+    proc = subprocess.run([sys.executable, "-m", "pseudoclaude", "demo", "--clean"],
+                          capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = proc.stdout
     assert "Offline: the scripted model" in out
     assert "[compact, layer 1] 1 large result(s) saved to files" in out
     assert "summarized=True" in out
     assert "[project_knowledge] Temperature range" in out
-    assert "same session: True" in out and out.rstrip().endswith("demo: OK")
+    assert "same session: True" in out and "demo: OK" in out
+    # counts read as English (issue 17: "13 message", "1 iterations")
+    assert not re.search(r"\b1 (messages|iterations|bad lines|repairs)\b", out), out
+    assert not re.search(r"\b([02-9]|\d\d+) (message|iteration|repair),", out), out
+    # it says what happened to its folder, and --clean removed it
+    removed = re.search(r"\(removed (\S+);", out)
+    assert removed and not Path(removed.group(1)).exists(), out[-500:]
     assert "Traceback" not in proc.stderr

@@ -201,3 +201,26 @@ def test_main_rejects_a_bad_script(tmp_path: Path, capsys: pytest.CaptureFixture
     bad.write_text("{not json")
     assert main(["--script", str(bad)]) == 2
     assert "pseudoclaude fake-model:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("script", "field"), [
+    ({"turns": 5}, "turns"),
+    ({"rules": {"when": {}}}, "rules"),
+    ({"turns": [{"text": 3}]}, "turns[0].text"),
+    ({"turns": [{"tool_calls": "read_file"}]}, "turns[0].tool_calls"),
+    ({"turns": [{"delay": "slow"}]}, "turns[0].delay"),
+    ({"turns": [{"omit_done": 1}]}, "turns[0].omit_done"),
+    ({"rules": [{"reply": {"text": "x"}, "times": "twice"}]}, "rules[0].times"),
+    ({"rules": [{"reply": {"text": "x"}, "times": True}]}, "rules[0].times"),
+    ({"default": "hello"}, "default"),
+    ("{", "not valid JSON"),
+])
+def test_every_malformed_script_is_one_line_naming_the_field(tmp_path: Path, script: Any,
+                                                             field: str) -> None:
+    path = tmp_path / "script.json"
+    path.write_text(script if isinstance(script, str) else json.dumps(script))
+    done = subprocess.run([sys.executable, "-m", "pseudoclaude", "fake-model", "--script",
+                           str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0], done.stderr

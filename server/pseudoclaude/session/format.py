@@ -18,6 +18,11 @@ def message_to_json(message: Message) -> dict[str, Any]:
     return value
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 message``, ``13 messages``, ``2 replies`` (with ``many``)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
 def describe_size(n: int) -> str:
     if n >= 1024 * 1024:
         return f"{n / (1024 * 1024):.1f} MB"
