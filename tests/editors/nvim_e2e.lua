@@ -159,6 +159,19 @@ step('setup', function()
   assert(client.root_dir == workspace, 'root_dir ' .. tostring(client.root_dir))
   local exp = client.server_capabilities.experimental
   assert(exp and exp.pseudoclaude and exp.pseudoclaude.version == 1, 'experimental capability missing')
+  -- What the server advertises is what protocol.lua names.
+  local protocol = require('pseudoclaude.protocol')
+  local function sorted(t)
+    local out = vim.deepcopy(t)
+    table.sort(out)
+    return out
+  end
+  for _, key in ipairs({ 'requests', 'notifications', 'commands' }) do
+    local mine = sorted(vim.tbl_values(protocol[key]))
+    assert(vim.deep_equal(sorted(exp.pseudoclaude[key]), mine),
+      key .. ': server ' .. vim.inspect(sorted(exp.pseudoclaude[key])) .. ', protocol.lua ' .. vim.inspect(mine))
+  end
+  assert(exp.pseudoclaude.version == protocol.version, 'protocol version')
   report.statusline_before = require('pseudoclaude').statusline()
 end)
 
