@@ -1,5 +1,6 @@
-"""The ReAct runner end to end: a real Workspace, real tools, the real Anthropic SDK against the
-fake model over loopback (SPEC §6)."""
+"""The ReAct runner (SPEC §6): end to end (a real Workspace, real tools, the real Anthropic SDK
+against the fake model over loopback), then :class:`Runner` itself with an in-test provider:
+stop reasons, event order, one result per call in call order."""
 
 from __future__ import annotations
 
@@ -9,15 +10,53 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
-from pseudoclaude.agent.approvals import ApprovalRequest, Decision
+from pseudoclaude.agent.approvals import ApprovalPolicy, ApprovalRequest, Decision, Gate
+from pseudoclaude.agent.runner import Runner, RunResult
+from pseudoclaude.agent.tools import (
+    Param,
+    Tool,
+    ToolContext,
+    ToolOutput,
+    ToolRegistry,
+    default_tools,
+)
+from pseudoclaude.compact import CompactConfig, CompactRuntime
 from pseudoclaude.config import Settings, load_settings
-from pseudoclaude.events import CompactEvent, Event, StopEvent, TextEvent, ToolCallEvent
+from pseudoclaude.conversation import Conversation
+from pseudoclaude.events import (
+    CompactEvent,
+    ErrorEvent,
+    Event,
+    StopEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageUpdate,
+    WarningEvent,
+)
 from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.llm.errors import (
+    MaxTokensTruncated,
+    NetworkError,
+    NoProviderConfigured,
+    RateLimited,
+)
+from pseudoclaude.llm.provider import (
+    Provider,
+    Stop,
+    StreamEvent,
+    TextDelta,
+    ToolCallComplete,
+    ToolSpec,
+    UsageEvent,
+)
+from pseudoclaude.llm.types import Message, ToolCall, Usage
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
 from pseudoclaude.workspace import Workspace, WorkspaceBusy
@@ -325,3 +364,352 @@ def test_the_idle_note_is_seen_by_the_model_but_not_counted(tmp_path: Path) -> N
     loaded = load_session(ws.store, sid)
     assert [m.content for m in loaded.messages] == ["old question", "old answer", "and now?",
                                                     "welcome back"]
+
+
+# -- the Runner itself: an in-test provider, real and in-test tools ----------------------------
+
+class ScriptedProvider:
+    """A :class:`Provider` answering each request with the next turn of its script (a list of
+    stream events, or an exception to raise once they are streamed); it records what it was
+    sent."""
+
+    name = "scripted"
+    model = "scripted-model"
+
+    def __init__(self, *turns: list[StreamEvent] | tuple[list[StreamEvent], BaseException]
+                 ) -> None:
+        self.turns = list(turns)
+        self.requests: list[list[Message]] = []
+        self.tools: list[list[str]] = []
+
+    async def stream(self, system: str, messages: list[Message], tools: list[ToolSpec]
+                     ) -> AsyncGenerator[StreamEvent, None]:
+        assert system == "SYSTEM PROMPT"
+        self.requests.append(messages)
+        self.tools.append([t.name for t in tools])
+        turn = self.turns.pop(0)
+        events, error = turn if isinstance(turn, tuple) else (turn, None)
+        for event in events:
+            yield event
+        if error is not None:
+            raise error
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Hold(ScriptedProvider):
+    """Streams its turn, then never ends (until cancelled)."""
+
+    async def stream(self, system: str, messages: list[Message], tools: list[ToolSpec]
+                     ) -> AsyncGenerator[StreamEvent, None]:
+        async for event in super().stream(system, messages, tools):
+            yield event
+        await asyncio.sleep(60)
+
+
+class Echo(Tool):
+    """Read-only: answers ``text`` after ``delay`` seconds."""
+
+    name: ClassVar[str] = "echo"
+    description: ClassVar[str] = "Echo."
+    params: ClassVar[tuple[Param, ...]] = (Param("text", "string", "what to say", required=True),
+                                           Param("delay", "number", "seconds to wait first"))
+    read_only: ClassVar[bool] = True
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        await asyncio.sleep(args.get("delay", 0))
+        return ToolOutput(args["text"])
+
+
+class Block(Tool):
+    """With a side effect (runs alone): never finishes; ``started`` is set when it runs."""
+
+    name: ClassVar[str] = "block"
+    description: ClassVar[str] = "Blocks."
+    params: ClassVar[tuple[Param, ...]] = ()
+    read_only: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        self.started.set()
+        await asyncio.sleep(60)
+        return ToolOutput("never")
+
+
+class NoApprover:
+    async def ask(self, request: ApprovalRequest) -> Decision | None:
+        raise AssertionError(f"nobody should be asked: {request}")
+
+
+class Run:
+    """A :class:`Runner` on a fresh conversation in ``tmp_path`` (holding a.txt and b.txt);
+    ``provider`` an exception: the provider source raises it (no provider configured)."""
+
+    def __init__(self, tmp_path: Path, provider: Provider | Exception, max_iterations: int = 15,
+                 secrets: tuple[str, ...] = ()) -> None:
+        (tmp_path / "a.txt").write_text("alpha\n")
+        (tmp_path / "b.txt").write_text("beta\n")
+        self.block = Block()
+        self.conversation = Conversation()
+        self.events: list[Event] = []
+        self.completed: list[list[Message]] = []
+
+        async def source() -> Provider:
+            if isinstance(provider, Exception):
+                raise provider
+            return provider
+
+        async def system_prompt() -> str:
+            return "SYSTEM PROMPT"
+
+        self.runner = Runner(
+            self.conversation,
+            compact=CompactRuntime(self.conversation, config=CompactConfig(window=200_000),
+                                   spill_dir=tmp_path / "spill", workspace=tmp_path),
+            provider=source,
+            tools=ToolRegistry(tmp_path, tools=[*default_tools(), Echo(), self.block]),
+            gate=Gate(ApprovalPolicy(run_command="deny", write="allow"), NoApprover()),
+            system_prompt=system_prompt, emit=self.events.append,
+            max_iterations=max_iterations, on_completed=self.completed.append,
+            secrets=secrets)
+
+    def go(self, prompt: str = "go") -> RunResult:
+        return asyncio.run(self.runner.run(prompt))
+
+    def kinds(self) -> list[str]:
+        return [KINDS[type(e)] for e in self.events]
+
+    def results(self) -> list[dict[str, Any]]:
+        return [json.loads(m.tool_result.content) for m in self.conversation.messages()
+                if m.tool_result]
+
+
+KINDS: dict[type[Event], str] = {
+    TextEvent: "text", ToolCallEvent: "toolCall", ToolResultEvent: "toolResult",
+    UsageUpdate: "usage", WarningEvent: "warning", ErrorEvent: "error", StopEvent: "stop",
+    CompactEvent: "compact"}
+
+
+def turn(*calls: ToolCall, text: str = "", usage: Usage | None = None) -> list[StreamEvent]:
+    """One streamed model turn: its text, its calls, its usage, its stop."""
+    events: list[StreamEvent] = [TextDelta(text)] if text else []
+    events += [ToolCallComplete(c) for c in calls]
+    events.append(UsageEvent(usage or Usage(input_tokens=100, output_tokens=10)))
+    events.append(Stop("tool_use" if calls else "end_turn"))
+    return events
+
+
+def reading(call_id: str, path: str) -> ToolCall:
+    return ToolCall(call_id, "read_file", {"path": path})
+
+
+def echo(call_id: str, text: str, delay: float = 0) -> ToolCall:
+    return ToolCall(call_id, "echo", {"text": text, "delay": delay})
+
+
+def answered_in_call_order(messages: list[Message]) -> bool:
+    """Every call is followed by exactly one result each, in call order, and no result
+    stands anywhere else."""
+    i = 0
+    while i < len(messages):
+        calls = messages[i].tool_calls
+        if messages[i].tool_result is not None:
+            return False
+        following = messages[i + 1:i + 1 + len(calls)]
+        if [m.tool_result.call_id if m.tool_result else None for m in following] != [
+                c.id for c in calls]:
+            return False
+        i += 1 + len(calls)
+    return True
+
+
+def test_runner_completes_with_its_events_in_order(tmp_path: Path) -> None:
+    provider = ScriptedProvider(
+        turn(reading("c1", "a.txt"), reading("c2", "b.txt"), text="Reading both."),
+        [TextDelta("They say "), TextDelta("alpha and beta."),
+         UsageEvent(Usage(200, 20, cache_read=50)), Stop("end_turn")])
+    run = Run(tmp_path, provider)
+    result = run.go("what do the files say?")
+    assert result.stop_reason == "completed" and result.error is None
+    assert result.iterations == 2 and result.text == "They say alpha and beta."
+    assert result.usage == Usage(300, 30, cache_read=50)
+    assert run.kinds() == ["text", "toolCall", "toolCall", "usage", "toolResult", "toolResult",
+                           "text", "text", "usage", "stop"]
+    calls = [e for e in run.events if isinstance(e, ToolCallEvent)]
+    assert [(c.id, c.name, c.arguments) for c in calls] == [
+        ("c1", "read_file", {"path": "a.txt"}), ("c2", "read_file", {"path": "b.txt"})]
+    reported = [e for e in run.events if isinstance(e, ToolResultEvent)]
+    assert {e.id for e in reported} == {"c1", "c2"} and not any(e.is_error for e in reported)
+    stop = run.events[-1]
+    assert isinstance(stop, StopEvent) and stop.stop_reason == "completed"
+    messages = run.conversation.messages()
+    assert [m.role for m in messages] == ["user", "assistant", "user", "user", "assistant"]
+    assert messages[0].content == "what do the files say?"
+    assert messages[1].content == "Reading both." and len(messages[1].tool_calls) == 2
+    assert [r["content"] for r in run.results()] == ["alpha\n", "beta\n"]
+    assert answered_in_call_order(messages)
+    assert provider.requests[0] == messages[:1] and provider.requests[1] == messages[:4]
+    assert "read_file" in provider.tools[0] and "echo" in provider.tools[0]
+    assert run.completed == [messages]  # on_completed: everything this run appended
+
+
+def test_results_follow_the_call_order_not_the_finishing_order(tmp_path: Path) -> None:
+    calls = [echo("c1", "slow", 0.3), echo("c2", "fast"),
+             ToolCall("c3", "write_file", {"path": "out.txt", "content": "written"}),
+             echo("c4", "after the write")]
+    run = Run(tmp_path, ScriptedProvider(turn(*calls), turn(text="done")))
+    result = run.go()
+    assert result.stop_reason == "completed"
+    # c1 and c2 (read-only) run together, c2 finishes first; the write runs alone, then c4.
+    reported = [e.id for e in run.events if isinstance(e, ToolResultEvent)]
+    assert reported == ["c2", "c1", "c3", "c4"]
+    assert answered_in_call_order(run.conversation.messages())
+    assert [r["content"] for r in run.results()][:2] == ["slow", "fast"]
+    assert (tmp_path / "out.txt").read_text() == "written"
+
+
+def test_max_iterations_stops_a_run_that_keeps_calling_tools(tmp_path: Path) -> None:
+    provider = ScriptedProvider(*[turn(reading(f"c{i}", "a.txt")) for i in range(3)],
+                                turn(text="never reached"))
+    run = Run(tmp_path, provider, max_iterations=3)
+    result = run.go()
+    assert result.stop_reason == "max_iterations" and result.iterations == 3
+    assert len(provider.requests) == 3 and result.text == ""
+    messages = run.conversation.messages()
+    assert len(messages) == 1 + 3 * 2 and answered_in_call_order(messages)
+    assert run.kinds()[-1] == "stop" and run.kinds().count("toolResult") == 3
+    assert run.events[-1] == StopEvent("max_iterations")
+    assert run.completed == []  # only a completed run schedules the memory update
+
+
+def test_two_unknown_tools_in_a_row_stop_the_run(tmp_path: Path) -> None:
+    provider = ScriptedProvider(turn(ToolCall("c1", "launch_rocket", {})),
+                                turn(ToolCall("c2", "launch_rocket", {}), text="Trying again."),
+                                turn(text="never reached"))
+    run = Run(tmp_path, provider)
+    result = run.go()
+    assert result.stop_reason == "unknown_tool_limit" and result.iterations == 2
+    assert result.text == "Trying again." and len(provider.requests) == 2
+    assert [r["error_type"] for r in run.results()] == ["unknown_tool", "unknown_tool"]
+    assert answered_in_call_order(run.conversation.messages())
+    assert run.events[-1] == StopEvent("unknown_tool_limit")
+
+
+def test_a_known_tool_in_between_resets_the_unknown_count(tmp_path: Path) -> None:
+    provider = ScriptedProvider(turn(ToolCall("c1", "launch_rocket", {})),
+                                turn(reading("c2", "a.txt")),
+                                turn(ToolCall("c3", "launch_rocket", {})),
+                                turn(text="fine"))
+    run = Run(tmp_path, provider)
+    result = run.go()
+    assert result.stop_reason == "completed" and result.iterations == 4
+    assert [r["ok"] for r in run.results()] == [False, True, False]
+
+
+def test_two_unknown_tools_in_one_turn_stop_the_run(tmp_path: Path) -> None:
+    provider = ScriptedProvider(turn(ToolCall("c1", "nope", {}), ToolCall("c2", "nada", {})),
+                                turn(text="never reached"))
+    run = Run(tmp_path, provider)
+    result = run.go()
+    assert result.stop_reason == "unknown_tool_limit" and result.iterations == 1
+    assert answered_in_call_order(run.conversation.messages())
+
+
+def test_a_provider_error_stops_the_run_with_the_error(tmp_path: Path) -> None:
+    failure = RateLimited("429 rate limited", provider="scripted", status=429)
+    provider = ScriptedProvider(turn(reading("c1", "a.txt")), ([], failure))
+    run = Run(tmp_path, provider)
+    result = run.go()
+    assert result.stop_reason == "error" and result.error == "429 rate limited"
+    assert result.iterations == 2
+    assert run.kinds()[-2:] == ["error", "stop"]
+    assert run.events[-2] == ErrorEvent("429 rate limited")
+    assert run.events[-1] == StopEvent("error")
+    messages = run.conversation.messages()
+    assert len(messages) == 3 and answered_in_call_order(messages)  # the failed turn adds none
+    assert run.completed == []
+
+
+def test_a_stream_that_fails_after_some_text_keeps_no_half_turn(tmp_path: Path) -> None:
+    cut = NetworkError("connection reset", provider="scripted")
+    run = Run(tmp_path, ScriptedProvider(([TextDelta("Half an ans")], cut)))
+    result = run.go()
+    assert result.stop_reason == "error" and result.error == "connection reset"
+    assert run.kinds() == ["text", "error", "stop"]
+    assert [m.role for m in run.conversation.messages()] == ["user"]
+
+
+def test_max_tokens_inside_a_tool_call_keeps_the_text_and_stops(tmp_path: Path) -> None:
+    truncated = MaxTokensTruncated("max_tokens (8192) reached inside a tool call",
+                                   provider="scripted", partial_text="Writing the file.")
+    run = Run(tmp_path, ScriptedProvider(([TextDelta("Writing the file.")], truncated)))
+    result = run.go()
+    assert result.stop_reason == "error" and "max_tokens" in (result.error or "")
+    messages = run.conversation.messages()
+    assert [(m.role, m.content, m.tool_calls) for m in messages] == [
+        ("user", "go", []), ("assistant", "Writing the file.", [])]
+
+
+def test_no_provider_is_an_error_after_the_prompt(tmp_path: Path) -> None:
+    run = Run(tmp_path, NoProviderConfigured("no model provider configured"))
+    result = run.go()
+    assert result.stop_reason == "error" and result.iterations == 0
+    assert result.error == "no model provider configured"
+    assert run.kinds() == ["error", "stop"]
+    assert [m.role for m in run.conversation.messages()] == ["user"]
+
+
+def test_cancel_gives_every_unfinished_call_a_canceled_result(tmp_path: Path) -> None:
+    calls = [echo("c1", "finished first"), ToolCall("c2", "block", {}), echo("c3", "never")]
+    run = Run(tmp_path, ScriptedProvider(turn(*calls)))
+
+    async def cancel_while_blocked() -> None:
+        task = asyncio.create_task(run.runner.run("go"))
+        await asyncio.wait_for(run.block.started.wait(), 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_while_blocked())
+    messages = run.conversation.messages()
+    assert len(messages) == 5 and answered_in_call_order(messages)
+    results = run.results()
+    assert results[0]["ok"] is True and results[0]["content"] == "finished first"
+    assert [(r["tool"], r["error_type"]) for r in results[1:]] == [("block", "canceled"),
+                                                                    ("echo", "canceled")]
+    assert [e.id for e in run.events if isinstance(e, ToolResultEvent)] == ["c1"]
+    assert run.events[-1] == StopEvent("canceled")
+    assert run.completed == []
+
+
+def test_cancel_while_streaming_keeps_no_half_turn(tmp_path: Path) -> None:
+    run = Run(tmp_path, Hold([TextDelta("Thinking about it")]))
+
+    async def cancel_mid_stream() -> None:
+        task = asyncio.create_task(run.runner.run("go"))
+        while not any(isinstance(e, TextEvent) for e in run.events):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(cancel_mid_stream(), 10))
+    assert run.kinds() == ["text", "stop"] and run.events[-1] == StopEvent("canceled")
+    assert [m.role for m in run.conversation.messages()] == ["user"]
+
+
+def test_denied_calls_and_keys_in_tool_output(tmp_path: Path) -> None:
+    key = "sk-runner-secret-0123456789"
+    calls = [ToolCall("c1", "run_command", {"command": "true"}), echo("c2", f"key={key}")]
+    run = Run(tmp_path, ScriptedProvider(turn(*calls), turn(text="ok")), secrets=(key,))
+    result = run.go()
+    assert result.stop_reason == "completed"
+    denied, echoed = run.results()
+    assert denied["error_type"] == "denied" and "runCommand" in denied["error"]
+    assert echoed["content"] == "key=[redacted]"
+    assert key not in json.dumps([m.tool_result.content for m in run.conversation.messages()
+                                  if m.tool_result])
+    assert all(key not in e.preview for e in run.events if isinstance(e, ToolResultEvent))
