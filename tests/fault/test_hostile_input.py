@@ -46,7 +46,7 @@ from pseudoclaude.config import load_settings
 from pseudoclaude.events import Event, ToolResultEvent
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, ToolResult
-from pseudoclaude.lsp.methods import REQUESTS
+from pseudoclaude.lsp.protocol import REQUESTS
 from pseudoclaude.session import (
     SessionNotFound,
     SessionStore,
