@@ -1,8 +1,14 @@
 """Settings: one typed object built from defaults, config files, the environment and overrides.
 
+Every setting key is described once, in :data:`KEYS` (a :class:`Key` each: its name, its
+checker, its default, one line of documentation and where it may come from). The defaults of
+:class:`Settings`, the checking and the resolution in :func:`load_settings` all derive from that
+table, and so do the defaults of :class:`~pseudoclaude.llm.provider.ProviderOptions`,
+:class:`~pseudoclaude.compact.runtime.CompactConfig` and Layer 1.
+
 Precedence, lowest first (SPEC §7):
 
-1. the defaults below;
+1. the defaults in :data:`KEYS`;
 2. ``~/.PseudoClaude/config.yaml`` (``home`` is a parameter, for tests);
 3. ``<workspace>/.PseudoClaude/config.yaml``;
 4. the environment's API keys (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``);
@@ -26,26 +32,34 @@ to set. The API key comes from ``apiKey`` in overrides, else the provider's envi
 variable, else ``apiKey`` in a config file. It is held in a :class:`Secret`, whose ``repr`` and
 ``str`` are redacted; no message built here ever contains it.
 
-Extra keys beyond SPEC §7, for the providers: ``maxTokens`` (8192), ``thinking`` (``false``;
-``true``, a budget in tokens, or ``"adaptive"``), ``thinkingBudget`` (4096),
-``maxRetries`` (2), ``requestTimeout`` (seconds without a byte from the server, 300),
-``connectTimeout`` (10).
+Errors name the key (or the caller's label for it, such as a CLI flag: see ``override_labels``)
+and the source it came from. They quote a bad value only when it is short and does not look
+like a secret: ``apiKey`` and anything token-like (``sk-...``, long letter-and-digit runs,
+``Bearer ...``, a URL with a password) show as ``(hidden)``, other values are cut at 40
+characters.
+
+Extra keys beyond SPEC §4 and §7, for the providers (defaults in :data:`KEYS`): ``maxTokens``,
+``thinkingBudget`` (used when ``thinking`` is ``true``; ``thinking`` may also be a budget in
+tokens, or ``"adaptive"``), ``maxRetries``, ``requestTimeout`` (seconds without a byte from the
+server) and ``connectTimeout`` (seconds).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar, get_args
 
+from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.llm.errors import NoProviderConfigured
 
 ProviderName = Literal["anthropic", "openai"]
 Approval = Literal["allow", "ask", "deny"]
+Source = Literal["file", "lsp", "cli", "env"]
+"""Where a key may come from: config files, LSP settings, CLI flags, the environment."""
 
 PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai")
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
@@ -53,15 +67,18 @@ DEFAULT_OPENAI_MODEL = "gpt-4.1"
 DEFAULT_MODELS: dict[str, str] = {"anthropic": DEFAULT_ANTHROPIC_MODEL,
                                   "openai": DEFAULT_OPENAI_MODEL}
 DEFAULT_CONTEXT_WINDOWS: dict[str, int] = {"anthropic": 200_000, "openai": 128_000}
-FALLBACK_CONTEXT_WINDOW = 128_000
+FALLBACK_CONTEXT_WINDOW = min(DEFAULT_CONTEXT_WINDOWS.values())
+"""The window without a provider: the smallest of the providers' defaults."""
 API_KEY_ENV: dict[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 CONFIG_DIR = ".PseudoClaude"
 CONFIG_FILE = "config.yaml"
 PREFIX = "pseudoclaude settings: "
+SHOWN_CHARS = 40
+"""A bad value is quoted in an error up to this many characters, then ``...``."""
 
 
-class ConfigError(ValueError):
-    """An invalid setting or config file; the message names the key (never a key's value)."""
+class ConfigError(PseudoClaudeError, ValueError):
+    """An invalid setting or config file; the message names the key (never a secret value)."""
 
 
 class Secret:
@@ -101,108 +118,6 @@ class Secret:
 
     def __reduce__(self) -> Any:
         raise TypeError("a Secret is not picklable")
-
-
-@dataclass(frozen=True)
-class ApprovalSettings:
-    run_command: Approval = "ask"
-    write: Approval = "allow"
-
-
-@dataclass(frozen=True)
-class MemorySettings:
-    enabled: bool = True
-    user_dir: Path | None = None
-    """Resolved by :func:`load_settings` to ``~/.PseudoClaude/memory`` when not set."""
-
-
-@dataclass(frozen=True)
-class SessionSettings:
-    retention_days: int = 30
-    """Sessions not updated for this many days are deleted at start-up; 0 keeps them all."""
-
-
-@dataclass(frozen=True)
-class CompactSettings:
-    single_result_bytes: int = 50_000
-    round_bytes: int = 200_000
-    safety_margin_tokens: int = 13_000
-    auto: bool = True
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Every setting, resolved. Build it with :func:`load_settings` (or ``Settings()`` for the
-    pure defaults, which has no provider)."""
-
-    provider: ProviderName | None = None
-    model: str = ""
-    base_url: str | None = None
-    api_key: Secret | None = None
-    context_window: int = FALLBACK_CONTEXT_WINDOW
-    max_iterations: int = 15
-    thinking: bool = False
-    thinking_mode: Literal["enabled", "adaptive"] = "enabled"
-    thinking_budget: int = 4096
-    max_tokens: int = 8192
-    max_retries: int = 2
-    request_timeout: float = 300.0
-    connect_timeout: float = 10.0
-    approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
-    memory: MemorySettings = field(default_factory=MemorySettings)
-    data_dir: Path | None = None
-    """``<workspace>/.PseudoClaude`` unless set; ``None`` only without a workspace."""
-    session: SessionSettings = field(default_factory=SessionSettings)
-    compact: CompactSettings = field(default_factory=CompactSettings)
-    workspace: Path | None = None
-    sources: tuple[str, ...] = ()
-    """The config files that were read, lowest precedence first."""
-    unknown_keys: tuple[str, ...] = ()
-
-    def require_provider(self) -> ProviderName:
-        """The provider, or :class:`NoProviderConfigured` with one line naming what to set."""
-        if self.provider is None:
-            raise NoProviderConfigured(
-                "no model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
-                "or the `provider` setting (with `apiKey`, or `baseUrl` for a local server)"
-            )
-        if not self.api_key and not self.base_url:
-            env = API_KEY_ENV[self.provider]
-            raise NoProviderConfigured(
-                f"provider {self.provider} has no API key: set {env} or the `apiKey` setting"
-            )
-        return self.provider
-
-    @property
-    def auto_compact_threshold(self) -> int:
-        """window − summary reserve (20,000) − safety margin (SPEC §4)."""
-        return self.context_window - 20_000 - self.compact.safety_margin_tokens
-
-    def redacted(self) -> dict[str, Any]:
-        """The settings as a JSON-able dict with SPEC key names; the key shows as set or not."""
-        return {
-            "provider": self.provider, "model": self.model, "baseUrl": self.base_url,
-            "apiKey": "(set)" if self.api_key else None,
-            "contextWindow": self.context_window, "maxIterations": self.max_iterations,
-            "thinking": self.thinking and (
-                "adaptive" if self.thinking_mode == "adaptive" else self.thinking_budget),
-            "maxTokens": self.max_tokens, "maxRetries": self.max_retries,
-            "requestTimeout": self.request_timeout, "connectTimeout": self.connect_timeout,
-            "approvals": {"runCommand": self.approvals.run_command,
-                          "write": self.approvals.write},
-            "memory": {"enabled": self.memory.enabled,
-                       "userDir": _str_or_none(self.memory.user_dir)},
-            "dataDir": _str_or_none(self.data_dir),
-            "session": {"retentionDays": self.session.retention_days},
-            "compact": {"singleResultBytes": self.compact.single_result_bytes,
-                        "roundBytes": self.compact.round_bytes,
-                        "safetyMarginTokens": self.compact.safety_margin_tokens,
-                        "auto": self.compact.auto},
-        }
-
-
-def _str_or_none(path: Path | None) -> str | None:
-    return None if path is None else str(path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,19 +177,23 @@ def _boolean(value: Any) -> bool:
     return value
 
 
+MIN_THINKING_BUDGET = 1024
+
+
 def _thinking(value: Any) -> bool | int | str:
-    """``thinking``: a boolean, a budget in tokens (>= 1024), or ``"adaptive"``."""
+    """``thinking``: a boolean, a budget in tokens, or ``"adaptive"``."""
+    what = f'true, false, a token budget >= {MIN_THINKING_BUDGET}, or "adaptive"'
     if isinstance(value, str) and value.strip().lower() == "adaptive":
         return "adaptive"
     if isinstance(value, bool) or (isinstance(value, str) and not value.strip().isdigit()):
         try:
             return _boolean(value)
         except _Invalid:
-            raise _Invalid('true, false, a token budget >= 1024, or "adaptive"') from None
+            raise _Invalid(what) from None
     try:
-        return _integer(1024)(value)
+        return _integer(MIN_THINKING_BUDGET)(value)
     except _Invalid:
-        raise _Invalid('true, false, a token budget >= 1024, or "adaptive"') from None
+        raise _Invalid(what) from None
 
 
 def _url(value: Any) -> str:
@@ -294,36 +213,215 @@ def _secret(value: Any) -> Secret:
     return Secret(value.strip())
 
 
-_KEYS: dict[str, Callable[[Any], Any]] = {
-    "provider": _choice(*PROVIDERS),
-    "model": _string,
-    "baseUrl": _url,
-    "apiKey": _secret,
-    "contextWindow": _integer(1),
-    "maxIterations": _integer(1),
-    "thinking": _thinking,
-    "thinkingBudget": _integer(1024),
-    "maxTokens": _integer(1),
-    "maxRetries": _integer(0),
-    "requestTimeout": _seconds,
-    "connectTimeout": _seconds,
-    "approvals.runCommand": _choice("allow", "ask", "deny"),
-    "approvals.write": _choice("allow", "ask", "deny"),
-    "memory.enabled": _boolean,
-    "memory.userDir": _path,
-    "dataDir": _path,
-    "session.retentionDays": _integer(0),
-    "compact.singleResultBytes": _integer(1),
-    "compact.roundBytes": _integer(1),
-    "compact.safetyMarginTokens": _integer(0),
-    "compact.auto": _boolean,
-}
-_CANONICAL = {key.lower(): key for key in _KEYS}
+# --------------------------------------------------------------------------------------------
+# The table: every key, once.
+
+T = TypeVar("T")
+_FILES_AND_LSP: frozenset[Source] = frozenset({"file", "lsp"})
+_ALSO_CLI: frozenset[Source] = frozenset({"file", "lsp", "cli"})
+
+
+@dataclass(frozen=True)
+class Key(Generic[T]):
+    """One setting key. ``default`` is the :class:`Settings` default (a key whose real default
+    depends on other settings, such as ``model``, says so in ``doc``); ``check`` turns a raw
+    value (from YAML, JSON or a flag) into the typed one or raises ``_Invalid``."""
+
+    name: str
+    """The LSP and config-file name: ``compact.roundBytes``."""
+    check: Callable[[Any], Any]
+    default: T
+    doc: str
+    sources: frozenset[Source] = _FILES_AND_LSP
+    """Where it may come from; every key may be set in config files and LSP settings."""
+    secret: bool = False
+    """Never quoted in an error (the value is hidden whatever it looks like)."""
+
+    @property
+    def attr(self) -> str:
+        """Where :class:`Settings` holds it: ``compact.round_bytes``."""
+        return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), self.name)
+
+
+PROVIDER: Key[ProviderName | None] = Key(
+    "provider", _choice(*PROVIDERS), None,
+    "anthropic or openai; unset: from the environment's API keys",
+    frozenset({"file", "lsp", "cli", "env"}))
+MODEL: Key[str] = Key("model", _string, "", "the model; unset: the provider's default",
+                      _ALSO_CLI)
+BASE_URL: Key[str | None] = Key("baseUrl", _url, None,
+                                "an OpenAI-compatible or proxy server's URL", _ALSO_CLI)
+API_KEY: Key[Secret | None] = Key(
+    "apiKey", _secret, None, "prefer ANTHROPIC_API_KEY / OPENAI_API_KEY",
+    frozenset({"file", "lsp", "env"}), secret=True)
+CONTEXT_WINDOW: Key[int] = Key(
+    "contextWindow", _integer(1), FALLBACK_CONTEXT_WINDOW,
+    "tokens; unset: the provider's default window", _ALSO_CLI)
+MAX_ITERATIONS: Key[int] = Key("maxIterations", _integer(1), 15,
+                               "model turns per run", _ALSO_CLI)
+THINKING: Key[bool] = Key("thinking", _thinking, False,
+                          'extended thinking: true, a budget in tokens, or "adaptive"')
+THINKING_BUDGET: Key[int] = Key("thinkingBudget", _integer(MIN_THINKING_BUDGET), 4096,
+                                "thinking tokens when thinking is true; < maxTokens")
+MAX_TOKENS: Key[int] = Key("maxTokens", _integer(1), 8192, "output tokens per model turn")
+MAX_RETRIES: Key[int] = Key("maxRetries", _integer(0), 2,
+                            "retries of a failed model request before any output")
+REQUEST_TIMEOUT: Key[float] = Key("requestTimeout", _seconds, 300.0,
+                                  "seconds without a byte from the model server")
+CONNECT_TIMEOUT: Key[float] = Key("connectTimeout", _seconds, 10.0,
+                                  "seconds to connect to the model server")
+APPROVALS_RUN_COMMAND: Key[Approval] = Key("approvals.runCommand", _choice(*get_args(Approval)),
+                                           "ask", "run_command: allow, ask or deny")
+APPROVALS_WRITE: Key[Approval] = Key("approvals.write", _choice(*get_args(Approval)), "allow",
+                                     "file writes: allow, ask or deny")
+MEMORY_ENABLED: Key[bool] = Key("memory.enabled", _boolean, True, "long-term memory on or off")
+MEMORY_USER_DIR: Key[Path | None] = Key("memory.userDir", _path, None,
+                                        "the user memory folder; unset: ~/.PseudoClaude/memory")
+DATA_DIR: Key[Path | None] = Key("dataDir", _path, None,
+                                 "sessions and project memory; unset: <workspace>/.PseudoClaude")
+SESSION_RETENTION_DAYS: Key[int] = Key("session.retentionDays", _integer(0), 30,
+                                       "delete sessions idle this many days; 0 keeps all")
+COMPACT_SINGLE_RESULT_BYTES: Key[int] = Key("compact.singleResultBytes", _integer(1), 50_000,
+                                            "a tool result over this is spilled to a file")
+COMPACT_ROUND_BYTES: Key[int] = Key("compact.roundBytes", _integer(1), 200_000,
+                                    "one round's results are spilled down to this")
+COMPACT_SAFETY_MARGIN_TOKENS: Key[int] = Key(
+    "compact.safetyMarginTokens", _integer(0), 13_000,
+    "auto threshold = window - summary reserve - this (both capped for small windows)")
+COMPACT_AUTO: Key[bool] = Key("compact.auto", _boolean, True, "automatic summaries on or off")
+
+KEYS: dict[str, Key[Any]] = {key.name: key for key in (
+    PROVIDER, MODEL, BASE_URL, API_KEY, CONTEXT_WINDOW, MAX_ITERATIONS, THINKING,
+    THINKING_BUDGET, MAX_TOKENS, MAX_RETRIES, REQUEST_TIMEOUT, CONNECT_TIMEOUT,
+    APPROVALS_RUN_COMMAND, APPROVALS_WRITE, MEMORY_ENABLED, MEMORY_USER_DIR, DATA_DIR,
+    SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES, COMPACT_ROUND_BYTES,
+    COMPACT_SAFETY_MARGIN_TOKENS, COMPACT_AUTO,
+)}
+"""Every setting key by name, in documentation order."""
+
+
+# --------------------------------------------------------------------------------------------
+# The settings object. Its defaults are the table's.
+
+
+@dataclass(frozen=True)
+class ApprovalSettings:
+    run_command: Approval = APPROVALS_RUN_COMMAND.default
+    write: Approval = APPROVALS_WRITE.default
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    enabled: bool = MEMORY_ENABLED.default
+    user_dir: Path | None = MEMORY_USER_DIR.default
+    """Resolved by :func:`load_settings` to ``~/.PseudoClaude/memory`` when not set."""
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    retention_days: int = SESSION_RETENTION_DAYS.default
+    """Sessions not updated for this many days are deleted at start-up; 0 keeps them all."""
+
+
+@dataclass(frozen=True)
+class CompactSettings:
+    single_result_bytes: int = COMPACT_SINGLE_RESULT_BYTES.default
+    round_bytes: int = COMPACT_ROUND_BYTES.default
+    safety_margin_tokens: int = COMPACT_SAFETY_MARGIN_TOKENS.default
+    auto: bool = COMPACT_AUTO.default
+
+
+_GROUPS: dict[str, type[Any]] = {"approvals": ApprovalSettings, "memory": MemorySettings,
+                                 "session": SessionSettings, "compact": CompactSettings}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, resolved. Build it with :func:`load_settings` (or ``Settings()`` for the
+    pure defaults, which has no provider)."""
+
+    provider: ProviderName | None = PROVIDER.default
+    model: str = MODEL.default
+    base_url: str | None = BASE_URL.default
+    api_key: Secret | None = API_KEY.default
+    context_window: int = CONTEXT_WINDOW.default
+    max_iterations: int = MAX_ITERATIONS.default
+    thinking: bool = THINKING.default
+    thinking_mode: Literal["enabled", "adaptive"] = "enabled"
+    thinking_budget: int = THINKING_BUDGET.default
+    max_tokens: int = MAX_TOKENS.default
+    max_retries: int = MAX_RETRIES.default
+    request_timeout: float = REQUEST_TIMEOUT.default
+    connect_timeout: float = CONNECT_TIMEOUT.default
+    approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
+    memory: MemorySettings = field(default_factory=MemorySettings)
+    data_dir: Path | None = DATA_DIR.default
+    """``<workspace>/.PseudoClaude`` unless set; ``None`` only without a workspace."""
+    session: SessionSettings = field(default_factory=SessionSettings)
+    compact: CompactSettings = field(default_factory=CompactSettings)
+    workspace: Path | None = None
+    sources: tuple[str, ...] = ()
+    """The config files that were read, lowest precedence first."""
+    unknown_keys: tuple[str, ...] = ()
+
+    def require_provider(self) -> ProviderName:
+        """The provider, or :class:`NoProviderConfigured` with one line naming what to set."""
+        if self.provider is None:
+            raise NoProviderConfigured(
+                "no model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
+                "or the `provider` setting (with `apiKey`, or `baseUrl` for a local server)"
+            )
+        if not self.api_key and not self.base_url:
+            env = API_KEY_ENV[self.provider]
+            raise NoProviderConfigured(
+                f"provider {self.provider} has no API key: set {env} or the `apiKey` setting"
+            )
+        return self.provider
+
+
+# --------------------------------------------------------------------------------------------
+# Quoting a bad value in an error.
+
+_SECRET_MARKERS = re.compile(
+    r"\b(?:sk|rk|pk)[-_]"  # sk-..., sk-ant-..., rk_live_...
+    r"|\b(?:gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AKIA|ASIA|AIza|eyJ)"
+    r"|(?i:bearer|secret|token|passw|private.?key|api.?key|credential)"
+    r"|://[^/\s:@]+:[^/\s@]+@"  # a URL with a password
+)
+_TOKEN_RUNS = (re.compile(r"[A-Za-z0-9_+=]{20,}"),  # a token: no word separators
+               re.compile(r"[A-Za-z0-9_+=.~-]{32,}"))  # a long one, such as a UUID
+
+
+def _looks_secret(text: str) -> bool:
+    """Whether ``text`` might be (or contain) a credential: a known token prefix or word, or a
+    long run of token characters mixing letters and digits. Deliberately over-cautious."""
+    if _SECRET_MARKERS.search(text):
+        return True
+    return any(re.search(r"[A-Za-z]", run) and re.search(r"[0-9]", run)
+               for pattern in _TOKEN_RUNS for run in pattern.findall(text))
+
+
+def _quote(value: Any, *, secret: bool = False) -> str:
+    """``value`` for an error message: ``(hidden)`` when it may be a secret, else at most
+    :data:`SHOWN_CHARS` characters (strings quoted)."""
+    text = value if isinstance(value, str) else repr(value)
+    if secret or _looks_secret(text):
+        return "(hidden)"
+    if len(text) > SHOWN_CHARS:
+        text = text[:SHOWN_CHARS] + "..."
+    return repr(text) if isinstance(value, str) else text
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the sources.
 
 
 def _camel(segment: str) -> str:
     head, *rest = segment.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+_CANONICAL = {name.lower(): name for name in KEYS}
 
 
 def _canonical(dotted: str) -> str | None:
@@ -354,7 +452,7 @@ def _go_provider(entry: Any, source: str) -> dict[str, Any]:
             out["provider"] = "openai"
         else:
             raise ConfigError(f"{PREFIX}providers[0].protocol must be anthropic or openai, "
-                              f"got {kind!r} ({source})")
+                              f"got {_quote(kind)} ({source})")
     for key in ("model", "base_url", "api_key", "context_window"):
         if entry.get(key) not in (None, ""):
             out[key] = entry[key]
@@ -362,10 +460,18 @@ def _go_provider(entry: Any, source: str) -> dict[str, Any]:
 
 
 class _Layer:
-    """One source of settings: canonical key → raw value, plus the unknown keys it had."""
+    """One source of settings: canonical key → raw value, plus the unknown keys it had.
+    ``labels`` name some keys as the caller knows them (a CLI flag) in errors."""
 
-    def __init__(self, name: str, data: Mapping[str, Any] | None) -> None:
+    def __init__(self, name: str, data: Mapping[str, Any] | None,
+                 labels: Mapping[str, str] | None = None) -> None:
         self.name = name
+        self.labels: dict[str, str] = {}
+        for raw_key, label in (labels or {}).items():
+            key = _canonical(raw_key)
+            if key is None:
+                raise ValueError(f"override_labels: {raw_key!r} is not a setting key")
+            self.labels[key] = label
         self.values: dict[str, Any] = {}
         self.unknown: list[str] = []
         if not data:
@@ -387,6 +493,13 @@ class _Layer:
                 self.unknown.append(raw_key)
             elif value is not None and value != "":
                 self.values[key] = value
+
+    def error(self, key: str, what: str, shown: str) -> ConfigError:
+        """``<key> must be <what>, got <shown> (from <layer>)``; a labelled key is named by its
+        label alone (``--context-window must be ...``)."""
+        label = self.labels.get(key)
+        where = "" if label else f" (from {self.name})"
+        return ConfigError(f"{PREFIX}{label or key} must be {what}, got {shown}{where}")
 
 
 def _read_yaml(path: Path) -> dict[str, Any] | None:
@@ -420,11 +533,17 @@ def load_settings(
     *,
     home: str | Path | None = None,
     env: Mapping[str, str] | None = None,
+    overrides_source: str = "settings",
+    override_labels: Mapping[str, str] | None = None,
 ) -> Settings:
     """Build the settings for ``workspace`` (see the module docstring for the precedence).
 
     ``home`` defaults to the user's home directory, ``env`` to ``os.environ``. Raises
     :class:`ConfigError` naming the key (and the file it came from) on an invalid value.
+    ``overrides_source`` names the overrides in errors (``(from command line)``);
+    ``override_labels`` maps setting keys to what the user typed for them, e.g.
+    ``{"contextWindow": "--context-window"}``, so that an error about a bad override says
+    ``--context-window must be a positive integer, got -1``.
     """
     env = os.environ if env is None else env
     home_dir = Path(home).expanduser() if home is not None else Path.home()
@@ -440,21 +559,19 @@ def load_settings(
         if data is not None:
             sources.append(str(path))
             layers.append(_Layer(str(path), data))
-    override_layer = _Layer("settings", overrides)
+    override_layer = _Layer(overrides_source, overrides, override_labels)
     layers.append(override_layer)
 
-    merged: dict[str, tuple[Any, str]] = {}
+    merged: dict[str, tuple[Any, _Layer]] = {}
     for layer in layers:
-        for key, raw in layer.values.items():
+        for name, raw in layer.values.items():
+            key = KEYS[name]
             try:
-                merged[key] = (_KEYS[key](raw), layer.name)
+                merged[name] = (key.check(raw), layer)
             except _Invalid as what:
-                shown = "(hidden)" if key == "apiKey" else repr(raw)
-                raise ConfigError(f"{PREFIX}{key} must be {what}, got {shown} "
-                                  f"(from {layer.name})") from None
-    values = {key: value for key, (value, _) in merged.items()}
+                raise layer.error(name, str(what), _quote(raw, secret=key.secret)) from None
     unknown = tuple(k for layer in layers for k in layer.unknown)
-    return _resolve(values, merged, override_layer, env, home_dir, ws, tuple(sources), unknown)
+    return _resolve(merged, override_layer, env, home_dir, ws, tuple(sources), unknown)
 
 
 def _env_key(env: Mapping[str, str], provider: str) -> Secret | None:
@@ -463,8 +580,7 @@ def _env_key(env: Mapping[str, str], provider: str) -> Secret | None:
 
 
 def _resolve(
-    values: dict[str, Any],
-    merged: dict[str, tuple[Any, str]],
+    merged: dict[str, tuple[Any, _Layer]],
     override_layer: _Layer,
     env: Mapping[str, str],
     home: Path,
@@ -472,39 +588,42 @@ def _resolve(
     sources: tuple[str, ...],
     unknown: tuple[str, ...],
 ) -> Settings:
-    provider: ProviderName | None = values.get("provider")
+    # Every key's value (or its default) at its Settings attribute; then what depends on more
+    # than its own key.
+    values = {name: value for name, (value, _) in merged.items()}
+    fields: dict[str, Any] = {key.attr: values.get(key.name, key.default)
+                              for key in KEYS.values()}
+
+    provider: ProviderName | None = values.get(PROVIDER.name)
     if provider is None:
-        if _env_key(env, "anthropic"):
-            provider = "anthropic"
-        elif _env_key(env, "openai"):
-            provider = "openai"
+        provider = next((p for p in PROVIDERS if _env_key(env, p)), None)
+    fields[PROVIDER.attr] = provider
+    if provider is not None:
+        if not values.get(MODEL.name):
+            fields[MODEL.attr] = DEFAULT_MODELS[provider]
+        if API_KEY.name not in override_layer.values and _env_key(env, provider):
+            fields[API_KEY.attr] = _env_key(env, provider)
+    if CONTEXT_WINDOW.name not in values:
+        fields[CONTEXT_WINDOW.attr] = DEFAULT_CONTEXT_WINDOWS.get(provider or "",
+                                                                 FALLBACK_CONTEXT_WINDOW)
 
-    api_key: Secret | None = None
-    if "apiKey" in override_layer.values:
-        api_key = values["apiKey"]
-    elif provider is not None and _env_key(env, provider):
-        api_key = _env_key(env, provider)
-    elif "apiKey" in values:
-        api_key = values["apiKey"]
-
-    thinking_raw = values.get("thinking", False)
-    thinking_budget = values.get("thinkingBudget", 4096)
-    mode: Literal["enabled", "adaptive"] = "enabled"
-    if thinking_raw == "adaptive":
-        mode = "adaptive"
-    elif isinstance(thinking_raw, int) and not isinstance(thinking_raw, bool):
-        thinking_budget = thinking_raw
-    thinking = thinking_raw is not False
-    max_tokens = values.get("maxTokens", 8192)
-    if thinking and mode == "enabled" and thinking_budget >= max_tokens:
-        source = merged.get("thinkingBudget", merged.get("thinking", (None, "defaults")))[1]
+    thinking = fields[THINKING.attr]
+    fields["thinking_mode"] = "adaptive" if thinking == "adaptive" else "enabled"
+    if isinstance(thinking, int) and not isinstance(thinking, bool):
+        fields[THINKING_BUDGET.attr] = thinking
+    fields[THINKING.attr] = thinking is not False
+    budget, max_tokens = fields[THINKING_BUDGET.attr], fields[MAX_TOKENS.attr]
+    if fields[THINKING.attr] and fields["thinking_mode"] == "enabled" and budget >= max_tokens:
+        name = THINKING_BUDGET.name if THINKING_BUDGET.name in merged else THINKING.name
+        layer = merged[name][1]
+        where = layer.labels.get(name) or layer.name
         raise ConfigError(f"{PREFIX}thinkingBudget must be less than maxTokens ({max_tokens}), "
-                          f"got {thinking_budget} (from {source})")
+                          f"got {budget} (from {where})")
 
-    def directory(key: str, default: Path | None) -> Path | None:
-        if key not in values:
+    def directory(key: Key[Path | None], default: Path | None) -> Path | None:
+        if key.name not in values:
             return default
-        text = values[key]
+        text = values[key.name]
         # ``~`` is the same home the config file came from (the ``home`` parameter).
         path = home / text[2:] if text == "~" or text.startswith("~/") else (
             Path(text).expanduser())
@@ -512,44 +631,12 @@ def _resolve(
             path = (ws or Path.cwd()) / path
         return path
 
-    return Settings(
-        provider=provider,
-        model=values.get("model") or (DEFAULT_MODELS[provider] if provider else ""),
-        base_url=values.get("baseUrl"),
-        api_key=api_key,
-        context_window=values.get(
-            "contextWindow",
-            DEFAULT_CONTEXT_WINDOWS.get(provider or "", FALLBACK_CONTEXT_WINDOW)),
-        max_iterations=values.get("maxIterations", 15),
-        thinking=thinking,
-        thinking_mode=mode,
-        thinking_budget=thinking_budget,
-        max_tokens=max_tokens,
-        max_retries=values.get("maxRetries", 2),
-        request_timeout=values.get("requestTimeout", 300.0),
-        connect_timeout=values.get("connectTimeout", 10.0),
-        approvals=ApprovalSettings(
-            run_command=values.get("approvals.runCommand", "ask"),
-            write=values.get("approvals.write", "allow"),
-        ),
-        memory=MemorySettings(
-            enabled=values.get("memory.enabled", True),
-            user_dir=directory("memory.userDir", home / CONFIG_DIR / "memory"),
-        ),
-        data_dir=directory("dataDir", ws / CONFIG_DIR if ws is not None else None),
-        session=SessionSettings(retention_days=values.get("session.retentionDays", 30)),
-        compact=CompactSettings(
-            single_result_bytes=values.get("compact.singleResultBytes", 50_000),
-            round_bytes=values.get("compact.roundBytes", 200_000),
-            safety_margin_tokens=values.get("compact.safetyMarginTokens", 13_000),
-            auto=values.get("compact.auto", True),
-        ),
-        workspace=ws,
-        sources=sources,
-        unknown_keys=unknown,
-    )
+    fields[MEMORY_USER_DIR.attr] = directory(MEMORY_USER_DIR, home / CONFIG_DIR / "memory")
+    fields[DATA_DIR.attr] = directory(DATA_DIR, ws / CONFIG_DIR if ws is not None else None)
 
-
-def replace(settings: Settings, **changes: Any) -> Settings:
-    """A copy of ``settings`` with some fields changed (``dataclasses.replace``)."""
-    return dataclasses.replace(settings, **changes)
+    top: dict[str, Any] = {"workspace": ws, "sources": sources, "unknown_keys": unknown}
+    groups: dict[str, dict[str, Any]] = {name: {} for name in _GROUPS}
+    for path, value in fields.items():
+        group, _, attr = path.rpartition(".")
+        (groups[group] if group else top)[attr] = value
+    return Settings(**top, **{name: cls(**groups[name]) for name, cls in _GROUPS.items()})

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import inspect
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml  # type: ignore[import-untyped]
 
+from pseudoclaude import config
+from pseudoclaude.compact.layer1 import plan
+from pseudoclaude.compact.runtime import CompactConfig
 from pseudoclaude.config import (
     DEFAULT_ANTHROPIC_MODEL,
     DEFAULT_OPENAI_MODEL,
+    KEYS,
     ConfigError,
     Secret,
     Settings,
@@ -74,7 +80,8 @@ def test_provider_from_environment(dirs: tuple[Path, Path], env: dict[str, str],
     assert (s.provider, s.model, s.context_window) == (provider, model, window)
     assert s.api_key is not None and s.api_key.reveal() == env[f"{provider.upper()}_API_KEY"]
     assert s.require_provider() == provider
-    assert s.auto_compact_threshold == window - 33_000
+    # SPEC §4: auto threshold = window − 20,000 − 13,000 (167,000 and 95,000)
+    assert CompactConfig.from_settings(s).threshold == window - 33_000
 
 
 def test_precedence_home_workspace_env_overrides(dirs: tuple[Path, Path]) -> None:
@@ -198,10 +205,9 @@ def test_relative_data_dir_and_no_workspace(dirs: tuple[Path, Path], tmp_path: P
 def test_api_key_is_redacted_everywhere(dirs: tuple[Path, Path]) -> None:
     s = load(dirs, env={"ANTHROPIC_API_KEY": "sk-ant-very-secret-value"})
     assert s.api_key is not None
-    for text in (repr(s), str(s), repr(s.api_key), str(s.api_key), f"{s.api_key}",
-                 str(s.redacted()), repr(copy.deepcopy(s))):
+    for text in (repr(s), str(s), f"{s}", repr(s.api_key), str(s.api_key), f"{s.api_key}",
+                 repr(dataclasses.asdict(s)), repr(copy.deepcopy(s))):
         assert "very-secret" not in text
-    assert s.redacted()["apiKey"] == "(set)"
     with pytest.raises(TypeError):
         import pickle
 
@@ -215,3 +221,119 @@ def test_create_provider_without_provider_fails_with_the_clear_line() -> None:
 
     with pytest.raises(NoProviderConfigured, match="no model provider configured"):
         asyncio.run(create_provider(Settings()))
+
+
+# -- issue 12: each key described once ------------------------------------------------------
+
+
+def _attr(settings: Settings, path: str) -> Any:
+    value: Any = settings
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def test_every_key_has_its_default_in_settings() -> None:
+    declared = [v for v in vars(config).values() if isinstance(v, config.Key)]
+    assert sorted(k.name for k in declared) == sorted(KEYS)
+    s = Settings()
+    for key in KEYS.values():
+        assert _attr(s, key.attr) == key.default, key.name
+        assert key.doc and key.sources <= {"file", "lsp", "cli", "env"}
+
+
+def test_defaults_of_the_provider_and_compaction_come_from_the_table() -> None:
+    from pseudoclaude.llm.provider import ProviderOptions
+
+    options = ProviderOptions(provider="anthropic", model="m")
+    assert (options.max_tokens, options.thinking_budget, options.max_retries,
+            options.read_timeout, options.connect_timeout) == (
+        config.MAX_TOKENS.default, config.THINKING_BUDGET.default, config.MAX_RETRIES.default,
+        config.REQUEST_TIMEOUT.default, config.CONNECT_TIMEOUT.default)
+    compact = CompactConfig(window=200_000)
+    assert (compact.single_result_bytes, compact.round_bytes, compact.safety_margin_tokens,
+            compact.auto) == dataclasses.astuple(Settings().compact)
+    limits = inspect.signature(plan).parameters
+    assert (limits["single_limit"].default, limits["round_limit"].default) == (
+        config.COMPACT_SINGLE_RESULT_BYTES.default, config.COMPACT_ROUND_BYTES.default)
+
+
+def test_compact_config_from_settings(dirs: tuple[Path, Path]) -> None:
+    s = load(dirs, {"compact": {"singleResultBytes": 10, "roundBytes": 20,
+                                "safetyMarginTokens": 30, "auto": False},
+                    "contextWindow": 64_000})
+    c = CompactConfig.from_settings(s)
+    assert (c.window, c.single_result_bytes, c.round_bytes, c.safety_margin_tokens,
+            c.auto) == (64_000, 10, 20, 30, False)
+    assert CompactConfig.from_settings(s, 20_000).window == 20_000
+
+
+def test_removed_duplicates_are_gone() -> None:
+    # The runtime's CompactConfig.threshold is the one threshold; replace() and redacted()
+    # had no users.
+    assert not hasattr(Settings, "auto_compact_threshold")
+    assert not hasattr(Settings, "redacted") and not hasattr(config, "replace")
+
+
+def test_docstring_names_every_key_beyond_the_spec() -> None:
+    spec_keys = {"provider", "model", "baseUrl", "apiKey", "contextWindow", "maxIterations",
+                 "thinking", "approvals.runCommand", "approvals.write", "memory.enabled",
+                 "memory.userDir", "dataDir", "session.retentionDays",
+                 "compact.singleResultBytes", "compact.roundBytes",
+                 "compact.safetyMarginTokens", "compact.auto"}
+    doc = config.__doc__ or ""
+    extra = [name for name in KEYS if name not in spec_keys]
+    assert extra and all(f"``{name}``" in doc for name in extra)
+
+
+# -- issue 17: errors never echo a secret; the caller names the overrides ---------------------
+
+
+@pytest.mark.parametrize(("overrides", "canary"), [
+    ({"approvals": {"runCommand": "sk-SECRET-maybe"}}, "SECRET"),
+    ({"provider": "ghp_" + "a1B2" * 10}, "a1B2"),
+    ({"model": ["sk-ant-api03-0123456789abcdef"]}, "0123456789"),
+    ({"baseUrl": "ftp://user:hunter2pw@proxy.test"}, "hunter2"),
+    ({"memory.enabled": "Bearer abcdefghijklmnopqrstuvwxyz"}, "abcdefghij"),
+    ({"approvals.write": "Zq8Hx7Lm2Pp9Rt4Vw6Yb3Nc5"}, "Zq8Hx7"),
+    ({"session.retentionDays": "7f3a9c2e-1c2d-4086-aa11-5b1d4086aa99"}, "7f3a9c2e"),
+    ({"contextWindow": "AKIAIOSFODNN7EXAMPLE"}, "IOSFODNN"),
+])
+def test_a_bad_value_that_looks_like_a_secret_is_never_echoed(
+        dirs: tuple[Path, Path], overrides: dict[str, Any], canary: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load(dirs, overrides)
+    text = str(info.value)
+    assert canary not in text and "(hidden)" in text
+    assert text.startswith("pseudoclaude settings: ") and "must be" in text
+
+
+def test_a_bad_value_is_quoted_short(dirs: tuple[Path, Path]) -> None:
+    with pytest.raises(ConfigError) as info:
+        load(dirs, {"provider": "x" * 100})
+    text = str(info.value)
+    assert "got '" + "x" * 40 + "...'" in text and "x" * 41 not in text
+    with pytest.raises(ConfigError, match=r"got \['a', 'b'\]"):
+        load(dirs, {"model": ["a", "b"]})
+
+
+def test_overrides_are_named_by_the_caller(dirs: tuple[Path, Path]) -> None:
+    home, ws = dirs
+    labels = {"contextWindow": "--context-window", "max_iterations": "--max-iterations"}
+
+    def fails(overrides: dict[str, Any]) -> str:
+        with pytest.raises(ConfigError) as info:
+            load_settings(ws, overrides, home=home, env={}, overrides_source="command line",
+                          override_labels=labels)
+        return str(info.value)
+
+    text = fails({"contextWindow": -1})
+    assert text == "pseudoclaude settings: --context-window must be a positive integer, got -1"
+    assert fails({"maxIterations": 0}).endswith("--max-iterations must be a positive integer, "
+                                                "got 0")
+    assert fails({"provider": "gemini"}).endswith("got 'gemini' (from command line)")
+    # A file's bad value still names the file, whatever the overrides are called.
+    path = write(ws, {"contextWindow": -2})
+    assert fails({}).endswith(f"contextWindow must be a positive integer, got -2 (from {path})")
+    with pytest.raises(ValueError, match="not a setting key"):
+        load_settings(ws, {}, home=home, env={}, override_labels={"--nope": "--nope"})

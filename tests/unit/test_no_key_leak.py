@@ -9,6 +9,7 @@ all of it for the key.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import traceback
@@ -81,7 +82,13 @@ def test_api_key_never_leaks(tmp_path: Path, caplog: pytest.LogCaptureFixture,
     try:
         # Settings: from the environment, from a config file, and a broken config file.
         settings = load_settings(ws, home=home, env={"ANTHROPIC_API_KEY": KEY})
-        sink += [repr(settings), str(settings.redacted()), repr(settings.api_key)]
+        sink += [repr(settings), str(settings), f"{settings}", repr(dataclasses.asdict(settings)),
+                 repr(settings.api_key)]
+        # A key pasted into the wrong setting: the error names the setting, not the value.
+        for wrong in ({"approvals.runCommand": KEY}, {"model": [KEY]}, {"maxTokens": KEY}):
+            with pytest.raises(ConfigError) as misplaced:
+                load_settings(ws, wrong, home=home, env={})
+            sink.append(str(misplaced.value))
         config = ws / ".PseudoClaude" / "config.yaml"
         config.parent.mkdir()
         config.write_text(f"provider: openai\napiKey: {KEY}\n")

@@ -20,12 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pseudoclaude.compact.preview import make_preview, safe_name
+from pseudoclaude.config import COMPACT_ROUND_BYTES, COMPACT_SINGLE_RESULT_BYTES
 from pseudoclaude.conversation import Offload
 from pseudoclaude.durable import fsync_dir
 from pseudoclaude.llm.types import Message
-
-SINGLE_RESULT_BYTES = 50_000
-ROUND_BYTES = 200_000
 
 
 @dataclass
@@ -119,10 +117,11 @@ def plan(
     ledger: Ledger,
     spill: SpillWriter,
     *,
-    single_limit: int = SINGLE_RESULT_BYTES,
-    round_limit: int = ROUND_BYTES,
+    single_limit: int = COMPACT_SINGLE_RESULT_BYTES.default,
+    round_limit: int = COMPACT_ROUND_BYTES.default,
 ) -> Layer1Result:
-    """Decide (and spill) the undecided results of ``messages`` (which start at ``base``)."""
+    """Decide (and spill) the undecided results of ``messages`` (which start at ``base``).
+    The limits are ``compact.singleResultBytes`` and ``compact.roundBytes``."""
     out = Layer1Result()
     spilled: set[str] = set()
     tried: set[str] = set()

@@ -23,14 +23,21 @@ from pathlib import Path
 from pseudoclaude.compact import layer2
 from pseudoclaude.compact.estimate import Anchor, message_bytes, tokens_for_bytes
 from pseudoclaude.compact.layer1 import Layer1Result, Ledger, SpillWriter, plan
+from pseudoclaude.config import (
+    COMPACT_AUTO,
+    COMPACT_ROUND_BYTES,
+    COMPACT_SAFETY_MARGIN_TOKENS,
+    COMPACT_SINGLE_RESULT_BYTES,
+    Settings,
+)
 from pseudoclaude.conversation import Conversation
+from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import CompactEvent, Emit, ErrorEvent, WarningEvent, ignore
 from pseudoclaude.llm.errors import PromptTooLong, ProviderError
 from pseudoclaude.llm.provider import Provider, complete
 from pseudoclaude.llm.types import Message, Usage
 
 SUMMARY_RESERVE_TOKENS = 20_000
-SAFETY_MARGIN_TOKENS = 13_000
 BREAKER_LIMIT = 3
 # What an empty summary costs (the boundary reminder and the acknowledgement), in tokens.
 SUMMARY_OVERHEAD = tokens_for_bytes(sum(message_bytes(m) for m in layer2.assemble("", [])))
@@ -39,14 +46,25 @@ SUMMARY_RETRIES = 3
 
 @dataclass(frozen=True)
 class CompactConfig:
+    """One session's compaction limits: the ``compact.*`` settings (whose defaults these are)
+    and the window. Build it with :meth:`from_settings`."""
+
     window: int
-    single_result_bytes: int = 50_000
-    round_bytes: int = 200_000
-    safety_margin_tokens: int = SAFETY_MARGIN_TOKENS
-    auto: bool = True
+    single_result_bytes: int = COMPACT_SINGLE_RESULT_BYTES.default
+    round_bytes: int = COMPACT_ROUND_BYTES.default
+    safety_margin_tokens: int = COMPACT_SAFETY_MARGIN_TOKENS.default
+    auto: bool = COMPACT_AUTO.default
     reserve_tokens: int = SUMMARY_RESERVE_TOKENS
     recent_tokens: int = layer2.RECENT_TOKENS
     recent_messages: int = layer2.RECENT_MESSAGES
+
+    @classmethod
+    def from_settings(cls, settings: Settings, window: int | None = None) -> CompactConfig:
+        """The settings' limits for ``window`` (default: ``settings.context_window``)."""
+        c = settings.compact
+        return cls(window=settings.context_window if window is None else window,
+                   single_result_bytes=c.single_result_bytes, round_bytes=c.round_bytes,
+                   safety_margin_tokens=c.safety_margin_tokens, auto=c.auto)
 
     @property
     def summary_budget(self) -> int:
@@ -57,6 +75,7 @@ class CompactConfig:
 
     @property
     def threshold(self) -> int:
+        """The auto-compaction threshold (``autoCompactThreshold``): the summary budget."""
         return self.summary_budget
 
     @property
@@ -82,7 +101,7 @@ class ContextState:
     auto_compact_tripped: bool
 
 
-class CompactError(Exception):
+class CompactError(PseudoClaudeError):
     """A summary could not be made or applied; the message is for the user."""
 
 

@@ -41,6 +41,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
+from pseudoclaude import config
 from pseudoclaude.llm.errors import (
     MaxTokensTruncated,
     NetworkError,
@@ -114,21 +115,22 @@ StreamEvent = (
 class ProviderOptions:
     """What a provider needs; build it from :class:`~pseudoclaude.config.Settings` with
     :meth:`from_settings`. Timeouts are in seconds: ``read_timeout`` is the longest silence
-    accepted from the server (between two stream chunks, or before the first)."""
+    accepted from the server (between two stream chunks, or before the first). The defaults
+    are the settings' (:data:`pseudoclaude.config.KEYS`)."""
 
     provider: str
     model: str
     api_key: Secret | None = None
     base_url: str | None = None
-    max_tokens: int = 8192
-    thinking: bool = False
+    max_tokens: int = config.MAX_TOKENS.default
+    thinking: bool = config.THINKING.default
     thinking_mode: str = "enabled"
-    thinking_budget: int = 4096
-    max_retries: int = 2
+    thinking_budget: int = config.THINKING_BUDGET.default
+    max_retries: int = config.MAX_RETRIES.default
     retry_base_delay: float = 1.0
     retry_max_delay: float = 30.0
-    read_timeout: float = 300.0
-    connect_timeout: float = 10.0
+    read_timeout: float = config.REQUEST_TIMEOUT.default
+    connect_timeout: float = config.CONNECT_TIMEOUT.default
     extra_headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
