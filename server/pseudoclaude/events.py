@@ -29,6 +29,11 @@ class StopReason(StrEnum):
 class Event(Struct, frozen=True, tag_field="kind", rename="camel"):
     """Base of every event; ``kind`` is the tag."""
 
+    @property
+    def kind(self) -> str:
+        """The event's kind on the wire (``text``, ``toolCall``, ...)."""
+        return str(self.__struct_config__.tag)
+
 
 class TextEvent(Event, frozen=True, tag="text"):
     delta: str

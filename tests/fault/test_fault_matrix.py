@@ -31,7 +31,15 @@ from pytest_lsp.client import register_lsp_features
 
 from pseudoclaude.agent.approvals import Approver
 from pseudoclaude.config import load_settings
-from pseudoclaude.events import ErrorEvent, Event, MemoryEvent, StopEvent, WarningEvent
+from pseudoclaude.events import (
+    CompactEvent,
+    ErrorEvent,
+    Event,
+    MemoryEvent,
+    StopEvent,
+    TextEvent,
+    WarningEvent,
+)
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
@@ -243,7 +251,7 @@ def test_fault(tmp_path: Path, provider: str, case: Case, allow: Approver) -> No
         assert [(m.role, m.content) for m in live] == [
             ("user", "please do the thing"), ("assistant", "Writing the file now.")]
     if case.id in ("reset-mid-stream", "stall-mid-stream"):
-        streamed = "".join(e.payload()["delta"] for _, e in events if e.kind == "text")
+        streamed = "".join(e.delta for _, e in events if isinstance(e, TextEvent))
         assert streamed, "text streamed before the fault"
         assert [m.role for m in live] == ["user"], "a half turn is not kept"
 
@@ -279,7 +287,7 @@ def test_prompt_too_long_during_an_automatic_summary(tmp_path: Path, allow: Appr
     errors = [e.message for _, e in events if isinstance(e, ErrorEvent)]
     assert errors and all(m.startswith("automatic compaction failed") for m in errors), errors
     assert any("too long" in m or "too large" in m for m in errors), errors
-    assert not any(e.kind == "compact" and e.payload()["layer"] == 2 for _, e in events)
+    assert not any(isinstance(e, CompactEvent) and e.layer == 2 for _, e in events)
     assert ws.compact_runtime is not None
     assert ws.compact_runtime.failures == len(errors)
     if ws.compact_runtime.tripped:  # the breaker is announced once, never silent

@@ -33,6 +33,7 @@ from pseudoclaude.events import (
     CompactEvent,
     ErrorEvent,
     Event,
+    MemoryEvent,
     StopEvent,
     TextEvent,
     ToolCallEvent,
@@ -183,7 +184,7 @@ def test_busy_workspace_refuses_a_second_run(tmp_path: Path) -> None:
                 await ws.run("two")
             with pytest.raises(WorkspaceBusy):
                 await ws.compact()
-            assert ws.context()["messageCount"] == 1  # read-only answers at once
+            assert ws.context().message_count == 1  # read-only answers at once
             await first
 
         asyncio.run(both())
@@ -339,7 +340,7 @@ def test_memory_update_after_a_run_reaches_the_next_system_prompt(tmp_path: Path
         assert len(update) == 1 and "how do I build this?" in json.dumps(update[0]["body"])
         last_turn = [r for r in fake.requests if r["body"].get("tools")][-1]
         assert line in json.dumps(last_turn["body"]["system"], ensure_ascii=False)
-    statuses = [e.payload()["status"] for _, e in events if e.kind == "memory"]
+    statuses = [e.status for _, e in events if isinstance(e, MemoryEvent)]
     assert statuses == ["updated", "failed"]  # the second run's update had no reply scripted
 
 

@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec import UNSET
 
 from pseudoclaude.config import Secret
-from pseudoclaude.events import Event, MemoryEvent
+from pseudoclaude.events import Event, MemoryChange, MemoryEvent
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message, ToolCall, ToolResult
 from pseudoclaude.memory import MemoryManager, MemoryStoreError
 from pseudoclaude.memory.index import TRUNCATED_MARKER
+from pseudoclaude.memory.manager import MemoryView
 
 
 def provider_source(fake: FakeModelServer) -> Callable[[], Awaitable[Provider]]:
@@ -98,23 +100,23 @@ def test_index_trim_order(tmp_path: Path) -> None:
 def test_show_returns_exactly_the_prompt_index(tmp_path: Path) -> None:
     h = Harness(tmp_path)
 
-    async def scenario() -> dict[str, Any]:
+    async def scenario() -> MemoryView:
         await h.manager.remember("Run make build.", "project", title="Build")
         await h.manager.remember("Prefers tabs.", "user")
-        return (await h.manager.show()).as_dict()
+        return await h.manager.show()
 
     view = asyncio.run(scenario())
-    assert view["index"] == h.manager.index_text()
-    assert view["truncated"] is False
-    project, user = view["stores"]
-    assert project["level"] == "project" and user["level"] == "user"
-    assert project["dir"] == str(h.project_dir)
-    assert project["index_path"] == str(h.project_dir / "MEMORY.md")
-    (note,) = project["notes"]
-    assert note == {"filename": "project_knowledge_build.md",
-                    "path": str(h.project_dir / "project_knowledge_build.md"),
-                    "type": "project_knowledge", "title": "Build", "summary": "Run make build."}
-    assert user["notes"][0]["type"] == "user_preference"
+    assert view.index == h.manager.index_text()
+    assert view.truncated is False
+    project, user = view.stores
+    assert project.level == "project" and user.level == "user"
+    assert project.dir == h.project_dir
+    assert project.index_path == h.project_dir / "MEMORY.md"
+    (note,) = project.notes
+    assert (note.filename, note.path, note.type, note.title, note.summary) == (
+        "project_knowledge_build.md", h.project_dir / "project_knowledge_build.md",
+        "project_knowledge", "Build", "Run make build.")
+    assert user.notes[0].type == "user_preference"
 
 
 # -- updates ---------------------------------------------------------------------------------
@@ -123,10 +125,10 @@ def test_update_applies_project_then_user_and_reports(tmp_path: Path) -> None:
                          ) as fake:
         h = Harness(tmp_path, fake)
         event = asyncio.run(h.manager.run_update(RUN, "20250101-000000-abcd", 3))
-    assert event.status == "updated" and event.error == ""
+    assert event.status == "updated" and event.error is UNSET
     assert event.changes == [
-        {"action": "create", "level": "project", "filename": "project_knowledge_build.md"},
-        {"action": "create", "level": "user", "filename": "user_preference_user-profile.md"},
+        MemoryChange("create", "project", "project_knowledge_build.md"),
+        MemoryChange("create", "user", "user_preference_user-profile.md"),
     ]
     assert h.memory_events() == [event]
     assert h.changes == [("project", "update"), ("user", "update")]
@@ -172,7 +174,7 @@ def test_unknown_level_is_rejected_with_a_logged_reason(
         with caplog.at_level(logging.INFO, "pseudoclaude.memory"):
             event = asyncio.run(h.manager.run_update(RUN, "s", 1))
     assert event.status == "updated"
-    assert [c["filename"] for c in event.changes] == ["project_knowledge_build.md"]
+    assert [c.filename for c in event.changes] == ["project_knowledge_build.md"]
     assert "unknown level 'team'" in event.error
     assert "unknown level 'team'" in caplog.text
 
@@ -275,7 +277,7 @@ def test_updates_run_one_at_a_time_in_order(tmp_path: Path) -> None:
 
         asyncio.run(scenario())
         records = fake.requests
-    assert [e.changes[0]["filename"] for e in h.memory_events()] == [
+    assert [e.changes[0].filename for e in h.memory_events()] == [
         "project_knowledge_note-0.md", "project_knowledge_note-1.md",
         "project_knowledge_note-2.md"]
     assert all(r["completed"] for r in records)
@@ -312,7 +314,8 @@ def test_close_reports_updates_it_had_to_abandon(tmp_path: Path) -> None:
         asyncio.run(scenario())
     events = h.memory_events()
     assert [e.status for e in events] == ["failed", "failed"]
-    assert "shut down" in events[1].error and "cancelled" in events[0].error
+    assert "did not run" in events[1].error and "cancelled" in events[0].error
+    assert "server" not in events[0].error + events[1].error  # the CLI waits too (issue 17)
 
 
 def test_tool_results_are_shortened_in_the_request(tmp_path: Path) -> None:
