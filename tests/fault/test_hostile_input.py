@@ -261,6 +261,11 @@ def build_corpus(data_dir: Path, seed: int = 20250301) -> Corpus:
         sid = next(ids)
         write_session(store, sid, healthy + b"".join(wrong_lines(kind)) + line(END))
         corpus.expected[sid] = {"min_bad": 1, "last": "the end"}
+        if kind == "replace":
+            # A replace whose `messages` was deleted is a valid Go-original marker, and fast
+            # resume starts at the last one (however it is spelled): the bad lines before it
+            # are not replayed, so none is counted (bad_lines counts the replayed part).
+            corpus.expected[sid] = {"bad_lines": 0, "last": "the end"}
 
     sid = next(ids)  # Go and v1 lines mixed
     mixed = [TEMPLATES["session"], *GO_LINES[:3], TEMPLATES["user"], GO_LINES[3],

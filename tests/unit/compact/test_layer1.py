@@ -139,3 +139,35 @@ def test_layer1_is_incremental_and_keeps_the_anchor(harness: Any, call: Callable
     asyncio.run(h.runtime.manage_context())
     preview = h.conversation.messages()[-1]
     assert h.runtime.estimate() == 1050 + estimate_messages([preview])
+
+
+def test_the_single_result_limit_is_strictly_more_than_50000_bytes(
+        harness: Any, call: Callable[..., Message], result: Callable[..., Message]) -> None:
+    """SPEC §4: a result over the single limit is spilled; exactly 50,000 bytes is kept."""
+    h = harness(None)
+    h.conversation.add_user("read them")
+    h.conversation.append(call("at_limit"))
+    h.conversation.append(result("at_limit", "a" * 50_000))
+    h.conversation.append(call("over_limit"))
+    h.conversation.append(result("over_limit", "a" * 50_001))
+    asyncio.run(h.runtime.manage_context())
+    kept, spilled = h.contents()
+    assert kept == "a" * 50_000
+    assert spilled.startswith("[content offloaded] original size: 50001 bytes\n")
+    assert not (h.spill_dir / "at_limit.txt").exists()
+
+
+def test_the_single_result_limit_counts_utf8_bytes_not_characters(
+        harness: Any, call: Callable[..., Message], result: Callable[..., Message]) -> None:
+    """20,000 Chinese characters are 60,000 UTF-8 bytes: over the limit, though a count of
+    characters would say 20,000."""
+    h = harness(None)
+    h.conversation.add_user("read the Chinese notes")
+    h.conversation.append(call("zh"))
+    text = "温室" * 10_000
+    assert len(text) == 20_000 and len(text.encode()) == 60_000
+    h.conversation.append(result("zh", text))
+    asyncio.run(h.runtime.manage_context())
+    (preview,) = h.contents()
+    assert preview.startswith("[content offloaded] original size: 60000 bytes\n")
+    assert (h.spill_dir / "zh.txt").read_text(encoding="utf-8") == text

@@ -199,3 +199,25 @@ def test_bad_path_arguments(tmp_path: Path, call: Callable[..., dict[str, Any]])
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     body = call(registry, "read_file", path="loop")
     assert body["ok"] is False and body["error_type"] in ("invalid_arguments", "not_found")
+
+
+def test_a_sibling_folder_sharing_the_prefix_is_outside(
+        tmp_path: Path, call: Callable[..., dict[str, Any]]) -> None:
+    """``/x/ws-evil`` starts with the string ``/x/ws`` but is not inside ``/x/ws``: a check by
+    string prefix would let every tool through to it."""
+    ws = tmp_path / "ws"
+    evil = tmp_path / "ws-evil"
+    ws.mkdir()
+    evil.mkdir()
+    (evil / "secret.txt").write_text(SECRET + "\n")
+    (ws / "to-evil").symlink_to(evil, target_is_directory=True)
+    registry = ToolRegistry(ws)
+    for path in (str(evil / "secret.txt"), "../ws-evil/secret.txt", "to-evil/secret.txt"):
+        body = call(registry, "read_file", path=path)
+        assert body["error_type"] == "outside_workspace", (path, body)
+        assert SECRET not in json.dumps(body)
+        wrote = call(registry, "write_file", path=path.replace("secret", "new"), content="x")
+        assert wrote["error_type"] == "outside_workspace", (path, wrote)
+    assert sorted(p.name for p in evil.iterdir()) == ["secret.txt"]
+    with pytest.raises(ToolError):
+        Confinement(ws).locate(str(evil / "secret.txt"))
