@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from pseudoclaude.agent.approvals import TerminalApprover
-from pseudoclaude.config import Settings, load_settings
+from pseudoclaude.config import PREFIX, ConfigError, Settings, load_settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
 from pseudoclaude.lsp import methods
 from pseudoclaude.lsp import protocol as p
+from pseudoclaude.lsp.protocol import ParamError
 from pseudoclaude.session import SessionInfo, load_session
 from pseudoclaude.session.format import (
     describe_age,
@@ -45,15 +46,23 @@ def workspace_root(value: str | None) -> Path:
     return root.resolve()
 
 
-def settings_for(args: argparse.Namespace, root: Path) -> Settings:
-    """The workspace's settings with the provider flags (when the command has them) on top."""
-    flags = {key: getattr(args, attr, None) for key, attr in FLAG_KEYS.items()}
-    return load_settings(root, {k: v for k, v in flags.items() if v is not None})
-
-
 FLAG_KEYS = {"provider": "provider", "model": "model", "baseUrl": "base_url",
              "contextWindow": "context_window", "maxIterations": "max_iterations"}
-"""Setting key -> argparse attribute of the provider flags (:func:`add_provider_flags`)."""
+"""Setting key -> argparse attribute of the provider flags (``cli._provider_flags``)."""
+FLAG_LABELS = {key: "--" + attr.replace("_", "-") for key, attr in FLAG_KEYS.items()}
+
+
+def settings_for(args: argparse.Namespace, root: Path) -> Settings:
+    """The workspace's settings with the provider flags (when the command has them) on top;
+    a bad flag value is reported by its flag (``--base-url must be ...``)."""
+    flags = {key: getattr(args, attr, None) for key, attr in FLAG_KEYS.items()}
+    try:
+        return load_settings(root, {k: v for k, v in flags.items() if v is not None},
+                             overrides_source="command line", override_labels=FLAG_LABELS)
+    except ConfigError as exc:
+        if exc.label:  # a bad flag value: a usage error (exit 2)
+            raise ParamError("", str(exc).removeprefix(PREFIX)) from None
+        raise
 
 
 def print_event(session_id: str, event: Event) -> None:

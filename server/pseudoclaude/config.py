@@ -78,7 +78,12 @@ SHOWN_CHARS = 40
 
 
 class ConfigError(PseudoClaudeError, ValueError):
-    """An invalid setting or config file; the message names the key (never a secret value)."""
+    """An invalid setting or config file; the message names the key (never a key's value).
+    ``label`` is set when the value came from a labelled override (a CLI flag)."""
+
+    def __init__(self, message: str, label: str | None = None) -> None:
+        super().__init__(message)
+        self.label = label
 
 
 class Secret:
@@ -499,7 +504,7 @@ class _Layer:
         label alone (``--context-window must be ...``)."""
         label = self.labels.get(key)
         where = "" if label else f" (from {self.name})"
-        return ConfigError(f"{PREFIX}{label or key} must be {what}, got {shown}{where}")
+        return ConfigError(f"{PREFIX}{label or key} must be {what}, got {shown}{where}", label)
 
 
 def _read_yaml(path: Path) -> dict[str, Any] | None:

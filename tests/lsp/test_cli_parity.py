@@ -109,6 +109,7 @@ def test_cli_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
         (("run", "   "), 2, "prompt"),
         (("run", "--context-window", "-1", "hi"), 2, "--context-window"),
         (("run", "--session", "bogus", "hi"), 2, "sessionId"),
+        (("run", "--base-url", "nope", "hi"), 2, "--base-url must be an http"),
         (("memory", "remember", "  "), 2, "text"),
         (("memory", "remember", "x", "--type", "diary"), 2, "type"),
         (("memory", "forget", "project", "../escape.md"), 2, "filename"),
