@@ -111,6 +111,28 @@ def _provider_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context-window", type=_positive, metavar="TOKENS")
 
 
+Subcommands = Any  # argparse's private _SubParsersAction
+
+
+def _group(commands: Subcommands, name: str, help: str) -> Subcommands:
+    """``pseudoclaude NAME SUBCOMMAND``."""
+    return commands.add_parser(name, help=help).add_subparsers(
+        dest=f"{name}_command", required=True, metavar="SUBCOMMAND")
+
+
+def _state_command(commands: Subcommands, name: str, help: str,
+                   handler: Callable[[argparse.Namespace], Any], *,
+                   provider: bool = False) -> argparse.ArgumentParser:
+    """A command of :mod:`pseudoclaude.cli_state`: ``--workspace``, ``--json`` (and the
+    provider flags)."""
+    parser: argparse.ArgumentParser = commands.add_parser(name, help=help)
+    _common(parser)
+    if provider:
+        _provider_flags(parser)
+    parser.set_defaults(handler=_async(handler))
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="pseudoclaude",
@@ -138,48 +160,33 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-iterations", type=_positive, metavar="N")
     run.set_defaults(handler=_cmd_run)
 
-    context = commands.add_parser("context", help="what fills the context of the latest session")
-    _common(context)
-    _provider_flags(context)
-    context.set_defaults(handler=_async(cli_state.context))
-
-    compact = commands.add_parser("compact", help="compact the latest session now")
-    _common(compact)
+    _state_command(commands, "context", "what fills the context of the latest session",
+                   cli_state.context, provider=True)
+    compact = _state_command(commands, "compact", "compact the latest session now",
+                             cli_state.compact, provider=True)
     compact.add_argument("--instructions", metavar="TEXT",
                          help="what the summary should focus on")
-    _provider_flags(compact)
-    compact.set_defaults(handler=_async(cli_state.compact))
 
-    memory = commands.add_parser("memory", help="project and user memory")
-    memory_cmds = memory.add_subparsers(dest="memory_command", required=True,
-                                        metavar="SUBCOMMAND")
-    show = memory_cmds.add_parser("show", help="the notes and the index the model sees")
-    _common(show)
-    show.set_defaults(handler=_async(cli_state.memory_show))
-    remember = memory_cmds.add_parser("remember", help="save a note now")
+    memory = _group(commands, "memory", "project and user memory")
+    _state_command(memory, "show", "the notes and the index the model sees",
+                   cli_state.memory_show)
+    remember = _state_command(memory, "remember", "save a note now", cli_state.memory_remember)
     remember.add_argument("text", metavar="TEXT")
     remember.add_argument("--level", choices=LEVELS, default="project")
     remember.add_argument("--type", help="user_preference, correction_feedback, "
                                          "project_knowledge or reference_material")
     remember.add_argument("--title")
-    _common(remember)
-    remember.set_defaults(handler=_async(cli_state.memory_remember))
-    forget = memory_cmds.add_parser("forget", help="delete a note and its index line")
+    forget = _state_command(memory, "forget", "delete a note and its index line",
+                            cli_state.memory_forget)
     forget.add_argument("level", choices=LEVELS, metavar="LEVEL")
     forget.add_argument("filename", metavar="FILENAME")
-    _common(forget)
-    forget.set_defaults(handler=_async(cli_state.memory_forget))
 
-    sessions = commands.add_parser("sessions", help="list and inspect session logs")
-    sessions_cmds = sessions.add_subparsers(dest="sessions_command", required=True,
-                                            metavar="SUBCOMMAND")
-    listing = sessions_cmds.add_parser("list", help="sessions of a workspace, newest first")
-    _common(listing)
-    listing.set_defaults(handler=_async(cli_state.sessions_list))
-    shown = sessions_cmds.add_parser("show", help="the restored messages of one session")
+    sessions = _group(commands, "sessions", "list and inspect session logs")
+    _state_command(sessions, "list", "sessions of a workspace, newest first",
+                   cli_state.sessions_list)
+    shown = _state_command(sessions, "show", "the restored messages of one session",
+                           cli_state.sessions_show)
     shown.add_argument("id", metavar="ID", help="a session id, or 'latest'")
-    _common(shown)
-    shown.set_defaults(handler=_async(cli_state.sessions_show))
 
     fake = commands.add_parser(
         "fake-model", help="a scripted model server on 127.0.0.1 (Anthropic and OpenAI formats)")

@@ -14,7 +14,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pseudoclaude.agent.approvals import TerminalApprover
 from pseudoclaude.config import PREFIX, ConfigError, Settings, load_settings
@@ -33,6 +33,7 @@ from pseudoclaude.session.format import (
 from pseudoclaude.workspace import Workspace
 
 EXIT_OK, EXIT_FAILURE = 0, 1
+W = TypeVar("W", bound=p.Wire)
 
 
 class CliError(PseudoClaudeError):
@@ -104,10 +105,20 @@ def run_async(command: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
 # -- context and compact ------------------------------------------------------------------------
 
 
+async def ask(args: argparse.Namespace, method: str, params: dict[str, Any], shape: type[W],
+              *, session: bool) -> W:
+    """One request of the server's handlers on ``--workspace`` (its latest session resumed
+    when ``session``)."""
+    async with open_workspace(args, session=session) as ws:
+        if method == p.COMPACT and ws.session_id is None:
+            raise CliError(f"no session to compact in {ws.root}")
+        result = await methods.call(ws, method, params)
+    assert isinstance(result, shape)
+    return result
+
+
 async def context(args: argparse.Namespace) -> int:
-    async with open_workspace(args, session=True) as ws:
-        result = await methods.call(ws, p.CONTEXT, {})
-    assert isinstance(result, p.ContextResult)
+    result = await ask(args, p.CONTEXT, {}, p.ContextResult, session=True)
     emit(result, args.json, lambda: describe_context(result))
     return EXIT_OK
 
@@ -126,12 +137,8 @@ def describe_context(c: p.ContextResult) -> str:
 
 
 async def compact(args: argparse.Namespace) -> int:
-    async with open_workspace(args, session=True) as ws:
-        if ws.session_id is None:
-            raise CliError(f"no session to compact in {ws.root}")
-        params = {"instructions": args.instructions} if args.instructions else {}
-        result = await methods.call(ws, p.COMPACT, params)
-    assert isinstance(result, p.CompactResult)
+    params = {"instructions": args.instructions} if args.instructions else {}
+    result = await ask(args, p.COMPACT, params, p.CompactResult, session=True)
     emit(result, args.json, lambda: describe_compact(result))
     return EXIT_OK
 
@@ -151,9 +158,7 @@ def describe_compact(r: p.CompactResult) -> str:
 
 
 async def memory_show(args: argparse.Namespace) -> int:
-    async with open_workspace(args, session=False) as ws:
-        result = await methods.call(ws, p.MEMORY_SHOW, {})
-    assert isinstance(result, p.MemoryShowResult)
+    result = await ask(args, p.MEMORY_SHOW, {}, p.MemoryShowResult, session=False)
     emit(result, args.json, lambda: describe_memory(result))
     return EXIT_OK
 
@@ -174,19 +179,15 @@ def describe_memory(m: p.MemoryShowResult) -> str:
 
 async def memory_remember(args: argparse.Namespace) -> int:
     params = {"text": args.text, "level": args.level, "type": args.type, "title": args.title}
-    async with open_workspace(args, session=True) as ws:
-        result = await methods.call(ws, p.MEMORY_REMEMBER,
-                                    {k: v for k, v in params.items() if v is not None})
-    assert isinstance(result, p.RememberResult)
+    result = await ask(args, p.MEMORY_REMEMBER, {k: v for k, v in params.items() if v is not None},
+                       p.RememberResult, session=True)
     emit(result, args.json, lambda: f"remembered ({args.level}): {result.filename}")
     return EXIT_OK
 
 
 async def memory_forget(args: argparse.Namespace) -> int:
-    async with open_workspace(args, session=False) as ws:
-        result = await methods.call(ws, p.MEMORY_FORGET,
-                                    {"level": args.level, "filename": args.filename})
-    assert isinstance(result, p.ForgetResult)
+    result = await ask(args, p.MEMORY_FORGET, {"level": args.level, "filename": args.filename},
+                       p.ForgetResult, session=False)
     emit(result, args.json, lambda: (f"forgot {args.level}/{args.filename}" if result.removed
                                      else f"no note {args.filename} in {args.level} memory"))
     return EXIT_OK if result.removed else EXIT_FAILURE
