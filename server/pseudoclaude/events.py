@@ -56,11 +56,23 @@ class ToolResultEvent(Event, frozen=True, tag="toolResult"):
     """A failed tool's own error message (the envelope's ``error``), for one-line displays."""
 
 
+class FactCheck(Struct, frozen=True, rename="camel"):
+    """What the server checked in a summary against the part it replaces (SPEC §11): items
+    (user prompts, changed paths, the last prompt) checked, missing from the summary, and
+    carried into it."""
+
+    checked: int = 0
+    missing: int = 0
+    added: int = 0
+
+
 class CompactEvent(Event, frozen=True, tag="compact"):
     layer: int
     before_tokens: int
     after_tokens: int
     offloaded: int = 0
+    fact_check: FactCheck | UnsetType = UNSET
+    """Layer 2 only."""
 
 
 class MemoryChange(Struct, frozen=True):

@@ -27,6 +27,7 @@ from pseudoclaude.compact import (
     ContextState,
     Ledger,
 )
+from pseudoclaude.compact.plan import NO_SESSION, CompactPlan, UndoOutcome
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
@@ -38,6 +39,7 @@ from pseudoclaude.session import (
     SessionInfo,
     SessionStore,
     cleanup_expired,
+    compaction_history,
     list_sessions,
     load_session,
     new_session,
@@ -261,6 +263,24 @@ class Workspace:
             if self.compact_runtime is None:
                 raise WorkspaceError("no active session to compact in this workspace")
             return await self.compact_runtime.compact(instructions)
+
+    async def compact_preview(self, instructions: str = "") -> CompactPlan:
+        """What a compaction would do now: no model call, nothing written (read-only, so it
+        answers during a run too)."""
+        if self.compact_runtime is None:
+            state = self.context()
+            return CompactPlan(False, state.estimated_tokens, state.estimated_tokens, 0, 0, 0,
+                               reason=NO_SESSION)
+        return await self.compact_runtime.preview(instructions)
+
+    async def undo_compact(self) -> UndoOutcome:
+        """Bring back what the last compaction of the session summarised (from the log)."""
+        with self._exclusive("undo a compaction", "an undo"):
+            if self.session is None or self.compact_runtime is None:
+                raise WorkspaceError("no active session in this workspace")
+            log = self.store.log_path(self.session.session_id)
+            return await self.compact_runtime.undo(
+                lambda: compaction_history(log))
 
     def context(self) -> ContextState:
         """The context state of the current session (the empty state without one)."""

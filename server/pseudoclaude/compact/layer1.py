@@ -111,6 +111,13 @@ class SpillWriter:
         return path
 
 
+class DryRunSpill(SpillWriter):
+    """A writer that writes nothing: the path a spill would get (for the preview)."""
+
+    def write(self, call_id: str, content: str) -> Path:
+        return self.spill_dir / f"{safe_name(call_id)}.txt"
+
+
 def plan(
     messages: Sequence[Message],
     base: int,

@@ -11,6 +11,8 @@ import json
 import re
 from collections.abc import Sequence
 
+import msgspec
+
 from pseudoclaude.compact.estimate import message_bytes, tokens_for_bytes
 from pseudoclaude.llm.types import Message
 
@@ -110,9 +112,22 @@ def _render_message(message: Message) -> str:
     return "\n".join(parts) or f"[{message.role}] (empty)"
 
 
-def render(groups: Sequence[Sequence[Message]], dropped: int, instructions: str = "") -> str:
-    """The whole summary request: transcript, prompt, and the user's extra instructions."""
-    lines = ["<transcript>"]
+PREVIOUS_SUMMARY_NOTE = (
+    "The <previous-summary> block summarises the part of this same session that comes before "
+    "the transcript. Merge it into your summary: keep every fact, file, error and user "
+    "message it lists, then add what the transcript brings.")
+
+SHORTENED_RESULT_BYTES = 2_048
+
+
+def render(groups: Sequence[Sequence[Message]], dropped: int = 0, instructions: str = "",
+           previous: str = "") -> str:
+    """The whole summary request: the previous chunk's summary (when summarising in chunks),
+    the transcript, the prompt, and the user's extra instructions."""
+    lines = []
+    if previous:
+        lines += ["<previous-summary>", previous, "</previous-summary>", ""]
+    lines.append("<transcript>")
     if dropped:
         lines.append(f"[{dropped} earlier messages did not fit and are left out]")
     for group in groups:
@@ -122,31 +137,79 @@ def render(groups: Sequence[Sequence[Message]], dropped: int, instructions: str 
     lines.append("</transcript>")
     lines.append("")
     lines.append(SUMMARY_PROMPT)
+    if previous:
+        lines.append(PREVIOUS_SUMMARY_NOTE)
     if instructions.strip():
         lines.append(f"Additional instructions from the user: {instructions.strip()}")
     return "\n".join(lines)
 
 
-def fit(groups: list[list[Message]], budget_tokens: int, instructions: str = "",
-        ) -> tuple[list[list[Message]], int]:
-    """Drop the oldest whole rounds until the request fits ``budget_tokens``.
+def _rendered_tokens(message: Message) -> int:
+    return tokens_for_bytes(len(_render_message(message).encode("utf-8", "surrogatepass")) + 1)
 
-    Returns the rounds kept and the number of messages dropped.
-    """
-    fixed = tokens_for_bytes(len((SUMMARY_SYSTEM + render([], 1, instructions)).encode()))
-    sizes = [tokens_for_bytes(len(_render_message(m).encode("utf-8", "surrogatepass")) + 1)
-             for g in groups for m in g]
-    total = fixed + sum(sizes)
-    kept = list(groups)
-    dropped = 0
-    i = 0
-    while kept and total > budget_tokens:
-        group = kept.pop(0)
-        for _ in group:
-            total -= sizes[i]
-            i += 1
-        dropped += len(group)
-    return kept, dropped
+
+def shorten(group: Sequence[Message]) -> list[Message]:
+    """A round too large for any summary request: its tool results cut to their head."""
+    out = []
+    for message in group:
+        result = message.tool_result
+        data = result.content.encode("utf-8", "surrogatepass") if result else b""
+        if result is not None and len(data) > SHORTENED_RESULT_BYTES:
+            head = data[:SHORTENED_RESULT_BYTES].decode("utf-8", "ignore")
+            cut = (f"{head}\n[... {len(data) - len(head.encode()):,} more bytes of this result "
+                   "left out of the summary request]")
+            message = msgspec.structs.replace(
+                message, tool_result=msgspec.structs.replace(result, content=cut))
+        out.append(message)
+    return out
+
+
+CARRIED_SUMMARY_ALLOWANCE = 4_000
+"""Tokens of a chunk's budget left free for the summary carried from the previous chunk."""
+
+
+def chunk(groups: Sequence[Sequence[Message]], budget_tokens: int, instructions: str = "",
+          ) -> list[list[list[Message]]]:
+    """Whole rounds split into chunks, oldest first, each small enough for one summary request
+    of ``budget_tokens`` (with room for the summary carried from the chunk before). A round
+    that is too large on its own goes in with its tool results cut to their head."""
+    fixed = tokens_for_bytes(len((SUMMARY_SYSTEM + render([], 1, instructions, " ")
+                                  + PREVIOUS_SUMMARY_NOTE).encode()))
+    # The first chunk carries no earlier summary; the others leave room for one.
+    first_room = max(1, budget_tokens - fixed)
+    room = max(1, first_room - min(CARRIED_SUMMARY_ALLOWANCE, budget_tokens // 4))
+    chunks: list[list[list[Message]]] = []
+    current: list[list[Message]] = []
+    used = 0
+    for group in groups:
+        limit = first_room if not chunks else room
+        size = sum(_rendered_tokens(m) for m in group)
+        if size > room:
+            group = shorten(group)
+            size = sum(_rendered_tokens(m) for m in group)
+        if current and used + size > limit:
+            chunks.append(current)
+            current, used = [], 0
+        current.append(list(group))
+        used += size
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+_STATED = (re.compile(r"(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)\s*maximum"),
+           re.compile(r"maximum context length is (\d[\d,]*)"))
+
+
+def stated_maximum(error: str) -> int | None:
+    """The context maximum a prompt-too-long error names, if it names one
+    (``prompt is too long: 215000 tokens > 200000 maximum``, ``maximum context length is
+    128000 tokens``)."""
+    for pattern in _STATED:
+        match = pattern.search(error)
+        if match:
+            return int(match.groups()[-1].replace(",", ""))
+    return None
 
 
 def extract_summary(reply: str) -> str:

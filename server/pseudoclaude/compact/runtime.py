@@ -16,13 +16,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pseudoclaude.compact import layer2
+import msgspec
+
+from pseudoclaude.compact import factcheck, layer2
+from pseudoclaude.compact.breakdown import Breakdown
 from pseudoclaude.compact.estimate import Anchor, message_bytes, tokens_for_bytes
-from pseudoclaude.compact.layer1 import Layer1Result, Ledger, SpillWriter, plan
+from pseudoclaude.compact.layer1 import DryRunSpill, Layer1Result, Ledger, SpillWriter, plan
+from pseudoclaude.compact.plan import (
+    NOTHING_TO_SUMMARIZE,
+    WOULD_NOT_SHRINK,
+    CompactPlan,
+    UndoOutcome,
+)
+from pseudoclaude.compact.undo import undo_plan
 from pseudoclaude.config import (
     COMPACT_AUTO,
     COMPACT_ROUND_BYTES,
@@ -30,9 +41,9 @@ from pseudoclaude.config import (
     COMPACT_SINGLE_RESULT_BYTES,
     Settings,
 )
-from pseudoclaude.conversation import Conversation
+from pseudoclaude.conversation import Conversation, PastReplace
 from pseudoclaude.errors import PseudoClaudeError
-from pseudoclaude.events import CompactEvent, Emit, ErrorEvent, WarningEvent, ignore
+from pseudoclaude.events import CompactEvent, Emit, ErrorEvent, FactCheck, WarningEvent, ignore
 from pseudoclaude.llm.errors import PromptTooLong, ProviderError
 from pseudoclaude.llm.provider import Provider, complete
 from pseudoclaude.llm.types import Message, Usage
@@ -42,6 +53,10 @@ BREAKER_LIMIT = 3
 # What an empty summary costs (the boundary reminder and the acknowledgement), in tokens.
 SUMMARY_OVERHEAD = tokens_for_bytes(sum(message_bytes(m) for m in layer2.assemble("", [])))
 SUMMARY_RETRIES = 3
+ASSUMED_SUMMARY_TOKENS = 2_000
+"""The preview's guess of a summary's size: min(summarised tokens, this) (SPEC §11)."""
+MIN_CHUNK_TOKENS = 500
+"""Below this a summary request cannot hold a useful chunk: the compaction fails."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,9 @@ class CompactConfig:
     reserve_tokens: int = SUMMARY_RESERVE_TOKENS
     recent_tokens: int = layer2.RECENT_TOKENS
     recent_messages: int = layer2.RECENT_MESSAGES
+    fact_check: bool = True
+    """Check each summary against the part it replaces (SPEC §11); off only for the
+    fidelity bench's comparison."""
 
     @classmethod
     def from_settings(cls, settings: Settings, window: int | None = None) -> CompactConfig:
@@ -79,6 +97,16 @@ class CompactConfig:
         return self.summary_budget
 
     @property
+    def reserved(self) -> int:
+        """Summary reserve plus safety margin, as applied after the small-window caps."""
+        return self.window - self.summary_budget
+
+    @property
+    def undo_threshold(self) -> int:
+        """After an undo, automatic compaction waits until window − reserve (capped)."""
+        return self.window - min(self.reserve_tokens, self.window // 4)
+
+    @property
     def keep_tokens(self) -> int:
         return min(self.recent_tokens, self.threshold // 4)
 
@@ -89,6 +117,7 @@ class CompactResult:
     after_tokens: int
     offloaded: int
     summarized: bool
+    fact_check: FactCheck = field(default_factory=FactCheck)
 
 
 @dataclass(frozen=True)
@@ -99,6 +128,7 @@ class ContextState:
     auto_compact_threshold: int
     auto_compact_failures: int
     auto_compact_tripped: bool
+    breakdown: Breakdown = field(default_factory=Breakdown)
 
 
 class CompactError(PseudoClaudeError):
@@ -110,6 +140,17 @@ class NoGain(CompactError):
 
 
 ProviderSource = Callable[[], Awaitable[Provider]]
+
+
+def smaller_budget(budget: int, error: str, config: CompactConfig) -> int:
+    """The next chunk budget after a prompt-too-long answer: from the maximum the error states
+    (the same caps as the configured window), else half; always smaller than before."""
+    stated = layer2.stated_maximum(error)
+    if stated is not None:
+        from_stated = dataclasses.replace(config, window=stated).summary_budget
+        if 0 < from_stated < budget:
+            return from_stated
+    return budget // 2
 
 
 class CompactRuntime:
@@ -141,6 +182,7 @@ class CompactRuntime:
         self._retry_from: int | None = None  # earliest round with a failed spill
         self.failures = 0
         self._announced = False
+        self._undone = False  # after an undo, automatic compaction waits for window − reserve
 
     # -- estimate ----------------------------------------------------------------------------
     def _label(self, path: Path) -> str:
@@ -246,7 +288,19 @@ class CompactRuntime:
                 self._anchor = Anchor(max(0, anchor.tokens - tokens_for_bytes(n)), anchor.count)
 
     # -- Layer 2 -----------------------------------------------------------------------------
-    async def _summarize(self, instructions: str) -> tuple[int, int] | None:
+    def _plan(self, messages: Sequence[Message]) -> tuple[int, str]:
+        """Where the recent window starts, and why there is nothing to summarise ("" when
+        there is). The one planner of the preview and of the real compaction."""
+        start = layer2.recent_start(messages, self.config.keep_tokens,
+                                    self.config.recent_messages)
+        if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
+            return start, NOTHING_TO_SUMMARIZE  # nothing old, or only the previous summary
+        old_size = tokens_for_bytes(sum(message_bytes(m) for m in messages[:start]))
+        if old_size <= SUMMARY_OVERHEAD:
+            return start, WOULD_NOT_SHRINK  # smaller than an empty summary would be
+        return start, ""
+
+    async def _summarize(self, instructions: str) -> tuple[int, int, FactCheck] | None:
         """Replace old context with a summary. None when there is nothing old to summarise.
 
         Raises CompactError (or a ProviderError) when no summary could be made or applied.
@@ -255,34 +309,16 @@ class CompactRuntime:
             raise CompactError("no model is configured to write the summary")
         generation, length, messages = self.conversation.tail(0)
         before = self.estimate()
-        start = layer2.recent_start(messages, self.config.keep_tokens,
-                                    self.config.recent_messages)
-        if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
-            return None  # nothing old, or only the previous summary: nothing to gain
-        old_size = tokens_for_bytes(sum(message_bytes(m) for m in messages[:start]))
-        if old_size <= SUMMARY_OVERHEAD:
-            return None  # smaller than an empty summary would be: no request is worth it
-        groups, dropped = layer2.fit(layer2.units(messages[:start]),
-                                     self.config.summary_budget, instructions)
+        start, reason = self._plan(messages)
+        if reason:
+            return None
+        old = messages[:start]
         provider = await self._provider()
-        attempt = 0
-        while True:
-            if not groups:
-                raise CompactError("the conversation is too large to summarise in this window")
-            prompt = layer2.render(groups, dropped, instructions)
-            try:
-                completion = await complete(provider, layer2.SUMMARY_SYSTEM,
-                                            [Message(role="user", content=prompt)], [])
-                break
-            except PromptTooLong:
-                if attempt >= SUMMARY_RETRIES:
-                    raise
-                attempt += 1
-                dropped += len(groups.pop(0))
-        try:
-            summary = layer2.extract_summary(completion.message.content)
-        except layer2.SummaryError as exc:
-            raise CompactError(str(exc)) from None
+        summary = await self._summarize_chunks(provider, layer2.units(old), instructions)
+        counts = FactCheck()
+        if self.config.fact_check:
+            checked = factcheck.check(summary, factcheck.gather(old))
+            summary, counts = checked.summary, checked.counts
         new = layer2.assemble(summary, messages[start:])
         # Compare like with like: the anchored estimate also counts the system prompt and the
         # tools (and whatever usage the provider reported), the new history is estimated.
@@ -294,16 +330,120 @@ class CompactRuntime:
                 "estimated tokens); not applied")
         if not await asyncio.to_thread(self._replace, generation, length, new):
             raise CompactError("the conversation changed while it was being summarised")
+        self._undone = False
+        after = self.estimate()
+        self.emit(CompactEvent(2, before, after, fact_check=counts))
+        return before, after, counts
+
+    async def _summarize_chunks(self, provider: Provider, groups: list[list[Message]],
+                                instructions: str) -> str:
+        """One summary of ``groups``: in chunks, oldest first, each chunk's summary carried
+        into the next request, when the whole does not fit one request. A prompt-too-long
+        answer makes the failing chunk smaller (from the maximum the error states, else half)
+        and tries again, at most :data:`SUMMARY_RETRIES` times per chunk."""
+        budget = self.config.summary_budget
+        queue = layer2.chunk(groups, budget, instructions)
+        summary = ""
+        retries = 0
+        i = 0
+        while i < len(queue):
+            prompt = layer2.render(queue[i], 0, instructions, summary)
+            try:
+                completion = await complete(provider, layer2.SUMMARY_SYSTEM,
+                                            [Message(role="user", content=prompt)], [])
+            except PromptTooLong as exc:
+                if retries >= SUMMARY_RETRIES:
+                    raise
+                retries += 1
+                budget = smaller_budget(budget, str(exc), self.config)
+                if budget < MIN_CHUNK_TOKENS:
+                    raise CompactError("the provider accepts too little to summarise "
+                                       f"anything ({exc})") from None
+                queue[i:i + 1] = layer2.chunk(queue[i], budget, instructions)
+                continue
+            try:
+                summary = layer2.extract_summary(completion.message.content)
+            except layer2.SummaryError as exc:
+                raise CompactError(str(exc)) from None
+            i += 1
+            retries = 0
+        return summary
+
+    # -- preview and undo ----------------------------------------------------------------------
+    async def preview(self, instructions: str = "") -> CompactPlan:
+        """What :meth:`compact` would do now: Layer 1 simulated (nothing written), then the
+        same planner. No model call; the conversation and the log are untouched."""
+        _, _, messages = self.conversation.tail(0)
+        before = self.estimate()
+        simulated, spilled, spilled_bytes, saved = self._simulate_layer1(messages)
+        start, reason = self._plan(simulated)
+        after_layer1 = max(0, before - tokens_for_bytes(saved))
+        kept = len(simulated) - start
+        if reason:
+            return CompactPlan(False, before, after_layer1, 0, len(simulated), 0, spilled,
+                               spilled_bytes, reason)
+        old = tokens_for_bytes(sum(message_bytes(m) for m in simulated[:start]))
+        after = max(0, after_layer1 - old + SUMMARY_OVERHEAD + min(old, ASSUMED_SUMMARY_TOKENS))
+        if after >= after_layer1:
+            return CompactPlan(False, before, after_layer1, 0, len(simulated), 0, spilled,
+                               spilled_bytes, WOULD_NOT_SHRINK)
+        return CompactPlan(True, before, after, start, kept, start, spilled, spilled_bytes)
+
+    def _simulate_layer1(self, messages: list[Message]) -> tuple[list[Message], int, int, int]:
+        """Layer 1 on a copy: (messages with previews, results it would spill, their bytes,
+        bytes it would save)."""
+        dry = DryRunSpill(self._spill.spill_dir, self._label)
+        result = plan(messages, 0, self.ledger, dry, single_limit=self.config.single_result_bytes,
+                      round_limit=self.config.round_bytes)
+        fresh = [o for o in result.offloads if o.call_id not in self.ledger.offloads]
+        previews = {o.call_id: o.preview for o in result.offloads}
+        out = [msgspec.structs.replace(m, tool_result=msgspec.structs.replace(
+                   m.tool_result, content=previews[m.tool_result.call_id]))
+               if m.tool_result is not None and m.tool_result.call_id in previews else m
+               for m in messages]
+        return out, len(fresh), sum(o.bytes for o in fresh), sum(result.saved.values())
+
+    async def undo(self, history: Callable[[], list[PastReplace]]) -> UndoOutcome:
+        """Bring back what the last compaction summarised, in place of its summary pair
+        (messages added since stay after them), committed as one ``undo`` replace. A second
+        undo goes one compaction further back. ``history`` reads the log's replaces."""
+        before = self.estimate()
+        past = await asyncio.to_thread(history)
+        generation, length, current = self.conversation.tail(0)
+        restored, reason, target = undo_plan(past, current)
+        if restored is None or target is None:
+            return UndoOutcome(False, before, before, len(current), reason)
+        if not await asyncio.to_thread(self._apply_undo, generation, length, restored, target):
+            raise CompactError("the conversation changed during the undo; try again")
         after = self.estimate()
         self.emit(CompactEvent(2, before, after))
-        return before, after
+        return UndoOutcome(True, before, after, len(self.conversation))
+
+    def _apply_undo(self, generation: int, length: int, restored: list[Message],
+                    target: PastReplace) -> bool:
+        current_gen, _, appended = self.conversation.tail(length)
+        if current_gen != generation:
+            return False
+        history = [*restored, *appended]
+        present = {m.tool_result.call_id for m in history if m.tool_result is not None}
+        for call_id, offload in target.offloads.items():  # the restored results' decisions
+            if call_id in present:
+                self.ledger.offloads.setdefault(call_id, offload)
+        self.ledger.kept |= {c for c in target.kept if c in present}
+        self._commit(history, "undo")
+        self._undone = True
+        return True
 
     def _replace(self, generation: int, length: int, new: list[Message]) -> bool:
         current_gen, _, appended = self.conversation.tail(length)
         if current_gen != generation:
             return False
-        history = [*new, *appended]
-        self.conversation.replace("compact", history)
+        self._commit([*new, *appended], "compact")
+        return True
+
+    def _commit(self, history: list[Message], reason: str) -> None:
+        """One ``replace`` line, then the Layer-1 decisions that still matter again."""
+        self.conversation.replace(reason, history)
         # The log's ledger restarts at a replace: record again the decisions that still
         # matter, so a resumed session keeps them; forget the others.
         present = {m.tool_result.call_id for m in history if m.tool_result is not None}
@@ -314,7 +454,6 @@ class CompactRuntime:
         self._anchor = None  # a replace resets the estimate to a full one
         self._scanned_gen, self._scanned = -1, 0  # re-scan once: decided results are skipped
         self._retry_from = None
-        return True
 
     # -- entry points ------------------------------------------------------------------------
     async def manage_context(self) -> None:
@@ -326,7 +465,8 @@ class CompactRuntime:
             self.emit(WarningEvent(f"tool-result offloading failed: {exc}"))
         if not self.config.auto or self.tripped:
             return
-        if self.estimate() < self.config.threshold:
+        threshold = self.config.undo_threshold if self._undone else self.config.threshold
+        if self.estimate() < threshold:
             return
         try:
             done = await self._summarize("")
@@ -358,4 +498,4 @@ class CompactRuntime:
             return CompactResult(before, self.estimate(), offloaded, False)
         self.failures = 0
         self._announced = False
-        return CompactResult(before, done[1], offloaded, True)
+        return CompactResult(before, done[1], offloaded, True, done[2])

@@ -15,6 +15,7 @@ from typing import Any
 from msgspec import UNSET
 
 from pseudoclaude.agent.runner import RunResult as RunOutcome
+from pseudoclaude.compact.breakdown import Breakdown
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.lsp import protocol as p
 from pseudoclaude.memory import MemoryStoreError
@@ -51,7 +52,33 @@ def run_result(session_id: str, result: RunOutcome) -> p.RunResult:
 async def compact(ws: Workspace, params: p.CompactParams) -> p.CompactResult:
     result = await ws.compact(params.instructions or "")
     return p.CompactResult(before_tokens=result.before_tokens, after_tokens=result.after_tokens,
-                           offloaded=result.offloaded, summarized=result.summarized)
+                           offloaded=result.offloaded, summarized=result.summarized,
+                           fact_check=result.fact_check)
+
+
+async def compact_preview(ws: Workspace, params: p.CompactParams) -> p.CompactPreviewResult:
+    plan = await ws.compact_preview(params.instructions or "")
+    return p.CompactPreviewResult(
+        would_summarize=plan.would_summarize, before_tokens=plan.before_tokens,
+        estimated_after_tokens=plan.estimated_after_tokens,
+        summarized_messages=plan.summarized_messages, kept_messages=plan.kept_messages,
+        first_kept_index=plan.first_kept_index,
+        spill=p.SpillPreview(results=plan.spill_results, bytes=plan.spill_bytes),
+        reason=plan.reason or UNSET)
+
+
+async def compact_undo(ws: Workspace, params: p.EmptyParams) -> p.UndoResult:
+    undone = await ws.undo_compact()
+    return p.UndoResult(restored=undone.restored, before_tokens=undone.before_tokens,
+                        after_tokens=undone.after_tokens, message_count=undone.message_count,
+                        reason=undone.reason or UNSET)
+
+
+def breakdown(b: Breakdown) -> p.Breakdown:
+    return p.Breakdown(system=b.system, rules=b.rules, memory=b.memory, tools=b.tools,
+                       summary=b.summary, messages=b.messages, tool_calls=b.tool_calls,
+                       tool_results=b.tool_results, spilled=b.spilled, free=b.free,
+                       reserved=b.reserved)
 
 
 async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
@@ -61,7 +88,7 @@ async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
         estimated_tokens=state.estimated_tokens, context_window=state.context_window,
         auto_compact_threshold=state.auto_compact_threshold,
         auto_compact_failures=state.auto_compact_failures,
-        auto_compact_tripped=state.auto_compact_tripped)
+        auto_compact_tripped=state.auto_compact_tripped, breakdown=breakdown(state.breakdown))
 
 
 def context_usage(workspace: str, ws: Workspace) -> p.ContextUsageParams:
@@ -70,7 +97,8 @@ def context_usage(workspace: str, ws: Workspace) -> p.ContextUsageParams:
     return p.ContextUsageParams(
         workspace=workspace, session_id=ws.session_id, estimated_tokens=state.estimated_tokens,
         context_window=state.context_window,
-        auto_compact_threshold=state.auto_compact_threshold)
+        auto_compact_threshold=state.auto_compact_threshold,
+        breakdown=breakdown(state.breakdown))
 
 
 async def memory_show(ws: Workspace, params: p.EmptyParams) -> p.MemoryShowResult:
@@ -131,6 +159,8 @@ async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.Messag
 HANDLERS: dict[str, Handler] = {
     p.RUN: run,
     p.COMPACT: compact,
+    p.COMPACT_PREVIEW: compact_preview,
+    p.COMPACT_UNDO: compact_undo,
     p.CONTEXT: context,
     p.MEMORY_SHOW: memory_show,
     p.MEMORY_REMEMBER: memory_remember,
@@ -142,7 +172,8 @@ HANDLERS: dict[str, Handler] = {
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 
-LONG_RUNNING = {p.RUN: "PseudoClaude: running", p.COMPACT: "PseudoClaude: compacting context"}
+LONG_RUNNING = {p.RUN: "PseudoClaude: running", p.COMPACT: "PseudoClaude: compacting context",
+                p.COMPACT_UNDO: "PseudoClaude: undoing the last compaction"}
 """Requests that report ``$/progress``, with their titles."""
 
 

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from pseudoclaude.events import Event
+from pseudoclaude.events import Event, FactCheck
 from pseudoclaude.llm.types import clean_value
 from pseudoclaude.session.ids import is_session_id
 
@@ -31,6 +31,8 @@ from pseudoclaude.session.ids import is_session_id
 
 RUN = "pseudoclaude/run"
 COMPACT = "pseudoclaude/compact"
+COMPACT_PREVIEW = "pseudoclaude/compact/preview"
+COMPACT_UNDO = "pseudoclaude/compact/undo"
 CONTEXT = "pseudoclaude/context"
 MEMORY_SHOW = "pseudoclaude/memory/show"
 MEMORY_REMEMBER = "pseudoclaude/memory/remember"
@@ -41,8 +43,8 @@ SESSIONS_NEW = "pseudoclaude/sessions/new"
 SESSIONS_MESSAGES = "pseudoclaude/sessions/messages"
 
 REQUESTS: tuple[str, ...] = (
-    RUN, COMPACT, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER, MEMORY_FORGET, SESSIONS_LIST,
-    SESSIONS_RESUME, SESSIONS_NEW, SESSIONS_MESSAGES,
+    RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
+    MEMORY_FORGET, SESSIONS_LIST, SESSIONS_RESUME, SESSIONS_NEW, SESSIONS_MESSAGES,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -53,7 +55,7 @@ CONTEXT_USAGE = "pseudoclaude/contextUsage"
 NOTIFICATIONS: tuple[str, ...] = (EVENT, MEMORY_CHANGED, CONTEXT_USAGE)
 """Server → client notifications."""
 
-SESSION_CHANGES = frozenset({SESSIONS_RESUME, SESSIONS_NEW})
+SESSION_CHANGES = frozenset({SESSIONS_RESUME, SESSIONS_NEW, COMPACT_UNDO})
 """Requests after which the context meter is sent again."""
 
 EXPERIMENTAL_KEY = "pseudoclaude"
@@ -199,6 +201,54 @@ class CompactResult(Wire):
     after_tokens: int
     offloaded: int
     summarized: bool
+    fact_check: FactCheck
+    """All zero when nothing was summarised."""
+
+
+class SpillPreview(Wire):
+    results: int
+    bytes: int
+
+
+class CompactPreviewResult(Wire):
+    """What ``pseudoclaude/compact`` would do now; nothing is written, no model is called."""
+
+    would_summarize: bool
+    before_tokens: int
+    estimated_after_tokens: int
+    summarized_messages: int
+    kept_messages: int
+    first_kept_index: int
+    spill: SpillPreview
+    reason: str | UnsetType = UNSET
+    """With ``wouldSummarize: false``: ``no session``, ``nothing to summarize`` or
+    ``would not shrink``."""
+
+
+class UndoResult(Wire):
+    restored: bool
+    before_tokens: int
+    after_tokens: int
+    message_count: int
+    reason: str | UnsetType = UNSET
+    """Why nothing was restored (``restored: false``)."""
+
+
+class Breakdown(Wire):
+    """What fills the context, in tokens (SPEC §11): the nine categories add up to
+    ``estimatedTokens``; ``free`` and ``reserved`` are beside them."""
+
+    system: int
+    rules: int
+    memory: int
+    tools: int
+    summary: int
+    messages: int
+    tool_calls: int
+    tool_results: int
+    spilled: int
+    free: int
+    reserved: int
 
 
 class ContextResult(Wire):
@@ -209,6 +259,7 @@ class ContextResult(Wire):
     auto_compact_threshold: int
     auto_compact_failures: int
     auto_compact_tripped: bool
+    breakdown: Breakdown
 
 
 class MemoryNote(Wire):
@@ -282,6 +333,7 @@ class ContextUsageParams(Wire):
     estimated_tokens: int
     context_window: int
     auto_compact_threshold: int
+    breakdown: Breakdown
 
 
 class MemoryChangedParams(Wire):
@@ -293,6 +345,8 @@ class MemoryChangedParams(Wire):
 PARAMS: dict[str, type[Wire]] = {
     RUN: RunParams,
     COMPACT: CompactParams,
+    COMPACT_PREVIEW: CompactParams,
+    COMPACT_UNDO: EmptyParams,
     CONTEXT: EmptyParams,
     MEMORY_SHOW: EmptyParams,
     MEMORY_REMEMBER: RememberParams,

@@ -1,6 +1,7 @@
 """The session log: an append-only JSONL record of a conversation, resumable (SPEC §3)."""
 
 from pseudoclaude.session.cleanup import CleanupReport, cleanup_expired
+from pseudoclaude.session.history import compaction_history
 from pseudoclaude.session.ids import is_session_id, new_session_id, session_id_time
 from pseudoclaude.session.listing import SessionInfo, list_sessions, session_info
 from pseudoclaude.session.loader import Replay, replay_file
@@ -30,6 +31,7 @@ __all__ = [
     "SessionWriteError",
     "SessionWriter",
     "cleanup_expired",
+    "compaction_history",
     "is_session_id",
     "list_sessions",
     "load_session",

@@ -15,9 +15,10 @@ import pytest
 from pseudoclaude.compact import CompactConfig, CompactRuntime
 from pseudoclaude.compact.layer2 import (
     BOUNDARY_REMINDER,
+    chunk,
     extract_summary,
-    fit,
     recent_start,
+    stated_maximum,
     units,
 )
 from pseudoclaude.conversation import Conversation
@@ -45,15 +46,34 @@ def test_recent_window_starts_at_the_tool_call_not_its_result(
     assert messages[recent_start(messages)].tool_calls
 
 
-def test_fit_drops_whole_rounds_oldest_first(call: Callable[..., Message],
-                                             result: Callable[..., Message]) -> None:
+def test_chunks_hold_whole_rounds_oldest_first(call: Callable[..., Message],
+                                               result: Callable[..., Message]) -> None:
     old = [Message(role="user", content="u" * 4000), call("c1"), result("c1", "r" * 4000),
            call("c2"), result("c2", "s" * 4000), Message(role="user", content="last")]
     groups = units(old)
     assert [len(g) for g in groups] == [1, 2, 2, 1]
-    kept, dropped = fit(groups, budget_tokens=2500)
-    assert dropped == 3 and [len(g) for g in kept] == [2, 1]
-    assert kept[0][0].tool_calls[0].id == "c2"
+    chunks = chunk(groups, budget_tokens=2_500)
+    assert len(chunks) > 1
+    assert [m for c in chunks for g in c for m in g] == old  # nothing dropped, order kept
+    for c in chunks:  # a call and its results always travel together
+        for g in c:
+            assert g in groups
+
+
+def test_a_round_too_large_for_any_chunk_goes_in_shortened(
+        call: Callable[..., Message], result: Callable[..., Message]) -> None:
+    huge = [call("c1"), result("c1", "z" * 400_000)]
+    [[group]] = chunk(units(huge), budget_tokens=5_000)
+    assert group[0] == huge[0] and group[1].tool_result is not None
+    assert "more bytes of this result left out" in group[1].tool_result.content
+    assert len(group[1].tool_result.content) < 3_000
+
+
+def test_the_stated_maximum_of_a_prompt_too_long_error() -> None:
+    assert stated_maximum("prompt is too long: 215000 tokens > 200000 maximum") == 200_000
+    assert stated_maximum("This model's maximum context length is 128000 tokens. However, "
+                          "your messages resulted in 130,000 tokens.") == 128_000
+    assert stated_maximum("prompt is too long") is None
 
 
 def test_auto_compaction_before_an_ordinary_request_puts_the_summary_first(
@@ -77,9 +97,11 @@ def test_auto_compaction_before_an_ordinary_request_puts_the_summary_first(
         assert event.after_tokens == h.runtime.estimate() < before
 
 
-def test_summary_input_is_sized_to_the_window_before_the_first_attempt(
+def test_history_larger_than_the_window_is_summarised_in_chunks_never_dropped(
         harness: Any, call: Callable[..., Message], result: Callable[..., Message],
         summary_rule: dict[str, Any]) -> None:
+    """SPEC §11 "Compaction at the limit": every request fits the window before the first
+    attempt, oldest first, each chunk's summary carried into the next; nothing is left out."""
     conv = Conversation()
     for i in range(40):  # 40 rounds of ~14k tokens of results: far more than the window
         conv.add_user(f"task {i}")
@@ -91,25 +113,31 @@ def test_summary_input_is_sized_to_the_window_before_the_first_attempt(
                     single_result_bytes=10**9, round_bytes=10**9)
         outcome = asyncio.run(h.runtime.compact())
         assert outcome.summarized
-        [request] = fake.requests
-        text = json.dumps(request["body"])
-        assert len(text) / 3.5 < 200_000 - 33_000
-        assert "r0 " not in text and "task 0\\n" not in text  # the oldest rounds went
-        for i in range(40):  # a call and its result are never split
-            assert (f"calls read_file c{i}]" in text) == (f"tool result for read_file c{i}]"
-                                                          in text)
+        texts = [json.dumps(r["body"]) for r in fake.requests]
+        assert len(texts) > 1
+        assert all(len(t) / 3.5 < 200_000 - 33_000 for t in texts)
+        assert "<previous-summary>" not in texts[0]
+        assert all("<previous-summary>" in t for t in texts[1:])
+        summarised = h.conversation.messages()
+        start = next(i for i, m in enumerate(conv.messages()) if m == summarised[2])
+        for i in range(40):  # every old round went into exactly one request, whole
+            if f"task {i}" not in json.dumps([m.content for m in summarised[2:]]):
+                holders = [t for t in texts if f"calls read_file c{i}]" in t]
+                assert len(holders) == 1, i
+                assert f"tool result for read_file c{i}]" in holders[0]
+        assert start > 0
 
 
-def test_prompt_too_long_drops_one_more_round_at_most_three_times(
+def test_prompt_too_long_makes_the_chunk_smaller_at_most_three_times(
         harness: Any, big_history: Callable[..., Conversation],
         summary_rule: dict[str, Any]) -> None:
     too_long = {"when": {"has_tools": False}, "reply": {"error": "prompt_too_long"}}
     with FakeModelServer({"rules": [{**too_long, "times": 2}, summary_rule]}) as fake:
         h = harness(fake, window=8_000, conversation=big_history(20))
         outcome = asyncio.run(h.runtime.compact())
-        assert outcome.summarized and len(fake.requests) == 3
+        assert outcome.summarized and len(fake.requests) >= 3
         sizes = [len(json.dumps(r["body"])) for r in fake.requests]
-        assert sizes[0] > sizes[1] > sizes[2]
+        assert sizes[0] > sizes[1] > sizes[2]  # the failing chunk shrank each time
     with FakeModelServer({"rules": [too_long]}) as fake:
         h = harness(fake, window=8_000, conversation=big_history(20))
         with pytest.raises(Exception, match=r"(?i)too long|context"):
