@@ -166,6 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
                              cli_state.compact, provider=True)
     compact.add_argument("--instructions", metavar="TEXT",
                          help="what the summary should focus on")
+    what = compact.add_mutually_exclusive_group()
+    what.add_argument("--preview", action="store_true",
+                      help="say what a compaction would do now (no model call, nothing written)")
+    what.add_argument("--undo", action="store_true",
+                      help="bring back what the last compaction summarised")
 
     memory = _group(commands, "memory", "project and user memory")
     _state_command(memory, "show", "the notes and the index the model sees",

@@ -30,7 +30,7 @@ from pseudoclaude.llm.types import (
     copy_messages,
 )
 
-REPLACE_REASONS = frozenset({"compact", "repair", "clear", "import"})
+REPLACE_REASONS = frozenset({"compact", "repair", "clear", "import", "undo"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,14 +113,20 @@ class Conversation:
         return self.append(Message(role="user", tool_result=result))
 
     def append(self, message: Message) -> Message:
-        """Append a copy of ``message``; returns when every hook (the log's fsync) returned."""
+        """Append a copy of ``message``; returns when every hook (the log's fsync) returned.
+
+        The message's ``usage`` goes to the hook (the log stamps it) and is not kept.
+        """
         stored = clean_message(copy_message(message))
+        stored.usage = None
         with self._order:
             with self._state:
                 self._messages.append(stored)
             hook = self._hooks.on_append
             if hook is not None:
-                hook(copy_message(stored))
+                logged = copy_message(stored)
+                logged.usage = message.usage
+                hook(logged)
         return copy_message(stored)
 
     # -- whole-history changes -------------------------------------------------------------
