@@ -1,177 +1,15 @@
 -- End to end in a real Neovim: the plugin against the real server and the scripted fake model.
 -- Run by test_nvim.py:  nvim --headless --clean -l nvim_e2e.lua
--- Environment: PC_PLUGIN (editors/nvim), PC_WORKSPACE (a folder with README.md), PC_PYTHON (a
--- Python with the pseudoclaude package), PC_BASE_URL (the fake model), PC_REPORT (a JSON file
--- written at the end), PC_TIMEOUT_MS (per step).
-local env = vim.env
-local plugin, workspace = assert(env.PC_PLUGIN), assert(env.PC_WORKSPACE)
-local python, base_url = assert(env.PC_PYTHON), assert(env.PC_BASE_URL)
-local report_path = assert(env.PC_REPORT)
-local TIMEOUT = tonumber(env.PC_TIMEOUT_MS or '') or 90000
-
-local report = { steps = {}, notifications = {}, events = {} }
-local step_name = 'start'
-
-local function write_report(ok, err)
-  report.ok = ok
-  report.error = err
-  report.failed_step = not ok and step_name or nil
-  report.transcript = vim.api.nvim_buf_is_valid(vim.fn.bufnr('pseudoclaude://transcript'))
-      and vim.api.nvim_buf_get_lines(vim.fn.bufnr('pseudoclaude://transcript'), 0, -1, false)
-    or {}
-  local f = assert(io.open(report_path, 'w'))
-  f:write(vim.json.encode(report))
-  f:close()
-end
-
-local function step(name, fn)
-  step_name = name
-  local t0 = vim.uv.hrtime()
-  local ok, err = xpcall(fn, debug.traceback)
-  if not ok then
-    write_report(false, err)
-    io.stderr:write(string.format('step %q failed: %s\n', name, err))
-    os.exit(1)
-  end
-  report.steps[#report.steps + 1] = { name = name, ms = math.floor((vim.uv.hrtime() - t0) / 1e6) }
-end
-
---- Wait (processing events) until `cond()` is truthy; fail with `what` after the timeout.
-local function wait_for(what, cond, timeout)
-  local value
-  local ok = vim.wait(timeout or TIMEOUT, function()
-    value = cond()
-    return value ~= nil and value ~= false
-  end, 20)
-  if not ok then
-    error('timed out waiting for ' .. what, 2)
-  end
-  return value
-end
-
-local function transcript_text()
-  local b = vim.fn.bufnr('pseudoclaude://transcript')
-  if b < 0 then
-    return ''
-  end
-  return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
-end
-
-local function contains(haystack, needle, what)
-  if not haystack:find(needle, 1, true) then
-    error(string.format('%s: %q not found in:\n%s', what or 'text', needle, haystack), 2)
-  end
-end
-
--- Record what the plugin shows, and answer its prompts from queues.
-local selects, select_answers = {}, {}
-local inputs = {}
-vim.notify = function(msg, level)
-  report.notifications[#report.notifications + 1] = { msg = msg, level = level or vim.log.levels.INFO }
-end
-vim.ui.select = function(items, opts, on_choice)
-  local labels = {}
-  for i, item in ipairs(items) do
-    labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
-  end
-  selects[#selects + 1] = { prompt = opts.prompt, kind = opts.kind, labels = labels }
-  local pick = table.remove(select_answers, 1)
-  assert(pick, 'unexpected vim.ui.select: ' .. tostring(opts.prompt))
-  for i, label in ipairs(labels) do
-    if label:find(pick, 1, true) then
-      return on_choice(items[i], i)
-    end
-  end
-  error(string.format('no item with %q in %s', pick, vim.inspect(labels)))
-end
-vim.ui.input = function(opts, on_confirm)
-  inputs[#inputs + 1] = opts.prompt
-  on_confirm(table.remove(select_answers, 1))
-end
-
-local function notified(pattern, level)
-  for _, n in ipairs(report.notifications) do
-    if n.msg:find(pattern, 1, true) and (level == nil or n.level == level) then
-      return n
-    end
-  end
-end
-
-local function errors_shown()
-  local out = {}
-  for _, n in ipairs(report.notifications) do
-    if n.level == vim.log.levels.ERROR then
-      out[#out + 1] = n.msg
-    end
-  end
-  return out
-end
-
--- Capture the plugin's User events.
-local last = {}
-for _, pattern in ipairs({ 'PseudoClaudeEvent', 'PseudoClaudeRunDone', 'PseudoClaudeCompactDone',
-  'PseudoClaudeRemembered', 'PseudoClaudeResumed', 'PseudoClaudeContext' }) do
-  vim.api.nvim_create_autocmd('User', {
-    pattern = pattern,
-    callback = function(ev)
-      last[pattern] = ev.data
-      if pattern == 'PseudoClaudeEvent' then
-        report.events[#report.events + 1] = ev.data.kind
-      end
-    end,
-  })
-end
-local function take(pattern)
-  return wait_for(pattern, function()
-    local v = last[pattern]
-    if v ~= nil then
-      last[pattern] = nil
-    end
-    return v
-  end)
-end
+-- Environment and helpers: nvim_harness.lua beside this file.
+local h = dofile(vim.fs.joinpath(vim.fs.dirname(_G.arg[0]), 'nvim_harness.lua'))
+local report, step, wait_for, take = h.report, h.step, h.wait_for, h.take
+local transcript_text, contains, notified, errors_shown = h.transcript_text, h.contains, h.notified, h.errors_shown
+local selects, workspace = h.selects, h.workspace
 
 local client
 
 step('setup', function()
-  if env.PC_LSP_DEBUG then
-    vim.lsp.set_log_level('debug')
-  end
-  vim.cmd('filetype on')
-  vim.opt.rtp:prepend(plugin)
-  vim.cmd.runtime('plugin/pseudoclaude.lua')
-  vim.o.statusline = "%f %=%{v:lua.require'pseudoclaude'.statusline()}"
-  require('pseudoclaude').setup({
-    python = python,
-    settings = {
-      provider = 'anthropic',
-      apiKey = 'sk-test',
-      baseUrl = base_url,
-      approvals = { runCommand = 'ask' },
-    },
-    transcript = { open = 'vsplit' },
-  })
-  vim.cmd.edit(vim.fn.fnameescape(workspace .. '/README.md'))
-  client = wait_for('the pseudoclaude client to initialize', function()
-    local c = vim.lsp.get_clients({ name = 'pseudoclaude', bufnr = 0 })[1]
-    return c and c.initialized and c
-  end)
-  assert(client.root_dir == workspace, 'root_dir ' .. tostring(client.root_dir))
-  local exp = client.server_capabilities.experimental
-  assert(exp and exp.pseudoclaude and exp.pseudoclaude.version == 1, 'experimental capability missing')
-  -- What the server advertises is what protocol.lua names.
-  local protocol = require('pseudoclaude.protocol')
-  local function sorted(t)
-    local out = vim.deepcopy(t)
-    table.sort(out)
-    return out
-  end
-  for _, key in ipairs({ 'requests', 'notifications', 'commands' }) do
-    local mine = sorted(vim.tbl_values(protocol[key]))
-    assert(vim.deep_equal(sorted(exp.pseudoclaude[key]), mine),
-      key .. ': server ' .. vim.inspect(sorted(exp.pseudoclaude[key])) .. ', protocol.lua ' .. vim.inspect(mine))
-  end
-  assert(exp.pseudoclaude.version == protocol.version, 'protocol version')
+  client = h.setup_plugin()
   report.statusline_before = require('pseudoclaude').statusline()
 end)
 
@@ -203,7 +41,7 @@ step('ask', function()
 end)
 
 step('approval', function()
-  select_answers = { 'Allow once' }
+  h.answer({ 'Allow once' })
   vim.cmd('PseudoClaudeAsk please run the tests')
   local done = take('PseudoClaudeRunDone')
   assert(done.error == nil, 'run failed: ' .. vim.inspect(done.error))
@@ -238,7 +76,7 @@ step('compact', function()
 end)
 
 step('remember', function()
-  select_answers = { 'project', 'project_knowledge' }
+  h.answer({ 'project', 'project_knowledge' })
   vim.cmd('PseudoClaudeRemember The tests run with make test')
   local done = take('PseudoClaudeRemembered')
   assert(done.error == nil, 'remember failed: ' .. vim.inspect(done.error))
@@ -250,7 +88,7 @@ end)
 
 step('memory', function()
   local before = #selects
-  select_answers = { 'Project · [project_knowledge]' }
+  h.answer({ 'Project · [project_knowledge]' })
   vim.cmd('PseudoClaudeMemory')
   local expected = vim.uri_to_fname(report.note.uri)
   wait_for('the note to open', function()
@@ -264,7 +102,7 @@ step('memory', function()
   contains(joined, 'Project · [project_knowledge]', 'memory menu')
   report.memory_menu = menu.labels
   -- The index as the model sees it, in a scratch buffer.
-  select_answers = { 'Memory index' }
+  h.answer({ 'Memory index' })
   vim.cmd('PseudoClaudeMemory')
   local index = wait_for('the memory index buffer', function()
     return vim.api.nvim_buf_get_name(0):find('pseudoclaude://memory-index', 1, true)
@@ -286,7 +124,7 @@ end)
 
 step('sessions and resume', function()
   local before = #selects
-  select_answers = { 'What is this project?' }
+  h.answer({ 'What is this project?' })
   vim.cmd('PseudoClaudeSessions')
   local done = take('PseudoClaudeResumed')
   assert(done.error == nil, 'resume failed: ' .. vim.inspect(done.error))
@@ -323,12 +161,18 @@ step('a failed request shows its message', function()
 end)
 
 step('context', function()
+  local before = vim.api.nvim_get_current_win()
   vim.cmd('PseudoClaudeContext')
-  local n = wait_for('the context message', function()
-    return notified('PseudoClaude (' .. vim.fs.basename(workspace) .. '): ')
+  local float = wait_for('the context float', function()
+    return require('pseudoclaude.context').float
   end)
-  contains(n.msg, 'of 200,000 tokens', 'context message')
-  contains(n.msg, 'auto-compact at 167,000', 'context message')
+  local text = table.concat(vim.api.nvim_buf_get_lines(float.buf, 0, -1, false), '\n')
+  contains(text, 'of 200,000 tokens', 'context float')
+  contains(text, 'Auto-compact at 167,000 tokens', 'context float')
+  contains(vim.api.nvim_win_get_config(float.win).title[1][1], vim.fs.basename(workspace), 'float title')
+  vim.api.nvim_feedkeys('q', 'x', false)
+  assert(not vim.api.nvim_win_is_valid(float.win), 'q did not close the float')
+  assert(vim.api.nvim_get_current_win() == before, 'back in the window before')
 end)
 
 step('cancel', function()
@@ -376,11 +220,7 @@ step('server exits during a run', function()
 end)
 
 step('stop', function()
-  client:stop()
-  wait_for('the client to stop', function()
-    return client:is_stopped()
-  end, 30000)
+  h.stop(client)
 end)
 
-write_report(true)
-io.stdout:write(string.format('nvim e2e: %d steps passed\n', #report.steps))
+h.done('nvim e2e')

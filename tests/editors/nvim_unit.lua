@@ -107,6 +107,8 @@ test('transcript rendering', function()
   ev({ kind = 'text', delta = 'Two\nlines.' })
   ev({ kind = 'toolResult', id = 'c2', name = 'run_command', isError = true, bytes = 9, preview = 'denied\nby user' })
   ev({ kind = 'compact', layer = 2, beforeTokens = 170000, afterTokens = 20000, offloaded = 1 })
+  ev({ kind = 'compact', layer = 2, beforeTokens = 90000, afterTokens = 9000, offloaded = 0,
+    factCheck = { checked = 7, missing = 3, added = 2 } })
   ev({ kind = 'memory', status = 'updated', changes = { { action = 'create', level = 'project', filename = 'n.md' } } })
   ev({ kind = 'memory', status = 'unchanged', changes = {} })
   ev({ kind = 'memory', status = 'failed', changes = {}, error = 'timeout' })
@@ -127,6 +129,7 @@ test('transcript rendering', function()
     'lines.',
     '  ✗ run_command failed: denied by user',
     '  ⇣ compacted (layer 2): 170k → 20k tokens, 1 result offloaded',
+    '  ⇣ compacted (layer 2): 90k → 9k tokens; summary checked: 7 facts, 2 carried by the server, 1 not carried (over the budget)',
     '  ✎ memory updated: create project n.md',
     '  ! memory update failed: timeout',
     '  ! spill failed',
@@ -222,7 +225,7 @@ test('user commands exist', function()
   local cmds = vim.api.nvim_get_commands({})
   for _, name in ipairs({ 'PseudoClaudeAsk', 'PseudoClaudeCompact', 'PseudoClaudeMemory', 'PseudoClaudeRemember',
     'PseudoClaudeSessions', 'PseudoClaudeResume', 'PseudoClaudeCancel', 'PseudoClaudeNew', 'PseudoClaudeForget',
-    'PseudoClaudeContext', 'PseudoClaudeTranscript' }) do
+    'PseudoClaudeContext', 'PseudoClaudeTranscript', 'PseudoClaudePreview', 'PseudoClaudeUndo' }) do
     assert(cmds[name], 'missing :' .. name)
   end
 end)
@@ -248,7 +251,8 @@ test('doc/tags is what :helptags makes of doc/pseudoclaude.txt', function()
   local fresh = vim.fn.readfile(tmp .. '/doc/tags')
   for _, tag in ipairs({ 'pseudoclaude', 'pseudoclaude-setup', ':PseudoClaudeAsk', ':PseudoClaudeCompact',
     ':PseudoClaudeMemory', ':PseudoClaudeRemember', ':PseudoClaudeSessions', ':PseudoClaudeResume',
-    ':PseudoClaudeCancel', 'pseudoclaude-statusline', 'pseudoclaude-root' }) do
+    ':PseudoClaudeCancel', 'pseudoclaude-statusline', 'pseudoclaude-root', ':PseudoClaudeContext',
+    ':PseudoClaudePreview', ':PseudoClaudeUndo' }) do
     assert(table.concat(fresh, '\n'):find(tag .. '\t', 1, true), 'no help tag ' .. tag)
   end
   eq(vim.fn.readfile(plugin .. '/doc/tags'), fresh,
@@ -354,6 +358,248 @@ test('root: ~/.PseudoClaude never makes HOME a workspace; no marker: the cwd or 
   vim.env.HOME = real_home
   vim.fn.chdir(real_cwd)
   assert(ok, err)
+end)
+
+local context = require('pseudoclaude.context')
+local BREAKDOWN = { system = 2000, rules = 500, memory = 300, tools = 3000, summary = 0, messages = 4000,
+  toolCalls = 700, toolResults = 1400, spilled = 100, free = 188000, reserved = 33000 }
+
+test('context: share and bar', function()
+  eq(context.share(2000, 200000), '1%')
+  eq(context.share(1, 200000), '<1%')
+  eq(context.share(0, 200000), '0%')
+  eq(context.share(-5, 200000), '0%')
+  eq(context.share(5, 0), '—')
+  eq(context.bar(0, 100), '')
+  eq(context.bar(1, 200000), '▏', 'a non-zero count shows')
+  eq(context.bar(50, 100, 20), string.rep('█', 10))
+  eq(context.bar(55, 100, 4), '██▎', '2.2 cells')
+  eq(context.bar(99.9, 100, 4), '████', 'rounds up to a full cell')
+  eq(context.bar(300, 100, 4), '████', 'capped at the width')
+  eq(context.bar(5, 0), '')
+end)
+
+test('context: the breakdown float lines', function()
+  local lines = context.breakdown_lines({ sessionId = 's1', messageCount = 14, estimatedTokens = 12000,
+    contextWindow = 200000, autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false,
+    breakdown = BREAKDOWN })
+  eq(lines, {
+    '12,000 of 200,000 tokens · 14 messages · session s1',
+    '',
+    'System           2,000    1%  ▎',
+    'Rules              500   <1%  ▏',
+    'Memory             300   <1%  ▏',
+    'Tools            3,000    2%  ▎',
+    'Summary              0    0%',
+    'Messages         4,000    2%  ▍',
+    'Tool calls         700   <1%  ▏',
+    'Tool results     1,400    1%  ▏',
+    'Spilled            100   <1%  ▏',
+    string.rep('─', 50),
+    'Free           188,000   94%  ██████████████████▊',
+    'Reserved        33,000   17%  ███▎',
+    '',
+    'Auto-compact at 167,000 tokens',
+    'q or <Esc> closes · :PseudoClaudePreview · :PseudoClaudeUndo',
+  })
+  local rows = context.rows(BREAKDOWN, 200000)
+  eq(#rows, 11)
+  eq(rows[8], { key = 'toolResults', label = 'Tool results', tokens = 1400, share = '1%', bar = '▏' })
+  local tripped = context.breakdown_lines({ sessionId = vim.NIL, messageCount = 0, estimatedTokens = 0,
+    contextWindow = 200000, autoCompactThreshold = 167000, autoCompactFailures = 3, autoCompactTripped = true })
+  eq(tripped[1], '0 of 200,000 tokens · 0 messages · no session yet')
+  eq(tripped[3], '(this server sends no breakdown)')
+  eq(tripped[5], 'Auto-compact at 167,000 tokens; stopped after 3 failures: :PseudoClaudeCompact')
+end)
+
+test('context: preview plans, fact check, compact and undo messages', function()
+  local preview = { wouldSummarize = true, beforeTokens = 170000, estimatedAfterTokens = 24000, summarizedMessages = 12,
+    keptMessages = 8, firstKeptIndex = 12, spill = { results = 2, bytes = 120000 } }
+  eq(context.preview_plan(preview, 'app'), { kind = 'confirm', message = 'Compact the context of app?', lines = {
+    '12 messages would be summarized, 8 recent messages kept as they are (from message 13).',
+    'Estimate: 170,000 → about 24,000 tokens.',
+    '2 tool results (117.2 KB) would be offloaded to files.',
+  } })
+  local nothing = { wouldSummarize = false, reason = 'nothing to summarize', beforeTokens = 900, estimatedAfterTokens = 900,
+    summarizedMessages = 0, keptMessages = 3, firstKeptIndex = 0, spill = { results = 0, bytes = 0 } }
+  eq(context.preview_plan(nothing, 'app'), { kind = 'nothing',
+    message = 'PseudoClaude: nothing to compact in app: everything is in the recent window (900 tokens).' })
+  local spill_only = vim.tbl_extend('force', nothing, { reason = 'would not shrink', spill = { results = 1, bytes = 60000 } })
+  eq(context.preview_plan(spill_only, 'app'), { kind = 'confirm',
+    message = 'Nothing to summarize in app (a summary would not make it smaller). Offload tool results?',
+    lines = { '1 tool result (58.6 KB) would be offloaded to files.', 'Estimate: 900 → about 900 tokens.' } })
+  local no_session = vim.tbl_extend('force', spill_only, { reason = 'no session' })
+  eq(context.preview_plan(no_session, 'app').kind, 'nothing')
+  eq(context.reason_text('something new'), 'something new')
+  eq(context.fact_check_text({ checked = 1, missing = 0, added = 0 }), 'summary checked: 1 fact, 0 carried by the server')
+  eq(context.compact_message({ beforeTokens = 170000, afterTokens = 20000, offloaded = 2, summarized = true,
+    factCheck = { checked = 12, missing = 2, added = 2 } }),
+    'PseudoClaude: context compacted (170k → 20k tokens, 2 tool results offloaded); summary checked: 12 facts, 2 carried by the server.')
+  eq(context.compact_message({ beforeTokens = 900, afterTokens = 900, offloaded = 0, summarized = false,
+    factCheck = { checked = 0, missing = 0, added = 0 } }),
+    'PseudoClaude: nothing to compact (900 tokens, all in the recent window).')
+  eq(context.undo_message({ restored = true, beforeTokens = 20000, afterTokens = 170000, messageCount = 42 }, 'app'),
+    'PseudoClaude: compaction undone in app: 42 messages, 20k → 170k tokens.')
+  eq(context.undo_message({ restored = false, reason = 'no compaction to undo', beforeTokens = 0, afterTokens = 0,
+    messageCount = 0 }, 'app'), 'PseudoClaude: nothing to undo in app: no compaction to undo.')
+  eq(context.undo_message({ restored = false, reason = vim.NIL, beforeTokens = 0, afterTokens = 0, messageCount = 0 }, 'app'),
+    'PseudoClaude: nothing to undo in app: no compaction left to undo.')
+end)
+
+test('context: the float shows the lines and closes with q and <Esc>', function()
+  local start = vim.api.nvim_get_current_win()
+  local buf, win = context.open_float({ 'one', 'two' }, 'PseudoClaude context · app')
+  eq(vim.api.nvim_get_current_win(), win, 'entered')
+  eq(vim.api.nvim_win_get_config(win).relative, 'editor')
+  eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { 'one', 'two' })
+  eq(vim.bo[buf].modifiable, false)
+  vim.api.nvim_feedkeys(vim.keycode('q'), 'x', false)
+  eq(vim.api.nvim_win_is_valid(win), false, 'q closes')
+  eq(vim.api.nvim_get_current_win(), start)
+  local _, win2 = context.open_float({ 'x' }, 't')
+  vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'x', false)
+  eq(vim.api.nvim_win_is_valid(win2), false, '<Esc> closes')
+  local _, win3 = context.open_float({ 'y' }, 't', { enter = false })
+  eq(vim.api.nvim_get_current_win(), start, 'not entered')
+  local _, win4 = context.open_float({ 'z' }, 't')
+  eq(vim.api.nvim_win_is_valid(win3), false, 'one float at a time')
+  context.close_float()
+  eq(vim.api.nvim_win_is_valid(win4), false)
+end)
+
+--- Run `fn` with `client.request` answering from `answers` (method -> result, or a function of
+--- the params answering `err, result`), `vim.notify` and `vim.ui.select` recorded; the select
+--- answers `choice`. Returns what was sent, shown and asked.
+local function with_fake_server(answers, choice, fn)
+  local client = require('pseudoclaude.client')
+  local real_request, real_notify, real_select = client.request, vim.notify, vim.ui.select
+  local seen = { sent = {}, shown = {}, asked = {}, floats = {} }
+  vim.notify = function(msg, level)
+    seen.shown[#seen.shown + 1] = { msg = msg, level = level }
+  end
+  vim.ui.select = function(items, opts, on_choice)
+    local f = context.float
+    seen.asked[#seen.asked + 1] = { items = items, prompt = opts.prompt, kind = opts.kind,
+      float = f and vim.api.nvim_buf_get_lines(f.buf, 0, -1, false) }
+    on_choice(choice)
+  end
+  client.request = function(method, params, cb)
+    params = params or {}
+    params.workspace = params.workspace or 'file:///work/app'
+    seen.sent[#seen.sent + 1] = { method = method, params = vim.deepcopy(params) }
+    local answer = answers[method]
+    if type(answer) == 'function' then
+      cb(answer(params))
+    elseif answer ~= nil then
+      cb(nil, answer, 'the client')
+    else
+      cb({ code = -32601, message = 'unhandled ' .. method }, nil, 'the client')
+    end
+  end
+  local ok, err = pcall(fn, seen)
+  client.request, vim.notify, vim.ui.select = real_request, real_notify, real_select
+  context.close_float()
+  assert(ok, err)
+  return seen
+end
+
+local function methods(seen)
+  return vim.tbl_map(function(s) return s.method end, seen.sent)
+end
+
+test(':PseudoClaudePreview: preview in a float, Compact compacts with the same instructions', function()
+  local protocol = require('pseudoclaude.protocol')
+  local r = protocol.requests
+  local answers = {
+    [r.compact_preview] = { wouldSummarize = true, beforeTokens = 170000, estimatedAfterTokens = 24000,
+      summarizedMessages = 12, keptMessages = 8, firstKeptIndex = 12, spill = { results = 0, bytes = 0 } },
+    [r.compact] = { beforeTokens = 170000, afterTokens = 20000, offloaded = 0, summarized = true,
+      factCheck = { checked = 5, missing = 1, added = 1 } },
+    [r.context] = { sessionId = 's', messageCount = 10, estimatedTokens = 20000, contextWindow = 200000,
+      autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false, breakdown = BREAKDOWN },
+  }
+  local seen = with_fake_server(answers, 'Compact', function()
+    pc.preview('  focus on the parser ')
+  end)
+  eq(methods(seen), { r.compact_preview, r.compact, r.context })
+  eq(seen.sent[1].params, { instructions = 'focus on the parser', workspace = 'file:///work/app' })
+  eq(seen.sent[2].params, { instructions = 'focus on the parser', workspace = 'file:///work/app' })
+  eq(#seen.asked, 1)
+  eq(seen.asked[1].items, { 'Compact', 'Cancel' })
+  eq(seen.asked[1].kind, 'pseudoclaude_compact')
+  eq(seen.asked[1].prompt, 'Compact the context of app?')
+  eq(seen.asked[1].float, { 'Compact the context of app?', '',
+    '12 messages would be summarized, 8 recent messages kept as they are (from message 13).',
+    'Estimate: 170,000 → about 24,000 tokens.' }, 'the float while asking')
+  eq(context.float, nil, 'the float closes after the answer')
+  eq(seen.shown[#seen.shown].msg,
+    'PseudoClaude: context compacted (170k → 20k tokens); summary checked: 5 facts, 1 carried by the server.')
+end)
+
+test(':PseudoClaudePreview: Cancel (or dismissing) compacts nothing; nothing to do asks nothing', function()
+  local r = require('pseudoclaude.protocol').requests
+  local preview = { wouldSummarize = true, beforeTokens = 170000, estimatedAfterTokens = 24000,
+    summarizedMessages = 12, keptMessages = 8, firstKeptIndex = 12, spill = { results = 0, bytes = 0 } }
+  for _, choice in ipairs({ 'Cancel', vim.NIL }) do
+    local seen = with_fake_server({ [r.compact_preview] = preview }, choice ~= vim.NIL and choice or nil, function()
+      pc.preview()
+    end)
+    eq(methods(seen), { r.compact_preview }, tostring(choice))
+    eq(seen.sent[1].params, { workspace = 'file:///work/app' })
+    eq(#seen.asked, 1)
+    eq(seen.shown, {})
+    eq(context.float, nil)
+  end
+  local seen = with_fake_server({ [r.compact_preview] = { wouldSummarize = false, reason = 'no session', beforeTokens = 0,
+    estimatedAfterTokens = 0, summarizedMessages = 0, keptMessages = 0, firstKeptIndex = 0,
+    spill = { results = 0, bytes = 0 } } }, nil, function()
+    pc.preview()
+  end)
+  eq(#seen.asked, 0)
+  eq(seen.shown[1].msg, 'PseudoClaude: nothing to compact in app: no conversation yet (0 tokens).')
+  local failed = with_fake_server({ [r.compact_preview] = function()
+    return { code = -32803, message = 'a run is in progress' }
+  end }, nil, function()
+    pc.preview()
+  end)
+  eq(failed.shown, { { msg = 'PseudoClaude: Preview failed: a run is in progress', level = vim.log.levels.ERROR } })
+end)
+
+test(':PseudoClaudeUndo: restored or not, with the reason; the meter refreshes', function()
+  local r = require('pseudoclaude.protocol').requests
+  transcript.clear()
+  local seen = with_fake_server({ [r.compact_undo] = { restored = true, beforeTokens = 20000, afterTokens = 170000,
+    messageCount = 42 } }, nil, function()
+    pc.undo()
+  end)
+  eq(methods(seen), { r.compact_undo, r.context })
+  eq(seen.sent[1].params, { workspace = 'file:///work/app' })
+  eq(seen.shown[1].msg, 'PseudoClaude: compaction undone in app: 42 messages, 20k → 170k tokens.')
+  eq(transcript.lines()[1], '· compaction undone: 42 messages, 20k → 170k tokens')
+  local not_restored = with_fake_server({ [r.compact_undo] = { restored = false, reason = 'no compaction to undo',
+    beforeTokens = 900, afterTokens = 900, messageCount = 3 } }, nil, function()
+    pc.undo()
+  end)
+  eq(not_restored.shown[1].msg, 'PseudoClaude: nothing to undo in app: no compaction to undo.')
+  eq(#not_restored.asked, 0, 'undo asks nothing')
+end)
+
+test(':PseudoClaudeContext: the breakdown in a float, the meter updated', function()
+  local r = require('pseudoclaude.protocol').requests
+  local c = { sessionId = 's1', messageCount = 14, estimatedTokens = 12000, contextWindow = 200000,
+    autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false, breakdown = BREAKDOWN }
+  local lines, title
+  with_fake_server({ [r.context] = c }, nil, function(seen)
+    pc.context()
+    local f = assert(context.float, 'no float')
+    lines = vim.api.nvim_buf_get_lines(f.buf, 0, -1, false)
+    title = vim.api.nvim_win_get_config(f.win).title
+    eq(vim.api.nvim_get_current_win(), f.win, 'the float is entered')
+    eq(seen.shown, {})
+  end)
+  eq(lines, context.breakdown_lines(c))
+  eq(title, { { ' PseudoClaude context · app ' } })
+  eq(meter.get('file:///work/app').breakdown, BREAKDOWN)
 end)
 
 io.stdout:write(string.format('nvim unit: %d passed, %d failed\n', passed, failed))

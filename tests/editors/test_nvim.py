@@ -2,10 +2,13 @@
 
 ``test_nvim_unit`` checks the plugin's pure Lua parts; ``test_nvim_end_to_end`` drives the plugin
 against the real server (``<python> -m pseudoclaude lsp``) and the scripted fake model: ask,
-approval, compact, remember, memory, sessions and resume, a failed request, cancel, statusline,
-and the server dying during a run.
-Both scripts live beside this file; they poll with generous timeouts instead of sleeping. The
-``nvim`` fixture (the real binary, a private HOME) comes from ``conftest.py``.
+approval, compact, remember, memory, sessions and resume, a failed request, the context float,
+cancel, statusline, and the server dying during a run. ``test_nvim_compaction_commands`` drives
+``:PseudoClaudeContext`` (the breakdown), ``:PseudoClaudePreview`` (Cancel, then Compact) and
+``:PseudoClaudeUndo`` (twice) against the server's SPEC §11 requests.
+The scripts live beside this file (their shared harness is ``nvim_harness.lua``); they poll with
+generous timeouts instead of sleeping. The ``nvim`` fixture (the real binary, a private HOME)
+comes from ``conftest.py``.
 """
 
 from __future__ import annotations
@@ -69,8 +72,7 @@ def e2e_script() -> dict[str, Any]:
     return script
 
 
-@pytest.mark.timeout(420)
-def test_nvim_end_to_end(nvim: Any, tmp_path: Path) -> None:
+def make_workspace(tmp_path: Path) -> Path:
     workspace = tmp_path / "project"
     workspace.mkdir()
     # ~40 KB: two reads of it fill more than the recent window, so compaction summarizes.
@@ -78,13 +80,20 @@ def test_nvim_end_to_end(nvim: Any, tmp_path: Path) -> None:
     readme = "# Demo project\n\nIt keeps sessions and memory.\n" + filler
     (workspace / "README.md").write_text(readme)
     (workspace / ".git").mkdir()
+    return workspace
+
+
+def run_script(nvim: Any, tmp_path: Path, workspace: Path,
+               script: str) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """Run ``script`` against the real server and the fake model, asserting it exited 0 with
+    ``ok``: its report, the requests the model got, and the details (stdout first) to show."""
     report_path = tmp_path / "report.json"
     with FakeModelServer(e2e_script()) as model:
         env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
                        PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
                        PC_REPORT=str(report_path), PC_TIMEOUT_MS="90000")
         try:
-            proc = nvim.run(HERE / "nvim_e2e.lua", [], env, timeout=360, cwd=workspace)
+            proc = nvim.run(HERE / script, [], env, timeout=360, cwd=workspace)
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"nvim did not finish: {exc}\n{lsp_log(env)}")
         requests = model.requests
@@ -93,7 +102,14 @@ def test_nvim_end_to_end(nvim: Any, tmp_path: Path) -> None:
               f"report: {json.dumps(report, indent=1, ensure_ascii=False)[-8000:]}\n"
               f"lsp.log: {lsp_log(env)}")
     assert proc.returncode == 0 and report.get("ok"), detail
-    assert "nvim e2e: 14 steps passed" in proc.stdout, detail
+    return report, requests, detail
+
+
+@pytest.mark.timeout(420)
+def test_nvim_end_to_end(nvim: Any, tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    report, requests, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e.lua")
+    assert "nvim e2e: 14 steps passed" in detail, detail
 
     # What the model was asked: the first run read README.md through read_file.
     assert requests, "the fake model got no request"
@@ -114,3 +130,26 @@ def test_nvim_end_to_end(nvim: Any, tmp_path: Path) -> None:
     # The compaction asked the model for a summary (a request without tools).
     assert any(not r["body"].get("tools") and "focus on the README" in json.dumps(r["body"])
                for r in requests), "no summary request with the instructions"
+
+
+@pytest.mark.timeout(420)
+def test_nvim_compaction_commands(nvim: Any, tmp_path: Path) -> None:
+    """:PseudoClaudeContext, :PseudoClaudePreview and :PseudoClaudeUndo against the real server
+    (SPEC §11 breakdown, preview, undo and fact check)."""
+    workspace = make_workspace(tmp_path)
+    report, requests, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_compaction.lua")
+    assert "nvim compaction e2e: 8 steps passed" in detail, detail
+
+    # The cancelled preview asked the model nothing; the compaction asked for a summary with the
+    # instructions given to :PseudoClaudePreview.
+    bodies = [json.dumps(r["body"]) for r in requests]
+    assert not any("only a preview, never sent" in b for b in bodies), "a preview reached the model"
+    summaries = [r for r in requests if "focus on the README" in json.dumps(r["body"])]
+    assert len(summaries) == 1 and not summaries[0]["body"].get("tools"), len(summaries)
+    # On disk: the compaction, then the undo, each one `replace` line (SPEC §3).
+    logs = sorted((workspace / ".PseudoClaude" / "sessions").glob("*/conversation.jsonl"))
+    assert len(logs) == 1, logs
+    reasons = [line.get("reason") for line in map(json.loads, logs[0].read_text().splitlines())
+               if line.get("type") == "replace"]
+    assert reasons == ["compact", "undo"], reasons
+    assert report["undo"]["restored"] is True and report["undo_again"]["restored"] is False

@@ -38,6 +38,18 @@ local commands = {
     end,
     { nargs = '*', desc = 'PseudoClaude: Compact Context [instructions]' },
   },
+  PseudoClaudePreview = {
+    function(o)
+      pc().preview(o.args)
+    end,
+    { nargs = '*', desc = 'PseudoClaude: preview a compaction [instructions], then compact or cancel' },
+  },
+  PseudoClaudeUndo = {
+    function()
+      pc().undo()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: Undo Compaction (the summarized messages come back)' },
+  },
   PseudoClaudeMemory = {
     function()
       pc().memory()
@@ -84,7 +96,7 @@ local commands = {
     function()
       pc().context()
     end,
-    { nargs = 0, desc = 'PseudoClaude: context tokens, window and auto-compact state' },
+    { nargs = 0, desc = 'PseudoClaude: what fills the context (breakdown in a float)' },
   },
   PseudoClaudeTranscript = {
     function()

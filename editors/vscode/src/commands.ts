@@ -12,6 +12,7 @@ export interface CommandSpec {
 export const COMMANDS = {
   ask: { id: 'pseudoclaude.ask', title: 'PseudoClaude: Ask' },
   compact: { id: 'pseudoclaude.compactContext', title: 'PseudoClaude: Compact Context' },
+  undoCompaction: { id: 'pseudoclaude.undoCompaction', title: 'PseudoClaude: Undo Compaction' },
   showMemory: { id: 'pseudoclaude.showMemory', title: 'PseudoClaude: Show Memory' },
   remember: { id: 'pseudoclaude.remember', title: 'PseudoClaude: Remember...' },
   openMemoryIndex: { id: 'pseudoclaude.openMemoryIndex', title: 'PseudoClaude: Open MEMORY.md' },

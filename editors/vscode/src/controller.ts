@@ -4,6 +4,7 @@
  */
 import { CancelSource } from './cancel';
 import { COMMANDS } from './commands';
+import { COMPACT_ACTION, compactMessage, previewPlan, undoMessage } from './compaction';
 import { describeFailure, errorMessage, isCancelled } from './errors';
 import { formatCount, formatTokens, oneLine, plural } from './format';
 import { meterView, MeterStore } from './meter';
@@ -279,12 +280,15 @@ export class Controller {
     }
   }
 
+  /**
+   * Compact Context: optional instructions, then the preview (`pseudoclaude/compact/preview`: what
+   * would be summarized and kept, the estimate after, what would be offloaded), a modal asking
+   * before anything changes, the compaction, and its report with the summary's fact check.
+   */
   async compact(): Promise<void> {
     await this.folderRequest({
       what: 'Compact Context',
-      method: Requests.compact,
-      progress: 'PseudoClaude: compacting the context',
-      refresh: true,
+      method: Requests.compactPreview,
       params: async () => {
         const instructions = await this.ui.input({
           title: COMMANDS.compact.title,
@@ -297,22 +301,47 @@ export class Controller {
         }
         return instructions.trim() === '' ? {} : { instructions: instructions.trim() };
       },
-      onResult: (r) => {
-        const change = `${formatTokens(r.beforeTokens)} → ${formatTokens(r.afterTokens)} tokens`;
-        const spilled = r.offloaded > 0 ? `, ${plural(r.offloaded, 'tool result')} offloaded` : '';
-        if (r.summarized) {
-          void this.ui.info(`PseudoClaude: context compacted (${change}${spilled}).`);
-        } else if (r.offloaded > 0) {
-          void this.ui.info(
-            `PseudoClaude: ${plural(r.offloaded, 'tool result')} offloaded (${change}); nothing older ` +
-              'than the recent window to summarize.',
-          );
-        } else {
-          void this.ui.info(
-            `PseudoClaude: nothing to compact (${formatTokens(r.beforeTokens)} tokens, all in the ` +
-              'recent window).',
+      onResult: async (preview, folder, params) => {
+        const plan = previewPlan(preview, folder.name);
+        if (plan.kind === 'nothing') {
+          void this.ui.info(plan.message);
+          return;
+        }
+        if (!(await this.ui.confirm(plan.message, COMPACT_ACTION, plan.detail))) {
+          return;
+        }
+        const instructions = params.instructions;
+        await this.folderRequest({
+          what: 'Compact Context',
+          method: Requests.compact,
+          folder,
+          progress: 'PseudoClaude: compacting the context',
+          refresh: true,
+          params: () => (instructions === undefined ? {} : { instructions }),
+          onResult: (r) => {
+            void this.ui.info(compactMessage(r));
+          },
+        });
+      },
+    });
+  }
+
+  /** Undo Compaction: the messages the last compaction summarized come back (`compact/undo`). */
+  async undoCompaction(): Promise<void> {
+    await this.folderRequest({
+      what: 'Undo Compaction',
+      method: Requests.compactUndo,
+      progress: 'PseudoClaude: undoing the last compaction',
+      refresh: true,
+      onResult: (r, folder) => {
+        const message = undoMessage(r, folder.name);
+        if (r.restored) {
+          this.transcript.note(
+            `compaction undone: ${plural(r.messageCount, 'message')}, ` +
+              `${formatTokens(r.beforeTokens)} → ${formatTokens(r.afterTokens)} tokens`,
           );
         }
+        void this.ui.info(message);
       },
     });
   }

@@ -33,6 +33,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   const handlers: Record<CommandName, (...args: unknown[]) => unknown> = {
     ask: (prompt) => c.ask(typeof prompt === 'string' ? prompt : undefined),
     compact: () => c.compact(),
+    undoCompaction: () => c.undoCompaction(),
     showMemory: () => c.showMemory(),
     remember: (text) => c.remember(typeof text === 'string' ? text : undefined),
     openMemoryIndex: () => c.openMemoryIndex(),

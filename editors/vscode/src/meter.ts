@@ -1,9 +1,10 @@
 /**
  * The context meter of the status bar: per workspace folder, fed by `pseudoclaude/contextUsage`
- * (tokens) and `pseudoclaude/context` (tokens plus the auto-compact breaker).
+ * (tokens and their breakdown) and `pseudoclaude/context` (the same plus the auto-compact breaker).
  */
+import { COMMANDS } from './commands';
 import { formatCount, formatTokens } from './format';
-import type { ContextResult, ContextUsageParams } from './protocol';
+import { BREAKDOWN_CATEGORIES, type Breakdown, type ContextResult, type ContextUsageParams } from './protocol';
 import { sameUri } from './uri';
 
 export type MeterLevel = 'normal' | 'warning' | 'error';
@@ -11,6 +12,7 @@ export type MeterLevel = 'normal' | 'warning' | 'error';
 export interface MeterView {
   /** `PseudoClaude` before any numbers are known, else `12k/200k` (`$(warning) ` when tripped). */
   text: string;
+  /** Markdown (the adapter trusts only the `TOOLTIP_COMMANDS` links in it). */
   tooltip: string;
   level: MeterLevel;
 }
@@ -22,14 +24,85 @@ export interface MeterState {
   autoCompactThreshold: number;
   autoCompactFailures?: number;
   autoCompactTripped?: boolean;
+  /** What fills the context (absent from a server that does not send it). */
+  breakdown?: Breakdown;
   running?: boolean;
 }
 
 /** Share of the auto-compact threshold at which the meter turns to the warning colour. */
 export const WARNING_RATIO = 0.85;
 
+/** The commands the tooltip links to (`command:` links VS Code runs only when trusted). */
+export const TOOLTIP_COMMANDS: readonly string[] = [
+  COMMANDS.showContext.id,
+  COMMANDS.compact.id,
+  COMMANDS.undoCompaction.id,
+];
+
+/** Display names of the breakdown's keys. */
+export const BREAKDOWN_LABELS: Record<keyof Breakdown, string> = {
+  system: 'System',
+  rules: 'Rules',
+  memory: 'Memory',
+  tools: 'Tools',
+  summary: 'Summary',
+  messages: 'Messages',
+  toolCalls: 'Tool calls',
+  toolResults: 'Tool results',
+  spilled: 'Spilled',
+  free: 'Free',
+  reserved: 'Reserved',
+};
+
+export interface BreakdownRow {
+  key: keyof Breakdown;
+  label: string;
+  tokens: number;
+  /** Share of the context window: `12%`, `<1%` for a small non-zero count, `—` without a window. */
+  share: string;
+}
+
+/** `12%` of the window; `<1%` for a count that rounds to nothing; `—` when the window is unknown. */
+export function formatShare(tokens: number, window: number): string {
+  if (!(window > 0)) {
+    return '—';
+  }
+  const pct = (Math.max(0, tokens) / window) * 100;
+  if (pct > 0 && pct < 0.5) {
+    return '<1%';
+  }
+  return `${Math.round(pct)}%`;
+}
+
+/**
+ * The rows of a breakdown: the nine categories (which add up to the estimate), then `free` and
+ * `reserved`; each with its share of the context window. Negative or missing counts show as 0.
+ */
+export function breakdownRows(b: Breakdown, contextWindow: number): BreakdownRow[] {
+  const keys: (keyof Breakdown)[] = [...BREAKDOWN_CATEGORIES, 'free', 'reserved'];
+  return keys.map((key) => {
+    const tokens = Math.max(0, Number(b[key]) || 0);
+    return { key, label: BREAKDOWN_LABELS[key], tokens, share: formatShare(tokens, contextWindow) };
+  });
+}
+
+/** A Markdown table of the breakdown (free and reserved in italics after the categories). */
+export function breakdownTable(b: Breakdown, contextWindow: number): string {
+  const lines = ['| context | tokens | share |', '|:--|--:|--:|'];
+  for (const row of breakdownRows(b, contextWindow)) {
+    const label = row.key === 'free' || row.key === 'reserved' ? `*${row.label}*` : row.label;
+    lines.push(`| ${label} | ${formatCount(row.tokens)} | ${row.share} |`);
+  }
+  return lines.join('\n');
+}
+
+/** `text` with the Markdown punctuation escaped (folder names go into the tooltip). */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, (c) => `\\${c}`);
+}
+
 export function meterView(state: MeterState | undefined, folderName?: string): MeterView {
-  const where = folderName ? ` (${folderName})` : '';
+  const where = folderName ? ` (${escapeMarkdown(folderName)})` : '';
   if (!state || (state.sessionId === null && state.estimatedTokens === 0)) {
     const running = state?.running ? '$(sync~spin) ' : '';
     return {
@@ -39,33 +112,41 @@ export function meterView(state: MeterState | undefined, folderName?: string): M
     };
   }
   const tokens = `${formatTokens(state.estimatedTokens)}/${formatTokens(state.contextWindow)}`;
-  const lines = [
-    `PseudoClaude context${where}: ${formatCount(state.estimatedTokens)} of ` +
+  const blocks = [
+    `**PseudoClaude context${where}**: ${formatCount(state.estimatedTokens)} of ` +
       `${formatCount(state.contextWindow)} tokens`,
-    `Auto-compact at ${formatCount(state.autoCompactThreshold)} tokens`,
   ];
-  if (state.sessionId) {
-    lines.push(`Session ${state.sessionId}`);
+  if (state.breakdown) {
+    blocks.push(breakdownTable(state.breakdown, state.contextWindow));
   }
+  const facts = [`Auto-compact at ${formatCount(state.autoCompactThreshold)} tokens`];
+  if (state.sessionId) {
+    facts.push(`Session ${state.sessionId}`);
+  }
+  blocks.push(facts.join(' · '));
   let level: MeterLevel = 'normal';
   if (state.autoCompactTripped) {
     level = 'error';
-    lines.push(
+    blocks.push(
       `Auto-compact stopped after ${state.autoCompactFailures ?? 3} failures: ` +
-        'run "PseudoClaude: Compact Context" to compact by hand.',
+        `run "${COMMANDS.compact.title}" to compact by hand.`,
     );
   } else if (
     state.autoCompactThreshold > 0 &&
     state.estimatedTokens >= state.autoCompactThreshold * WARNING_RATIO
   ) {
     level = 'warning';
-    lines.push('Close to the auto-compact threshold.');
+    blocks.push('Close to the auto-compact threshold.');
   }
   if (state.running) {
-    lines.push('A run is in progress.');
+    blocks.push('A run is in progress.');
   }
+  blocks.push(
+    `[Details](command:${COMMANDS.showContext.id}) · [Compact…](command:${COMMANDS.compact.id}) · ` +
+      `[Undo compaction](command:${COMMANDS.undoCompaction.id})`,
+  );
   const icon = level === 'error' ? '$(warning) ' : state.running ? '$(sync~spin) ' : '';
-  return { text: `${icon}${tokens}`, tooltip: lines.join('\n'), level };
+  return { text: `${icon}${tokens}`, tooltip: blocks.join('\n\n'), level };
 }
 
 /** Meter states by workspace folder URI. */
@@ -100,6 +181,7 @@ export class MeterStore {
       estimatedTokens: u.estimatedTokens,
       contextWindow: u.contextWindow,
       autoCompactThreshold: u.autoCompactThreshold,
+      breakdown: u.breakdown ?? (sameSession ? old?.breakdown : undefined),
       autoCompactFailures: sameSession ? old?.autoCompactFailures : 0,
       autoCompactTripped: sameSession ? old?.autoCompactTripped : false,
       running: old?.running,
@@ -116,6 +198,7 @@ export class MeterStore {
       autoCompactThreshold: c.autoCompactThreshold,
       autoCompactFailures: c.autoCompactFailures,
       autoCompactTripped: c.autoCompactTripped,
+      breakdown: c.breakdown,
       running: old?.running,
     });
   }

@@ -60,8 +60,8 @@ export interface Ui {
   info(message: string, ...actions: string[]): Promise<string | undefined>;
   warn(message: string, ...actions: string[]): Promise<string | undefined>;
   error(message: string, ...actions: string[]): Promise<string | undefined>;
-  /** A modal yes/no question; true when `action` was chosen. */
-  confirm(message: string, action: string): Promise<boolean>;
+  /** A modal question with `action` and Cancel (and `detail` under it); true when `action` was chosen. */
+  confirm(message: string, action: string, detail?: string): Promise<boolean>;
   /** A cancellable progress notification around `task`. */
   progress<T>(
     title: string,

@@ -10,6 +10,8 @@
 export const Requests = {
   run: 'pseudoclaude/run',
   compact: 'pseudoclaude/compact',
+  compactPreview: 'pseudoclaude/compact/preview',
+  compactUndo: 'pseudoclaude/compact/undo',
   context: 'pseudoclaude/context',
   memoryShow: 'pseudoclaude/memory/show',
   memoryRemember: 'pseudoclaude/memory/remember',
@@ -108,12 +110,89 @@ export interface CompactParams extends WorkspaceParams, WorkDoneParams {
   instructions?: string;
 }
 
+/**
+ * What the server checked in a summary against the part it replaces (SPEC §11 "Summary fact
+ * check"): items (user prompts, changed paths, the last prompt) checked, missing from the summary,
+ * and carried into it under `Carried facts (checked by the server)`.
+ */
+export interface FactCheck {
+  checked: number;
+  missing: number;
+  added: number;
+}
+
 export interface CompactResult {
   beforeTokens: number;
   afterTokens: number;
   offloaded: number;
   summarized: boolean;
+  /** All zero when nothing was summarised. */
+  factCheck: FactCheck;
 }
+
+/** Tool results a compaction would offload to files (Layer 1). */
+export interface SpillPreview {
+  results: number;
+  bytes: number;
+}
+
+/** Why a preview would summarise nothing (`wouldSummarize: false`). */
+export type PreviewReason = 'no session' | 'nothing to summarize' | 'would not shrink';
+
+/** `pseudoclaude/compact/preview`: what `pseudoclaude/compact` would do now (nothing written). */
+export interface CompactPreviewResult {
+  wouldSummarize: boolean;
+  /** Present with `wouldSummarize: false`. */
+  reason?: PreviewReason | string;
+  beforeTokens: number;
+  estimatedAfterTokens: number;
+  summarizedMessages: number;
+  keptMessages: number;
+  firstKeptIndex: number;
+  spill: SpillPreview;
+}
+
+/** `pseudoclaude/compact/undo`. */
+export interface UndoResult {
+  restored: boolean;
+  /** Why nothing was restored (`restored: false`). */
+  reason?: string;
+  beforeTokens: number;
+  afterTokens: number;
+  messageCount: number;
+}
+
+/**
+ * What fills the context, in tokens (SPEC §11 "Context breakdown"): the nine categories add up to
+ * `estimatedTokens`; `free` (window minus the estimate) and `reserved` (summary reserve + safety
+ * margin) are beside them.
+ */
+export interface Breakdown {
+  system: number;
+  rules: number;
+  memory: number;
+  tools: number;
+  summary: number;
+  messages: number;
+  toolCalls: number;
+  toolResults: number;
+  spilled: number;
+  free: number;
+  reserved: number;
+}
+
+/** The nine categories of a `Breakdown` that add up to the estimate, in display order. */
+export const BREAKDOWN_CATEGORIES = [
+  'system',
+  'rules',
+  'memory',
+  'tools',
+  'summary',
+  'messages',
+  'toolCalls',
+  'toolResults',
+  'spilled',
+] as const satisfies readonly (keyof Breakdown)[];
 
 export interface ContextResult {
   sessionId: string | null;
@@ -123,6 +202,7 @@ export interface ContextResult {
   autoCompactThreshold: number;
   autoCompactFailures: number;
   autoCompactTripped: boolean;
+  breakdown: Breakdown;
 }
 
 export interface MemoryNote {
@@ -223,6 +303,8 @@ export interface MessagesResult {
 export interface RequestTypes {
   'pseudoclaude/run': [RunParams, RunResult];
   'pseudoclaude/compact': [CompactParams, CompactResult];
+  'pseudoclaude/compact/preview': [CompactParams, CompactPreviewResult];
+  'pseudoclaude/compact/undo': [EmptyParams, UndoResult];
   'pseudoclaude/context': [EmptyParams, ContextResult];
   'pseudoclaude/memory/show': [EmptyParams, MemoryShowResult];
   'pseudoclaude/memory/remember': [RememberParams, RememberResult];
@@ -251,7 +333,15 @@ export type AgentEvent = EventBase &
     | { kind: 'text'; delta: string }
     | { kind: 'toolCall'; id: string; name: string; arguments: unknown }
     | { kind: 'toolResult'; id: string; name: string; isError: boolean; bytes: number; preview: string }
-    | { kind: 'compact'; layer: number; beforeTokens: number; afterTokens: number; offloaded: number }
+    | {
+        kind: 'compact';
+        layer: number;
+        beforeTokens: number;
+        afterTokens: number;
+        offloaded: number;
+        /** Layer 2 only. */
+        factCheck?: FactCheck;
+      }
     | {
         kind: 'memory';
         status: 'updated' | 'unchanged' | 'proposed' | 'failed';
@@ -278,6 +368,7 @@ export interface ContextUsageParams {
   estimatedTokens: number;
   contextWindow: number;
   autoCompactThreshold: number;
+  breakdown: Breakdown;
 }
 
 /** The `value` of a `$/progress` work-done notification. */

@@ -3,6 +3,7 @@
  * `PseudoClaude` output channel. The answer streams as it arrives; each tool call and its
  * result fold into one short line.
  */
+import { factCheckText } from './compaction';
 import { formatBytes, formatTokens, oneLine, plural } from './format';
 import type { AgentEvent, LogMessage, RunResult } from './protocol';
 import { baseName, sameUri } from './uri';
@@ -148,7 +149,8 @@ export class Transcript {
         this.line(
           `  ⇣ compacted (layer ${e.layer}): ${formatTokens(e.beforeTokens)} → ` +
             `${formatTokens(e.afterTokens)} tokens` +
-            (e.offloaded > 0 ? `, ${plural(e.offloaded, 'result')} offloaded` : ''),
+            (e.offloaded > 0 ? `, ${plural(e.offloaded, 'result')} offloaded` : '') +
+            (e.factCheck ? `; ${factCheckText(e.factCheck)}` : ''),
         );
         break;
       case 'memory':

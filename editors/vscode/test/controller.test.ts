@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Controller, HISTORY_MESSAGES } from '../src/controller';
 import type { RequestOptions } from '../src/ports';
-import type { ContextResult, MemoryShowResult, RunResult } from '../src/protocol';
+import type { CompactPreviewResult, CompactResult, ContextResult, MemoryShowResult, RunResult, UndoResult } from '../src/protocol';
 import { Transcript } from '../src/transcript';
 import { FakeAgent, FakeUi, flush, rpcError, StringSink } from './fakes';
 
@@ -10,6 +10,10 @@ const WS = 'file:///work/app';
 const CONTEXT: ContextResult = {
   sessionId: 's1', messageCount: 4, estimatedTokens: 12_000, contextWindow: 200_000,
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
+  breakdown: {
+    system: 2_000, rules: 500, memory: 300, tools: 3_000, summary: 0, messages: 4_000, toolCalls: 700,
+    toolResults: 1_500, spilled: 0, free: 188_000, reserved: 33_000,
+  },
 };
 const RESULT: RunResult = {
   sessionId: 's1', stopReason: 'completed', text: 'It keeps sessions.', iterations: 2,
@@ -33,7 +37,7 @@ describe('Ask', () => {
         controller.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'It keeps ' });
         controller.onEvent({ workspace: WS, sessionId: 's1', kind: 'toolCall', id: 'c', name: 'read_file', arguments: { path: 'README.md' } });
         controller.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'sessions.' });
-        controller.onContextUsage({ workspace: WS, sessionId: 's1', estimatedTokens: 12_000, contextWindow: 200_000, autoCompactThreshold: 167_000 });
+        controller.onContextUsage({ workspace: WS, sessionId: 's1', estimatedTokens: 12_000, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: CONTEXT.breakdown });
         assert.equal(ui.status?.text, '$(sync~spin) 12k/200k');
         return RESULT;
       },
@@ -295,30 +299,130 @@ describe('folderRequest: pick the folder, call the request, report the failure',
   });
 });
 
+const PREVIEW: CompactPreviewResult = {
+  wouldSummarize: true, beforeTokens: 170_000, estimatedAfterTokens: 24_000, summarizedMessages: 12,
+  keptMessages: 8, firstKeptIndex: 12, spill: { results: 2, bytes: 120_000 },
+};
+const COMPACTED: CompactResult = {
+  beforeTokens: 170_000, afterTokens: 20_000, offloaded: 2, summarized: true,
+  factCheck: { checked: 12, missing: 2, added: 2 },
+};
+const NOTHING: CompactPreviewResult = {
+  wouldSummarize: false, reason: 'nothing to summarize', beforeTokens: 900, estimatedAfterTokens: 900,
+  summarizedMessages: 0, keptMessages: 3, firstKeptIndex: 0, spill: { results: 0, bytes: 0 },
+};
+
 describe('Compact Context', () => {
-  it('sends optional instructions and reports the change', async () => {
-    const { agent, ui, controller } = setup({ 'pseudoclaude/compact': { beforeTokens: 170_000, afterTokens: 20_000, offloaded: 2, summarized: true } });
+  it('previews, asks, compacts with the same instructions and reports the fact check', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/compact/preview': PREVIEW, 'pseudoclaude/compact': COMPACTED });
     ui.inputs = ['focus on the parser'];
+    ui.confirms = [true];
     await controller.compact();
+    await flush();
+    assert.deepEqual(agent.methods(), ['pseudoclaude/compact/preview', 'pseudoclaude/compact', 'pseudoclaude/context']);
     assert.deepEqual(agent.calls[0]?.params, { workspace: WS, instructions: 'focus on the parser' });
-    assert.ok(agent.calls[0]?.options?.onProgress);
-    assert.deepEqual(ui.infos(), ['PseudoClaude: context compacted (170k → 20k tokens, 2 tool results offloaded).']);
+    assert.deepEqual(agent.calls[1]?.params, { workspace: WS, instructions: 'focus on the parser' });
+    assert.ok(agent.calls[1]?.options?.onProgress, 'the compaction reports progress');
+    assert.deepEqual(ui.progressTitles, ['PseudoClaude: compacting the context']);
+    assert.deepEqual(ui.confirmations, [{
+      message: 'Compact the context of app?',
+      action: 'Compact',
+      detail: '12 messages would be summarized, 8 recent messages kept as they are (from message 13).\n' +
+        'Estimate: 170,000 → about 24,000 tokens.\n' +
+        '2 tool results (117.2 KB) would be offloaded to files.',
+    }]);
+    assert.deepEqual(ui.infos(), [
+      'PseudoClaude: context compacted (170k → 20k tokens, 2 tool results offloaded); summary checked: 12 facts, 2 carried by the server.',
+    ]);
+    assert.deepEqual(ui.errors(), []);
   });
-  it('without instructions sends none, and says when there was nothing to summarize', async () => {
-    const { agent, ui, controller } = setup({ 'pseudoclaude/compact': { beforeTokens: 900, afterTokens: 900, offloaded: 0, summarized: false } });
+  it('Cancel in the dialog compacts nothing', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/compact/preview': PREVIEW, 'pseudoclaude/compact': COMPACTED });
+    ui.inputs = [''];
+    ui.confirms = [false];
+    await controller.compact();
+    await flush();
+    assert.deepEqual(agent.methods(), ['pseudoclaude/compact/preview']);
+    assert.deepEqual(agent.calls[0]?.params, { workspace: WS });
+    assert.equal(ui.confirmations.length, 1);
+    assert.deepEqual(ui.infos(), []);
+    assert.deepEqual(ui.errors(), []);
+    assert.deepEqual(ui.progressTitles, []);
+  });
+  it('says why nothing would be summarized, without asking', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/compact/preview': NOTHING, 'pseudoclaude/compact': COMPACTED });
     ui.inputs = [''];
     await controller.compact();
-    assert.deepEqual(agent.calls[0]?.params, { workspace: WS });
-    assert.match(ui.infos()[0] ?? '', /nothing to compact \(900 tokens/);
+    assert.deepEqual(agent.methods(), ['pseudoclaude/compact/preview']);
+    assert.deepEqual(ui.confirmations, []);
+    assert.deepEqual(ui.infos(), ['PseudoClaude: nothing to compact in app: everything is in the recent window (900 tokens).']);
+    const none = setup({ 'pseudoclaude/compact/preview': { ...NOTHING, reason: 'no session', beforeTokens: 0 } });
+    none.ui.inputs = [''];
+    await none.controller.compact();
+    assert.deepEqual(none.ui.infos(), ['PseudoClaude: nothing to compact in app: no conversation yet (0 tokens).']);
   });
-  it('Escape cancels; a failure shows the server message', async () => {
-    const { agent, ui, controller } = setup({ 'pseudoclaude/compact': () => { throw rpcError(-32803, 'no active session to compact'); } });
+  it('offers to offload tool results when only that would happen', async () => {
+    const { agent, ui, controller } = setup({
+      'pseudoclaude/compact/preview': { ...NOTHING, reason: 'would not shrink', spill: { results: 1, bytes: 60_000 } },
+      'pseudoclaude/compact': { beforeTokens: 30_000, afterTokens: 16_000, offloaded: 1, summarized: false, factCheck: { checked: 0, missing: 0, added: 0 } },
+    });
+    ui.inputs = [''];
+    ui.confirms = [true];
+    await controller.compact();
+    assert.deepEqual(agent.methods().slice(0, 2), ['pseudoclaude/compact/preview', 'pseudoclaude/compact']);
+    assert.equal(ui.confirmations[0]?.message, 'Nothing to summarize in app (a summary would not make it smaller). Offload tool results?');
+    assert.match(ui.confirmations[0]?.detail ?? '', /^1 tool result \(58\.6 KB\) would be offloaded to files\.\nEstimate: 900 → about 900 tokens\.$/);
+    assert.deepEqual(ui.infos(), ['PseudoClaude: 1 tool result offloaded (30k → 16k tokens); nothing older than the recent window to summarize.']);
+  });
+  it('Escape cancels; a failed preview or compaction shows the server message', async () => {
+    const { agent, ui, controller } = setup({ 'pseudoclaude/compact/preview': () => { throw rpcError(-32803, 'a run is in progress'); } });
     ui.inputs = [undefined];
     await controller.compact();
     assert.deepEqual(agent.calls, []);
     ui.inputs = [''];
     await controller.compact();
-    assert.deepEqual(ui.errors(), ['PseudoClaude: Compact Context failed: no active session to compact']);
+    assert.deepEqual(ui.errors(), ['PseudoClaude: Compact Context failed: a run is in progress']);
+    assert.deepEqual(ui.confirmations, []);
+    const late = setup({
+      'pseudoclaude/compact/preview': PREVIEW,
+      'pseudoclaude/compact': () => { throw rpcError(-32803, 'no active session to compact'); },
+    });
+    late.ui.inputs = [''];
+    late.ui.confirms = [true];
+    await late.controller.compact();
+    assert.deepEqual(late.ui.errors(), ['PseudoClaude: Compact Context failed: no active session to compact']);
+  });
+});
+
+describe('Undo Compaction', () => {
+  it('restores the summarized messages, notes it in the transcript and refreshes the meter', async () => {
+    const { agent, ui, sink, controller } = setup({
+      'pseudoclaude/compact/undo': { restored: true, beforeTokens: 20_000, afterTokens: 170_000, messageCount: 42 } satisfies UndoResult,
+    });
+    await controller.undoCompaction();
+    await flush();
+    assert.deepEqual(agent.methods(), ['pseudoclaude/compact/undo', 'pseudoclaude/context']);
+    assert.deepEqual(agent.calls[0]?.params, { workspace: WS });
+    assert.deepEqual(ui.progressTitles, ['PseudoClaude: undoing the last compaction']);
+    assert.deepEqual(ui.infos(), ['PseudoClaude: compaction undone in app: 42 messages, 20k → 170k tokens.']);
+    assert.match(sink.text, /· compaction undone: 42 messages, 20k → 170k tokens/);
+    assert.deepEqual(ui.confirmations, [], 'undo does not ask');
+  });
+  it('says why nothing was restored', async () => {
+    const { ui, sink, controller } = setup({
+      'pseudoclaude/compact/undo': { restored: false, reason: 'no compaction to undo', beforeTokens: 900, afterTokens: 900, messageCount: 3 },
+    });
+    await controller.undoCompaction();
+    assert.deepEqual(ui.infos(), ['PseudoClaude: nothing to undo in app: no compaction to undo.']);
+    assert.equal(sink.text, '');
+    const bare = setup({ 'pseudoclaude/compact/undo': { restored: false, beforeTokens: 0, afterTokens: 0, messageCount: 0 } });
+    await bare.controller.undoCompaction();
+    assert.deepEqual(bare.ui.infos(), ['PseudoClaude: nothing to undo in app: no compaction left to undo.']);
+  });
+  it('a failure shows the server message', async () => {
+    const { ui, controller } = setup({ 'pseudoclaude/compact/undo': () => { throw rpcError(-32803, 'a run is in progress'); } });
+    await controller.undoCompaction();
+    assert.deepEqual(ui.errors(), ['PseudoClaude: Undo Compaction failed: a run is in progress']);
   });
 });
 
@@ -450,7 +554,7 @@ describe('status and context', () => {
     const ui = new FakeUi();
     const { agent, controller } = setup({
       'pseudoclaude/context': { ...CONTEXT, autoCompactFailures: 3, autoCompactTripped: true },
-      'pseudoclaude/compact': { beforeTokens: 1, afterTokens: 1, offloaded: 0, summarized: false },
+      'pseudoclaude/compact/preview': NOTHING,
     }, ui);
     ui.choice = 'Compact Context';
     ui.inputs = [''];
@@ -458,7 +562,8 @@ describe('status and context', () => {
     assert.match(ui.messages[0]?.text ?? '', /12,000 of 200,000 tokens · 4 messages · session s1 .* Auto-compact stopped after 3 failures/);
     assert.equal(ui.messages[0]?.level, 'warn');
     assert.equal(ui.status?.level, 'error');
-    assert.ok(agent.methods().includes('pseudoclaude/compact'));
+    assert.ok(agent.methods().includes('pseudoclaude/compact/preview'));
+    assert.match(ui.infos().at(-1) ?? '', /nothing to compact in app/);
   });
   it('an error event refreshes the breaker state', async () => {
     const { agent, controller } = setup();

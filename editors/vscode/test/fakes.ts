@@ -47,6 +47,7 @@ export class FakeUi implements Ui {
   /** Each pick answers with the item whose label includes this text (undefined = Escape). */
   picks: (string | undefined)[] = [];
   confirms: boolean[] = [];
+  readonly confirmations: { message: string; action: string; detail: string | undefined }[] = [];
   /** What info/warn/error answer (an action title). */
   choice: string | undefined;
   readonly messages: { level: 'info' | 'warn' | 'error'; text: string; actions: string[] }[] = [];
@@ -108,7 +109,8 @@ export class FakeUi implements Ui {
   error(message: string, ...actions: string[]): Promise<string | undefined> {
     return this.say('error', message, actions);
   }
-  async confirm(message: string, _action: string): Promise<boolean> {
+  async confirm(message: string, action: string, detail?: string): Promise<boolean> {
+    this.confirmations.push({ message, action, detail });
     this.messages.push({ level: 'warn', text: message, actions: [] });
     return this.confirms.shift() ?? false;
   }

@@ -31,7 +31,7 @@ describe('package.json', () => {
     for (const t of [
       'PseudoClaude: Ask', 'PseudoClaude: Compact Context', 'PseudoClaude: Show Memory',
       'PseudoClaude: Remember...', 'PseudoClaude: Open MEMORY.md', 'PseudoClaude: Resume Session',
-      'PseudoClaude: New Session', 'PseudoClaude: Cancel Run',
+      'PseudoClaude: New Session', 'PseudoClaude: Cancel Run', 'PseudoClaude: Undo Compaction',
     ]) {
       assert.ok(titles.includes(t), t);
     }
@@ -67,7 +67,8 @@ describe('package.json', () => {
 describe('protocol names', () => {
   it('match SPEC §8', () => {
     assert.deepEqual(Object.values(Requests).sort(), [
-      'pseudoclaude/compact', 'pseudoclaude/context', 'pseudoclaude/memory/forget',
+      'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
+      'pseudoclaude/context', 'pseudoclaude/memory/forget',
       'pseudoclaude/memory/remember', 'pseudoclaude/memory/show', 'pseudoclaude/run',
       'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages', 'pseudoclaude/sessions/new',
       'pseudoclaude/sessions/resume',

@@ -52,6 +52,7 @@ describe('Transcript', () => {
     t.beginRun(WS, 'go');
     t.event(ev({ kind: 'toolResult', id: 'c', name: 'run_command', isError: true, bytes: 10, preview: '{"ok": false,\n "error": "denied"}' }));
     t.event(ev({ kind: 'compact', layer: 2, beforeTokens: 170_000, afterTokens: 20_000, offloaded: 1 }));
+    t.event(ev({ kind: 'compact', layer: 2, beforeTokens: 90_000, afterTokens: 9_000, offloaded: 0, factCheck: { checked: 7, missing: 2, added: 2 } }));
     t.event(ev({ kind: 'memory', status: 'updated', changes: [{ action: 'create', level: 'project', filename: 'project_knowledge_x.md' }] }));
     t.event(ev({ kind: 'memory', status: 'unchanged', changes: [] }));
     t.event(ev({ kind: 'memory', status: 'failed', changes: [], error: 'timeout' }));
@@ -61,6 +62,7 @@ describe('Transcript', () => {
     assert.deepEqual(lines, [
       '  ✗ run_command failed: {"ok": false, "error": "denied"}',
       '  ⇣ compacted (layer 2): 170k → 20k tokens, 1 result offloaded',
+      '  ⇣ compacted (layer 2): 90k → 9k tokens; summary checked: 7 facts, 2 carried by the server',
       '  ✎ memory updated: create project project_knowledge_x.md',
       '  ! memory update failed: timeout',
       '  ! spill failed',

@@ -2,6 +2,7 @@
 --- See `:help pseudoclaude`.
 local client = require('pseudoclaude.client')
 local config = require('pseudoclaude.config')
+local ctx = require('pseudoclaude.context')
 local fmt = require('pseudoclaude.format')
 local meter = require('pseudoclaude.meter')
 local protocol = require('pseudoclaude.protocol')
@@ -186,25 +187,62 @@ function M.compact(instructions)
   end
   notify('PseudoClaude: compacting…')
   client.request_or_fail(protocol.requests.compact, params, 'Compact', function(r)
-    local change = string.format('%s → %s tokens', fmt.tokens(r.beforeTokens), fmt.tokens(r.afterTokens))
-    local spilled = r.offloaded > 0 and (', ' .. fmt.plural(r.offloaded, 'tool result') .. ' offloaded') or ''
-    if r.summarized then
-      notify(string.format('PseudoClaude: context compacted (%s%s).', change, spilled))
-    elseif r.offloaded > 0 then
-      notify(
-        string.format(
-          'PseudoClaude: %s offloaded (%s); nothing older than the recent window to summarize.',
-          fmt.plural(r.offloaded, 'tool result'),
-          change
-        )
-      )
-    else
-      local before = fmt.tokens(r.beforeTokens)
-      notify(string.format('PseudoClaude: nothing to compact (%s tokens, all in the recent window).', before))
-    end
+    notify(ctx.compact_message(r))
   end, function(err, r)
     M.refresh_context(params.workspace)
     fire('PseudoClaudeCompactDone', { error = err, result = r })
+  end)
+end
+
+--- `:PseudoClaudePreview [instructions]`: what a compaction would do now (summarized and kept
+--- messages, the estimate after, tool results that would be offloaded) in a float, then
+--- `vim.ui.select` Compact / Cancel; only a message when there is nothing to compact.
+--- @param instructions? string
+function M.preview(instructions)
+  local params = {}
+  if not is_blank(instructions) then
+    params.instructions = vim.trim(instructions)
+  end
+  client.request_or_fail(protocol.requests.compact_preview, params, 'Preview', function(p)
+    local plan = ctx.preview_plan(p, fmt.basename(params.workspace))
+    fire('PseudoClaudePreview', { result = p, plan = plan })
+    if plan.kind == 'nothing' then
+      return notify(plan.message)
+    end
+    local lines = vim.list_extend({ plan.message, '' }, plan.lines)
+    ctx.open_float(lines, 'PseudoClaude preview', { enter = false })
+    vim.ui.select({ 'Compact', 'Cancel' }, { prompt = plan.message, kind = 'pseudoclaude_compact' }, function(choice)
+      ctx.close_float()
+      if choice == 'Compact' then
+        M.compact(params.instructions)
+      end
+    end)
+  end, function(err)
+    if err then
+      fire('PseudoClaudePreview', { error = err })
+    end
+  end)
+end
+
+--- `:PseudoClaudeUndo`: undo the last compaction of the session (the summarized messages come
+--- back); a second undo goes one compaction further back.
+function M.undo()
+  local params = {}
+  client.request_or_fail(protocol.requests.compact_undo, params, 'Undo', function(r)
+    if r.restored then
+      transcript.note(
+        string.format(
+          'compaction undone: %s, %s → %s tokens',
+          fmt.plural(r.messageCount, 'message'),
+          fmt.tokens(r.beforeTokens),
+          fmt.tokens(r.afterTokens)
+        )
+      )
+    end
+    notify(ctx.undo_message(r, fmt.basename(params.workspace)))
+  end, function(err, r)
+    M.refresh_context(params.workspace)
+    fire('PseudoClaudeUndoDone', { error = err, result = r })
   end)
 end
 
@@ -411,13 +449,17 @@ function M.new_session()
   end)
 end
 
---- `:PseudoClaudeContext`: tokens, window, threshold and the breaker.
+--- `:PseudoClaudeContext`: what fills the context (the breakdown: tokens, share of the window and
+--- a bar per category; free and reserved), the window, the threshold and the breaker, in a float.
 function M.context()
   local params = {}
   client.request_or_fail(protocol.requests.context, params, 'Context', function(c)
     local ws = params.workspace
     meter.context(ws, c)
-    notify(meter.describe(ws, c), c.autoCompactTripped and vim.log.levels.WARN or vim.log.levels.INFO)
+    ctx.open_float(ctx.breakdown_lines(c), 'PseudoClaude context · ' .. fmt.basename(ws))
+    if c.autoCompactTripped then
+      notify(meter.describe(ws, c), vim.log.levels.WARN)
+    end
   end)
 end
 

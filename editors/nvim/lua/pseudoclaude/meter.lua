@@ -1,5 +1,5 @@
---- The context meter: per workspace folder, fed by `pseudoclaude/contextUsage` (tokens) and
---- `pseudoclaude/context` (tokens plus the auto-compact breaker). `statusline()` renders it.
+--- The context meter: per workspace folder, fed by `pseudoclaude/contextUsage` (tokens and their
+--- breakdown) and `pseudoclaude/context` (the same plus the auto-compact breaker). `statusline()` renders it.
 local fmt = require('pseudoclaude.format')
 
 local M = {}
@@ -32,6 +32,7 @@ function M.usage(u)
     autoCompactThreshold = u.autoCompactThreshold,
     autoCompactFailures = same and old.autoCompactFailures or 0,
     autoCompactTripped = same and old.autoCompactTripped or false,
+    breakdown = u.breakdown or (same and old.breakdown or nil),
   }
   vim.cmd.redrawstatus({ bang = true })
 end
@@ -45,6 +46,7 @@ function M.context(workspace, c)
     autoCompactThreshold = c.autoCompactThreshold,
     autoCompactFailures = c.autoCompactFailures,
     autoCompactTripped = c.autoCompactTripped == true,
+    breakdown = c.breakdown,
   }
   vim.cmd.redrawstatus({ bang = true })
 end

@@ -8,6 +8,8 @@ local M = {}
 M.requests = {
   run = 'pseudoclaude/run',
   compact = 'pseudoclaude/compact',
+  compact_preview = 'pseudoclaude/compact/preview',
+  compact_undo = 'pseudoclaude/compact/undo',
   context = 'pseudoclaude/context',
   memory_show = 'pseudoclaude/memory/show',
   memory_remember = 'pseudoclaude/memory/remember',
@@ -38,6 +40,15 @@ M.memory_types = { 'user_preference', 'correction_feedback', 'project_knowledge'
 
 --- Actions of an approval prompt (`window/showMessageRequest`, SPEC §8).
 M.approval_actions = { once = 'Allow once', session = 'Allow for this session', deny = 'Deny' }
+
+--- The nine categories of a context breakdown (`Breakdown`), which add up to `estimatedTokens`, in
+--- display order; `free` and `reserved` are beside them.
+M.breakdown_categories = {
+  'system', 'rules', 'memory', 'tools', 'summary', 'messages', 'toolCalls', 'toolResults', 'spilled',
+}
+
+--- The `reason` of a preview that would summarize nothing (`wouldSummarize: false`).
+M.preview_reasons = { no_session = 'no session', nothing = 'nothing to summarize', no_shrink = 'would not shrink' }
 
 --- The key under `capabilities.experimental` (and the settings section).
 M.experimental_key = 'pseudoclaude'
@@ -73,12 +84,57 @@ table.sort(M.commands)
 --- @field usage pseudoclaude.Usage
 --- @field error? string present only when the run stopped with an error
 
+--- What the server checked in a summary against the part it replaces (SPEC §11): items checked,
+--- missing from the summary, and carried into it (`Carried facts (checked by the server)`).
+--- @class pseudoclaude.FactCheck
+--- @field checked integer
+--- @field missing integer
+--- @field added integer
+
 --- `pseudoclaude/compact`
 --- @class pseudoclaude.CompactResult
 --- @field beforeTokens integer
 --- @field afterTokens integer
 --- @field offloaded integer
 --- @field summarized boolean
+--- @field factCheck pseudoclaude.FactCheck all zero when nothing was summarized
+
+--- @class pseudoclaude.SpillPreview
+--- @field results integer
+--- @field bytes integer
+
+--- `pseudoclaude/compact/preview` (params `{instructions?}`): what a compaction would do now.
+--- @class pseudoclaude.CompactPreviewResult
+--- @field wouldSummarize boolean
+--- @field reason? string with `wouldSummarize: false`: one of `M.preview_reasons`
+--- @field beforeTokens integer
+--- @field estimatedAfterTokens integer
+--- @field summarizedMessages integer
+--- @field keptMessages integer
+--- @field firstKeptIndex integer
+--- @field spill pseudoclaude.SpillPreview
+
+--- `pseudoclaude/compact/undo` (params `{}`)
+--- @class pseudoclaude.UndoResult
+--- @field restored boolean
+--- @field reason? string why nothing was restored
+--- @field beforeTokens integer
+--- @field afterTokens integer
+--- @field messageCount integer
+
+--- What fills the context, in tokens: `M.breakdown_categories` add up to `estimatedTokens`.
+--- @class pseudoclaude.Breakdown
+--- @field system integer
+--- @field rules integer
+--- @field memory integer
+--- @field tools integer
+--- @field summary integer
+--- @field messages integer
+--- @field toolCalls integer
+--- @field toolResults integer
+--- @field spilled integer
+--- @field free integer window minus the estimate, not below 0
+--- @field reserved integer summary reserve + safety margin
 
 --- `pseudoclaude/context`
 --- @class pseudoclaude.ContextResult
@@ -89,6 +145,7 @@ table.sort(M.commands)
 --- @field autoCompactThreshold integer
 --- @field autoCompactFailures integer
 --- @field autoCompactTripped boolean
+--- @field breakdown pseudoclaude.Breakdown
 
 --- @class pseudoclaude.MemoryNote
 --- @field filename string
@@ -148,8 +205,8 @@ table.sort(M.commands)
 --- @field total integer
 --- @field messages table[]
 
---- `pseudoclaude/event`: `kind` text, toolCall, toolResult, compact, memory, usage, warning,
---- error, stop, with that kind's fields.
+--- `pseudoclaude/event`: `kind` text, toolCall, toolResult, compact (`factCheck?` on layer 2),
+--- memory, usage, warning, error, stop, with that kind's fields.
 --- @class pseudoclaude.Event
 --- @field workspace string
 --- @field sessionId string
@@ -162,6 +219,7 @@ table.sort(M.commands)
 --- @field estimatedTokens integer
 --- @field contextWindow integer
 --- @field autoCompactThreshold integer
+--- @field breakdown pseudoclaude.Breakdown
 
 --- `pseudoclaude/memoryChanged`
 --- @class pseudoclaude.MemoryChangedParams

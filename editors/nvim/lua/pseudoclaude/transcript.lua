@@ -1,5 +1,6 @@
 --- The transcript: a scratch buffer (`pseudoclaude://transcript`) fed by `pseudoclaude/event`.
 --- The answer streams in as it arrives; each tool call and its result fold into one line.
+local context = require('pseudoclaude.context')
 local fmt = require('pseudoclaude.format')
 
 local M = {}
@@ -186,13 +187,15 @@ function M.event(e)
     end
   elseif kind == 'compact' then
     local spilled = (e.offloaded or 0) > 0 and (', ' .. fmt.plural(e.offloaded, 'result') .. ' offloaded') or ''
+    local checked = type(e.factCheck) == 'table' and ('; ' .. context.fact_check_text(e.factCheck)) or ''
     line(
       string.format(
-        '  ⇣ compacted (layer %s): %s → %s tokens%s',
+        '  ⇣ compacted (layer %s): %s → %s tokens%s%s',
         tostring(e.layer),
         fmt.tokens(e.beforeTokens or 0),
         fmt.tokens(e.afterTokens or 0),
-        spilled
+        spilled,
+        checked
       )
     )
   elseif kind == 'memory' then

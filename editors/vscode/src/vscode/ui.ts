@@ -1,7 +1,7 @@
 /** The VS Code side of the `Ui` port: messages, pickers, progress, editors, status bar. */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../commands';
-import type { MeterView } from '../meter';
+import { TOOLTIP_COMMANDS, type MeterView } from '../meter';
 import type { PickItem } from '../pickers';
 import type { CancelToken, Folder, InputOptions, PickOptions, Ui } from '../ports';
 
@@ -107,8 +107,8 @@ export class VsCodeUi implements Ui, vscode.Disposable {
     return Promise.resolve(vscode.window.showErrorMessage(message, ...actions));
   }
 
-  async confirm(message: string, action: string): Promise<boolean> {
-    return (await vscode.window.showWarningMessage(message, { modal: true }, action)) === action;
+  async confirm(message: string, action: string, detail?: string): Promise<boolean> {
+    return (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
   }
 
   progress<T>(
@@ -138,7 +138,9 @@ export class VsCodeUi implements Ui, vscode.Disposable {
 
   setStatus(view: MeterView): void {
     this.status.text = view.text;
-    this.status.tooltip = view.tooltip;
+    const tooltip = new vscode.MarkdownString(view.tooltip);
+    tooltip.isTrusted = { enabledCommands: [...TOOLTIP_COMMANDS] };
+    this.status.tooltip = tooltip;
     this.status.backgroundColor =
       view.level === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

@@ -1,0 +1,307 @@
+--- What fills the context and what a compaction would do with it (SPEC §11 "Context breakdown",
+--- "Compaction preview", "Undo", "Summary fact check"): the text of `:PseudoClaudeContext`,
+--- `:PseudoClaudePreview`, `:PseudoClaudeUndo` and of the compaction reports (pure functions), and
+--- the floating window they are shown in.
+local fmt = require('pseudoclaude.format')
+local protocol = require('pseudoclaude.protocol')
+
+local M = {}
+
+--- Width of the bars of the breakdown, in cells (a full bar is the whole context window).
+M.BAR_WIDTH = 20
+
+--- Display names of the breakdown's keys.
+M.labels = {
+  system = 'System',
+  rules = 'Rules',
+  memory = 'Memory',
+  tools = 'Tools',
+  summary = 'Summary',
+  messages = 'Messages',
+  toolCalls = 'Tool calls',
+  toolResults = 'Tool results',
+  spilled = 'Spilled',
+  free = 'Free',
+  reserved = 'Reserved',
+}
+
+local EIGHTHS = { '▏', '▎', '▍', '▌', '▋', '▊', '▉' }
+
+local function count(n)
+  n = tonumber(n)
+  if not n or n ~= n or n < 0 then
+    return 0
+  end
+  return n
+end
+
+--- `12%` of the window; `<1%` for a count that rounds to nothing; `—` without a window.
+--- @param tokens number
+--- @param window number
+--- @return string
+function M.share(tokens, window)
+  window = count(window)
+  if window <= 0 then
+    return '—'
+  end
+  local pct = count(tokens) / window * 100
+  if pct > 0 and pct < 0.5 then
+    return '<1%'
+  end
+  return string.format('%d%%', math.floor(pct + 0.5))
+end
+
+--- A bar of `tokens` out of `window` in `width` cells, in eighths; a non-zero count shows at least
+--- `▏`, a count over the window a full bar.
+--- @param tokens number
+--- @param window number
+--- @param width? integer
+--- @return string
+function M.bar(tokens, window, width)
+  width = width or M.BAR_WIDTH
+  tokens, window = count(tokens), count(window)
+  if window <= 0 or tokens <= 0 then
+    return ''
+  end
+  local cells = math.min(width, tokens / window * width)
+  local full = math.floor(cells)
+  local eighths = math.floor((cells - full) * 8 + 0.5)
+  if eighths == 8 then
+    full, eighths = full + 1, 0
+  end
+  local out = string.rep('█', full) .. (eighths > 0 and EIGHTHS[eighths] or '')
+  return out == '' and EIGHTHS[1] or out
+end
+
+--- The rows of a breakdown: the nine categories, then `free` and `reserved`, each
+--- `{key, label, tokens, share, bar}` (negative or missing counts as 0).
+--- @param breakdown pseudoclaude.Breakdown
+--- @param window number
+--- @return table[]
+function M.rows(breakdown, window)
+  local keys = vim.list_extend(vim.deepcopy(protocol.breakdown_categories), { 'free', 'reserved' })
+  local out = {}
+  for _, key in ipairs(keys) do
+    local tokens = count(breakdown[key])
+    out[#out + 1] = {
+      key = key,
+      label = M.labels[key],
+      tokens = tokens,
+      share = M.share(tokens, window),
+      bar = M.bar(tokens, window),
+    }
+  end
+  return out
+end
+
+local function row_line(row)
+  return (string.format('%-13s%9s %5s  %s', row.label, fmt.count(row.tokens), row.share, row.bar):gsub('%s+$', ''))
+end
+
+--- The lines of `:PseudoClaudeContext`: the totals, one line per category (tokens, share of the
+--- window, a bar), a rule, free and reserved, the auto-compact state and how to close.
+--- @param c pseudoclaude.ContextResult
+--- @return string[]
+function M.breakdown_lines(c)
+  local head = {
+    string.format('%s of %s tokens', fmt.count(count(c.estimatedTokens)), fmt.count(count(c.contextWindow))),
+    fmt.plural(c.messageCount or 0, 'message'),
+    (type(c.sessionId) == 'string' and c.sessionId ~= '') and ('session ' .. c.sessionId) or 'no session yet',
+  }
+  local lines = { table.concat(head, ' · '), '' }
+  local b = c.breakdown
+  if type(b) == 'table' then
+    local rows = M.rows(b, c.contextWindow)
+    for i, row in ipairs(rows) do
+      if i == #protocol.breakdown_categories + 1 then
+        lines[#lines + 1] = string.rep('─', 13 + 9 + 1 + 5 + 2 + M.BAR_WIDTH)
+      end
+      lines[#lines + 1] = row_line(row)
+    end
+  else
+    lines[#lines + 1] = '(this server sends no breakdown)'
+  end
+  lines[#lines + 1] = ''
+  local auto = 'Auto-compact at ' .. fmt.count(count(c.autoCompactThreshold)) .. ' tokens'
+  if c.autoCompactTripped then
+    auto = auto
+      .. string.format(
+        '; stopped after %s: :PseudoClaudeCompact',
+        fmt.plural(c.autoCompactFailures or 3, 'failure')
+      )
+  end
+  lines[#lines + 1] = auto
+  lines[#lines + 1] = 'q or <Esc> closes · :PseudoClaudePreview · :PseudoClaudeUndo'
+  return lines
+end
+
+--- A preview's `reason` in words (unknown reasons as the server said them).
+--- @param reason? string
+--- @return string
+function M.reason_text(reason)
+  local r = protocol.preview_reasons
+  if reason == r.no_session then
+    return 'no conversation yet'
+  elseif reason == r.nothing then
+    return 'everything is in the recent window'
+  elseif reason == r.no_shrink then
+    return 'a summary would not make it smaller'
+  elseif reason == nil or reason == vim.NIL or reason == '' then
+    return 'nothing older than the recent window'
+  end
+  return tostring(reason)
+end
+
+--- What `:PseudoClaudePreview` shows: `{kind = 'confirm', message, lines}` (ask before compacting)
+--- or `{kind = 'nothing', message}` (say why, ask nothing).
+--- @param p pseudoclaude.CompactPreviewResult
+--- @param where string the folder's name
+--- @return {kind: 'confirm'|'nothing', message: string, lines: string[]?}
+function M.preview_plan(p, where)
+  local spill
+  local s = type(p.spill) == 'table' and p.spill or {}
+  if count(s.results) > 0 then
+    spill = string.format('%s (%s) would be offloaded to files.', fmt.plural(s.results, 'tool result'), fmt.bytes(count(s.bytes)))
+  end
+  local estimate = string.format(
+    'Estimate: %s → about %s tokens.',
+    fmt.count(count(p.beforeTokens)),
+    fmt.count(count(p.estimatedAfterTokens))
+  )
+  if p.wouldSummarize then
+    local lines = {
+      string.format(
+        '%s would be summarized, %s kept as they are (from message %d).',
+        fmt.plural(count(p.summarizedMessages), 'message'),
+        fmt.plural(count(p.keptMessages), 'recent message'),
+        count(p.firstKeptIndex) + 1
+      ),
+      estimate,
+    }
+    lines[#lines + 1] = spill
+    return { kind = 'confirm', message = string.format('Compact the context of %s?', where), lines = lines }
+  end
+  local why = M.reason_text(p.reason)
+  if spill and p.reason ~= protocol.preview_reasons.no_session then
+    return {
+      kind = 'confirm',
+      message = string.format('Nothing to summarize in %s (%s). Offload tool results?', where, why),
+      lines = { spill, estimate },
+    }
+  end
+  return {
+    kind = 'nothing',
+    message = string.format(
+      'PseudoClaude: nothing to compact in %s: %s (%s tokens).',
+      where,
+      why,
+      fmt.count(count(p.beforeTokens))
+    ),
+  }
+end
+
+--- `summary checked: 12 facts, 2 carried by the server` (and how many did not fit the budget).
+--- @param f pseudoclaude.FactCheck
+--- @return string
+function M.fact_check_text(f)
+  local left = count(f.missing) - count(f.added)
+  return string.format('summary checked: %s, %d carried by the server', fmt.plural(count(f.checked), 'fact'), count(f.added))
+    .. (left > 0 and string.format(', %d not carried (over the budget)', left) or '')
+end
+
+--- The message after `pseudoclaude/compact`.
+--- @param r pseudoclaude.CompactResult
+--- @return string
+function M.compact_message(r)
+  local change = string.format('%s → %s tokens', fmt.tokens(r.beforeTokens), fmt.tokens(r.afterTokens))
+  local spilled = count(r.offloaded) > 0 and (', ' .. fmt.plural(r.offloaded, 'tool result') .. ' offloaded') or ''
+  if r.summarized then
+    local checked = type(r.factCheck) == 'table' and ('; ' .. M.fact_check_text(r.factCheck)) or ''
+    return string.format('PseudoClaude: context compacted (%s%s)%s.', change, spilled, checked)
+  elseif count(r.offloaded) > 0 then
+    return string.format(
+      'PseudoClaude: %s offloaded (%s); nothing older than the recent window to summarize.',
+      fmt.plural(r.offloaded, 'tool result'),
+      change
+    )
+  end
+  return string.format('PseudoClaude: nothing to compact (%s tokens, all in the recent window).', fmt.tokens(r.beforeTokens))
+end
+
+--- The message after `pseudoclaude/compact/undo`.
+--- @param r pseudoclaude.UndoResult
+--- @param where string the folder's name
+--- @return string
+function M.undo_message(r, where)
+  if not r.restored then
+    local why = (type(r.reason) == 'string' and vim.trim(r.reason) ~= '') and r.reason or 'no compaction left to undo'
+    return string.format('PseudoClaude: nothing to undo in %s: %s.', where, why)
+  end
+  return string.format(
+    'PseudoClaude: compaction undone in %s: %s, %s → %s tokens.',
+    where,
+    fmt.plural(count(r.messageCount), 'message'),
+    fmt.tokens(r.beforeTokens),
+    fmt.tokens(r.afterTokens)
+  )
+end
+
+-- The floating window ---------------------------------------------------------------------------
+
+--- The float on screen (one at a time): `{win, buf}`.
+M.float = nil
+
+--- Close the float, if one is open.
+function M.close_float()
+  local f = M.float
+  M.float = nil
+  if f and vim.api.nvim_win_is_valid(f.win) then
+    pcall(vim.api.nvim_win_close, f.win, true)
+  end
+end
+
+--- Show `lines` in a centered floating window titled `title` (replacing the one open); `q` and
+--- `<Esc>` close it, and so does leaving it. `enter = false` leaves the cursor where it is.
+--- @param lines string[]
+--- @param title string
+--- @param opts? {enter?: boolean, filetype?: string}
+--- @return integer buf, integer win
+function M.open_float(lines, title, opts)
+  opts = opts or {}
+  M.close_float()
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].filetype = opts.filetype or 'pseudoclaude_context'
+  local width = vim.fn.strdisplaywidth(title) + 4
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  width = math.max(1, math.min(width + 2, vim.o.columns - 4))
+  local height = math.max(1, math.min(#lines, vim.o.lines - 4))
+  local win = vim.api.nvim_open_win(buf, opts.enter ~= false, {
+    relative = 'editor',
+    width = width,
+    height = height,
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    style = 'minimal',
+    border = 'rounded',
+    title = ' ' .. title .. ' ',
+    title_pos = 'center',
+  })
+  vim.wo[win].wrap = false
+  for _, key in ipairs({ 'q', '<Esc>' }) do
+    vim.keymap.set('n', key, M.close_float, { buffer = buf, nowait = true, desc = 'Close the PseudoClaude float' })
+  end
+  vim.api.nvim_create_autocmd('WinLeave', { buffer = buf, once = true, callback = vim.schedule_wrap(function()
+    if M.float and M.float.win == win then
+      M.close_float()
+    end
+  end) })
+  M.float = { win = win, buf = buf }
+  return buf, win
+end
+
+return M
