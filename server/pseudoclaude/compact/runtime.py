@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,12 @@ from pathlib import Path
 import msgspec
 
 from pseudoclaude.compact import factcheck, layer2
-from pseudoclaude.compact.breakdown import Breakdown
+from pseudoclaude.compact.breakdown import (
+    SUMMARY,
+    Breakdown,
+    MessageSizes,
+    RequestOverhead,
+)
 from pseudoclaude.compact.estimate import Anchor, message_bytes, tokens_for_bytes
 from pseudoclaude.compact.layer1 import DryRunSpill, Layer1Result, Ledger, SpillWriter, plan
 from pseudoclaude.compact.plan import (
@@ -172,8 +178,11 @@ class CompactRuntime:
         self._provider = provider
         self._spill = SpillWriter(spill_dir, self._label)
         self._workspace = workspace.resolve() if workspace else None
-        # sizes: total bytes of the first `_sized` messages of generation `_sized_gen`
-        self._sized_gen, self._sized, self._bytes = -1, 0, 0
+        # sizes: bytes (by category) of the first `_sized` messages of generation `_sized_gen`
+        self._sized_gen, self._sized = -1, 0
+        self._sizes = MessageSizes()
+        self._overhead = RequestOverhead()  # the system prompt's parts and the tool schemas
+        self._lock = threading.RLock()  # sizes and anchor: Layer 1 runs in a worker thread
         # the anchor: provider tokens for the first `count` messages, and their bytes then
         self._anchor: Anchor | None = None
         self._anchor_gen, self._anchor_bytes = -1, 0
@@ -192,46 +201,98 @@ class CompactRuntime:
         return str(path)
 
     def _sync_sizes(self) -> int:
-        """Bring the byte total up to date with the conversation (O(new messages))."""
-        generation = self.conversation.generation
-        start = self._sized if generation == self._sized_gen else 0
-        generation, length, tail = self.conversation.tail(start)
-        if start == 0:
-            self._bytes = 0
-        self._bytes += sum(message_bytes(m) for m in tail)
-        self._sized_gen, self._sized = generation, length
-        return length
+        """Bring the byte counts up to date with the conversation (O(new messages))."""
+        with self._lock:
+            generation = self.conversation.generation
+            start = self._sized if generation == self._sized_gen else 0
+            got, length, tail = self.conversation.tail(start)
+            if got != generation and start:  # a replace came in between: count afresh
+                start = 0
+                got, length, tail = self.conversation.tail(0)
+            if start == 0:
+                self._sizes.reset()
+            self._sizes.add(tail, self.ledger.offloads)
+            self._sized_gen, self._sized = got, length
+            return length
 
-    def estimate(self) -> int:
-        self._sync_sizes()
+    def _live_anchor(self) -> Anchor | None:
         anchor = self._anchor
         if anchor is not None and self._anchor_gen == self._sized_gen and (
                 anchor.count <= self._sized):
-            return anchor.tokens + tokens_for_bytes(self._bytes - self._anchor_bytes)
-        return tokens_for_bytes(self._bytes)
+            return anchor
+        return None
+
+    def estimate(self) -> int:
+        """The whole next request (SPEC §4, §11): anchored, the provider's tokens for the
+        messages up to the anchor (system prompt and tools included) plus the estimate of
+        the messages after it; else the byte estimate of the request overhead and all
+        messages."""
+        with self._lock:
+            self._sync_sizes()
+            anchor = self._live_anchor()
+            if anchor is not None:
+                return anchor.tokens + tokens_for_bytes(self._sizes.total - self._anchor_bytes)
+            return tokens_for_bytes(self._sizes.total + self._overhead.total)
 
     def record_usage(self, usage: Usage | None) -> None:
         """Anchor the estimate to a model turn just appended (no usage: keep the old one)."""
         if usage is None:
             return
-        length = self._sync_sizes()
-        anchor = Anchor.from_usage(usage, length)
-        if anchor is not None:
+        with self._lock:
+            length = self._sync_sizes()
+            anchor = Anchor.from_usage(usage, length)
+            if anchor is not None:
+                self._anchor, self._anchor_gen, self._anchor_bytes = (
+                    anchor, self._sized_gen, self._sizes.total)
+
+    def restore_anchor(self, tokens: int, count: int, saved: Sequence[int] = ()) -> None:
+        """The anchor a resumed session had: ``tokens`` (a usage total) for its first
+        ``count`` messages, less the estimate of each later Layer-1 saving in ``saved``
+        (bytes), as :meth:`record_usage` and Layer 1 left it in the live session."""
+        with self._lock:
+            length = self._sync_sizes()
+            if tokens <= 0 or not 0 < count <= length:
+                return
+            for n in saved:
+                tokens = max(0, tokens - tokens_for_bytes(n))
             self._anchor, self._anchor_gen, self._anchor_bytes = (
-                anchor, self._sized_gen, self._bytes)
+                Anchor(tokens, count), self._sized_gen, self._sizes.prefix(count))
+
+    def set_request_overhead(self, *, system: int | None = None, rules: int | None = None,
+                             memory: int | None = None, tools: int | None = None) -> None:
+        """What the next request carries besides the messages, in bytes: the system prompt's
+        identity and tool instructions, its ``PSEUDOCLAUDE.md`` rules, its memory index, and
+        the tool schemas (None: unchanged). Counted by the byte estimate and the breakdown;
+        an anchored estimate already holds them (the provider counted them)."""
+        old = self._overhead
+        self._overhead = RequestOverhead(
+            old.system if system is None else system, old.rules if rules is None else rules,
+            old.memory if memory is None else memory, old.tools if tools is None else tools)
+
+    @property
+    def request_overhead(self) -> RequestOverhead:
+        return self._overhead
 
     @property
     def tripped(self) -> bool:
         return self.failures >= BREAKER_LIMIT
 
     def state(self) -> ContextState:
+        """The context state with its breakdown: O(new messages) (the sizes are kept)."""
+        with self._lock:
+            estimate = self.estimate()
+            overhead = self._overhead
+            counts = [overhead.system, overhead.rules, overhead.memory, overhead.tools,
+                      *self._sizes.by_category[SUMMARY:]]
         return ContextState(
             message_count=len(self.conversation),
-            estimated_tokens=self.estimate(),
+            estimated_tokens=estimate,
             context_window=self.config.window,
             auto_compact_threshold=self.config.threshold,
             auto_compact_failures=self.failures,
             auto_compact_tripped=self.tripped,
+            breakdown=Breakdown.scaled(counts, estimate, window=self.config.window,
+                                       reserved=self.config.reserved),
         )
 
     # -- Layer 1 -----------------------------------------------------------------------------
@@ -277,15 +338,17 @@ class CompactRuntime:
             await asyncio.to_thread(self._layer1, pending)
 
     def _account_savings(self, saved: dict[int, int], generation: int) -> None:
-        if self._sized_gen != generation:
-            return  # sizes will be recomputed from scratch
-        for index, n in saved.items():
-            if index < self._sized:
-                self._bytes -= n
-            anchor = self._anchor
-            if anchor is not None and self._anchor_gen == generation and index < anchor.count:
-                self._anchor_bytes -= n
-                self._anchor = Anchor(max(0, anchor.tokens - tokens_for_bytes(n)), anchor.count)
+        with self._lock:
+            if self._sized_gen != generation:
+                return  # sizes will be recomputed from scratch
+            for index, n in saved.items():
+                self._sizes.save(index, n)  # the result now counts as spilled
+                anchor = self._anchor
+                if anchor is not None and self._anchor_gen == generation and (
+                        index < anchor.count):
+                    self._anchor_bytes -= n
+                    self._anchor = Anchor(max(0, anchor.tokens - tokens_for_bytes(n)),
+                                          anchor.count)
 
     # -- Layer 2 -----------------------------------------------------------------------------
     def _plan(self, messages: Sequence[Message]) -> tuple[int, str]:
@@ -415,9 +478,8 @@ class CompactRuntime:
             return UndoOutcome(False, before, before, len(current), reason)
         if not await asyncio.to_thread(self._apply_undo, generation, length, restored, target):
             raise CompactError("the conversation changed during the undo; try again")
-        after = self.estimate()
-        self.emit(CompactEvent(2, before, after))
-        return UndoOutcome(True, before, after, len(self.conversation))
+        after = self.estimate()  # no compact event: editors learn of it from the result and
+        return UndoOutcome(True, before, after, len(self.conversation))  # contextUsage
 
     def _apply_undo(self, generation: int, length: int, restored: list[Message],
                     target: PastReplace) -> bool:
