@@ -26,13 +26,34 @@ the ``#`` comments below are for illustration only)::
         {"error": "rate_limit"},
         {"text": ["Hel", "lo"], "usage": {"input": 120, "output": 5, "cache_read": 100}}
       ],
-      "default": {"text": "..."}       # when no rule matches and no turn is left
+      "default": {"text": "..."},      # when no rule matches and no turn is left
+      "limit": {"max_tokens": 30000}    # optional: the provider's real context window
     }
 
 ``when`` conditions (all must hold): ``last_user_contains`` (text of the last user message),
 ``system_contains``, ``body_contains`` (anywhere in the request JSON), ``has_tools`` (bool),
 ``last_is_tool_result`` (bool), ``protocol`` (``anthropic``/``openai``). ``times`` limits how
 often a rule answers (unlimited without it).
+
+``limit`` (``{"max_tokens": N}``, N a whole number >= 1) is a "provider limit" mode: every
+request whose prompt is larger than N tokens is answered, before any rule or turn is looked at
+(none is consumed), with the provider's real prompt-too-long error, HTTP 400 — Anthropic
+``{"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long:
+X tokens > N maximum"}}``, OpenAI ``{"error": {"type": "invalid_request_error", "code":
+"context_length_exceeded", "message": "This model's maximum context length is N tokens.
+However, your messages resulted in X tokens. Please reduce the length of the messages."}}``.
+The prompt size X is an estimate (:func:`prompt_tokens`): the UTF-8 bytes of the JSON of the
+request's ``system``, ``messages`` and ``tools`` (compact separators) ÷ 3.5, rounded up. Such
+a request is recorded with ``reply: "limit"`` and ``status: 400``. Through the project's
+providers both become :class:`~pseudoclaude.llm.errors.PromptTooLong` whose ``str()`` is
+``anthropic API error 400: prompt is too long: X tokens > N maximum`` or ``openai API error
+400: This model's maximum context length is N tokens. However, ...``.
+
+The two modes the compaction tests use, as examples::
+
+    {"limit": {"max_tokens": 20000}}   # "provider limit": prompt-too-long above 20,000 tokens
+    {"rules": [{"when": {"has_tools": false},            # "bare summary": a summary that
+                "reply": {"text": "<summary>Work continues.</summary>"}}]}  # omits everything
 
 Reply keys: ``text`` (a string, or a list of stream chunks), ``chunks`` (split a string into
 this many stream pieces, default 3), ``thinking`` (a string, or a list of strings /
@@ -64,6 +85,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import select
 import signal
 import socket
@@ -154,6 +176,45 @@ class ScriptError(ValueError):
     """A malformed script: the message names the offending key."""
 
 
+BYTES_PER_TOKEN = 3.5
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The estimated prompt size of a request (the ``limit`` mode's X): the UTF-8 bytes of the
+    JSON of its ``system``, ``messages`` and ``tools`` (compact separators) ÷ 3.5, rounded up.
+    """
+    prompt = {key: body[key] for key in ("system", "messages", "tools") if key in body}
+    size = len(json.dumps(prompt, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"))
+    return math.ceil(size / BYTES_PER_TOKEN)
+
+
+def limit_error(protocol: str, tokens: int, maximum: int) -> tuple[int, dict[str, Any]]:
+    """The provider's own prompt-too-long answer (HTTP 400) for a ``tokens``-token prompt."""
+    if protocol == "anthropic":
+        return 400, {"type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": f"prompt is too long: {tokens} tokens > {maximum} maximum"}}
+    return 400, {"error": {
+        "message": f"This model's maximum context length is {maximum} tokens. However, your "
+                   f"messages resulted in {tokens} tokens. Please reduce the length of the "
+                   "messages.",
+        "type": "invalid_request_error", "param": "messages",
+        "code": "context_length_exceeded"}}
+
+
+def _check_limit(limit: Any) -> int | None:
+    if limit is None:
+        return None
+    if not isinstance(limit, dict) or set(limit) != {"max_tokens"}:
+        raise ScriptError('fake-model script: limit must be an object {"max_tokens": N}')
+    value = limit["max_tokens"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ScriptError(f"fake-model script: limit.max_tokens must be a whole number >= 1, "
+                          f"got {value!r}"[:160])
+    return value
+
+
 def _list(spec: dict[str, Any], key: str) -> list[Any]:
     value = spec.get(key)
     if value is None:
@@ -196,7 +257,7 @@ class Script:
             spec = {"turns": spec}
         if not isinstance(spec, dict):
             raise ScriptError("fake-model script: expected an object or a list of turns")
-        unknown = set(spec) - {"turns", "rules", "default"}
+        unknown = set(spec) - {"turns", "rules", "default", "limit"}
         if unknown:
             raise ScriptError(f"fake-model script: unknown key(s) {sorted(unknown)}")
         self._lock = threading.Lock()
@@ -219,6 +280,8 @@ class Script:
             _check_reply(rule["reply"], f"rules[{i}].reply")
             self.rules.append({"when": when, "reply": rule["reply"], "times": times})
         self.default = _check_reply(spec.get("default") or DEFAULT_REPLY, "default")
+        self.max_tokens = _check_limit(spec.get("limit"))
+        """The ``limit`` mode's N (None: no limit)."""
         self._next_turn = 0
 
     def add_turns(self, *turns: dict[str, Any]) -> None:
@@ -622,8 +685,20 @@ class FakeModelServer:
             self._stop.wait(seconds)
 
     def serve(self, handler: _Handler, protocol: str, path: str, body: dict[str, Any]) -> None:
-        origin, spec = self.script.choose(request_facts(protocol, body))
+        script = self.script
         stream = bool(body.get("stream"))
+        if script.max_tokens is not None:
+            tokens = prompt_tokens(body)
+            if tokens > script.max_tokens:
+                status, payload = limit_error(protocol, tokens, script.max_tokens)
+                with self._lock:
+                    self._records.append({
+                        "id": len(self._records), "path": path, "protocol": protocol,
+                        "stream": stream, "body": body, "reply": "limit", "status": status,
+                        "disconnected": False, "completed": True})
+                handler.send_json(status, payload)
+                return
+        origin, spec = script.choose(request_facts(protocol, body))
         with self._lock:
             record: dict[str, Any] = {
                 "id": len(self._records), "path": path, "protocol": protocol, "stream": stream,

@@ -21,8 +21,11 @@ from pseudoclaude.fake_model import (
     FakeModelServer,
     Script,
     ScriptError,
+    limit_error,
     main,
+    prompt_tokens,
 )
+from pseudoclaude.llm.errors import PromptTooLong
 from pseudoclaude.llm.provider import ProviderOptions, ToolSpec, complete, create_provider
 from pseudoclaude.llm.types import Message, ToolResult
 
@@ -213,6 +216,11 @@ def test_main_rejects_a_bad_script(tmp_path: Path, capsys: pytest.CaptureFixture
     ({"rules": [{"reply": {"text": "x"}, "times": "twice"}]}, "rules[0].times"),
     ({"rules": [{"reply": {"text": "x"}, "times": True}]}, "rules[0].times"),
     ({"default": "hello"}, "default"),
+    ({"limit": 30000}, "limit"),
+    ({"limit": {"max_tokens": "many"}}, "limit.max_tokens"),
+    ({"limit": {"max_tokens": 0}}, "limit.max_tokens"),
+    ({"limit": {"max_tokens": True}}, "limit.max_tokens"),
+    ({"limit": {"max_token": 100}}, "limit"),
     ("{", "not valid JSON"),
 ])
 def test_every_malformed_script_is_one_line_naming_the_field(tmp_path: Path, script: Any,
@@ -224,3 +232,72 @@ def test_every_malformed_script_is_one_line_naming_the_field(tmp_path: Path, scr
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and field in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_provider_limit_mode_is_prompt_too_long_through_the_providers(provider: str) -> None:
+    limit = 2_000
+    script = {"limit": {"max_tokens": limit}, "turns": [{"text": "fits"}]}
+    big = [Message(role="user", content="x" * (limit * 4))]
+    small = [Message(role="user", content="hello")]
+    with FakeModelServer(script) as fake:
+        async def go() -> tuple[BaseException, str]:
+            llm = await create_provider(ProviderOptions(
+                provider=provider, model="m", api_key=Secret("k"), base_url=fake.base_url,
+                max_retries=0))
+            try:
+                with pytest.raises(PromptTooLong) as caught:
+                    await complete(llm, "sys", big, TOOLS)
+                done = await complete(llm, "sys", small, TOOLS)
+            finally:
+                await llm.aclose()
+            return caught.value, done.message.content
+        error, answer = asyncio.run(go())
+        records = fake.requests
+    assert answer == "fits"  # under the limit: a normal answer, and the turn was not consumed
+    over = records[0]
+    tokens = prompt_tokens(over["body"])
+    assert tokens > limit and prompt_tokens(records[1]["body"]) <= limit
+    assert (over["reply"], over["status"], records[1]["reply"]) == ("limit", 400, "turn 0")
+    if provider == "anthropic":
+        expected = f"anthropic API error 400: prompt is too long: {tokens} tokens > {limit} maximum"
+    else:
+        expected = (f"openai API error 400: This model's maximum context length is {limit} "
+                    f"tokens. However, your messages resulted in {tokens} tokens. Please "
+                    "reduce the length of the messages.")
+    assert str(error) == expected
+
+
+def test_limit_error_bodies_are_the_providers_own() -> None:
+    assert limit_error("anthropic", 215, 200) == (400, {"type": "error", "error": {
+        "type": "invalid_request_error",
+        "message": "prompt is too long: 215 tokens > 200 maximum"}})
+    status, body = limit_error("openai", 131, 128)
+    assert status == 400 and body["error"]["code"] == "context_length_exceeded"
+    assert body["error"]["message"].startswith(
+        "This model's maximum context length is 128 tokens. However, your messages resulted "
+        "in 131 tokens.")
+
+
+def test_prompt_tokens_is_the_json_of_system_messages_and_tools() -> None:
+    body = {"model": "m", "max_tokens": 10, "stream": True, "system": "s",
+            "messages": [{"role": "user", "content": "é" * 10}], "tools": []}
+    size = len(b'{"system":"s","messages":[{"role":"user","content":"' + "é".encode() * 10
+               + b'"}],"tools":[]}')
+    assert prompt_tokens(body) == -(-size * 2 // 7)
+
+
+def test_bare_summary_rule_answers_only_requests_without_tools() -> None:
+    bare = {"when": {"has_tools": False}, "reply": {"text": "<summary>Work continues.</summary>"}}
+    with FakeModelServer({"rules": [bare], "turns": [{"text": "agent turn"}]}) as fake:
+        async def go() -> list[str]:
+            llm = await create_provider(ProviderOptions(
+                provider="anthropic", model="m", api_key=Secret("k"), base_url=fake.base_url,
+                max_retries=0))
+            try:
+                asked = [Message(role="user", content="q")]
+                return [(await complete(llm, "", asked, [])).message.content,
+                        (await complete(llm, "", asked, TOOLS)).message.content]
+            finally:
+                await llm.aclose()
+        assert asyncio.run(go()) == ["<summary>Work continues.</summary>", "agent turn"]
