@@ -133,8 +133,7 @@ async def test_undo_restores_and_walks_back_and_works_from_the_log(
     assert undone["restored"] and undone["messageCount"] == full + 2
     assert undone["afterTokens"] > undone["beforeTokens"]
     assert compacted < undone["messageCount"]
-    usage = env.context_usage[-1]
-    assert usage["estimatedTokens"] == undone["afterTokens"]
+    await env.until(lambda: env.context_usage[-1]["estimatedTokens"] == undone["afterTokens"])
     lines = [json.loads(x) for x in log_of(env, session_id).read_text().splitlines()]
     assert [x["reason"] for x in lines if x["type"] == "replace"][-1] == "undo"
     again = await env.call(client, COMPACT_UNDO)

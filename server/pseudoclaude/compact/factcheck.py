@@ -5,10 +5,11 @@ The facts of the replaced part are the text of every user prompt (not tool resul
 earlier summary), every path that a successful ``write_file`` or ``edit_file`` changed, and
 the last user prompt. The items of an earlier ``Carried facts`` section (inside an earlier
 summary) count as facts again, so repeated compactions keep them. A fact is present when its
-text, whitespace collapsed, is a substring of the summary, whitespace collapsed. What is
-missing is appended to the summary under :data:`HEADING`: user prompts newest first within a
-budget of 4,000 tokens, all changed paths, and the last user prompt always (outside the
-budget).
+text, whitespace collapsed, is a substring of the summary, whitespace collapsed. The summary
+gets a section under :data:`HEADING` listing user prompts newest first within a budget of
+4,000 tokens (capped at a quarter of the summary budget for small windows), all changed paths,
+and the last user prompt always (outside the budget): what the summary lacked is thereby
+carried, and what it held stays known to the next check.
 """
 
 from __future__ import annotations
@@ -103,33 +104,42 @@ class Checked:
 
 
 def check(summary: str, facts: Facts, budget_tokens: int = PROMPT_BUDGET_TOKENS) -> Checked:
-    """Check ``summary`` against ``facts``; append what it lacks (see the module docstring)."""
+    """Check ``summary`` against ``facts`` and append the ``Carried facts`` section.
+
+    The section lists every changed path and the user prompts newest first within
+    ``budget_tokens`` (the last prompt always, outside the budget), whether the summary holds
+    them or not: a fact the model kept word for word this time would otherwise be known to no
+    later check, and a later summary could drop it unnoticed. ``added`` counts the listed items
+    the summary lacked (what the server brought back); ``missing`` all it lacked.
+    """
     haystack = _collapse(summary)
 
     def present(item: str) -> bool:
         return _collapse(item) in haystack
 
-    missing_prompts = [p for p in reversed(facts.prompts) if not present(p)]  # newest first
-    missing_paths = [p for p in facts.paths if not present(p)]
+    newest_first = list(reversed(facts.prompts))
+    missing_items = {p for p in newest_first if not present(p)} | {
+        p for p in facts.paths if not present(p)}
     checked = len(facts.prompts) + len(facts.paths)
-    missing = len(missing_prompts) + len(missing_paths)
-    carried: list[str] = []
+    listed: list[str] = []
     last = facts.last_prompt
     used = 0
-    for prompt in missing_prompts:
+    for prompt in newest_first:
         size = tokens_for_bytes(len(prompt.encode("utf-8", "surrogatepass")))
-        if prompt == last or used + size <= budget_tokens:
-            carried.append(prompt)
-            if prompt != last:
-                used += size
-    if not carried and not missing_paths:
-        return Checked(summary, FactCheck(checked=checked, missing=missing, added=0))
+        if prompt == last:
+            listed.append(prompt)
+        elif used + size <= budget_tokens:
+            listed.append(prompt)
+            used += size
+    if not listed and not facts.paths:
+        return Checked(summary, FactCheck(checked=checked, missing=len(missing_items)))
     lines = [summary.rstrip(), "", HEADING]
-    if carried:
+    if listed:
         lines.append(PROMPTS_HEADING)
-        lines += [f"- {_collapse(p)}" for p in carried]
-    if missing_paths:
+        lines += [f"- {_collapse(p)}" for p in listed]
+    if facts.paths:
         lines.append(PATHS_HEADING)
-        lines += [f"- {_collapse(p)}" for p in missing_paths]
-    added = len(carried) + len(missing_paths)
-    return Checked("\n".join(lines), FactCheck(checked=checked, missing=missing, added=added))
+        lines += [f"- {_collapse(p)}" for p in facts.paths]
+    added = sum(item in missing_items for item in [*listed, *facts.paths])
+    return Checked("\n".join(lines), FactCheck(checked=checked, missing=len(missing_items),
+                                               added=added))

@@ -380,7 +380,8 @@ class CompactRuntime:
         summary = await self._summarize_chunks(provider, layer2.units(old), instructions)
         counts = FactCheck()
         if self.config.fact_check:
-            checked = factcheck.check(summary, factcheck.gather(old))
+            budget = min(factcheck.PROMPT_BUDGET_TOKENS, self.config.summary_budget // 4)
+            checked = factcheck.check(summary, factcheck.gather(old), budget)
             summary, counts = checked.summary, checked.counts
         new = layer2.assemble(summary, messages[start:])
         # Compare like with like: the anchored estimate also counts the system prompt and the

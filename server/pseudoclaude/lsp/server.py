@@ -181,6 +181,7 @@ class PseudoClaudeServer(LanguageServer):
     def _memory_changed(self, uri: str, level: str, source: str) -> None:
         self.protocol.notify(p.MEMORY_CHANGED, p.to_wire(
             p.MemoryChangedParams(workspace=uri, level=level, source=source)))
+        self.send_context_usage(uri)  # the memory index is part of the next request
 
     # -- progress ------------------------------------------------------------------------------
     async def begin_progress(self, uri: str, title: str, token: Any) -> str | None:
@@ -228,6 +229,8 @@ class PseudoClaudeServer(LanguageServer):
             try:
                 result = await call(ws, method, params)
                 outcome = str(getattr(result, "stop_reason", "done"))
+                if method in p.SESSION_CHANGES:
+                    self.send_context_usage(uri)
                 return p.to_wire(result)
             except Exception:
                 outcome = "failed"

@@ -25,11 +25,18 @@ def test_gather_prompts_and_successful_writes_only() -> None:
     assert facts.last_prompt == "Now the tests."
 
 
-def test_present_facts_are_not_carried_whitespace_collapsed() -> None:
+def test_present_facts_count_as_present_whitespace_collapsed_and_stay_listed() -> None:
+    """A fact the summary holds is not "added", but it is listed all the same, so that the
+    next compaction still knows it is one (a later summary may drop it)."""
     facts = Facts(prompts=["Use  tabs,\nnot spaces.", "Now the tests."], paths=["src/a.py"])
     done = check("The user said: Use tabs, not spaces. Now the tests. Changed src/a.py.", facts)
     assert (done.counts.checked, done.counts.missing, done.counts.added) == (3, 0, 0)
-    assert HEADING not in done.summary
+    assert HEADING in done.summary
+    later = check("A later summary that dropped everything.",
+                  gather(assemble(done.summary, [])[:1]))
+    assert later.counts.missing == 3 and later.counts.added == 3
+    for fact in ("Use tabs, not spaces.", "Now the tests.", "src/a.py"):
+        assert fact in later.summary
 
 
 def test_missing_facts_are_carried_newest_first_within_the_budget() -> None:
@@ -42,7 +49,7 @@ def test_missing_facts_are_carried_newest_first_within_the_budget() -> None:
     assert "the last request" in text and "a.py" in text and "b.py" in text
     carried = [i for i in range(10) if f"prompt {i} " in text]
     assert carried == [6, 7, 8, 9]  # the newest ones that fit 4,000 tokens (860 each)
-    assert done.counts.added == 1 + len(carried) + 2
+    assert done.counts.added == 1 + len(carried) + 2  # all listed items were missing
     assert text.index("the last request") < text.index("prompt 9 ") < text.index("prompt 8 ")
 
 

@@ -79,7 +79,7 @@ def test_preview_then_compact_then_undo_twice_then_resume(tmp_path: Path,
         after_first = opened.conversation.messages()
         assert is_summary(after_first[0])
         assert len(after_first) - 2 == plan.kept_messages  # the preview said so
-        assert "prompt 0:" in after_first[0].content  # carried by the fact check
+        assert "prompt 6:" in after_first[0].content  # the last prompt, carried by the check
         grow(opened.conversation, 12, 12)
         asyncio.run(runtime.compact())
         second_state = opened.conversation.messages()
