@@ -7,7 +7,7 @@ the last user prompt. The items of an earlier ``Carried facts`` section (inside 
 summary) count as facts again, so repeated compactions keep them. A fact is present when its
 text, whitespace collapsed, is a substring of the summary, whitespace collapsed. The summary
 gets a section under :data:`HEADING` listing user prompts newest first within a budget of
-4,000 tokens (capped at a quarter of the summary budget for small windows), all changed paths,
+4,000 tokens, all changed paths,
 and the last user prompt always (outside the budget): what the summary lacked is thereby
 carried, and what it held stays known to the next check.
 """

@@ -380,8 +380,7 @@ class CompactRuntime:
         summary = await self._summarize_chunks(provider, layer2.units(old), instructions)
         counts = FactCheck()
         if self.config.fact_check:
-            budget = min(factcheck.PROMPT_BUDGET_TOKENS, self.config.summary_budget // 4)
-            checked = factcheck.check(summary, factcheck.gather(old), budget)
+            checked = factcheck.check(summary, factcheck.gather(old))
             summary, counts = checked.summary, checked.counts
         new = layer2.assemble(summary, messages[start:])
         # Compare like with like: the anchored estimate also counts the system prompt and the
