@@ -37,6 +37,8 @@ CONTEXT = "pseudoclaude/context"
 MEMORY_SHOW = "pseudoclaude/memory/show"
 MEMORY_REMEMBER = "pseudoclaude/memory/remember"
 MEMORY_FORGET = "pseudoclaude/memory/forget"
+MEMORY_PROPOSALS = "pseudoclaude/memory/proposals"
+MEMORY_REVIEW = "pseudoclaude/memory/review"
 SESSIONS_LIST = "pseudoclaude/sessions/list"
 SESSIONS_RESUME = "pseudoclaude/sessions/resume"
 SESSIONS_NEW = "pseudoclaude/sessions/new"
@@ -50,10 +52,17 @@ REQUESTS: tuple[str, ...] = (
 
 EVENT = "pseudoclaude/event"
 MEMORY_CHANGED = "pseudoclaude/memoryChanged"
+MEMORY_PROPOSALS_CHANGED = "pseudoclaude/memoryProposals"
 CONTEXT_USAGE = "pseudoclaude/contextUsage"
 
 NOTIFICATIONS: tuple[str, ...] = (EVENT, MEMORY_CHANGED, CONTEXT_USAGE)
 """Server → client notifications."""
+
+APPROVE = "pseudoclaude/approve"
+SERVER_REQUESTS: tuple[str, ...] = (APPROVE,)
+"""Server → client requests (``pseudoclaude/approve`` only to clients that set
+``experimental.pseudoclaude.approvals: true`` in their ``initialize`` capabilities)."""
+APPROVALS_CAPABILITY = "approvals"
 
 SESSION_CHANGES = frozenset({SESSIONS_RESUME, SESSIONS_NEW, COMPACT_UNDO})
 """Requests after which the context meter is sent again."""
@@ -277,10 +286,59 @@ class MemoryStore(Wire):
     notes: list[MemoryNote]
 
 
+class IndexHealth(Wire):
+    """How full the injected index is, against its limits (200 lines, 25,600 bytes)."""
+
+    lines: int
+    bytes: int
+    max_lines: int
+    max_bytes: int
+
+
 class MemoryShowResult(Wire):
     index: str
     truncated: bool
     stores: list[MemoryStore]
+    health: IndexHealth | UnsetType = UNSET
+
+
+class Proposal(Wire):
+    """A memory change a background update proposed (``memory.mode: confirm``)."""
+
+    id: str
+    created_at: str
+    session_id: str
+    action: str
+    """The effect on the file: ``create``, ``update`` or ``delete``."""
+    level: str
+    type: str
+    title: str
+    summary: str
+    filename: str
+    before: str
+    """The whole note file (front matter included) before; ``""`` when absent."""
+    after: str
+    """The whole note file after; ``""`` for a delete."""
+
+
+class ProposalsResult(Wire):
+    proposals: list[Proposal]
+    """Oldest first."""
+
+
+class ReviewParams(Wire):
+    id: str
+    decision: Literal["accept", "reject"]
+    content: str | None = None
+    """An edited ``after`` to accept instead: a whole file, or a body without front matter."""
+
+    def check(self) -> None:
+        _non_empty("id", self.id)
+
+
+class ReviewResult(Wire):
+    applied: bool
+    filename: str | UnsetType = UNSET
 
 
 class RememberResult(Wire):
@@ -340,6 +398,35 @@ class MemoryChangedParams(Wire):
     workspace: str
     level: str
     source: str
+
+
+class MemoryProposalsParams(Wire):
+    workspace: str
+    count: int
+
+
+class ApproveParams(Wire):
+    """``pseudoclaude/approve`` (server → client): approve one tool call, shown as a diff."""
+
+    workspace: str
+    session_id: str
+    tool: str
+    arguments: Any
+    kind: Literal["write", "runCommand"]
+    path: str | UnsetType = UNSET
+    """Relative to the workspace (writes)."""
+    before: str | UnsetType = UNSET
+    """The whole file without the change (``""`` for a new file)."""
+    after: str | UnsetType = UNSET
+    """The whole file with the change."""
+    command: str | UnsetType = UNSET
+    """The command line (``run_command``)."""
+    cwd: str | UnsetType = UNSET
+    """The folder the command runs in (``run_command``)."""
+
+
+class ApproveResult(Wire):
+    decision: Literal["allowOnce", "allowSession", "deny"]
 
 
 PARAMS: dict[str, type[Wire]] = {
