@@ -45,6 +45,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/session_bench.py
 	$(BIN)/python bench/compact_bench.py
+	$(BIN)/python bench/context_bench.py
 	$(BIN)/python bench/fidelity_bench.py
 	$(BIN)/python bench/memory_bench.py
 	$(BIN)/python bench/lsp_bench.py

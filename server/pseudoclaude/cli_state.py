@@ -133,7 +133,29 @@ def describe_context(c: p.ContextResult) -> str:
                      "in a row (a manual compact turns it back on)")
     elif c.auto_compact_failures:
         lines.append(f"automatic compaction failed {c.auto_compact_failures} time(s) in a row")
+    lines.append("")
+    lines.extend(breakdown_table(c.breakdown, c.context_window))
     return "\n".join(lines)
+
+
+BREAKDOWN_ROWS = (
+    ("system", "system"), ("rules", "rules"), ("memory", "memory"), ("tools", "tools"),
+    ("summary", "summary"), ("messages", "messages"), ("tool calls", "tool_calls"),
+    ("tool results", "tool_results"), ("spilled", "spilled"), ("free", "free"),
+    ("reserved", "reserved"))
+"""Label and field of each row of the breakdown table, in the order of SPEC §11."""
+
+
+def breakdown_table(b: p.Breakdown, window: int) -> list[str]:
+    """What fills the context, one row per category: tokens and share of the window (the
+    first nine add up to the estimate; ``free`` and ``reserved`` are beside them)."""
+    rows = [(label, getattr(b, name)) for label, name in BREAKDOWN_ROWS]
+    width = max(len(f"{tokens:,}") for _, tokens in rows)
+    lines = [f"{'category':<13} {'tokens':>{width}}   share"]
+    for label, tokens in rows:
+        share = tokens / window if window else 0.0
+        lines.append(f"{label:<13} {tokens:>{width},} {share:>7.1%}")
+    return lines
 
 
 async def compact(args: argparse.Namespace) -> int:

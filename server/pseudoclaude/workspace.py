@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pseudoclaude.agent.approvals import ApprovalPolicy, Approver, Gate
-from pseudoclaude.agent.prompt import build_system_prompt
+from pseudoclaude.agent.prompt import (
+    SystemPrompt,
+    memory_section,
+    memory_section_bytes,
+    system_prompt_parts,
+)
 from pseudoclaude.agent.runner import Runner, RunResult
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.compact import (
@@ -27,6 +32,8 @@ from pseudoclaude.compact import (
     ContextState,
     Ledger,
 )
+from pseudoclaude.compact.breakdown import Breakdown
+from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.plan import NO_SESSION, CompactPlan, UndoOutcome
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import PseudoClaudeError
@@ -81,12 +88,14 @@ class Workspace:
         data_dir = settings.data_dir or self.root / ".PseudoClaude"
         self.store = SessionStore(data_dir)
         user_memory = settings.memory.user_dir or Path.home() / ".PseudoClaude" / "memory"
+        self._memory_changed = memory_changed
         self.memory = MemoryManager(data_dir / "memory", user_memory, provider=self.provider,
-                                    emit=self._emit, on_change=memory_changed)
+                                    emit=self._emit, on_change=self._on_memory_change)
         self._turn = 0
         self.session: OpenSession | None = None
         self.compact_runtime: CompactRuntime | None = None
         self.tools = ToolRegistry(self.root)
+        self._tools_bytes: int | None = None  # the JSON of the tool schemas (they never change)
         self.gate = Gate(ApprovalPolicy.from_settings(settings), approver)
         self._provider: Provider | None = None
         self._provider_key: ProviderOptions | None = None
@@ -163,6 +172,7 @@ class Workspace:
         opened = await asyncio.to_thread(
             new_session, self.store, model=self.settings.model, workspace=str(self.root))
         self._attach(opened)
+        await self._count_request_overhead()
         return opened.session_id
 
     async def _open_resumed(self, ref: str) -> ResumeInfo:
@@ -172,6 +182,14 @@ class Workspace:
         loaded = opened.loaded
         assert loaded is not None
         self._attach(opened, Ledger(dict(loaded.offloads), set(loaded.kept)))
+        runtime, anchor = self.compact_runtime, loaded.anchor
+        if runtime is not None:  # count the history off the loop (O(messages), once) ...
+            if anchor is not None:  # ... and restore the live session's estimate
+                await asyncio.to_thread(runtime.restore_anchor, anchor.tokens, anchor.count,
+                                        anchor.saved)
+            else:
+                await asyncio.to_thread(runtime.estimate)
+        await self._count_request_overhead()
         return ResumeInfo(opened.session_id, len(loaded.messages), loaded.bad_lines,
                           loaded.repaired)
 
@@ -213,9 +231,42 @@ class Workspace:
 
     # -- runs --------------------------------------------------------------------------------
     async def system_prompt(self) -> str:
+        """The system prompt of a run (its parts also go to the context estimate)."""
+        prompt = await asyncio.to_thread(self._build_system_prompt)
+        self._set_request_overhead(prompt)
+        return prompt.text
+
+    def _build_system_prompt(self) -> SystemPrompt:
+        """Blocking: reads the ``PSEUDOCLAUDE.md`` files (and the memory index once)."""
         index = self.memory.index_text() if self.settings.memory.enabled else ""
-        return await asyncio.to_thread(build_system_prompt, self.root, user_dir=self._user_dir(),
-                                       memory_index=index)
+        return system_prompt_parts(self.root, user_dir=self._user_dir(), memory_index=index)
+
+    async def _count_request_overhead(self) -> None:
+        """Tell the session's estimate what the next request carries besides the messages
+        (after a session is attached, so ``context`` counts it before the first run)."""
+        self._set_request_overhead(await asyncio.to_thread(self._build_system_prompt))
+
+    def _set_request_overhead(self, prompt: SystemPrompt) -> None:
+        runtime = self.compact_runtime
+        if runtime is None:
+            return
+        if self._tools_bytes is None:
+            self._tools_bytes = json_bytes([
+                {"name": s.name, "description": s.description, "input_schema": s.input_schema}
+                for s in self.tools.specs()])
+        system, rules, memory = prompt.sizes()
+        runtime.set_request_overhead(system=system, rules=rules, memory=memory,
+                                     tools=self._tools_bytes)
+
+    def _on_memory_change(self, level: str, source: str) -> None:
+        """The memory index changed (the manager's cache is fresh; this may run on the
+        watcher's thread): count the new index, then tell the server's listener."""
+        runtime = self.compact_runtime
+        if runtime is not None:
+            index = self.memory.index_text() if self.settings.memory.enabled else ""
+            runtime.set_request_overhead(memory=memory_section_bytes(memory_section(index)))
+        if self._memory_changed is not None:
+            self._memory_changed(level, source)
 
     def _user_dir(self) -> Path | None:
         memory_dir = self.settings.memory.user_dir
@@ -289,7 +340,9 @@ class Workspace:
             return ContextState(message_count=0, estimated_tokens=0,
                                 context_window=config.window,
                                 auto_compact_threshold=config.threshold,
-                                auto_compact_failures=0, auto_compact_tripped=False)
+                                auto_compact_failures=0, auto_compact_tripped=False,
+                                breakdown=Breakdown(free=config.window,
+                                                    reserved=config.reserved))
         return self.compact_runtime.state()
 
     async def close(self, memory_timeout: float = 10.0) -> None:

@@ -70,7 +70,12 @@ async def test_json_output_is_the_lsp_result(client: LanguageClient, env: Any) -
     for key in ("sessionId", "messageCount", "contextWindow", "autoCompactThreshold",
                 "autoCompactFailures", "autoCompactTripped"):
         assert context[key] == lsp_context[key], key
-    assert context["estimatedTokens"] > 0
+    # the same numbers: the CLI restores the anchor from the usage stamped in the log
+    assert context["estimatedTokens"] == lsp_context["estimatedTokens"] > 0
+    assert context["breakdown"] == lsp_context["breakdown"]
+    table = cli(env, "context")
+    assert table.returncode == 0 and "tool results" in table.stdout
+    assert f"{lsp_context['breakdown']['system']:,}" in table.stdout
 
     assert json_out(cli(env, "memory", "show", "--json")) == lsp_memory
 
@@ -96,7 +101,8 @@ async def test_compact_json_is_the_compact_result(client: LanguageClient, env: A
     share_settings(env)
     await request(client, p.RUN, {"prompt": "hello"})
     compacted = json_out(cli(env, "compact", "--instructions", "keep the names", "--json"))
-    assert set(compacted) == {"beforeTokens", "afterTokens", "offloaded", "summarized"}
+    assert set(compacted) == {"beforeTokens", "afterTokens", "offloaded", "summarized",
+                              "factCheck"}
     assert compacted["summarized"] is False  # everything is in the recent window
 
 

@@ -96,13 +96,57 @@ def load_instructions(sources: Sequence[InstructionSource]) -> list[tuple[Path, 
     return out
 
 
+SEPARATOR = "\n\n"
+MEMORY_HEADING = ("Memory (an index of notes kept across sessions; a note's file is in the "
+                  "memory folder, read it when it matters):\n")
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True)
+class SystemPrompt:
+    """The system prompt in the parts the context breakdown counts (SPEC §11)."""
+
+    system: str
+    """Identity and rules (the tool instructions)."""
+    rules: tuple[str, ...] = ()
+    """One block per ``PSEUDOCLAUDE.md`` file."""
+    memory: str = ""
+    """The memory section ("" when the index is empty)."""
+
+    @property
+    def text(self) -> str:
+        return SEPARATOR.join([self.system, *self.rules, *([self.memory] if self.memory else [])])
+
+    def sizes(self) -> tuple[int, int, int]:
+        """UTF-8 bytes of ``(system, rules, memory)``, each block with the separator before
+        it: they add up to the bytes of :attr:`text`."""
+        gap = len(SEPARATOR)
+        return (_utf8_len(self.system), sum(gap + _utf8_len(r) for r in self.rules),
+                memory_section_bytes(self.memory))
+
+
+def memory_section(memory_index: str) -> str:
+    """The memory part of the system prompt for ``memory_index`` ("" when it is empty)."""
+    index = memory_index.strip()
+    return MEMORY_HEADING + index if index else ""
+
+
+def memory_section_bytes(section: str) -> int:
+    """Bytes the memory section adds to the system prompt (its separator included)."""
+    return len(SEPARATOR) + _utf8_len(section) if section else 0
+
+
+def system_prompt_parts(workspace: Path, *, user_dir: Path | None = None,
+                        memory_index: str = "") -> SystemPrompt:
+    rules = tuple(f"Instructions from {path}:\n{text}"
+                  for path, text in load_instructions(instruction_sources(workspace, user_dir)))
+    return SystemPrompt(IDENTITY.format(workspace=workspace) + SEPARATOR + RULES, rules,
+                        memory_section(memory_index))
+
+
 def build_system_prompt(workspace: Path, *, user_dir: Path | None = None,
                         memory_index: str = "") -> str:
-    parts = [IDENTITY.format(workspace=workspace), RULES]
-    for path, text in load_instructions(instruction_sources(workspace, user_dir)):
-        parts.append(f"Instructions from {path}:\n{text}")
-    if memory_index.strip():
-        parts.append(
-            "Memory (an index of notes kept across sessions; a note's file is in the memory "
-            "folder, read it when it matters):\n" + memory_index.strip())
-    return "\n\n".join(parts)
+    return system_prompt_parts(workspace, user_dir=user_dir, memory_index=memory_index).text

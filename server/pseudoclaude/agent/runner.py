@@ -147,6 +147,7 @@ class Runner:
                 return
             message = turn.message()
             if message.content or message.tool_calls:  # an empty answer adds nothing
+                message.usage = turn.usage  # stamped on the log line, restores the anchor
                 self._append(message, appended)
                 self.compact.record_usage(turn.usage)
             if turn.usage is not None:  # after the anchor moved: listeners read the estimate

@@ -41,6 +41,26 @@ def message_bytes(message: Message) -> int:
     return total
 
 
+def message_parts(message: Message) -> tuple[int, int, int]:
+    """:func:`message_bytes` in three parts that add up to it: role + content, tool calls
+    (ids, names, arguments), tool result (call id, name, content, flag)."""
+    calls = 0
+    for call in message.tool_calls:
+        calls += _utf8_len(call.id) + _utf8_len(call.name) + _arguments_bytes(call.arguments)
+    result = message.tool_result
+    carried = 0
+    if result is not None:
+        carried = (_utf8_len(result.call_id) + _utf8_len(result.name)
+                   + _utf8_len(result.content) + (4 if result.is_error else 5))
+    return len(message.role) + _utf8_len(message.content), calls, carried
+
+
+def json_bytes(value: object) -> int:
+    """UTF-8 bytes of ``value`` as compact JSON (e.g. the tool schemas of a request)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"))
+
+
 def tokens_for_bytes(n: int) -> int:
     return math.ceil(n / BYTES_PER_TOKEN) if n > 0 else 0
 

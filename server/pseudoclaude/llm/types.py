@@ -50,14 +50,6 @@ class ThinkingBlock(msgspec.Struct, omit_defaults=True, gc=False):
     data: str = ""
 
 
-class Message(msgspec.Struct, omit_defaults=True, gc=False):
-    role: Role
-    content: str = ""
-    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
-    tool_result: ToolResult | None = None
-    thinking: list[ThinkingBlock] = msgspec.field(default_factory=list)
-
-
 class Usage(msgspec.Struct, omit_defaults=True, gc=False):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -67,6 +59,18 @@ class Usage(msgspec.Struct, omit_defaults=True, gc=False):
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read + self.cache_write
+
+
+class Message(msgspec.Struct, omit_defaults=True, gc=False):
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = msgspec.field(default_factory=list)
+    tool_result: ToolResult | None = None
+    thinking: list[ThinkingBlock] = msgspec.field(default_factory=list)
+    usage: Usage | None = None
+    """What the provider reported for the turn that produced this assistant message: only
+    carried from the runner to the session log (its ``usage`` stamp). The conversation does
+    not keep it and providers never send it."""
 
 
 def parse_arguments(raw: str | bytes | None) -> Any:
@@ -127,6 +131,7 @@ def copy_message(message: Message) -> Message:
             result.call_id, result.name, result.content, result.is_error
         ),
         thinking=[ThinkingBlock(t.thinking, t.signature, t.data) for t in message.thinking],
+        usage=message.usage,
     )
 
 

@@ -34,6 +34,31 @@ class SessionEntry(msgspec.Struct, tag="session", tag_field="type", gc=False):
     workspace: str = ""
 
 
+class UsageStamp(msgspec.Struct, gc=False, rename={
+        "input_tokens": "input", "output_tokens": "output", "cache_read": "cacheRead",
+        "cache_write": "cacheWrite"}):
+    """The provider's usage for the turn of an assistant message line:
+    ``{input, output, cacheRead, cacheWrite}`` (SPEC §11 "Details"); it restores the
+    estimate's anchor on resume."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read + self.cache_write
+
+    @classmethod
+    def of(cls, message: Message) -> UsageStamp | None:
+        """The stamp of an assistant message carrying a (non-empty) usage, else None."""
+        u = message.usage
+        if u is None or message.role != "assistant" or u.total <= 0:
+            return None
+        return cls(u.input_tokens, u.output_tokens, u.cache_read, u.cache_write)
+
+
 class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_defaults=True, gc=False):
     """A message line. Its sequences are tuples: most messages have no tool calls and no
     thinking, and the empty tuple is shared, so a replay of a million lines allocates two
@@ -46,6 +71,8 @@ class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_default
     thinking: tuple[ThinkingBlock, ...] = ()
     ts: float = 0.0
     model: str = ""
+    usage: UsageStamp | None = None
+    """Assistant lines: the turn's provider usage (absent when none was reported)."""
 
     def to_message(self) -> Message:
         return Message(self.role, self.content, list(self.tool_calls), self.tool_result,
@@ -54,7 +81,7 @@ class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_default
     @classmethod
     def from_message(cls, m: Message, ts: float, model: str = "") -> MessageEntry:
         return cls(m.role, m.content, tuple(m.tool_calls), m.tool_result, tuple(m.thinking),
-                   ts, model)
+                   ts, model, None if m.usage is None else UsageStamp.of(m))
 
 
 class OffloadEntry(msgspec.Struct, tag="offload", tag_field="type", gc=False):
@@ -222,6 +249,7 @@ def _legacy_message_entry(raw: Any) -> MessageEntry:
     thinking = [
         msgspec.convert(t, ThinkingBlock) for t in _list(_get(raw, "thinking"))
     ]
+    usage = raw.get("usage")
     return MessageEntry(
         role=role,
         content=_str(_get(raw, "content", "Content")),
@@ -230,4 +258,5 @@ def _legacy_message_entry(raw: Any) -> MessageEntry:
         thinking=tuple(thinking),
         ts=_num(raw.get("ts")),
         model=_str(raw.get("model")),
+        usage=None if usage is None else msgspec.convert(usage, UsageStamp),
     )

@@ -46,6 +46,20 @@ _batch_decoder = msgspec.json.Decoder(list[Entry])
 
 
 @dataclass
+class UsageAnchor:
+    """The last usage stamp of the live part of a log (after its last replace): the
+    estimate's anchor (SPEC §4) as the live session had it."""
+
+    tokens: int
+    """The usage's total (input + cache read + cache write + output)."""
+    count: int
+    """Messages up to and including the stamped assistant message."""
+    saved: list[int] = field(default_factory=list)
+    """Bytes saved by later Layer-1 offloads of results before the stamp, in log order (the
+    live anchor shrank by the estimate of each)."""
+
+
+@dataclass
 class Replay:
     """The state a log replays to (before protocol repair)."""
 
@@ -57,6 +71,7 @@ class Replay:
     last_ts: float = 0.0  # ts of the last line replayed that carries one
     model: str = ""  # the latest model stamp in the replayed range
     start_offset: int = 0  # where replay began (0 for a full replay)
+    anchor: UsageAnchor | None = None  # the last usage stamp since the last replace
 
 
 class _State:
@@ -79,14 +94,21 @@ class _State:
             self.items.append(entry)
             if entry.model:
                 r.model = entry.model
+            if entry.usage is not None and entry.usage.total > 0:
+                r.anchor = UsageAnchor(entry.usage.total, len(self.items))
         elif type(entry) is OffloadEntry:
             r.offloads[entry.call_id] = Offload(
                 entry.call_id, entry.path, entry.bytes, entry.preview
             )
             r.kept.discard(entry.call_id)
+            anchor = r.anchor
             for i in self.results.get(entry.call_id, ()):
                 item = self.items[i]
                 assert item.tool_result is not None
+                if anchor is not None and i < anchor.count and (
+                        item.tool_result.content != entry.preview):
+                    anchor.saved.append(_utf8_len(item.tool_result.content)
+                                        - _utf8_len(entry.preview))
                 self.items[i] = msgspec.structs.replace(
                     item,
                     tool_result=msgspec.structs.replace(item.tool_result, content=entry.preview),
@@ -95,6 +117,7 @@ class _State:
             r.kept.update(entry.call_ids)
         elif type(entry) is ReplaceEntry:
             self.items = list(entry.messages or ())
+            r.anchor = None  # a replace resets the estimate to a full one
             r.offloads = {}
             r.kept = set()
             self.results = {}
@@ -114,6 +137,10 @@ class _State:
             e.to_message() if type(e) is MessageEntry else e  # type: ignore[misc]
             for e in self.items
         ]
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def iter_lines(f: BinaryIO, limit: int = DEFAULT_LINE_LIMIT) -> Iterator[bytes | object]:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pseudoclaude.conversation import Conversation, Offload
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session.listing import list_sessions
-from pseudoclaude.session.loader import replay_file
+from pseudoclaude.session.loader import UsageAnchor, replay_file
 from pseudoclaude.session.repair import repair
 from pseudoclaude.session.store import SessionNotFound, SessionStore
 from pseudoclaude.session.writer import SessionWriter
@@ -28,6 +28,9 @@ class LoadedSession:
     last_activity: float  # Unix time of the last line (the log's mtime when no line has one)
     offloads: dict[str, Offload] = field(default_factory=dict)
     kept: set[str] = field(default_factory=set)
+    anchor: UsageAnchor | None = None
+    """The estimate's anchor from the last usage stamp (None after a repair: the repair is
+    a replace, which resets the estimate to a full one)."""
 
 
 @dataclass
@@ -70,6 +73,7 @@ def load_session(store: SessionStore, ref: str) -> LoadedSession:
         last_activity=replay.last_ts or os.stat(path).st_mtime,
         offloads=replay.offloads,
         kept=replay.kept,
+        anchor=None if repairs else replay.anchor,
     )
 
 
