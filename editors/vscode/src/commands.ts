@@ -22,6 +22,9 @@ export const COMMANDS = {
   showContext: { id: 'pseudoclaude.showContext', title: 'PseudoClaude: Show Context' },
   showTranscript: { id: 'pseudoclaude.showTranscript', title: 'PseudoClaude: Show Transcript' },
   restartServer: { id: 'pseudoclaude.restartServer', title: 'PseudoClaude: Restart Server' },
+  openChat: { id: 'pseudoclaude.openChat', title: 'PseudoClaude: Open Chat' },
+  refreshSessions: { id: 'pseudoclaude.refreshSessions', title: 'PseudoClaude: Refresh Sessions' },
+  refreshMemory: { id: 'pseudoclaude.refreshMemory', title: 'PseudoClaude: Refresh Memory' },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;

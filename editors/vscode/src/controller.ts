@@ -56,6 +56,14 @@ type ParamsBuilder<M extends RequestMethod> = (
   folder: Folder,
 ) => ParamsBody<M> | undefined | Promise<ParamsBody<M> | undefined>;
 
+/** Who else shows what the commands do (the chat view): told of runs and session changes. */
+export interface ControllerListener {
+  runStarted?(folder: Folder, prompt: string): void;
+  runFinished?(folder: Folder, result: RunResult | undefined, canceled: boolean): void;
+  /** Resumed, new, or a compaction undone: the folder's transcript changed. */
+  sessionChanged?(folder: Folder): void;
+}
+
 interface ActiveRun {
   folder: Folder;
   source: CancelSource;
@@ -66,6 +74,7 @@ export class Controller {
   readonly meter = new MeterStore();
   private readonly runs = new Map<string, ActiveRun>();
   private lastFolder: Folder | undefined;
+  listener: ControllerListener = {};
 
   constructor(
     private readonly agent: AgentClient,
@@ -225,6 +234,7 @@ export class Controller {
     const run: ActiveRun = { folder, source: new CancelSource() };
     this.runs.set(key, run);
     this.transcript.beginRun(folder.uri, prompt);
+    this.listener.runStarted?.(folder, prompt);
     this.ui.showTranscript();
     this.refreshStatus();
     try {
@@ -238,10 +248,13 @@ export class Controller {
         );
       });
       this.transcript.endRun(result);
+      this.listener.runFinished?.(folder, result, false);
       await this.reportStop(result);
       return result;
     } catch (e) {
-      if (isCancelled(e) || run.source.token.isCancellationRequested) {
+      const canceled = isCancelled(e) || run.source.token.isCancellationRequested;
+      this.listener.runFinished?.(folder, undefined, canceled);
+      if (canceled) {
         this.transcript.abortRun('canceled');
       } else {
         this.transcript.abortRun(`failed: ${errorMessage(e)}`);
@@ -336,6 +349,7 @@ export class Controller {
       onResult: (r, folder) => {
         const message = undoMessage(r, folder.name);
         if (r.restored) {
+          this.listener.sessionChanged?.(folder);
           this.transcript.note(
             `compaction undone: ${plural(r.messageCount, 'message')}, ` +
               `${formatTokens(r.beforeTokens)} → ${formatTokens(r.afterTokens)} tokens`,
@@ -470,11 +484,13 @@ export class Controller {
     }
   }
 
-  async resumeSession(sessionArg?: string): Promise<void> {
+  /** Resume Session: `sessionArg` (else a pick) in `folder` (else the usual folder). */
+  async resumeSession(sessionArg?: string, folder?: Folder): Promise<void> {
     await this.folderRequest({
       what: 'Resume Session',
       method: Requests.sessionsResume,
       refresh: true,
+      ...(folder ? { folder } : {}),
       params: async (folder) => {
         const sessionId =
           typeof sessionArg === 'string' && sessionArg !== '' ? sessionArg : await this.pickSession(folder);
@@ -482,6 +498,7 @@ export class Controller {
       },
       onResult: async (r, folder) => {
         this.transcript.note(`resumed session ${r.sessionId} (${plural(r.messageCount, 'message')})`);
+        this.listener.sessionChanged?.(folder);
         await this.replayHistory(folder, r.sessionId, r.messageCount);
         this.ui.showTranscript();
         if (r.badLines > 0 || r.repaired > 0) {
@@ -532,6 +549,7 @@ export class Controller {
       refresh: true,
       onResult: (r, folder) => {
         this.transcript.note(`new session ${r.sessionId} in ${folder.name}`);
+        this.listener.sessionChanged?.(folder);
         void this.ui.info(`PseudoClaude: new session ${r.sessionId}.`);
       },
     });

@@ -1,14 +1,22 @@
-/** Activation: wires the language client, the UI adapter and the commands together. */
+/**
+ * Activation: wires the language client, the UI adapter, the chat view, the tree views and the
+ * commands together.
+ */
 import * as vscode from 'vscode';
+import { ChatHost } from './chat/host';
+import { DIFF_SCHEME } from './chat/diffs';
 import { COMMANDS, type CommandName } from './commands';
 import { Controller } from './controller';
 import { needsRestart } from './settings';
 import { Transcript } from './transcript';
+import { CHAT_VIEW, ChatViewProvider, DiffDocuments, chatEnv } from './vscode/chatView';
 import { AgentLanguageClient } from './vscode/client';
+import { MemoryTree, SessionsTree } from './vscode/trees';
 import { VsCodeUi } from './vscode/ui';
 
 export interface PseudoClaudeApi {
   controller: Controller;
+  chat: ChatHost;
 }
 
 let running: AgentLanguageClient | undefined;
@@ -20,15 +28,81 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   const transcript = new Transcript(transcriptChannel);
 
   let controller: Controller | undefined;
+  let chat: ChatHost | undefined;
+  let sessionsTree: SessionsTree | undefined;
+  let memoryTree: MemoryTree | undefined;
   const client = new AgentLanguageClient(logChannel, {
-    onEvent: (e) => controller?.onEvent(e),
-    onContextUsage: (u) => controller?.onContextUsage(u),
-    onMemoryChanged: (m) => controller?.onMemoryChanged(m),
-    onReady: () => void controller?.refreshContext(),
+    onEvent: (e) => {
+      controller?.onEvent(e);
+      chat?.onEvent(e);
+      if (e.kind === 'memory') {
+        memoryTree?.refresh();
+      }
+    },
+    onContextUsage: (u) => {
+      controller?.onContextUsage(u);
+      chat?.onContextUsage(u);
+    },
+    onMemoryChanged: (m) => {
+      controller?.onMemoryChanged(m);
+      memoryTree?.refresh();
+    },
+    onReady: () => {
+      void controller?.refreshContext();
+      void chat?.reload().then(() => chat?.refreshSessions());
+      sessionsTree?.refresh();
+      memoryTree?.refresh();
+    },
+    onApprovalShown: (message) => chat?.modalApprovalShown(message),
+    onApprovalAnswered: (id, title) => chat?.modalApprovalAnswered(id, title),
+    onApprove: (params, token) => (chat ? chat.approve(params, token) : Promise.resolve({ decision: 'deny' })),
   });
   running = client;
   controller = new Controller(client, ui, transcript);
   const c = controller;
+
+  // The chat view and the Sessions / Memory views (SPEC §11 "Editors"), on the chat's folder.
+  const chatView: ChatViewProvider = new ChatViewProvider(context.extensionUri, (): ChatHost => h);
+  const diffs = new DiffDocuments();
+  const sessions = new SessionsTree(client, () => h.folder?.uri);
+  const memory = new MemoryTree(client, () => h.folder?.uri);
+  sessionsTree = sessions;
+  memoryTree = memory;
+  const h: ChatHost = new ChatHost(
+    client,
+    chatEnv(logChannel, chatView, diffs, {
+      cancelOtherRun: () => c.cancelRun(),
+      sessionsChanged: () => {
+        sessions.refresh();
+        memory.refresh();
+      },
+    }),
+  );
+  chat = h;
+  c.listener = {
+    runStarted: (folder, prompt) => h.otherRunStarted(folder.uri, prompt),
+    runFinished: (folder, result, canceled) => h.otherRunFinished(folder.uri, result, canceled),
+    sessionChanged: (folder) => {
+      void h.sessionChanged(folder.uri);
+      sessions.refresh();
+    },
+  };
+  const folderOf = (uri: unknown) =>
+    typeof uri === 'string' ? ui.folders().find((f) => f.uri === uri) : undefined;
+  const sessionsView = vscode.window.createTreeView('pseudoclaude.sessions', { treeDataProvider: sessions });
+  const memoryView = vscode.window.createTreeView('pseudoclaude.memory', { treeDataProvider: memory });
+  context.subscriptions.push(
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW, chatView),
+    vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
+    diffs,
+    sessions,
+    memory,
+    sessionsView,
+    memoryView,
+    sessionsView.onDidChangeVisibility((e) => e.visible && sessions.refresh()),
+    memoryView.onDidChangeVisibility((e) => e.visible && memory.refresh()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => h.foldersChanged()),
+  );
 
   const handlers: Record<CommandName, (...args: unknown[]) => unknown> = {
     ask: (prompt) => c.ask(typeof prompt === 'string' ? prompt : undefined),
@@ -37,14 +111,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     showMemory: () => c.showMemory(),
     remember: (text) => c.remember(typeof text === 'string' ? text : undefined),
     openMemoryIndex: () => c.openMemoryIndex(),
-    resumeSession: (id) => c.resumeSession(typeof id === 'string' ? id : undefined),
+    resumeSession: (id, folder) => c.resumeSession(typeof id === 'string' ? id : undefined, folderOf(folder)),
     newSession: () => c.newSession(),
-    cancelRun: () => c.cancelRun(),
+    cancelRun: async () => {
+      if (h.hasRun) {
+        await h.cancel();
+      } else {
+        await c.cancelRun();
+      }
+    },
     showContext: () => c.showContext(),
     showTranscript: () => transcriptChannel.show(true),
     restartServer: async () => {
       await client.restart().catch(() => undefined);
     },
+    openChat: async () => {
+      await chatView.reveal(false);
+      h.focus();
+    },
+    refreshSessions: () => sessions.refresh(),
+    refreshMemory: () => memory.refresh(),
   };
   for (const [name, spec] of Object.entries(COMMANDS) as [CommandName, (typeof COMMANDS)[CommandName]][]) {
     context.subscriptions.push(vscode.commands.registerCommand(spec.id, handlers[name]));
@@ -70,7 +156,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     // A failed start is reported by the client (with what to change); commands retry it.
     void client.start().catch(() => undefined);
   }
-  return { controller: c };
+  return { controller: c, chat: h };
 }
 
 /** Shut the server down cleanly (it drains pending memory updates before it exits). */

@@ -383,3 +383,40 @@ export const ApprovalActions = {
   session: 'Allow for this session',
   deny: 'Deny',
 } as const;
+
+/**
+ * Server → client requests (`SERVER_REQUESTS`). `pseudoclaude/approve` goes only to clients that
+ * set `experimental.pseudoclaude.approvals: true` in their `initialize` capabilities (SPEC §11
+ * "Diff approvals"); other clients keep `window/showMessageRequest`.
+ */
+export const ServerRequests = {
+  approve: 'pseudoclaude/approve',
+} as const;
+
+/** The client capability under `experimental.pseudoclaude` that asks for `pseudoclaude/approve`. */
+export const APPROVALS_CAPABILITY = 'approvals';
+
+export type ApprovalDecision = 'allowOnce' | 'allowSession' | 'deny';
+
+/** `pseudoclaude/approve` params: one tool call to approve, with the whole file before and after. */
+export interface ApproveParams {
+  workspace: string;
+  sessionId: string;
+  tool: string;
+  arguments: unknown;
+  kind: 'write' | 'runCommand';
+  /** Relative to the workspace (writes). */
+  path?: string;
+  /** The whole file without the change (`""` for a new file). */
+  before?: string;
+  /** The whole file with the change. */
+  after?: string;
+  /** The command line (`run_command`). */
+  command?: string;
+  /** The folder the command runs in (`run_command`). */
+  cwd?: string;
+}
+
+export interface ApproveResult {
+  decision: ApprovalDecision;
+}

@@ -7,8 +7,12 @@ import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
+  type CancellationToken,
+  type ClientCapabilities,
+  type FeatureState,
   LanguageClient,
   type LanguageClientOptions,
+  type StaticFeature,
   type ServerOptions,
   ShowMessageRequest,
   type ShowMessageRequestParams,
@@ -19,8 +23,13 @@ import { approvalAnswer, approvalPrompt, isApproval } from '../approvals';
 import { errorMessage } from '../errors';
 import type { AgentClient, RequestOptions } from '../ports';
 import {
+  APPROVALS_CAPABILITY,
+  EXPERIMENTAL_KEY,
   Notifications,
+  ServerRequests,
   type AgentEvent,
+  type ApproveParams,
+  type ApproveResult,
   type ContextUsageParams,
   type MemoryChangedParams,
   type ParamsOf,
@@ -42,7 +51,26 @@ export interface Listeners {
   onMemoryChanged(m: MemoryChangedParams): void;
   /** The server is up (after start or restart). */
   onReady(): void;
+  /** A `window/showMessageRequest` approval is up as a modal dialog: an id for `onApprovalAnswered`. */
+  onApprovalShown?(message: string): string | undefined;
+  onApprovalAnswered?(id: string, title: string | undefined): void;
+  /** `pseudoclaude/approve` (SPEC §11 "Diff approvals"): asked for when this is set. */
+  onApprove?(params: ApproveParams, token: CancellationToken): Promise<ApproveResult>;
 }
+
+/** Sets `experimental.pseudoclaude.approvals: true`: the server sends `pseudoclaude/approve`. */
+const approvalsFeature: StaticFeature = {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    const ours = (experimental[EXPERIMENTAL_KEY] ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, [EXPERIMENTAL_KEY]: { ...ours, [APPROVALS_CAPABILITY]: true } };
+  },
+  initialize(): void {},
+  getState(): FeatureState {
+    return { kind: 'static' };
+  },
+  clear(): void {},
+};
 
 function inspector(scope?: vscode.Uri): Inspect {
   const config = vscode.workspace.getConfiguration('pseudoclaude', scope);
@@ -129,7 +157,12 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
     client.onNotification(Notifications.event, (e: AgentEvent) => this.listeners.onEvent(e));
     client.onNotification(Notifications.contextUsage, (u: ContextUsageParams) => this.listeners.onContextUsage(u));
     client.onNotification(Notifications.memoryChanged, (m: MemoryChangedParams) => this.listeners.onMemoryChanged(m));
-    client.onRequest(ShowMessageRequest.type, (p: ShowMessageRequestParams) => showMessageRequest(p));
+    client.onRequest(ShowMessageRequest.type, (p: ShowMessageRequestParams) => showMessageRequest(p, this.listeners));
+    const onApprove = this.listeners.onApprove;
+    if (onApprove) {
+      client.registerFeature(approvalsFeature);
+      client.onRequest(ServerRequests.approve, (p: ApproveParams, token: CancellationToken) => onApprove(p, token));
+    }
     this.client = client;
     this.log.info(`starting ${describeCommand(command)} (from ${command.source})`);
     try {
@@ -222,15 +255,26 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
   }
 }
 
-/** Approvals as modal dialogs (Esc = Deny); other message requests as usual. */
-async function showMessageRequest(p: ShowMessageRequestParams): Promise<{ title: string } | null> {
+/**
+ * Approvals as modal dialogs (Esc = Deny), shown as a pending card in the chat meanwhile; other
+ * message requests as usual.
+ */
+async function showMessageRequest(p: ShowMessageRequestParams, listeners: Listeners): Promise<{ title: string } | null> {
   if (isApproval(p)) {
     const prompt = approvalPrompt(p);
-    const picked = await vscode.window.showWarningMessage(
-      prompt.message,
-      { modal: true, detail: prompt.detail },
-      ...prompt.buttons,
-    );
+    const card = listeners.onApprovalShown?.(p.message);
+    let picked: { title: string } | undefined;
+    try {
+      picked = await vscode.window.showWarningMessage(
+        prompt.message,
+        { modal: true, detail: prompt.detail },
+        ...prompt.buttons,
+      );
+    } finally {
+      if (card !== undefined) {
+        listeners.onApprovalAnswered?.(card, picked?.title);
+      }
+    }
     return approvalAnswer(p, picked?.title);
   }
   const show =

@@ -1,0 +1,674 @@
+/**
+ * The extension side of the chat view: it keeps the chat's state (the same reducer as the
+ * webview), answers the webview's messages with requests to the server, forwards the server's
+ * notifications, restores the transcript from `pseudoclaude/sessions/messages` and holds the
+ * approvals shown in the chat. No `vscode` import: the adapter (`src/vscode/chatView.ts`) gives it
+ * a panel to post to and the few editor services it needs (`ChatEnv`); tests give it fakes.
+ */
+import { CancelSource } from '../cancel';
+import { compactMessage, previewPlan, undoMessage } from '../compaction';
+import { describeFailure, errorMessage, isCancelled } from '../errors';
+import { plural } from '../format';
+import { MeterStore } from '../meter';
+import type { AgentClient, CancelToken } from '../ports';
+import {
+  ApprovalActions,
+  Requests,
+  type AgentEvent,
+  type ApprovalDecision,
+  type ApproveParams,
+  type ApproveResult,
+  type ContextUsageParams,
+  type RunResult,
+} from '../protocol';
+import { oneLine } from '../format';
+import { normalizeUri, sameUri } from '../uri';
+import { isFromWebview, type FromWebview, type ToWebview } from './messages';
+import { emptyState, fromLog, reduce, type ApprovalStatus, type ChatAction, type ChatFolder, type ChatState } from './model';
+
+/** How many messages of a session the restored transcript shows (the newest). */
+export const RESTORE_MESSAGES = 200;
+
+export interface ChatPanel {
+  post(message: ToWebview): void;
+}
+
+/** A write approval's change, for the diff editor. */
+export interface DiffRequest {
+  id: string;
+  /** Relative to the workspace folder. */
+  path: string;
+  folder: string;
+  before: string;
+  after: string;
+  tool: string;
+}
+
+/** What the chat needs from the editor. */
+export interface ChatEnv {
+  folders(): ChatFolder[];
+  activeFolder(): ChatFolder | undefined;
+  log(message: string): void;
+  copy(text: string): Promise<void>;
+  /** Open a link of an answer: a web page, or a path relative to `folder`. */
+  openLink(href: string, folder: ChatFolder | null): Promise<void>;
+  showDiff(diff: DiffRequest): Promise<void>;
+  closeDiff(id: string): void;
+  /** Bring the chat view up (an inline approval waits there). */
+  reveal(): Promise<void>;
+  /** Cancel a run the chat did not start (the Ask command's). */
+  cancelOtherRun(): Promise<void>;
+  /** The chat's folder, its session list or its current session changed (the views refresh). */
+  sessionsChanged(folder: ChatFolder): void;
+}
+
+interface PendingApproval {
+  resolve: (status: ApprovalStatus) => void;
+  diff?: DiffRequest;
+}
+
+/** A `window/showMessageRequest` approval's answer (an action title, or none) as a card status. */
+export function modalStatus(title: string | undefined | null): ApprovalStatus {
+  switch (title) {
+    case ApprovalActions.once:
+      return 'allowOnce';
+    case ApprovalActions.session:
+      return 'allowSession';
+    case ApprovalActions.deny:
+      return 'deny';
+    default:
+      return 'dismissed';
+  }
+}
+
+/** The card of a `window/showMessageRequest` approval: `PseudoClaude wants to use <tool>: ...`. */
+export function modalApprovalCard(message: string): { tool: string; title: string; detail: string } {
+  const text = message.trim();
+  const cut = text.indexOf('\n');
+  const first = (cut < 0 ? text : text.slice(0, cut)).trim();
+  const rest = cut < 0 ? '' : text.slice(cut + 1).trim();
+  const tool = /wants to use ([\w.-]+)/.exec(first)?.[1] ?? 'a tool';
+  const title = first.replace(/^PseudoClaude wants to use /, 'Allow ');
+  return { tool, title: title.endsWith('?') ? title : `${title}?`, detail: rest };
+}
+
+function lineCount(text: string): number {
+  if (text === '') {
+    return 0;
+  }
+  return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+}
+
+/** The card of a `pseudoclaude/approve` request. */
+export function inlineApprovalCard(p: ApproveParams): { title: string; detail: string; path?: string } {
+  if (p.kind === 'write' && p.path !== undefined) {
+    const before = p.before ?? '';
+    const after = p.after ?? '';
+    const isNew = before === '' && p.tool !== 'edit_file';
+    const change = isNew
+      ? `new file, ${plural(lineCount(after), 'line')}`
+      : `${plural(lineCount(before), 'line')} → ${plural(lineCount(after), 'line')}`;
+    return {
+      title: `Allow ${p.tool} to ${isNew ? 'create' : 'change'} ${p.path}?`,
+      detail: `${p.path} (${change})`,
+      path: p.path,
+    };
+  }
+  const command = p.command ?? (typeof p.arguments === 'object' && p.arguments !== null
+    ? String((p.arguments as Record<string, unknown>).command ?? '')
+    : '');
+  return {
+    title: `Allow ${p.tool} to run a command?`,
+    detail: [command ? `$ ${command}` : oneLine(JSON.stringify(p.arguments ?? {}), 400), p.cwd ? `in ${p.cwd}` : '']
+      .filter(Boolean)
+      .join('\n'),
+  };
+}
+
+export class ChatHost {
+  private state: ChatState;
+  private panel: ChatPanel | undefined;
+  private ready = false;
+  private run: { source: CancelSource; folder: string } | undefined;
+  private otherRun = false;
+  private readonly meters = new MeterStore();
+  private readonly approvals = new Map<string, PendingApproval>();
+  private nextKey = 1;
+  private loading: Promise<void> | undefined;
+
+  constructor(
+    private readonly agent: AgentClient,
+    private readonly env: ChatEnv,
+  ) {
+    const folders = env.folders();
+    this.state = emptyState(env.activeFolder() ?? folders[0] ?? null, folders);
+  }
+
+  /** The state the chat shows (for tests and the adapter). */
+  get current(): ChatState {
+    return this.state;
+  }
+
+  get folder(): ChatFolder | null {
+    return this.state.folder;
+  }
+
+  // ------------------------------------------------------------------------ the panel
+
+  /** A webview (re)loaded: it sends `ready`, then gets the state. */
+  attach(panel: ChatPanel): void {
+    this.panel = panel;
+    this.ready = false;
+  }
+
+  detach(panel?: ChatPanel): void {
+    if (!panel || this.panel === panel) {
+      this.panel = undefined;
+      this.ready = false;
+    }
+  }
+
+  private post(message: ToWebview): void {
+    if (this.panel && this.ready) {
+      this.panel.post(message);
+    }
+  }
+
+  private dispatch(action: ChatAction): void {
+    this.state = reduce(this.state, action);
+    this.post(action);
+  }
+
+  private restore(state: ChatState): void {
+    this.state = state;
+    this.post({ type: 'restore', state });
+  }
+
+  /** Put the caret in the prompt box (with `text` in it, when given). */
+  focus(text?: string): void {
+    this.post(text === undefined ? { type: 'focus' } : { type: 'focus', text });
+  }
+
+  private running(): boolean {
+    return this.run !== undefined || this.otherRun;
+  }
+
+  private key(prefix: string): string {
+    return `${prefix}${this.nextKey++}`;
+  }
+
+  // ------------------------------------------------------------------------ webview messages
+
+  async handle(message: unknown): Promise<void> {
+    if (!isFromWebview(message)) {
+      this.env.log(`chat: ignored a malformed message from the webview`);
+      return;
+    }
+    const m: FromWebview = message;
+    switch (m.type) {
+      case 'ready':
+        this.ready = true;
+        this.restore({ ...this.state, folders: this.env.folders() });
+        if (!this.running()) {
+          await this.reload();
+        }
+        await this.refreshSessions();
+        return;
+      case 'send':
+        await this.ask(m.prompt);
+        return;
+      case 'cancel':
+        await this.cancel();
+        return;
+      case 'compactPreview':
+        await this.compactPreview();
+        return;
+      case 'compactConfirm':
+        await this.compact(m.id, m.instructions);
+        return;
+      case 'compactCancel':
+        this.dispatch({ type: 'previewDone', id: m.id, status: 'cancelled' });
+        return;
+      case 'undo':
+        await this.undo();
+        return;
+      case 'newSession':
+        await this.newSession();
+        return;
+      case 'resume':
+        await this.resume(m.sessionId);
+        return;
+      case 'folder':
+        await this.switchFolder(m.uri);
+        return;
+      case 'approve':
+        this.answer(m.id, m.decision);
+        return;
+      case 'showDiff': {
+        const diff = this.approvals.get(m.id)?.diff;
+        if (diff) {
+          await this.env.showDiff(diff).catch((e: unknown) => this.notice('error', `Cannot show the diff: ${errorMessage(e)}`));
+        }
+        return;
+      }
+      case 'copy':
+        await this.env.copy(m.text);
+        return;
+      case 'openLink':
+        await this.env.openLink(m.href, this.state.folder).catch((e: unknown) =>
+          this.notice('error', `Cannot open ${m.href}: ${errorMessage(e)}`),
+        );
+        return;
+      case 'refresh':
+        await this.reload();
+        await this.refreshSessions();
+        return;
+    }
+  }
+
+  private notice(level: 'info' | 'warning' | 'error', text: string): void {
+    this.dispatch({ type: 'notice', level, text: text.replace(/^PseudoClaude: /, '') });
+  }
+
+  /** The folder the chat works on, or a notice saying to open one. */
+  private needFolder(): ChatFolder | undefined {
+    const folder = this.state.folder;
+    if (!folder) {
+      this.notice('error', 'Open a folder first: the agent works inside a workspace folder.');
+    }
+    return folder ?? undefined;
+  }
+
+  // ------------------------------------------------------------------------ running
+
+  async ask(prompt: string): Promise<RunResult | undefined> {
+    const folder = this.needFolder();
+    if (!folder || prompt.trim() === '') {
+      return undefined;
+    }
+    if (this.running()) {
+      this.notice('warning', 'A run is in progress: wait for it, or Stop it first.');
+      return undefined;
+    }
+    const source = new CancelSource();
+    this.run = { source, folder: folder.uri };
+    this.dispatch({ type: 'runStarted', prompt });
+    try {
+      const result = await this.agent.request(
+        Requests.run,
+        { prompt, workspace: folder.uri },
+        { token: source.token },
+      );
+      this.dispatch({ type: 'runFinished', result });
+      return result;
+    } catch (e) {
+      if (isCancelled(e) || source.token.isCancellationRequested) {
+        this.dispatch({ type: 'runFinished', canceled: true });
+      } else {
+        this.dispatch({ type: 'runFinished', error: describeFailure('the run', e).replace(/^PseudoClaude: /, '') });
+      }
+      return undefined;
+    } finally {
+      this.run = undefined;
+      this.cancelApprovals();
+      await this.afterChange(folder);
+    }
+  }
+
+  /** Stop the run in progress (the chat's, else the Ask command's). */
+  async cancel(): Promise<boolean> {
+    this.cancelApprovals();
+    if (this.run) {
+      this.run.source.cancel();
+      return true;
+    }
+    if (this.otherRun) {
+      await this.env.cancelOtherRun();
+      return true;
+    }
+    return false;
+  }
+
+  /** Whether the chat's own run is in progress (Cancel Run stops it first). */
+  get hasRun(): boolean {
+    return this.run !== undefined;
+  }
+
+  /** A run started elsewhere (the Ask command) in `folder`. */
+  otherRunStarted(folder: string, prompt: string): void {
+    if (this.isChatFolder(folder) && !this.run) {
+      this.otherRun = true;
+      this.dispatch({ type: 'runStarted', prompt });
+    }
+  }
+
+  otherRunFinished(folder: string, result: RunResult | undefined, canceled: boolean): void {
+    if (this.isChatFolder(folder) && this.otherRun) {
+      this.otherRun = false;
+      this.cancelApprovals();
+      this.dispatch(result ? { type: 'runFinished', result } : { type: 'runFinished', canceled, ...(canceled ? {} : { error: 'The run failed.' }) });
+      void this.afterChange(this.state.folder);
+    }
+  }
+
+  private isChatFolder(uri: string): boolean {
+    return this.state.folder !== null && sameUri(this.state.folder.uri, uri);
+  }
+
+  private async afterChange(folder: ChatFolder | null): Promise<void> {
+    if (!folder || !this.isChatFolder(folder.uri)) {
+      return;
+    }
+    await Promise.all([this.refreshContext(), this.refreshSessions()]);
+    this.env.sessionsChanged(folder);
+  }
+
+  // ------------------------------------------------------------------------ notifications
+
+  onEvent(e: AgentEvent): void {
+    if (this.isChatFolder(e.workspace)) {
+      this.dispatch({ type: 'event', event: e });
+    }
+  }
+
+  onContextUsage(u: ContextUsageParams): void {
+    if (!this.isChatFolder(u.workspace)) {
+      return;
+    }
+    const switched = u.sessionId !== this.state.sessionId && u.sessionId !== null && this.state.sessionId !== null;
+    this.meters.usage(u);
+    this.dispatch({ type: 'meter', meter: this.meters.get(u.workspace) ?? null });
+    if (switched && !this.running()) {
+      // Resumed or started elsewhere (a command, the Sessions view): show that session.
+      void this.reload().then(() => this.refreshSessions());
+    }
+  }
+
+  /** The session of the chat's folder changed through a command (resume, new, undo). */
+  async sessionChanged(folder: string): Promise<void> {
+    if (this.isChatFolder(folder) && !this.running()) {
+      await this.reload();
+      await this.refreshSessions();
+    }
+  }
+
+  // ------------------------------------------------------------------------ loading
+
+  /** The meter of the chat's folder from `pseudoclaude/context`; its session id. */
+  private async refreshContext(): Promise<string | null | undefined> {
+    const folder = this.state.folder;
+    if (!folder) {
+      return undefined;
+    }
+    try {
+      const c = await this.agent.request(Requests.context, { workspace: folder.uri });
+      this.meters.context(folder.uri, c);
+      this.dispatch({ type: 'meter', meter: this.meters.get(folder.uri) ?? null });
+      return c.sessionId;
+    } catch (e) {
+      this.env.log(`chat: context of ${folder.name}: ${errorMessage(e)}`);
+      return undefined;
+    }
+  }
+
+  async refreshSessions(): Promise<void> {
+    const folder = this.state.folder;
+    if (!folder) {
+      return;
+    }
+    try {
+      const list = await this.agent.request(Requests.sessionsList, { workspace: folder.uri });
+      if (this.isChatFolder(folder.uri)) {
+        this.dispatch({ type: 'sessions', sessions: list.sessions });
+      }
+    } catch (e) {
+      this.env.log(`chat: sessions of ${folder.name}: ${errorMessage(e)}`);
+    }
+  }
+
+  /**
+   * The transcript of the folder's current session from the server's log (the newest
+   * `RESTORE_MESSAGES` messages), sent to the webview as a whole. Overlapping calls share one load.
+   */
+  reload(): Promise<void> {
+    this.loading ??= this.load().finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  private async load(): Promise<void> {
+    const folder = this.state.folder;
+    if (!folder) {
+      this.restore({ ...this.state, items: [], sessionId: null, earlier: 0 });
+      return;
+    }
+    const sessionId = await this.refreshContext();
+    if (sessionId === undefined) {
+      return;
+    }
+    let next: ChatState;
+    if (sessionId === null) {
+      next = fromLog(this.state, null, []);
+    } else {
+      try {
+        const head = await this.agent.request(Requests.sessionsMessages, { workspace: folder.uri, sessionId, offset: 0, limit: 1 });
+        const offset = Math.max(0, head.total - RESTORE_MESSAGES);
+        const page =
+          head.total <= 1
+            ? head
+            : await this.agent.request(Requests.sessionsMessages, { workspace: folder.uri, sessionId, offset });
+        next = fromLog(this.state, sessionId, page.messages, offset);
+      } catch (e) {
+        this.env.log(`chat: messages of ${sessionId}: ${errorMessage(e)}`);
+        return;
+      }
+    }
+    if (this.running() || !this.isChatFolder(folder.uri)) {
+      return; // a run started meanwhile: its live state wins
+    }
+    this.restore(next);
+  }
+
+  private async switchFolder(uri: string): Promise<void> {
+    const folder = this.env.folders().find((f) => sameUri(f.uri, uri));
+    if (!folder || (this.state.folder && sameUri(this.state.folder.uri, uri))) {
+      return;
+    }
+    if (this.run) {
+      this.notice('warning', 'A run is in progress: wait for it, or Stop it first.');
+      this.restore(this.state);
+      return;
+    }
+    this.otherRun = false;
+    this.restore({ ...emptyState(folder, this.env.folders()), seq: this.state.seq });
+    this.env.sessionsChanged(folder);
+    await this.reload();
+    await this.refreshSessions();
+  }
+
+  /** The window's folders changed. */
+  foldersChanged(): void {
+    const folders = this.env.folders();
+    const keep = this.state.folder && folders.find((f) => normalizeUri(f.uri) === normalizeUri(this.state.folder?.uri ?? ''));
+    if (keep) {
+      this.dispatch({ type: 'folders', folders });
+      return;
+    }
+    this.restore(emptyState(this.env.activeFolder() ?? folders[0] ?? null, folders));
+    void this.reload().then(() => this.refreshSessions());
+  }
+
+  // ------------------------------------------------------------------------ session actions
+
+  async newSession(): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.sessionsNew, { workspace: folder.uri });
+      this.restore({ ...fromLog(this.state, r.sessionId, []) });
+      this.focus();
+    } catch (e) {
+      this.notice('error', describeFailure('New session', e));
+    }
+    await this.afterChange(folder);
+  }
+
+  async resume(sessionId: string): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder || sessionId === '' || sessionId === this.state.sessionId) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.sessionsResume, { workspace: folder.uri, sessionId });
+      await this.reload();
+      if (r.badLines > 0 || r.repaired > 0) {
+        this.notice(
+          'warning',
+          `Resumed ${r.sessionId}: ${plural(r.badLines, 'unreadable line')} skipped, ${plural(r.repaired, 'repair')} made to the history.`,
+        );
+      }
+    } catch (e) {
+      this.notice('error', describeFailure('Resume', e));
+      this.restore(this.state); // the picker shows the session that is still current
+    }
+    await this.afterChange(folder);
+  }
+
+  // ------------------------------------------------------------------------ compaction
+
+  async compactPreview(): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    try {
+      const preview = await this.agent.request(Requests.compactPreview, { workspace: folder.uri });
+      const plan = previewPlan(preview, folder.name);
+      if (plan.kind === 'nothing') {
+        this.notice('info', plan.message);
+        return;
+      }
+      this.dispatch({ type: 'preview', id: this.key('pv'), preview });
+    } catch (e) {
+      this.notice('error', describeFailure('Compact preview', e));
+    }
+  }
+
+  async compact(id: string, instructions?: string): Promise<void> {
+    const folder = this.needFolder();
+    const card = this.state.items.find((i) => i.id === id);
+    if (!folder || card?.kind !== 'preview' || card.status !== 'asking') {
+      return;
+    }
+    this.dispatch({ type: 'previewDone', id, status: 'compacting' });
+    const text = instructions?.trim();
+    try {
+      const r = await this.agent.request(Requests.compact, {
+        workspace: folder.uri,
+        ...(text ? { instructions: text } : {}),
+      });
+      this.dispatch({ type: 'previewDone', id, status: 'done', result: compactMessage(r) });
+    } catch (e) {
+      this.dispatch({
+        type: 'previewDone',
+        id,
+        status: 'failed',
+        result: isCancelled(e) ? 'Cancelled.' : describeFailure('Compact', e),
+      });
+    }
+    await this.refreshContext();
+  }
+
+  async undo(): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.compactUndo, { workspace: folder.uri });
+      this.notice(r.restored ? 'info' : 'warning', undoMessage(r, folder.name));
+    } catch (e) {
+      this.notice('error', describeFailure('Undo compaction', e));
+    }
+    await this.refreshContext();
+  }
+
+  // ------------------------------------------------------------------------ approvals
+
+  /** A `window/showMessageRequest` approval is up (a modal dialog): its card. Returns its id. */
+  modalApprovalShown(message: string): string {
+    const id = this.key('ap');
+    const card = modalApprovalCard(message);
+    this.dispatch({ type: 'approval', id, mode: 'modal', ...card });
+    return id;
+  }
+
+  modalApprovalAnswered(id: string, title: string | undefined | null): void {
+    this.dispatch({ type: 'approvalDone', id, status: modalStatus(title) });
+  }
+
+  /**
+   * `pseudoclaude/approve`: a card with Allow once / Allow for this session / Deny in the chat
+   * (and the change in the diff editor for a write) until the user answers; a cancelled request
+   * or run answers `deny`.
+   */
+  async approve(p: ApproveParams, token?: CancelToken): Promise<ApproveResult> {
+    const id = this.key('ap');
+    const card = inlineApprovalCard(p);
+    const diff: DiffRequest | undefined =
+      p.kind === 'write' && p.path !== undefined
+        ? { id, path: p.path, folder: p.workspace, before: p.before ?? '', after: p.after ?? '', tool: p.tool }
+        : undefined;
+    const status = new Promise<ApprovalStatus>((resolve) => {
+      this.approvals.set(id, { resolve, ...(diff ? { diff } : {}) });
+    });
+    this.dispatch({ type: 'approval', id, mode: 'inline', tool: p.tool, ...card });
+    const cancelled = token?.onCancellationRequested(() => this.settle(id, 'cancelled'));
+    if (token?.isCancellationRequested) {
+      this.settle(id, 'cancelled');
+    }
+    await this.env.reveal().catch(() => undefined);
+    if (diff) {
+      await this.env.showDiff(diff).catch((e: unknown) => this.env.log(`chat: diff of ${diff.path}: ${errorMessage(e)}`));
+    }
+    const answer = await status;
+    cancelled?.dispose();
+    return { decision: answer === 'allowOnce' || answer === 'allowSession' ? answer : 'deny' };
+  }
+
+  private answer(id: string, decision: ApprovalDecision): void {
+    this.settle(id, decision);
+  }
+
+  private settle(id: string, status: ApprovalStatus): void {
+    const pending = this.approvals.get(id);
+    if (!pending) {
+      return;
+    }
+    this.approvals.delete(id);
+    this.dispatch({ type: 'approvalDone', id, status });
+    if (pending.diff) {
+      this.env.closeDiff(id);
+    }
+    pending.resolve(status);
+  }
+
+  private cancelApprovals(): void {
+    for (const id of [...this.approvals.keys()]) {
+      this.settle(id, 'cancelled');
+    }
+  }
+
+  /** Inline approvals waiting for an answer (the adapter's diff editor buttons use the newest). */
+  pendingApprovals(): string[] {
+    return [...this.approvals.keys()];
+  }
+
+  /** Answer an inline approval from outside the webview (the diff editor's title buttons). */
+  decide(id: string, decision: ApprovalDecision): void {
+    this.settle(id, decision);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The messages between the extension host and the chat webview (`postMessage` both ways), typed.
+ * Host → webview: the reducer's actions (`ChatAction`), a whole state (`restore`) and `focus`.
+ * Webview → host: what the user did. `isFromWebview` checks what arrives from the webview (it is
+ * untrusted input as far as the host is concerned).
+ */
+import type { ChatAction, ChatState } from './model';
+import type { ApprovalDecision } from '../protocol';
+
+export type ToWebview =
+  | ChatAction
+  /** The whole state: after the webview loaded, a reload from the log, a resume. */
+  | { type: 'restore'; state: ChatState }
+  /** Put the caret in the prompt box (the view was opened by a command). */
+  | { type: 'focus'; text?: string };
+
+export type FromWebview =
+  /** The webview loaded and waits for `restore`. */
+  | { type: 'ready' }
+  | { type: 'send'; prompt: string }
+  | { type: 'cancel' }
+  /** Compact: ask the server for the preview first. */
+  | { type: 'compactPreview' }
+  /** The preview card's Compact button (with optional instructions for the summary). */
+  | { type: 'compactConfirm'; id: string; instructions?: string }
+  | { type: 'compactCancel'; id: string }
+  | { type: 'undo' }
+  | { type: 'newSession' }
+  | { type: 'resume'; sessionId: string }
+  | { type: 'folder'; uri: string }
+  | { type: 'approve'; id: string; decision: ApprovalDecision }
+  /** Open the diff of a write approval again. */
+  | { type: 'showDiff'; id: string }
+  | { type: 'copy'; text: string }
+  | { type: 'openLink'; href: string }
+  | { type: 'refresh' };
+
+const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'deny'];
+
+function str(v: unknown): v is string {
+  return typeof v === 'string';
+}
+
+/** Whether `m` is a well-formed webview message (fields of the right types). */
+export function isFromWebview(m: unknown): m is FromWebview {
+  if (typeof m !== 'object' || m === null) {
+    return false;
+  }
+  const o = m as Record<string, unknown>;
+  switch (o.type) {
+    case 'ready':
+    case 'cancel':
+    case 'compactPreview':
+    case 'undo':
+    case 'newSession':
+    case 'refresh':
+      return true;
+    case 'send':
+      return str(o.prompt);
+    case 'compactConfirm':
+      return str(o.id) && (o.instructions === undefined || str(o.instructions));
+    case 'compactCancel':
+    case 'showDiff':
+      return str(o.id);
+    case 'resume':
+      return str(o.sessionId);
+    case 'folder':
+      return str(o.uri);
+    case 'approve':
+      return str(o.id) && str(o.decision) && DECISIONS.includes(o.decision);
+    case 'copy':
+      return str(o.text);
+    case 'openLink':
+      return str(o.href);
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,430 @@
+/**
+ * The chat as HTML strings: items of the transcript, the context meter (a stacked bar of the
+ * breakdown), the session picker's options. Every piece of text from the server or the model is
+ * escaped here, or rendered by `renderMarkdown` (no raw HTML). No inline styles and no inline
+ * event handlers (the Content-Security-Policy allows neither): widths are SVG attributes, actions
+ * are `data-action` attributes the webview script handles.
+ */
+import { factCheckText, previewPlan } from '../compaction';
+import { formatAge, formatBytes, formatCount, formatTokens, oneLine, plural } from '../format';
+import { BREAKDOWN_LABELS, formatShare, WARNING_RATIO, type MeterState } from '../meter';
+import { BREAKDOWN_CATEGORIES, type Breakdown, type SessionSummary } from '../protocol';
+import { summarizeArguments } from '../transcript';
+import { escapeHtml, renderMarkdown } from './markdown';
+import type { ApprovalStatus, ChatItem, ChatState, ItemOf, ToolStatus } from './model';
+
+const esc = escapeHtml;
+
+/** Attribute-safe JSON of tool arguments, pretty-printed. */
+function prettyArguments(args: unknown): string {
+  if (args === undefined || args === null) {
+    return '';
+  }
+  if (typeof args === 'string') {
+    try {
+      return JSON.stringify(JSON.parse(args), null, 2);
+    } catch {
+      return args;
+    }
+  }
+  return JSON.stringify(args, null, 2) ?? '';
+}
+
+const TOOL_STATUS: Record<ToolStatus, { icon: string; text: string }> = {
+  running: { icon: '⋯', text: 'running' },
+  done: { icon: '✓', text: 'done' },
+  failed: { icon: '✗', text: 'failed' },
+  interrupted: { icon: '○', text: 'no result' },
+};
+
+function toolCard(item: ItemOf<'tool'>, open: boolean): string {
+  const status = TOOL_STATUS[item.status];
+  const size = item.bytes !== undefined && item.status !== 'running' ? ` · ${formatBytes(item.bytes)}` : '';
+  const args = summarizeArguments(item.arguments, 80);
+  const body: string[] = [];
+  const pretty = prettyArguments(item.arguments);
+  if (pretty) {
+    body.push('<div class="card-label">Arguments</div>', `<pre class="card-pre">${esc(pretty)}</pre>`);
+  }
+  if (item.preview !== undefined) {
+    const cut = item.bytes !== undefined && item.bytes > new TextEncoder().encode(item.preview).length;
+    body.push(
+      `<div class="card-label">${item.status === 'failed' ? 'Error' : 'Result'}${cut ? ' (start)' : ''}</div>`,
+      `<pre class="card-pre">${esc(item.preview) || '<span class="muted">(empty)</span>'}${cut ? '<span class="muted">…</span>' : ''}</pre>`,
+    );
+  } else if (item.status === 'running') {
+    body.push('<div class="muted">Waiting for the result…</div>');
+  } else if (item.status === 'interrupted') {
+    body.push('<div class="muted">The call ended without a result (the run was cancelled or failed).</div>');
+  }
+  return (
+    `<details class="card tool tool-${item.status}" data-id="${esc(item.id)}"${open ? ' open' : ''}>` +
+    `<summary aria-label="${esc(`Tool ${item.name}, ${status.text}`)}">` +
+    `<span class="tool-icon" aria-hidden="true">${status.icon}</span>` +
+    `<span class="tool-name">${esc(item.name)}</span>` +
+    (args ? `<span class="tool-args" title="${esc(oneLine(args, 300))}">${esc(args)}</span>` : '<span class="tool-args"></span>') +
+    `<span class="tool-status">${status.text}${size}</span>` +
+    '</summary>' +
+    `<div class="card-body">${body.join('')}</div>` +
+    '</details>'
+  );
+}
+
+const APPROVAL_DONE: Record<Exclude<ApprovalStatus, 'pending'>, string> = {
+  allowOnce: 'Allowed once',
+  allowSession: 'Allowed for this session',
+  deny: 'Denied',
+  dismissed: 'Dismissed: denied',
+  cancelled: 'No longer asked (the run ended)',
+};
+
+function approvalCard(item: ItemOf<'approval'>): string {
+  const pending = item.status === 'pending';
+  const id = esc(item.id);
+  const parts = [
+    `<section class="card approval${pending ? ' pending' : ` done approval-${item.status}`}" data-id="${id}" ` +
+      `role="group" aria-label="${esc(`Approval for ${item.tool}`)}">`,
+    `<div class="card-title"><span class="approval-icon" aria-hidden="true">${pending ? '⚠' : item.status === 'allowOnce' || item.status === 'allowSession' ? '✓' : '✗'}</span>` +
+      `${esc(item.title)}</div>`,
+  ];
+  if (item.detail) {
+    parts.push(`<pre class="card-pre">${esc(item.detail)}</pre>`);
+  }
+  if (pending && item.mode === 'inline') {
+    parts.push(
+      '<div class="buttons">',
+      `<button type="button" class="primary" data-action="approve" data-decision="allowOnce" data-id="${id}">Allow once</button>`,
+      `<button type="button" data-action="approve" data-decision="allowSession" data-id="${id}">Allow for this session</button>`,
+      `<button type="button" data-action="approve" data-decision="deny" data-id="${id}">Deny</button>`,
+      item.path
+        ? `<button type="button" class="link" data-action="showDiff" data-id="${id}">Show diff</button>`
+        : '',
+      '</div>',
+    );
+  } else if (pending) {
+    parts.push('<div class="muted">Waiting for your answer in the dialog: Allow once, Allow for this session or Deny.</div>');
+  } else {
+    parts.push(`<div class="approval-result">${APPROVAL_DONE[item.status as Exclude<ApprovalStatus, 'pending'>]}</div>`);
+  }
+  parts.push('</section>');
+  return parts.join('');
+}
+
+function previewCard(item: ItemOf<'preview'>): string {
+  const plan = previewPlan(item.preview, 'this session');
+  const id = esc(item.id);
+  const lines = plan.kind === 'confirm' ? plan.detail.split('\n') : [];
+  const parts = [
+    `<section class="card preview preview-${item.status}" data-id="${id}" role="group" aria-label="Compaction preview">`,
+    `<div class="card-title">${esc(plan.message.replace(/^PseudoClaude: /, ''))}</div>`,
+  ];
+  if (lines.length > 0) {
+    parts.push(`<ul class="preview-lines">${lines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`);
+  }
+  if (item.status === 'asking' && plan.kind === 'confirm') {
+    parts.push(
+      `<label class="field"><span>Instructions for the summary (optional)</span>` +
+        `<input type="text" class="instructions" data-id="${id}" placeholder="e.g. keep the parser decisions"></label>`,
+      '<div class="buttons">',
+      `<button type="button" class="primary" data-action="compactConfirm" data-id="${id}">Compact</button>`,
+      `<button type="button" data-action="compactCancel" data-id="${id}">Cancel</button>`,
+      '</div>',
+    );
+  } else if (item.status === 'compacting') {
+    parts.push('<div class="muted">Compacting…</div>');
+  } else if (item.status === 'cancelled') {
+    parts.push('<div class="muted">Not compacted.</div>');
+  }
+  if (item.result) {
+    parts.push(`<div class="preview-result">${esc(item.result.replace(/^PseudoClaude: /, ''))}</div>`);
+  }
+  parts.push('</section>');
+  return parts.join('');
+}
+
+function compactLine(item: ItemOf<'compact'>): string {
+  const change = `${formatTokens(item.beforeTokens)} → ${formatTokens(item.afterTokens)} tokens`;
+  const what = item.layer >= 2 ? 'Context compacted' : 'Tool results offloaded';
+  const bits = [change];
+  if (item.offloaded > 0) {
+    bits.push(`${plural(item.offloaded, 'result')} offloaded`);
+  }
+  if (item.factCheck) {
+    bits.push(factCheckText(item.factCheck));
+  }
+  return (
+    `<div class="event compact" data-id="${esc(item.id)}" role="note">` +
+    `<span class="event-icon" aria-hidden="true">⇣</span><strong>${what}</strong> ` +
+    `<span>${esc(bits.join(' · '))}</span></div>`
+  );
+}
+
+function memoryLine(item: ItemOf<'memory'>): string {
+  const changes = item.changes.map((c) => `${c.action} ${c.filename} (${c.level})`).join(', ');
+  let title: string;
+  let text: string;
+  if (item.status === 'failed') {
+    title = 'Memory update failed';
+    text = item.error ?? 'unknown error';
+  } else if (item.status === 'proposed') {
+    title = 'Memory changes proposed';
+    text = changes ? `${changes}: review them in the Memory view` : 'review them in the Memory view';
+  } else {
+    title = 'Memory updated';
+    text = changes;
+  }
+  return (
+    `<div class="event memory memory-${esc(item.status)}" data-id="${esc(item.id)}" role="note">` +
+    `<span class="event-icon" aria-hidden="true">✎</span><strong>${title}</strong>` +
+    (text ? ` <span>${esc(oneLine(text, 400))}</span>` : '') +
+    '</div>'
+  );
+}
+
+function endLine(item: ItemOf<'end'>): string {
+  const bits: string[] = [];
+  switch (item.stopReason) {
+    case 'completed':
+      bits.push('Done');
+      break;
+    case 'canceled':
+      bits.push('Cancelled');
+      break;
+    case 'max_iterations':
+      bits.push('Stopped at the maxIterations limit: ask again to continue');
+      break;
+    case 'unknown_tool_limit':
+      bits.push('Stopped: the model called unknown tools twice in a row');
+      break;
+    default:
+      bits.push(`Stopped: ${item.stopReason}`);
+  }
+  if (item.iterations !== undefined) {
+    bits.push(plural(item.iterations, 'model turn'));
+  }
+  if (item.inputTokens !== undefined && item.outputTokens !== undefined) {
+    bits.push(`${formatTokens(item.inputTokens)} in / ${formatTokens(item.outputTokens)} out`);
+  }
+  const cls = item.error || !['completed', 'canceled'].includes(item.stopReason) ? ' end-warn' : '';
+  return (
+    `<div class="end${cls}" data-id="${esc(item.id)}" role="note">${esc(bits.join(' · '))}` +
+    (item.error ? `<div class="end-error">${esc(oneLine(item.error, 600))}</div>` : '') +
+    '</div>'
+  );
+}
+
+/** One item of the transcript; `open`: a tool card shown unfolded. */
+export function renderItem(item: ChatItem, open = false): string {
+  const id = esc(item.id);
+  switch (item.kind) {
+    case 'user':
+      return (
+        `<div class="msg user" data-id="${id}"><div class="who">You</div>` +
+        `<div class="user-text">${esc(item.text)}</div></div>`
+      );
+    case 'assistant':
+      return (
+        `<div class="msg assistant${item.streaming ? ' streaming' : ''}" data-id="${id}">` +
+        `<div class="markdown">${renderMarkdown(item.text)}</div></div>`
+      );
+    case 'tool':
+      return toolCard(item, open);
+    case 'approval':
+      return approvalCard(item);
+    case 'summary':
+      return (
+        `<details class="card summary" data-id="${id}"${open ? ' open' : ''}>` +
+        '<summary><span class="event-icon" aria-hidden="true">⇣</span>Summary of the earlier conversation</summary>' +
+        `<div class="card-body markdown">${renderMarkdown(item.text)}</div></details>`
+      );
+    case 'compact':
+      return compactLine(item);
+    case 'preview':
+      return previewCard(item);
+    case 'memory':
+      return memoryLine(item);
+    case 'notice':
+      return (
+        `<div class="notice notice-${item.level}" data-id="${id}" role="${item.level === 'error' ? 'alert' : 'note'}">` +
+        `${esc(item.text)}</div>`
+      );
+    case 'end':
+      return endLine(item);
+  }
+}
+
+/** What the transcript shows before the first prompt. */
+export function renderWelcome(state: ChatState): string {
+  const where = state.folder ? ` about <strong>${esc(state.folder.name)}</strong>` : '';
+  if (!state.folder) {
+    return '<div class="welcome"><p>Open a folder: the agent works inside a workspace folder.</p></div>';
+  }
+  return (
+    '<div class="welcome">' +
+    `<p>Ask PseudoClaude${where}. It reads, edits and runs commands in the workspace; ` +
+    'writes and commands you did not allow ask first.</p>' +
+    '<p class="muted"><kbd>Enter</kbd> sends · <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line · ' +
+    '<kbd>↑</kbd> <kbd>↓</kbd> browse earlier prompts</p>' +
+    '</div>'
+  );
+}
+
+/** The note above a transcript that starts later in the session. */
+export function renderEarlier(earlier: number): string {
+  return earlier > 0 ? `<div class="earlier muted">${esc(plural(earlier, 'earlier message'))} not shown</div>` : '';
+}
+
+// ------------------------------------------------------------------------------------ the meter
+
+/** Units of the bar (the SVG's viewBox width). */
+export const BAR_UNITS = 1000;
+/** Smallest width of a non-empty category, so that it can be seen and hovered. */
+const MIN_UNITS = 4;
+
+export interface BarSegment {
+  /** A breakdown key (its CSS class `seg-<key>`); `used` without a breakdown. */
+  key: string;
+  label: string;
+  tokens: number;
+  x: number;
+  width: number;
+  title: string;
+}
+
+/**
+ * The stacked bar: the nine categories in order, then `free`, as shares of the context window (of
+ * the estimate when it exceeds the window). A non-empty category is at least `MIN_UNITS` wide.
+ */
+export function barSegments(meter: MeterState): BarSegment[] {
+  const b = meter.breakdown;
+  const estimate = Math.max(0, meter.estimatedTokens);
+  const total = Math.max(meter.contextWindow, estimate, 1);
+  const keys = [...BREAKDOWN_CATEGORIES] as (keyof Breakdown)[];
+  const tokensOf = (key: keyof Breakdown): number => (b ? Math.max(0, Number(b[key]) || 0) : 0);
+  const counts = b ? keys.map((key) => ({ key, tokens: tokensOf(key) })) : [{ key: 'messages' as const, tokens: estimate }];
+  const segments: BarSegment[] = [];
+  let x = 0;
+  for (const { key, tokens } of counts) {
+    if (tokens <= 0) {
+      continue;
+    }
+    const width = Math.min(BAR_UNITS - x, Math.max(MIN_UNITS, (tokens / total) * BAR_UNITS));
+    const label = b ? BREAKDOWN_LABELS[key] : 'Used';
+    segments.push({
+      key: b ? key : 'used',
+      label,
+      tokens,
+      x,
+      width,
+      title: `${label}: ${formatCount(tokens)} tokens (${formatShare(tokens, meter.contextWindow)})`,
+    });
+    x += width;
+  }
+  const free = b ? tokensOf('free') : Math.max(0, meter.contextWindow - estimate);
+  if (x < BAR_UNITS) {
+    segments.push({
+      key: 'free',
+      label: BREAKDOWN_LABELS.free,
+      tokens: free,
+      x,
+      width: BAR_UNITS - x,
+      title: `${BREAKDOWN_LABELS.free}: ${formatCount(free)} tokens (${formatShare(free, meter.contextWindow)})`,
+    });
+  }
+  return segments.map((s) => ({ ...s, x: round(s.x), width: round(s.width) }));
+}
+
+function round(n: number): number {
+  return Math.round(n * 10) / 10;
+}
+
+/** The context meter: the stacked bar (a tooltip per segment), the numbers, the breakdown table. */
+export function renderMeter(meter: MeterState | null): string {
+  if (!meter || meter.contextWindow <= 0) {
+    return '<div class="meter-empty muted">Context: no conversation yet</div>';
+  }
+  const segments = barSegments(meter);
+  const pct = formatShare(meter.estimatedTokens, meter.contextWindow);
+  const summary =
+    `${formatCount(meter.estimatedTokens)} of ${formatCount(meter.contextWindow)} tokens (${pct})`;
+  const near =
+    meter.autoCompactTripped ||
+    (meter.autoCompactThreshold > 0 && meter.estimatedTokens >= meter.autoCompactThreshold * WARNING_RATIO);
+  const threshold =
+    meter.autoCompactThreshold > 0 && meter.contextWindow > 0
+      ? round(Math.min(1, meter.autoCompactThreshold / Math.max(meter.contextWindow, meter.estimatedTokens)) * BAR_UNITS)
+      : undefined;
+  const rects = segments
+    .map(
+      (s) =>
+        `<rect class="seg seg-${esc(s.key)}" x="${s.x}" y="0" width="${s.width}" height="10">` +
+        `<title>${esc(s.title)}</title></rect>`,
+    )
+    .join('');
+  const marker =
+    threshold === undefined
+      ? ''
+      : `<rect class="threshold" x="${Math.max(0, threshold - 2)}" y="0" width="3" height="10">` +
+        `<title>${esc(`Auto-compact at ${formatCount(meter.autoCompactThreshold)} tokens`)}</title></rect>`;
+  const rows = segments
+    .filter((s) => s.key !== 'free')
+    .map((s) => legendRow(s.key, s.label, s.tokens, meter.contextWindow))
+    .join('');
+  const extra = meter.breakdown
+    ? legendRow('free', BREAKDOWN_LABELS.free, Math.max(0, meter.breakdown.free), meter.contextWindow) +
+      legendRow('reserved', BREAKDOWN_LABELS.reserved, Math.max(0, meter.breakdown.reserved), meter.contextWindow)
+    : '';
+  const warn = meter.autoCompactTripped
+    ? '<div class="meter-warn">Automatic compaction stopped after repeated failures: use Compact.</div>'
+    : near
+      ? '<div class="meter-warn">Close to the auto-compact threshold.</div>'
+      : '';
+  return (
+    `<svg class="meter-bar${near ? ' near' : ''}" viewBox="0 0 ${BAR_UNITS} 10" preserveAspectRatio="none" ` +
+    `role="img" aria-label="${esc(`Context: ${summary}`)}">${rects}${marker}</svg>` +
+    '<details class="legend">' +
+    `<summary><span class="meter-text">${esc(`${formatTokens(meter.estimatedTokens)} / ${formatTokens(meter.contextWindow)} tokens`)}</span>` +
+    `<span class="muted"> · ${esc(pct)} · auto-compact at ${esc(formatTokens(meter.autoCompactThreshold))}</span></summary>` +
+    `<table><thead><tr><th scope="col">Context</th><th scope="col">Tokens</th><th scope="col">Share</th></tr></thead>` +
+    `<tbody>${rows}${extra}</tbody></table></details>` +
+    warn
+  );
+}
+
+function legendRow(key: string, label: string, tokens: number, window: number): string {
+  return (
+    `<tr><td><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect class="seg seg-${esc(key)}" width="10" height="10"/></svg>` +
+    `${esc(label)}</td><td>${esc(formatCount(tokens))}</td><td>${esc(formatShare(tokens, window))}</td></tr>`
+  );
+}
+
+// ------------------------------------------------------------------------------------ pickers
+
+/** The session picker's `<option>`s: the active session selected, newest first. */
+export function renderSessionOptions(state: ChatState, now: Date): string {
+  const sessions: SessionSummary[] = state.sessions.slice();
+  if (state.sessionId && !sessions.some((s) => s.id === state.sessionId)) {
+    sessions.unshift({
+      id: state.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '', active: true,
+    });
+  }
+  if (sessions.length === 0) {
+    return '<option value="" selected>New session</option>';
+  }
+  const options = sessions.map((s) => {
+    const title = oneLine(s.title.trim() || (s.messageCount === 0 ? 'New session' : s.id), 60);
+    const when = s.updatedAt ? ` · ${formatAge(s.updatedAt, now)}` : '';
+    const selected = s.id === state.sessionId ? ' selected' : '';
+    return `<option value="${esc(s.id)}"${selected}>${esc(`${title}${when}`)}</option>`;
+  });
+  if (!state.sessionId) {
+    options.unshift('<option value="" selected>New session</option>');
+  }
+  return options.join('');
+}
+
+export function renderFolderOptions(state: ChatState): string {
+  return state.folders
+    .map((f) => `<option value="${esc(f.uri)}"${f.uri === state.folder?.uri ? ' selected' : ''}>${esc(f.name)}</option>`)
+    .join('');
+}

@@ -1,0 +1,152 @@
+/**
+ * The VS Code side of the chat: the webview view `pseudoclaude.chat` (its document, its messages
+ * to and from `ChatHost`), the virtual documents of approval diffs, and the editor services the
+ * host asks for (`ChatEnv`). Everything else of the chat is in `src/chat/` (no `vscode` there).
+ */
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { DIFF_SCHEME, DiffStore, diffIdOf } from '../chat/diffs';
+import type { ChatEnv, ChatHost, DiffRequest } from '../chat/host';
+import { chatHtml, makeNonce } from '../chat/html';
+import { isAllowedLink } from '../chat/markdown';
+import type { ChatFolder } from '../chat/model';
+
+export const CHAT_VIEW = 'pseudoclaude.chat';
+
+/** The chat's webview view: a fresh document (and nonce) each time VS Code resolves it. */
+export class ChatViewProvider implements vscode.WebviewViewProvider {
+  private view: vscode.WebviewView | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly host: () => ChatHost,
+  ) {}
+
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    const bundle = vscode.Uri.joinPath(this.extensionUri, 'out', 'webview');
+    view.webview.options = { enableScripts: true, localResourceRoots: [media, bundle] };
+    const host = this.host();
+    const panel = { post: (m: unknown) => void view.webview.postMessage(m) };
+    host.attach(panel);
+    const received = view.webview.onDidReceiveMessage((m: unknown) => void host.handle(m));
+    view.onDidDispose(() => {
+      received.dispose();
+      host.detach(panel);
+      if (this.view === view) {
+        this.view = undefined;
+      }
+    });
+    view.webview.html = chatHtml({
+      cspSource: view.webview.cspSource,
+      nonce: makeNonce((n) => randomBytes(n)),
+      scriptUri: view.webview.asWebviewUri(vscode.Uri.joinPath(bundle, 'chat.js')).toString(),
+      styleUri: view.webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css')).toString(),
+    });
+  }
+
+  /** Show the view (resolving it when needed). */
+  async reveal(preserveFocus = true): Promise<void> {
+    if (this.view) {
+      this.view.show(preserveFocus);
+      return;
+    }
+    await vscode.commands.executeCommand(`${CHAT_VIEW}.focus`);
+  }
+}
+
+/** The texts of approval diffs, as read-only virtual documents (`pseudoclaude-diff:`). */
+export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  readonly store = new DiffStore();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.store.text(uri.path) ?? '(this change was already answered)\n';
+  }
+
+  async show(diff: DiffRequest): Promise<void> {
+    const sides = this.store.add(diff.id, diff.path, diff.tool, diff.before, diff.after);
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      vscode.Uri.parse(sides.before),
+      vscode.Uri.parse(sides.after),
+      sides.title,
+      { preview: true, preserveFocus: true },
+    );
+  }
+
+  /** Close the diff editors of approval `id` and forget its texts. */
+  close(id: string): void {
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => {
+      const input = t.input;
+      return (
+        input instanceof vscode.TabInputTextDiff &&
+        input.modified.scheme === DIFF_SCHEME &&
+        diffIdOf(input.modified.path) === id
+      );
+    });
+    this.store.remove(id);
+    if (tabs.length > 0) {
+      void vscode.window.tabGroups.close(tabs, true);
+    }
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+function chatFolder(f: vscode.WorkspaceFolder): ChatFolder {
+  return { uri: f.uri.toString(), name: f.name };
+}
+
+/** `ChatEnv` for VS Code. */
+export function chatEnv(
+  log: vscode.LogOutputChannel,
+  provider: ChatViewProvider,
+  diffs: DiffDocuments,
+  hooks: { cancelOtherRun(): Promise<void>; sessionsChanged(folder: ChatFolder): void },
+): ChatEnv {
+  return {
+    folders: () => (vscode.workspace.workspaceFolders ?? []).map(chatFolder),
+    activeFolder: () => {
+      const doc = vscode.window.activeTextEditor?.document;
+      const folder = doc ? vscode.workspace.getWorkspaceFolder(doc.uri) : undefined;
+      return folder ? chatFolder(folder) : undefined;
+    },
+    log: (message) => log.info(message),
+    copy: async (text) => {
+      await vscode.env.clipboard.writeText(text);
+    },
+    openLink: async (href, folder) => {
+      if (!isAllowedLink(href)) {
+        throw new Error('only web, mail and workspace links open from the chat');
+      }
+      if (/^(https?|mailto):/i.test(href)) {
+        await vscode.env.openExternal(vscode.Uri.parse(href, true));
+        return;
+      }
+      if (!folder) {
+        throw new Error('no workspace folder');
+      }
+      const base = vscode.Uri.parse(folder.uri);
+      const path = decodeURIComponent(href.replace(/[#?].*$/, ''));
+      const target = vscode.Uri.joinPath(base, path);
+      if (!target.path.startsWith(`${base.path.replace(/\/$/, '')}/`)) {
+        throw new Error('the path is outside the workspace folder');
+      }
+      await vscode.window.showTextDocument(target, { preview: true });
+    },
+    showDiff: (diff) => diffs.show(diff),
+    closeDiff: (id) => diffs.close(id),
+    reveal: () => provider.reveal(true),
+    cancelOtherRun: hooks.cancelOtherRun,
+    sessionsChanged: hooks.sessionsChanged,
+  };
+}

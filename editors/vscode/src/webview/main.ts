@@ -1,0 +1,359 @@
+/**
+ * The chat webview's script (bundled by esbuild into `out/webview/chat.js`). It only wires the DOM:
+ * the state comes from the host (`restore`, then the reducer's actions), the HTML from
+ * `../chat/render`, the prompt keys from `../chat/prompt`. Every event listener is attached here
+ * (the Content-Security-Policy forbids inline handlers).
+ */
+import type { FromWebview, ToWebview } from '../chat/messages';
+import { emptyState, promptsOf, reduce, type ChatItem, type ChatState } from '../chat/model';
+import { PromptHistory, promptKey } from '../chat/prompt';
+import {
+  renderEarlier,
+  renderFolderOptions,
+  renderItem,
+  renderMeter,
+  renderSessionOptions,
+  renderWelcome,
+} from '../chat/render';
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+interface Saved {
+  history?: string[];
+  draft?: string;
+}
+
+const api = acquireVsCodeApi();
+const post = (m: FromWebview): void => api.postMessage(m);
+
+function el<T extends HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (!found) {
+    throw new Error(`chat: #${id} is missing`);
+  }
+  return found as T;
+}
+
+const transcript = el<HTMLElement>('transcript');
+const meter = el<HTMLElement>('meter');
+const prompt = el<HTMLTextAreaElement>('prompt');
+const sendButton = el<HTMLButtonElement>('send');
+const cancelButton = el<HTMLButtonElement>('cancel');
+const sessionSelect = el<HTMLSelectElement>('session');
+const folderSelect = el<HTMLSelectElement>('folder');
+const status = el<HTMLElement>('status');
+const sessionButtons = ['new', 'compact', 'undo'].map((id) => el<HTMLButtonElement>(id));
+
+const saved = (api.getState() ?? {}) as Saved;
+const history = new PromptHistory(saved.history ?? []);
+prompt.value = saved.draft ?? '';
+
+let state: ChatState = emptyState();
+let restored = false;
+let fullRender = true;
+let scheduled = false;
+/** What each item element shows (re-rendered when the reducer replaced the item). */
+const shown = new Map<string, { item: ChatItem; node: Element }>();
+/** Cards (tool calls, summaries) the user unfolded. */
+const unfolded = new Set<string>();
+const last = { meter: '', sessions: '', folders: '' };
+
+function save(): void {
+  api.setState({ history: history.all(), draft: prompt.value } satisfies Saved);
+}
+
+function fromHtml(html: string): Element {
+  const t = document.createElement('template');
+  t.innerHTML = html;
+  const node = t.content.firstElementChild;
+  if (!node) {
+    throw new Error('chat: empty render');
+  }
+  return node;
+}
+
+function atBottom(): boolean {
+  return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 48;
+}
+
+function schedule(): void {
+  if (!scheduled) {
+    scheduled = true;
+    requestAnimationFrame(render);
+  }
+}
+
+function renderTranscript(): void {
+  if (fullRender) {
+    fullRender = false;
+    shown.clear();
+    const parts = [renderEarlier(state.earlier)];
+    for (const item of state.items) {
+      parts.push(renderItem(item, unfolded.has(item.id)));
+    }
+    if (state.items.length === 0) {
+      parts.push(renderWelcome(state));
+    }
+    transcript.innerHTML = parts.join('');
+    for (const item of state.items) {
+      const node = transcript.querySelector(`[data-id="${CSS.escape(item.id)}"]`);
+      if (node) {
+        shown.set(item.id, { item, node });
+      }
+    }
+    return;
+  }
+  const welcome = transcript.querySelector('.welcome');
+  if (welcome && state.items.length > 0) {
+    welcome.remove();
+  }
+  for (const item of state.items) {
+    const was = shown.get(item.id);
+    if (was?.item === item) {
+      continue;
+    }
+    const node = fromHtml(renderItem(item, unfolded.has(item.id)));
+    if (was) {
+      was.node.replaceWith(node);
+    } else {
+      transcript.append(node);
+    }
+    shown.set(item.id, { item, node });
+  }
+}
+
+function render(): void {
+  scheduled = false;
+  const stick = atBottom();
+  renderTranscript();
+  const meterHtml = renderMeter(state.meter);
+  if (meterHtml !== last.meter) {
+    const open = meter.querySelector('details')?.open ?? false;
+    meter.innerHTML = meterHtml;
+    const details = meter.querySelector('details');
+    if (details && open) {
+      details.open = true;
+    }
+    last.meter = meterHtml;
+  }
+  const sessions = renderSessionOptions(state, new Date());
+  if (sessions !== last.sessions) {
+    sessionSelect.innerHTML = sessions;
+    last.sessions = sessions;
+  }
+  const folders = renderFolderOptions(state);
+  if (folders !== last.folders) {
+    folderSelect.innerHTML = folders;
+    last.folders = folders;
+  }
+  folderSelect.hidden = state.folders.length < 2;
+  const running = state.running;
+  cancelButton.hidden = !running;
+  sendButton.disabled = running;
+  sessionSelect.disabled = running;
+  folderSelect.disabled = running;
+  for (const b of sessionButtons) {
+    b.disabled = running || !state.folder;
+  }
+  transcript.setAttribute('aria-busy', String(running));
+  const waiting = state.items.some((i) => i.kind === 'approval' && i.status === 'pending');
+  status.textContent = waiting
+    ? 'Waiting for your approval'
+    : running
+      ? 'Working… (Stop cancels the run)'
+      : '';
+  if (stick) {
+    transcript.scrollTop = transcript.scrollHeight;
+  }
+}
+
+function send(): void {
+  const text = prompt.value;
+  if (text.trim() === '' || state.running) {
+    return;
+  }
+  history.push(text);
+  prompt.value = '';
+  fitPrompt();
+  save();
+  post({ type: 'send', prompt: text });
+}
+
+/** The prompt box grows with its text up to a limit (CSSOM, which the CSP allows). */
+function fitPrompt(): void {
+  prompt.style.height = 'auto';
+  prompt.style.height = `${Math.min(prompt.scrollHeight + 2, 240)}px`;
+}
+
+function setPrompt(text: string): void {
+  prompt.value = text;
+  const end = text.length;
+  prompt.setSelectionRange(end, end);
+  fitPrompt();
+  save();
+}
+
+prompt.addEventListener('keydown', (e) => {
+  const action = promptKey(e, prompt.value, prompt.selectionStart, prompt.selectionEnd);
+  if (action === 'send') {
+    e.preventDefault();
+    send();
+  } else if (action === 'previous') {
+    const text = history.previous(prompt.value);
+    if (text !== undefined) {
+      e.preventDefault();
+      setPrompt(text);
+    }
+  } else if (action === 'next') {
+    const text = history.next();
+    if (text !== undefined) {
+      e.preventDefault();
+      setPrompt(text);
+    }
+  }
+});
+prompt.addEventListener('input', () => {
+  fitPrompt();
+  save();
+});
+
+function copyCode(button: HTMLElement): void {
+  const code = button.closest('.code-block')?.querySelector('code')?.textContent ?? '';
+  post({ type: 'copy', text: code });
+  button.textContent = 'Copied';
+  window.setTimeout(() => {
+    button.textContent = 'Copy';
+  }, 1500);
+}
+
+function instructionsOf(id: string): string | undefined {
+  const input = transcript.querySelector<HTMLInputElement>(`input.instructions[data-id="${CSS.escape(id)}"]`);
+  const text = input?.value.trim();
+  return text ? text : undefined;
+}
+
+document.addEventListener('click', (e) => {
+  const target = e.target instanceof Element ? e.target : null;
+  if (!target) {
+    return;
+  }
+  const link = target.closest('a[href]');
+  if (link) {
+    e.preventDefault();
+    post({ type: 'openLink', href: link.getAttribute('href') ?? '' });
+    return;
+  }
+  const button = target.closest<HTMLElement>('[data-action]');
+  if (!button || (button instanceof HTMLButtonElement && button.disabled)) {
+    return;
+  }
+  const id = button.dataset.id ?? '';
+  switch (button.dataset.action) {
+    case 'send':
+      send();
+      break;
+    case 'cancel':
+      post({ type: 'cancel' });
+      break;
+    case 'newSession':
+      post({ type: 'newSession' });
+      break;
+    case 'compactPreview':
+      post({ type: 'compactPreview' });
+      break;
+    case 'undo':
+      post({ type: 'undo' });
+      break;
+    case 'copy':
+      copyCode(button);
+      break;
+    case 'approve': {
+      const decision = button.dataset.decision;
+      if (decision === 'allowOnce' || decision === 'allowSession' || decision === 'deny') {
+        post({ type: 'approve', id, decision });
+        prompt.focus();
+      }
+      break;
+    }
+    case 'showDiff':
+      post({ type: 'showDiff', id });
+      break;
+    case 'compactConfirm': {
+      const instructions = instructionsOf(id);
+      post(instructions ? { type: 'compactConfirm', id, instructions } : { type: 'compactConfirm', id });
+      break;
+    }
+    case 'compactCancel':
+      post({ type: 'compactCancel', id });
+      break;
+  }
+});
+
+transcript.addEventListener(
+  'toggle',
+  (e) => {
+    const details = e.target;
+    if (details instanceof HTMLDetailsElement && details.dataset.id) {
+      if (details.open) {
+        unfolded.add(details.dataset.id);
+      } else {
+        unfolded.delete(details.dataset.id);
+      }
+    }
+  },
+  true,
+);
+
+transcript.addEventListener('keydown', (e) => {
+  // Enter in a preview's instructions field confirms the compaction.
+  const target = e.target;
+  if (e.key === 'Enter' && target instanceof HTMLInputElement && target.classList.contains('instructions')) {
+    e.preventDefault();
+    const id = target.dataset.id ?? '';
+    const text = target.value.trim();
+    post(text ? { type: 'compactConfirm', id, instructions: text } : { type: 'compactConfirm', id });
+  }
+});
+
+sessionSelect.addEventListener('change', () => {
+  if (sessionSelect.value !== '') {
+    post({ type: 'resume', sessionId: sessionSelect.value });
+  }
+});
+folderSelect.addEventListener('change', () => post({ type: 'folder', uri: folderSelect.value }));
+
+window.addEventListener('message', (e: MessageEvent) => {
+  const m = e.data as ToWebview;
+  if (!m || typeof m !== 'object' || typeof m.type !== 'string') {
+    return;
+  }
+  if (m.type === 'restore') {
+    state = m.state;
+    restored = true;
+    fullRender = true;
+    history.seed(promptsOf(state));
+    schedule();
+    return;
+  }
+  if (m.type === 'focus') {
+    if (m.text !== undefined) {
+      setPrompt(m.text);
+    }
+    prompt.focus();
+    return;
+  }
+  if (!restored) {
+    return; // the restore that follows `ready` includes it
+  }
+  state = reduce(state, m);
+  schedule();
+});
+
+fitPrompt();
+post({ type: 'ready' });
+prompt.focus();

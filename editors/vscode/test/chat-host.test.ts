@@ -1,0 +1,306 @@
+/** The chat's extension side against a fake server and a fake webview. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ChatHost, inlineApprovalCard, modalApprovalCard, modalStatus, type ChatEnv, type DiffRequest } from '../src/chat/host';
+import type { ToWebview } from '../src/chat/messages';
+import type { RequestOptions } from '../src/ports';
+import type { ContextResult, RunResult } from '../src/protocol';
+import { FakeAgent, flush, rpcError } from './fakes';
+
+const WS = 'file:///work/app';
+const folder = { uri: WS, name: 'app' };
+const CONTEXT: ContextResult = {
+  sessionId: 's1', messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
+  autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
+  breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
+};
+const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true }] };
+const MESSAGES = { total: 2, messages: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'Hi **there**.' }] };
+const RESULT: RunResult = { sessionId: 's1', stopReason: 'completed', text: 'It is a demo.', iterations: 1, usage: { inputTokens: 10, outputTokens: 5 } };
+
+class FakeEnv implements ChatEnv {
+  readonly logs: string[] = [];
+  readonly copied: string[] = [];
+  readonly links: string[] = [];
+  readonly diffs: DiffRequest[] = [];
+  readonly closed: string[] = [];
+  revealed = 0;
+  otherCancelled = 0;
+  changed = 0;
+  folders() { return [folder]; }
+  activeFolder() { return undefined; }
+  log(m: string) { this.logs.push(m); }
+  async copy(t: string) { this.copied.push(t); }
+  async openLink(h: string) { this.links.push(h); }
+  async showDiff(d: DiffRequest) { this.diffs.push(d); }
+  closeDiff(id: string) { this.closed.push(id); }
+  async reveal() { this.revealed++; }
+  async cancelOtherRun() { this.otherCancelled++; }
+  sessionsChanged() { this.changed++; }
+}
+
+function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}) {
+  const agent = new FakeAgent({
+    'pseudoclaude/context': CONTEXT,
+    'pseudoclaude/sessions/list': SESSIONS,
+    'pseudoclaude/sessions/messages': (p: unknown) => {
+      const { offset = 0, limit } = p as { offset?: number; limit?: number };
+      return { total: MESSAGES.total, messages: MESSAGES.messages.slice(offset, limit === undefined ? undefined : offset + limit) };
+    },
+    ...answers,
+  });
+  const env = new FakeEnv();
+  const host = new ChatHost(agent, env);
+  const posted: ToWebview[] = [];
+  host.attach({ post: (m) => posted.push(m) });
+  return { agent, env, host, posted };
+}
+
+describe('ChatHost: loading', () => {
+  it('answers ready with the state, then the transcript restored from the log, the meter and the sessions', async () => {
+    const { host, posted, agent } = setup();
+    await host.handle({ type: 'ready' });
+    assert.equal(posted[0]?.type, 'restore');
+    const restores = posted.filter((m): m is Extract<ToWebview, { type: 'restore' }> => m.type === 'restore');
+    const last = restores[restores.length - 1]?.state;
+    assert.deepEqual(last?.items.map((i) => i.kind), ['user', 'assistant']);
+    assert.equal(last?.sessionId, 's1');
+    assert.equal(last?.meter?.estimatedTokens, 12_000);
+    assert.ok(posted.some((m) => m.type === 'sessions'));
+    assert.deepEqual(agent.calls.filter((c) => c.method === 'pseudoclaude/sessions/messages').map((c) => c.params), [
+      { workspace: WS, sessionId: 's1', offset: 0, limit: 1 },
+      { workspace: WS, sessionId: 's1', offset: 0 },
+    ]);
+  });
+
+  it('posts nothing before ready; a fresh server (no session) shows an empty chat', async () => {
+    const { host, posted } = setup({ 'pseudoclaude/context': { ...CONTEXT, sessionId: null } });
+    await host.reload();
+    assert.deepEqual(posted, []);
+    assert.deepEqual(host.current.items, []);
+    assert.equal(host.current.sessionId, null);
+  });
+
+  it('ignores malformed webview messages', async () => {
+    const { host, env, agent } = setup();
+    await host.handle({ type: 'send' });
+    await host.handle({ type: 'approve', id: 'x', decision: 'always' });
+    await host.handle('ready');
+    assert.equal(agent.calls.length, 0);
+    assert.equal(env.logs.length, 3);
+  });
+});
+
+describe('ChatHost: running', () => {
+  it('sends the prompt, forwards the folder\'s events, and ends with the result', async () => {
+    const { host, posted, agent } = setup({
+      'pseudoclaude/run': () => {
+        host.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'It is ' });
+        host.onEvent({ workspace: 'file:///other', sessionId: 's9', kind: 'text', delta: 'NOT HERE' });
+        host.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'a demo.' });
+        return RESULT;
+      },
+    });
+    await host.handle({ type: 'ready' });
+    posted.length = 0;
+    await host.handle({ type: 'send', prompt: 'What is it?' });
+    const run = agent.calls.find((c) => c.method === 'pseudoclaude/run');
+    assert.deepEqual(run?.params, { prompt: 'What is it?', workspace: WS });
+    assert.ok(run?.options?.token);
+    assert.deepEqual(posted.slice(0, 4).map((m) => m.type), ['runStarted', 'event', 'event', 'runFinished']);
+    const items = host.current.items;
+    assert.deepEqual(items.slice(-3).map((i) => i.kind), ['user', 'assistant', 'end']);
+    const answer = items[items.length - 2];
+    assert.equal(answer?.kind === 'assistant' && answer.text, 'It is a demo.');
+    assert.equal(host.current.running, false);
+  });
+
+  it('cancels its run: the run request is cancelled and the run ends as cancelled', async () => {
+    let options: RequestOptions | undefined;
+    const { host } = setup({
+      'pseudoclaude/run': (_p: unknown, o?: RequestOptions) => {
+        options = o;
+        return new Promise((_resolve, reject) => {
+          o?.token?.onCancellationRequested(() => reject(rpcError(-32800, 'cancelled')));
+        });
+      },
+    });
+    const running = host.ask('slow');
+    await flush();
+    assert.equal(host.hasRun, true);
+    assert.equal(await host.cancel(), true);
+    await running;
+    assert.equal(options?.token?.isCancellationRequested, true);
+    const last = host.current.items[host.current.items.length - 1];
+    assert.deepEqual(last?.kind === 'end' && last.stopReason, 'canceled');
+  });
+
+  it('says why a run failed, and refuses a second run meanwhile', async () => {
+    let release: (v: unknown) => void = () => undefined;
+    const { host } = setup({ 'pseudoclaude/run': () => new Promise((r) => { release = r; }) });
+    const first = host.ask('one');
+    await flush();
+    await host.ask('two');
+    assert.match(JSON.stringify(host.current.items), /A run is in progress/);
+    release(RESULT);
+    await first;
+    const failing = setup({ 'pseudoclaude/run': () => { throw rpcError(-32803, 'no provider configured'); } });
+    await failing.host.ask('x');
+    const notice = failing.host.current.items.find((i) => i.kind === 'notice');
+    assert.deepEqual(notice?.kind === 'notice' && [notice.level, notice.text], ['error', 'the run failed: no provider configured']);
+  });
+
+  it('shows a run of the Ask command in its folder, and Stop cancels it through the command', async () => {
+    const { host, env } = setup();
+    host.otherRunStarted(WS, 'from Ask');
+    assert.equal(host.current.running, true);
+    assert.equal(host.current.items[0]?.kind === 'user' && host.current.items[0].text, 'from Ask');
+    await host.handle({ type: 'cancel' });
+    assert.equal(env.otherCancelled, 1);
+    host.otherRunFinished(WS, undefined, true);
+    assert.equal(host.current.running, false);
+    host.otherRunStarted('file:///elsewhere', 'no');
+    assert.equal(host.current.running, false);
+  });
+
+  it('reloads the transcript when another session becomes current (resumed elsewhere)', async () => {
+    const { host, agent } = setup();
+    await host.handle({ type: 'ready' });
+    const before = agent.calls.length;
+    host.onContextUsage({ workspace: WS, sessionId: 's2', estimatedTokens: 1, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: CONTEXT.breakdown });
+    await flush();
+    await flush();
+    assert.ok(agent.calls.slice(before).some((c) => c.method === 'pseudoclaude/sessions/messages'));
+  });
+});
+
+describe('ChatHost: compaction, undo, sessions', () => {
+  const PREVIEW = { wouldSummarize: true, beforeTokens: 150_000, estimatedAfterTokens: 12_000, summarizedMessages: 40, keptMessages: 5, firstKeptIndex: 40, spill: { results: 0, bytes: 0 } };
+
+  it('previews first, compacts on confirm with the instructions, and reports the fact check', async () => {
+    const { host, agent } = setup({
+      'pseudoclaude/compact/preview': PREVIEW,
+      'pseudoclaude/compact': { beforeTokens: 150_000, afterTokens: 14_000, offloaded: 0, summarized: true, factCheck: { checked: 9, missing: 1, added: 1 } },
+    });
+    await host.handle({ type: 'compactPreview' });
+    assert.ok(!agent.methods().includes('pseudoclaude/compact'), 'nothing compacted before the confirmation');
+    const card = host.current.items.find((i) => i.kind === 'preview');
+    assert.ok(card?.kind === 'preview' && card.status === 'asking');
+    await host.handle({ type: 'compactConfirm', id: card.id, instructions: ' keep the parser ' });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/compact')?.params, { workspace: WS, instructions: 'keep the parser' });
+    const done = host.current.items.find((i) => i.id === card.id);
+    assert.ok(done?.kind === 'preview');
+    assert.equal(done.status, 'done');
+    assert.match(done.result ?? '', /summary checked: 9 facts, 1 carried by the server/);
+    await host.handle({ type: 'compactConfirm', id: card.id });
+    assert.equal(agent.methods().filter((m) => m === 'pseudoclaude/compact').length, 1, 'a card compacts once');
+  });
+
+  it('says why there is nothing to compact; Cancel leaves the context alone', async () => {
+    const { host, agent } = setup({ 'pseudoclaude/compact/preview': { ...PREVIEW, wouldSummarize: false, reason: 'nothing to summarize' } });
+    await host.handle({ type: 'compactPreview' });
+    const notice = host.current.items[0];
+    assert.ok(notice?.kind === 'notice');
+    assert.match(notice.text, /nothing to compact in app: everything is in the recent window/);
+    const other = setup({ 'pseudoclaude/compact/preview': PREVIEW });
+    await other.host.handle({ type: 'compactPreview' });
+    const id = other.host.current.items[0]?.id ?? '';
+    await other.host.handle({ type: 'compactCancel', id });
+    assert.equal(other.host.current.items[0]?.kind === 'preview' && other.host.current.items[0].status, 'cancelled');
+    assert.ok(!agent.methods().includes('pseudoclaude/compact'));
+  });
+
+  it('undoes a compaction and says what came back', async () => {
+    const { host } = setup({ 'pseudoclaude/compact/undo': { restored: true, beforeTokens: 14_000, afterTokens: 150_000, messageCount: 45 } });
+    await host.handle({ type: 'undo' });
+    const notice = host.current.items[0];
+    assert.ok(notice?.kind === 'notice');
+    assert.match(notice.text, /compaction undone in app: 45 messages, 14k → 150k tokens/);
+  });
+
+  it('starts a new session (an empty chat) and resumes another one (its transcript)', async () => {
+    const { host, agent, env } = setup({
+      'pseudoclaude/sessions/new': { sessionId: 's2' },
+      'pseudoclaude/sessions/resume': { sessionId: 's1', messageCount: 2, badLines: 1, repaired: 0 },
+    });
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'newSession' });
+    assert.equal(host.current.sessionId, 's2');
+    assert.equal(host.current.items.length, 0);
+    await host.handle({ type: 'resume', sessionId: 's1' });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/sessions/resume')?.params, { workspace: WS, sessionId: 's1' });
+    assert.deepEqual(host.current.items.map((i) => i.kind), ['user', 'assistant', 'notice']);
+    assert.ok(env.changed >= 2, 'the Sessions view refreshes');
+  });
+});
+
+describe('ChatHost: approvals', () => {
+  it('shows a modal approval as a pending card and its answer', () => {
+    const { host } = setup();
+    const id = host.modalApprovalShown('PseudoClaude wants to use run_command: make test\nArguments: {"command": "make test"}');
+    const card = host.current.items[0];
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.tool, card.title, card.detail, card.mode, card.status], [
+      'run_command', 'Allow run_command: make test?', 'Arguments: {"command": "make test"}', 'modal', 'pending',
+    ]);
+    host.modalApprovalAnswered(id, 'Allow for this session');
+    assert.equal(host.current.items[0]?.kind === 'approval' && host.current.items[0].status, 'allowSession');
+    assert.equal(modalStatus(undefined), 'dismissed');
+    assert.equal(modalStatus('Deny'), 'deny');
+    assert.equal(modalApprovalCard('odd').tool, 'a tool');
+  });
+
+  it('pseudoclaude/approve: a card with buttons, the diff for a write, the answer from the webview', async () => {
+    const { host, env } = setup();
+    const answer = host.approve({
+      workspace: WS, sessionId: 's1', tool: 'edit_file', arguments: { path: 'src/a.ts' }, kind: 'write',
+      path: 'src/a.ts', before: 'a\nb\n', after: 'a\nB\nc\n',
+    });
+    await flush();
+    const card = host.current.items[0];
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.mode, card.path, card.title, card.detail], ['inline', 'src/a.ts', 'Allow edit_file to change src/a.ts?', 'src/a.ts (2 lines → 3 lines)']);
+    assert.equal(env.revealed, 1);
+    assert.deepEqual(env.diffs.map((d) => [d.path, d.before, d.after]), [['src/a.ts', 'a\nb\n', 'a\nB\nc\n']]);
+    await host.handle({ type: 'showDiff', id: card.id });
+    assert.equal(env.diffs.length, 2, 'Show diff opens it again');
+    await host.handle({ type: 'approve', id: card.id, decision: 'allowOnce' });
+    assert.deepEqual(await answer, { decision: 'allowOnce' });
+    assert.deepEqual(env.closed, [card.id]);
+    assert.equal(host.current.items[0]?.kind === 'approval' && host.current.items[0].status, 'allowOnce');
+  });
+
+  it('a cancelled approval request, or Stop, answers deny', async () => {
+    const { host } = setup();
+    let cancel: (e: unknown) => unknown = () => undefined;
+    const token = { isCancellationRequested: false, onCancellationRequested: (l: (e: unknown) => unknown) => { cancel = l; return { dispose: () => undefined }; } };
+    const answer = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: { command: 'rm -rf build' }, kind: 'runCommand', command: 'rm -rf build', cwd: '/work/app' }, token);
+    await flush();
+    cancel(undefined);
+    assert.deepEqual(await answer, { decision: 'deny' });
+    assert.equal(host.current.items[0]?.kind === 'approval' && host.current.items[0].status, 'cancelled');
+    const second = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: {}, kind: 'runCommand', command: 'ls' });
+    await flush();
+    await host.handle({ type: 'cancel' });
+    assert.deepEqual(await second, { decision: 'deny' });
+  });
+
+  it('describes writes and commands', () => {
+    assert.deepEqual(inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'write_file', arguments: {}, kind: 'write', path: 'n.txt', before: '', after: 'x\n' }), {
+      title: 'Allow write_file to create n.txt?', detail: 'n.txt (new file, 1 line)', path: 'n.txt',
+    });
+    assert.deepEqual(inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'run_command', arguments: { command: 'make' }, kind: 'runCommand', cwd: '/w' }), {
+      title: 'Allow run_command to run a command?', detail: '$ make\nin /w',
+    });
+  });
+});
+
+describe('ChatHost: small actions', () => {
+  it('copies code and opens links through the editor', async () => {
+    const { host, env } = setup();
+    await host.handle({ type: 'copy', text: 'make test' });
+    await host.handle({ type: 'openLink', href: 'https://example.com' });
+    assert.deepEqual(env.copied, ['make test']);
+    assert.deepEqual(env.links, ['https://example.com']);
+  });
+});
