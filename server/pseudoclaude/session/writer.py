@@ -111,6 +111,18 @@ class SessionWriter:
                 if self._batch_depth == 0 and self._unsynced:
                     self._sync()
 
+    def touch(self) -> None:
+        """Create the log now (its header only) when it is not there yet, so a session with no
+        message can be resumed and listed (the ACP front end: a client may switch away from a
+        new session before its first prompt)."""
+        with self._lock:
+            try:
+                self._open()
+            except OSError as exc:
+                raise SessionWriteError(
+                    f"could not write session log {self.path}: {exc.strerror or exc}"
+                ) from exc
+
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:

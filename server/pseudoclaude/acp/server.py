@@ -1,0 +1,47 @@
+"""``pseudoclaude acp``: the ACP agent over stdio until the client closes stdin."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from typing import cast
+
+from acp.agent.connection import AgentSideConnection
+from acp.interfaces import Agent, Client
+
+from pseudoclaude.acp.agent import PseudoClaudeAgent, SettingsFor
+from pseudoclaude.acp.transport import open_stdio
+
+
+def configure_logging() -> None:
+    """Warnings and errors on stderr (editors keep it as the agent's log);
+    ``PSEUDOCLAUDE_LOG`` names another level (``debug``, ``info``...)."""
+    wanted = os.environ.get("PSEUDOCLAUDE_LOG", "").upper() or "WARNING"
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, wanted, logging.WARNING))
+
+
+async def serve(settings: SettingsFor) -> int:
+    transport = await open_stdio()
+    agent = PseudoClaudeAgent(transport, settings)
+
+    def to_agent(client: Client) -> Agent:
+        return cast(Agent, agent)
+
+    connection = AgentSideConnection(to_agent, transport, listening=False)
+    try:
+        await connection.listen()
+    finally:
+        await agent.close()
+        await connection.close()
+    return 0
+
+
+def run(settings: SettingsFor) -> int:
+    configure_logging()
+    return asyncio.run(serve(settings))

@@ -1,0 +1,611 @@
+"""``pseudoclaude acp`` as a real subprocess, driven as an ACP client would (SPEC §11 "ACP").
+
+Most tests use the ``agent-client-protocol`` package's client side (``spawn_agent_process``);
+the error tests speak raw JSON-RPC lines. The model is the scripted fake server; ACP has no
+``initializationOptions``, so each workspace gets its settings from its own
+``.PseudoClaude/config.yaml`` (provider, base URL, approvals) and the API key from the
+environment (``ANTHROPIC_API_KEY``), which also lets the tests check that it never appears in
+anything the agent writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp.client.connection import ClientSideConnection
+from acp.connection import StreamEvent
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    Implementation,
+    RequestPermissionResponse,
+)
+
+from pseudoclaude.fake_model import FakeModelServer
+
+SERVER = [sys.executable, "-m", "pseudoclaude", "acp"]
+API_KEY = "sk-ant-test-acp-0123456789abcdef"
+SUMMARY_REPLY = {"when": {"has_tools": False, "system_contains": "working summary"},
+                 "reply": {"text": "<summary>The user asked about the notes; alpha and beta."
+                                   "</summary>"}}
+MEMORY_REPLY = {"when": {"has_tools": False}, "reply": {"text": "[]"}}
+TIMEOUT = 60
+LONG_ANSWERS = [{"text": f"answer {i} " + "x" * 20_000} for i in range(6)]
+"""Enough history for a compaction to summarise (the recent window is always kept)."""
+
+
+def run_command(command: str, *args: str) -> dict[str, Any]:
+    return {"name": "run_command", "arguments": {"command": command, "args": list(args)}}
+
+
+def read_file(path: str) -> dict[str, Any]:
+    return {"name": "read_file", "arguments": {"path": path}}
+
+
+class Env:
+    """Folders with their config, the fake model, the agent's environment, and every raw
+    message the agent sent (to check that no API key is in any of them)."""
+
+    def __init__(self, tmp: Path, fake: FakeModelServer) -> None:
+        self.tmp = tmp
+        self.fake = fake
+        self.home = tmp / "home"
+        self.home.mkdir()
+        self.vars = {"HOME": str(self.home), "ANTHROPIC_API_KEY": API_KEY,
+                     "PATH": os.environ.get("PATH", "")}
+        self.received: list[dict[str, Any]] = []
+        self.stderr = tmp / "agent-stderr.log"
+
+    def folder(self, name: str = "ws", run_command: str = "ask") -> Path:
+        path = self.tmp / name
+        (path / ".PseudoClaude").mkdir(parents=True)
+        (path / "README.md").write_text(f"# {name}\nA small sample project.\n")
+        (path / "notes.txt").write_text("alpha\nbeta\n")
+        (path / ".PseudoClaude" / "config.yaml").write_text(
+            f"provider: anthropic\nbaseUrl: {self.fake.base_url}\nmaxRetries: 0\n"
+            f"memory:\n  userDir: {self.tmp / 'user-memory'}\n"
+            f"approvals:\n  runCommand: {run_command}\n")
+        return path
+
+    def observe(self, event: StreamEvent) -> None:
+        if event.direction.value == "incoming":
+            self.received.append(event.message)
+
+    def received_updates(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(m["params"]["sessionId"], m["params"]["update"]) for m in self.received
+                if m.get("method") == "session/update"]
+
+    def cli(self, *args: str) -> Any:
+        """``pseudoclaude ARGS --json`` in the agent's environment."""
+        done = subprocess.run([sys.executable, "-m", "pseudoclaude", *args, "--json"],
+                              env=self.vars, capture_output=True, text=True, timeout=TIMEOUT,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def assert_no_key(self) -> None:
+        assert API_KEY not in json.dumps(self.received)
+        if self.stderr.exists():
+            assert API_KEY not in self.stderr.read_text(errors="replace")
+
+
+class Recorder:
+    """The client: records session updates (as wire dicts) and answers permission requests
+    with ``answer`` (an option id, or None for the ``cancelled`` outcome), after ``hold``
+    is set when there is one."""
+
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, dict[str, Any]]] = []
+        self.permissions: list[dict[str, Any]] = []
+        self.answer: str | None = "allow_once"
+        self.hold: asyncio.Event | None = None
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update.model_dump(mode="json", by_alias=True,
+                                                           exclude_none=True)))
+
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any,
+                                 **kwargs: Any) -> RequestPermissionResponse:
+        self.permissions.append({
+            "sessionId": session_id,
+            "toolCall": tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "options": [o.model_dump(mode="json", by_alias=True) for o in options]})
+        if self.hold is not None:
+            await self.hold.wait()
+        if self.answer is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=self.answer))
+
+    def of(self, session_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        return [u for sid, u in self.updates if sid == session_id
+                and (kind is None or u["sessionUpdate"] == kind)]
+
+    def text(self, session_id: str) -> str:
+        return "".join(u["content"]["text"] for u in self.of(session_id, "agent_message_chunk"))
+
+    def clear(self) -> None:
+        self.updates.clear()
+        self.permissions.clear()
+
+
+async def until(predicate: Callable[[], Any], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelServer]:
+    with FakeModelServer({"rules": [SUMMARY_REPLY, MEMORY_REPLY]}) as server:
+        yield server
+
+
+@pytest.fixture
+def env(tmp_path: Path, fake: FakeModelServer) -> Iterator[Env]:
+    environment = Env(tmp_path, fake)
+    yield environment
+    environment.assert_no_key()
+
+
+@contextlib.asynccontextmanager
+async def agent(env: Env, client: Recorder) -> AsyncIterator[ClientSideConnection]:
+    """``pseudoclaude acp`` started and initialized; closed (stdin EOF) at the end, and it must
+    then exit 0 on its own."""
+    with open(env.stderr, "ab") as stderr:
+        async with spawn_agent_process(
+                client, *SERVER, env=env.vars, cwd=env.tmp,
+                transport_kwargs={"stderr": stderr.fileno(), "limit": 16 * 1024 * 1024,
+                                  "shutdown_timeout": 20.0},
+                observers=[env.observe]) as (conn, process):
+            init = await call(conn.initialize(
+                protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="pytest", version="1")))
+            assert init.protocol_version == PROTOCOL_VERSION
+            yield conn
+        assert process.returncode == 0
+
+
+async def call(awaitable: Any) -> Any:
+    return await asyncio.wait_for(awaitable, TIMEOUT)
+
+
+def kinds(updates: list[dict[str, Any]]) -> list[str]:
+    """The kinds of a turn's updates, chunks of one message counted once (live, a message
+    streams in chunks; replayed, it is one), without usage and commands."""
+    shown: list[str] = []
+    for update in updates:
+        kind = update["sessionUpdate"]
+        if kind in ("usage_update", "available_commands_update"):
+            continue
+        if not (shown and kind == shown[-1] and kind.endswith("_chunk")):
+            shown.append(kind)
+    return shown
+
+
+def prompt(text: str) -> list[Any]:
+    return [text_block(text)]
+
+
+# -- the package's client side ------------------------------------------------------------------
+
+
+async def test_initialize_advertises_load_and_list(env: Env) -> None:
+    async with agent(env, Recorder()):
+        pass
+    [answer] = [m for m in env.received if m.get("id") == 0]
+    capabilities = answer["result"]["agentCapabilities"]
+    assert capabilities["loadSession"] is True
+    assert capabilities["sessionCapabilities"] == {"list": {}}
+    assert capabilities["promptCapabilities"] == {"image": False, "audio": False,
+                                                  "embeddedContext": True}
+    assert answer["result"]["agentInfo"]["name"] == "pseudoclaude"
+
+
+async def test_new_prompt_streams_chunks_and_usage(env: Env) -> None:
+    ws = env.folder()
+    env.fake.add_turns({"text": ["The notes ", "say alpha ", "and beta."],
+                        "usage": {"input": 1200, "output": 9}})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        new = await call(conn.new_session(cwd=str(ws), mcp_servers=[]))
+        sid = new.session_id
+        await until(lambda: client.of(sid, "usage_update"))
+        [commands] = client.of(sid, "available_commands_update")
+        assert [c["name"] for c in commands["availableCommands"]] == [
+            "compact", "memory", "undo-compact"]
+        assert commands["availableCommands"][0]["input"] == {
+            "hint": "what the summary should focus on (optional)"}
+        client.clear()
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("what do the notes say?")))
+        assert answer.stop_reason == "end_turn"
+        chunks = client.of(sid, "agent_message_chunk")
+        assert len(chunks) >= 3
+        assert client.text(sid) == "The notes say alpha and beta."
+        usage = client.of(sid, "usage_update")[-1]
+        assert usage["size"] == 200_000 and 0 < usage["used"] < usage["size"]
+    shown = env.cli("sessions", "show", "latest", "--workspace", str(ws))
+    assert shown["id"] == sid
+    assert [m["role"] for m in shown["messages"]] == ["user", "assistant"]
+    assert shown["messages"][0]["content"] == "what do the notes say?"
+    assert shown["messages"][1]["content"] == "The notes say alpha and beta."
+
+
+async def test_tool_call_with_permission(env: Env) -> None:
+    ws = env.folder()
+    env.fake.add_turns({"text": "Let me look.", "tool_calls": [run_command("echo", "hello")]},
+                       {"text": "It printed hello."},
+                       {"tool_calls": [run_command("touch", "made-by-agent")]},
+                       {"text": "Not allowed, then."},
+                       {"tool_calls": [run_command("echo", "one")]},
+                       {"tool_calls": [run_command("echo", "two")]},
+                       {"text": "Both ran."})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("say hello")))
+        assert answer.stop_reason == "end_turn"
+        [asked] = client.permissions
+        assert asked["sessionId"] == sid
+        assert [o["optionId"] for o in asked["options"]] == ["allow_once", "allow_session",
+                                                             "deny"]
+        assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always",
+                                                         "reject_once"]
+        [start] = client.of(sid, "tool_call")
+        call_id = start["toolCallId"]
+        assert asked["toolCall"]["toolCallId"] == call_id
+        assert asked["toolCall"]["title"] == "run_command: echo hello"
+        assert start["status"] == "pending" and start["kind"] == "execute"
+        assert start["rawInput"] == {"command": "echo", "args": ["hello"]}
+        statuses = [u["status"] for u in client.of(sid, "tool_call_update")]
+        assert statuses == ["in_progress", "completed"]
+        done = client.of(sid, "tool_call_update")[-1]
+        assert "hello" in done["content"][0]["content"]["text"]
+        assert client.text(sid) == "Let me look.It printed hello."
+        kinds = [u["sessionUpdate"] for u in client.of(sid)]
+        assert kinds.index("tool_call") < kinds.index("tool_call_update")
+
+        client.clear()  # rejected: the call fails, nothing runs
+        client.answer = "deny"
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("touch a file")))
+        assert answer.stop_reason == "end_turn"
+        assert len(client.permissions) == 1
+        [failed] = client.of(sid, "tool_call_update")
+        assert failed["status"] == "failed"
+        assert "denied" in failed["content"][0]["content"]["text"]
+        assert not (ws / "made-by-agent").exists()
+
+        client.clear()  # allow for the session: asked once for two commands
+        client.answer = "allow_session"
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("echo twice")))
+        assert answer.stop_reason == "end_turn"
+        assert len(client.permissions) == 1
+        starts = client.of(sid, "tool_call")
+        assert [s["status"] for s in starts] == ["pending", "in_progress"]
+        assert [u["status"] for u in client.of(sid, "tool_call_update")] == [
+            "in_progress", "completed", "completed"]
+    shown = env.cli("sessions", "show", sid, "--workspace", str(ws))
+    results = [m["tool_result"] for m in shown["messages"] if "tool_result" in m]
+    assert len(results) == 4 and [r.get("is_error", False) for r in results] == [
+        False, True, False, False]
+
+
+async def test_cancel_a_prompt_and_a_pending_permission(env: Env) -> None:
+    ws = env.folder()
+    env.fake.add_turns({"text": ["Working", " on it", " slowly"], "delay": 0.05,
+                        "stall": 30, "stall_after": 5},
+                       {"text": "Back again."},
+                       {"tool_calls": [run_command("echo", "never")]},
+                       {"text": "After the cancel."})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        running = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=prompt("go")))
+        await until(lambda: client.of(sid, "agent_message_chunk"))
+        started = time.monotonic()
+        await conn.cancel(session_id=sid)
+        answer = await call(running)
+        assert answer.stop_reason == "cancelled" and time.monotonic() - started < 10
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("again")))
+        assert answer.stop_reason == "end_turn" and "Back again." in client.text(sid)
+
+        client.clear()  # cancelled while the client is asked for permission
+        client.hold = asyncio.Event()
+        running = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=prompt("echo")))
+        await until(lambda: client.permissions)
+        await conn.cancel(session_id=sid)
+        answer = await call(running)
+        assert answer.stop_reason == "cancelled"
+        client.hold.set()
+        [update] = client.of(sid, "tool_call_update")
+        assert update["status"] == "failed" and "cancel" in update["content"][0]["content"][
+            "text"]
+        client.hold = None
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("and now?")))
+        assert answer.stop_reason == "end_turn"
+    shown = env.cli("sessions", "show", sid, "--workspace", str(ws))
+    assert shown["bad_lines"] == 0 and shown["repaired"] == 0
+    canceled = [json.loads(m["tool_result"]["content"]) for m in shown["messages"]
+                if "tool_result" in m]
+    assert [c["error_type"] for c in canceled] == ["canceled"]
+    assert shown["messages"][-1]["content"] == "After the cancel."
+
+
+async def test_list_and_load_in_a_new_process(env: Env) -> None:
+    ws = env.folder(run_command="allow")
+    env.fake.add_turns({"text": "Reading.", "tool_calls": [read_file("notes.txt")]},
+                       {"text": "They say alpha and beta."},
+                       {"text": "Still alpha and beta."})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        assert (await call(conn.prompt(session_id=sid, prompt=prompt("read the notes"))
+                           )).stop_reason == "end_turn"
+        live = kinds(client.of(sid))
+    other = Recorder()
+    async with agent(env, other) as conn:
+        listed = await call(conn.list_sessions(cwd=str(ws)))
+        [info] = listed.sessions
+        assert info.session_id == sid and info.cwd == str(ws.resolve())
+        assert info.title == "read the notes" and info.updated_at
+        assert info.field_meta is not None
+        assert info.field_meta["pseudoclaude"]["messageCount"] == 4
+        assert (await call(conn.list_sessions())).sessions[0].session_id == sid
+        await call(conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[]))
+        replayed = other.of(sid)
+        assert kinds(replayed) == ["user_message_chunk", *live]
+        assert replayed[0]["content"]["text"] == "read the notes"
+        tool = next(u for u in replayed if u["sessionUpdate"] == "tool_call")
+        assert tool["title"] == "read_file: notes.txt" and tool["kind"] == "read"
+        assert tool["locations"] == [{"path": str(ws.resolve() / "notes.txt")}]
+        result = next(u for u in replayed if u["sessionUpdate"] == "tool_call_update")
+        assert result["status"] == "completed" and "alpha" in result["content"][0]["content"][
+            "text"]
+        assert other.text(sid) == "Reading.They say alpha and beta."
+        assert other.of(sid, "available_commands_update") and other.of(sid, "usage_update")
+        other.clear()
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("and now?")))
+        assert answer.stop_reason == "end_turn" and other.text(sid) == "Still alpha and beta."
+        last = env.fake.requests[-1]["body"]["messages"]
+        assert len(last) == 5 and "read the notes" in json.dumps(last[0])
+        with pytest.raises(RequestError) as unknown:
+            await call(conn.load_session(cwd=str(ws), session_id="20200101-000000-abcd",
+                                         mcp_servers=[]))
+        assert unknown.value.code == -32002
+    shown = env.cli("sessions", "show", "latest", "--workspace", str(ws))
+    assert shown["id"] == sid and len(shown["messages"]) == 6
+
+
+async def test_two_workspaces_in_one_process(env: Env) -> None:
+    one, two = env.folder("one"), env.folder("two")
+    env.fake.add_turns({"text": "slow answer", "delay": 0.3}, {"text": "fast answer"})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        a = (await call(conn.new_session(cwd=str(one), mcp_servers=[]))).session_id
+        b = (await call(conn.new_session(cwd=str(two), mcp_servers=[]))).session_id
+        first = asyncio.ensure_future(conn.prompt(session_id=a, prompt=prompt("first")))
+        await until(lambda: env.fake.requests)
+        second = await call(conn.prompt(session_id=b, prompt=prompt("second")))
+        assert second.stop_reason == "end_turn"
+        assert (await call(first)).stop_reason == "end_turn"
+        assert {client.text(a), client.text(b)} == {"slow answer", "fast answer"}
+        # a second session in the same folder: prompts switch the workspace between them
+        c = (await call(conn.new_session(cwd=str(one), mcp_servers=[]))).session_id
+        assert (await call(conn.prompt(session_id=a, prompt=prompt("back to a")))
+                ).stop_reason == "end_turn"
+        assert (await call(conn.prompt(session_id=c, prompt=prompt("now c")))
+                ).stop_reason == "end_turn"
+        listed = await call(conn.list_sessions())
+        assert {s.session_id for s in listed.sessions} == {a, b, c}
+    assert env.cli("sessions", "show", a, "--workspace", str(one))["messages"][2][
+        "content"] == "back to a"
+
+
+async def test_slash_commands(env: Env) -> None:
+    ws = env.folder(run_command="allow")
+    env.fake.add_turns(*LONG_ANSWERS)
+    client = Recorder()
+    async with agent(env, client) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        for i in range(len(LONG_ANSWERS)):
+            await call(conn.prompt(session_id=sid, prompt=prompt(f"question {i}")))
+        client.clear()
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("/memory")))
+        assert answer.stop_reason == "end_turn" and "Memory index" in client.text(sid)
+        client.clear()
+        before = len(env.fake.requests)
+        answer = await call(conn.prompt(session_id=sid,
+                                        prompt=prompt("/compact focus on the notes")))
+        assert answer.stop_reason == "end_turn"
+        assert client.text(sid).startswith("Compacted the context:")
+        assert any("focus on the notes" in json.dumps(r["body"])
+                   for r in env.fake.requests[before:])
+        assert client.of(sid, "usage_update")
+        assert not [u for _, u in env.received_updates()
+                    if u["sessionUpdate"].startswith("compaction")]
+        client.clear()
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("/undo-compact")))
+        assert client.text(sid).startswith("Restored what the last compaction summarised")
+        client.clear()
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("/undo-compact")))
+        assert client.text(sid).startswith("Nothing to undo")
+    assert len(env.cli("sessions", "show", sid, "--workspace", str(ws))["messages"]) == 12
+
+
+# -- raw JSON-RPC ---------------------------------------------------------------------------------
+
+
+class Raw:
+    """The agent spoken to in raw lines: ``request`` sends and waits for the answer; every
+    message received is kept in ``messages``."""
+
+    def __init__(self, process: asyncio.subprocess.Process, env: Env) -> None:
+        self.process = process
+        self.env = env
+        self.messages: list[dict[str, Any]] = []
+        self._next = 100
+        self._reader = asyncio.ensure_future(self._read())
+
+    @classmethod
+    async def start(cls, env: Env) -> Raw:
+        stderr = open(env.stderr, "ab")  # noqa: SIM115 (closed with the process)
+        process = await asyncio.create_subprocess_exec(
+            *SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            env=env.vars, cwd=env.tmp, limit=16 * 1024 * 1024)
+        stderr.close()
+        return cls(process, env)
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        while line := await self.process.stdout.readline():
+            message = json.loads(line)  # the agent only ever writes JSON lines
+            self.messages.append(message)
+            self.env.received.append(message)
+
+    def write(self, line: str | dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        text = line if isinstance(line, str) else json.dumps(line)
+        self.process.stdin.write(text.encode() + b"\n")
+
+    def send(self, method: str, params: Any) -> int:
+        self._next += 1
+        self.write({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
+        return self._next
+
+    async def answer(self, request_id: Any) -> dict[str, Any]:
+        await until(lambda: any(m.get("id") == request_id and "method" not in m
+                                for m in self.messages), TIMEOUT)
+        return next(m for m in self.messages if m.get("id") == request_id and "method" not in m)
+
+    async def request(self, method: str, params: Any) -> dict[str, Any]:
+        return await self.answer(self.send(method, params))
+
+    def updates(self, session_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        return [m["params"]["update"] for m in self.messages
+                if m.get("method") == "session/update" and m["params"]["sessionId"] == session_id
+                and (kind is None or m["params"]["update"]["sessionUpdate"] == kind)]
+
+    async def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        code = await asyncio.wait_for(self.process.wait(), TIMEOUT)
+        await self._reader
+        return code
+
+
+async def test_errors_never_kill_the_process(env: Env) -> None:
+    ws = env.folder()
+    env.fake.add_turns({"text": ["slow", " answer"], "delay": 0.5}, {"text": "done"})
+    raw = await Raw.start(env)
+    init = await raw.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    assert init["result"]["agentCapabilities"]["loadSession"] is True
+    raw.write("this is not json")
+    raw.write("[1, 2, 3]")
+    raw.write('{"jsonrpc": "2.0", "id": 7, "method": 12}')
+    raw.write('{"jsonrpc": "2.0", "id": {"odd": 1}, "result": {}}')  # a bad response: ignored
+    await until(lambda: len(raw.messages) >= 4)
+    errors = [m["error"]["code"] for m in raw.messages if "error" in m]
+    assert errors == [-32700, -32600, -32600]
+    assert raw.messages[-1]["id"] == 7
+
+    missing = await raw.request("session/new", {"mcpServers": []})
+    assert missing["error"]["code"] == -32602 and "cwd" in missing["error"]["message"]
+    relative = await raw.request("session/new", {"cwd": "ws", "mcpServers": []})
+    assert relative["error"]["code"] == -32602
+    assert "absolute" in relative["error"]["message"]
+    nowhere = await raw.request("session/new", {"cwd": str(env.tmp / "nope"), "mcpServers": []})
+    assert nowhere["error"]["code"] == -32602 and "not a folder" in nowhere["error"]["message"]
+    unknown = await raw.request("session/prompt", {
+        "sessionId": "20200101-000000-abcd", "prompt": [{"type": "text", "text": "hi"}]})
+    assert unknown["error"]["code"] == -32002 and "unknown session" in unknown["error"][
+        "message"]
+    assert (await raw.request("session/nope", {}))["error"]["code"] == -32601
+
+    sid = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"][
+        "sessionId"]
+    bad_prompt = await raw.request("session/prompt", {"sessionId": sid, "prompt": "hi"})
+    assert bad_prompt["error"]["code"] == -32602 and "prompt" in bad_prompt["error"]["message"]
+    image = await raw.request("session/prompt", {"sessionId": sid, "prompt": [
+        {"type": "image", "data": "AAAA", "mimeType": "image/png"}]})
+    assert image["error"]["code"] == -32602 and "image" in image["error"]["message"]
+    empty = await raw.request("session/prompt", {"sessionId": sid, "prompt": [
+        {"type": "text", "text": "  "}]})
+    assert empty["error"]["code"] == -32602 and "empty" in empty["error"]["message"]
+
+    running = raw.send("session/prompt", {"sessionId": sid, "prompt": [
+        {"type": "text", "text": "take your time"}]})
+    await until(lambda: env.fake.requests)
+    again = await raw.request("session/prompt", {"sessionId": sid, "prompt": [
+        {"type": "text", "text": "me too"}]})
+    assert again["error"]["code"] == -32001 and "already running" in again["error"]["message"]
+    other = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"][
+        "sessionId"]  # made aside while the folder is busy
+    busy = await raw.request("session/prompt", {"sessionId": other, "prompt": [
+        {"type": "text", "text": "me too"}]})
+    assert busy["error"]["code"] == -32001 and "in progress" in busy["error"]["message"]
+    assert (await raw.answer(running))["result"]["stopReason"] == "end_turn"
+    after = await raw.request("session/prompt", {"sessionId": other, "prompt": [
+        {"type": "text", "text": "my turn"}]})
+    assert after["result"]["stopReason"] == "end_turn"
+    assert "".join(u["content"]["text"] for u in raw.updates(other, "agent_message_chunk")
+                   ) == "done"
+    assert raw.process.returncode is None
+    assert await raw.close() == 0
+
+
+async def test_run_error_is_an_error_response(env: Env) -> None:
+    ws = env.folder()
+    env.fake.add_turns({"error": "auth"})
+    raw = await Raw.start(env)
+    await raw.request("initialize", {"protocolVersion": 1})
+    sid = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"][
+        "sessionId"]
+    failed = await raw.request("session/prompt", {"sessionId": sid, "prompt": [
+        {"type": "text", "text": f"my key is {API_KEY}"}]})
+    assert failed["error"]["code"] == -32603
+    assert failed["error"]["message"].startswith("the run failed:")
+    assert failed["error"]["data"] == {"stopReason": "error", "sessionId": sid}
+    loaded = await raw.request("session/load", {"cwd": str(ws), "sessionId": sid,
+                                                "mcpServers": []})
+    assert loaded["result"] == {}
+    [echo] = [u for u in raw.updates(sid, "user_message_chunk")]
+    assert echo["content"]["text"] == "my key is [redacted]"  # never written as it is
+    assert await raw.close() == 0
+
+
+async def test_compaction_updates_for_a_capable_client(env: Env) -> None:
+    ws = env.folder(run_command="allow")
+    env.fake.add_turns(*LONG_ANSWERS)
+    raw = await Raw.start(env)
+    await raw.request("initialize", {"protocolVersion": 1, "clientCapabilities": {
+        "session": {"compaction": {}}}})
+    sid = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"][
+        "sessionId"]
+    for text in [*(f"question {i}" for i in range(len(LONG_ANSWERS))), "/compact the notes"]:
+        answer = await raw.request("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": text}]})
+        assert answer["result"]["stopReason"] == "end_turn"
+    updates = raw.updates(sid, "compaction_update")
+    assert [u["status"] for u in updates] == ["in_progress", "completed"]
+    assert updates[0]["compactionId"] == updates[1]["compactionId"]
+    assert "alpha and beta" in updates[1]["summary"][0]["text"]
+    usage = raw.updates(sid, "usage_update")[-1]
+    assert usage["used"] > 0 and usage["size"] == 200_000
+    await raw.request("session/load", {"cwd": str(ws), "sessionId": sid, "mcpServers": []})
+    replayed = raw.updates(sid, "compaction_update")[2:]
+    assert [u["status"] for u in replayed] == ["completed"]
+    assert await raw.close() == 0
