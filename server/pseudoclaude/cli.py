@@ -9,13 +9,15 @@ Every failure the user can fix is a :class:`~pseudoclaude.errors.PseudoClaudeErr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from pseudoclaude import cli_state
 from pseudoclaude.cli_state import CliError, run_async, settings_for, workspace_root
-from pseudoclaude.config import PROVIDERS
+from pseudoclaude.config import PROVIDERS, ConfigError
 from pseudoclaude.errors import EXPECTED_ERRORS
 from pseudoclaude.lsp.protocol import ParamError
 
@@ -47,6 +49,15 @@ def _cmd_lsp(args: argparse.Namespace) -> int:
     else:
         server.start_io()
     return 0
+
+
+def _cmd_acp(args: argparse.Namespace) -> int:
+    from pseudoclaude.acp.server import run as run_acp
+
+    # A bad flag is a usage error now; a config file's error goes to the session that meets it.
+    with contextlib.suppress(ConfigError):
+        settings_for(args, Path.cwd())
+    return run_acp(lambda root: settings_for(args, root))
 
 
 def _cmd_fake_model(args: argparse.Namespace) -> int:
@@ -146,6 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
     lsp.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 instead")
     lsp.add_argument("--port", type=_port, help="TCP port with --tcp (default 2087)")
     lsp.set_defaults(handler=_cmd_lsp)
+
+    acp = commands.add_parser(
+        "acp", help="the Agent Client Protocol agent (stdio; what Zed, JetBrains and other ACP "
+                    "clients start)")
+    _provider_flags(acp)
+    acp.set_defaults(handler=_cmd_acp)
 
     run = commands.add_parser("run", help="run the agent on a prompt in a workspace")
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="the task ('-': read stdin)")
