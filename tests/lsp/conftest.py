@@ -20,7 +20,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.lsp.protocol import CONTEXT_USAGE, EVENT, MEMORY_CHANGED
+from pseudoclaude.lsp.protocol import APPROVE, CONTEXT_USAGE, EVENT, MEMORY_CHANGED
 
 HOME = tempfile.mkdtemp(prefix="pseudoclaude-lsp-home-")
 SERVER_ENV = {k: v for k, v in os.environ.items()
@@ -29,6 +29,10 @@ SERVER_ENV = {k: v for k, v in os.environ.items()
 SERVER = [sys.executable, "-m", "pseudoclaude", "lsp"]
 MEMORY_REPLY = {"when": {"has_tools": False}, "reply": {"text": "[]"}}
 CLIENTS = ["visual-studio-code", "neovim"]
+HOLD = "hold"
+"""``env.approve_answer`` that keeps a ``pseudoclaude/approve`` request pending (until it is
+cancelled)."""
+APPROVALS_CAPABILITY = {"pseudoclaude": {"approvals": True}}
 
 
 def make_client() -> LanguageClient:
@@ -51,6 +55,13 @@ class Env:
         self.memory_changed: list[dict[str, Any]] = []
         self.approvals: list[Any] = []
         self.approval_answer: str | None = "Allow once"
+        self.approval_settings: dict[str, str] = {"runCommand": "ask"}
+        self.approve_requests: list[dict[str, Any]] = []  # pseudoclaude/approve params
+        self.approve_ids: list[Any] = []  # their request ids
+        self.approve_cancelled: list[Any] = []  # the ids of those the server cancelled
+        self.approve_answer: Any = {"decision": "allowOnce"}
+        """The answer to ``pseudoclaude/approve``: a result, an exception to raise, or
+        :data:`HOLD`."""
         self.initialized: Any = None
 
     def folder(self, name: str) -> Path:
@@ -65,7 +76,7 @@ class Env:
         return {"provider": "anthropic", "apiKey": "sk-test-lsp-0123456789",
                 "baseUrl": self.fake.base_url, "maxRetries": 0,
                 "memory": {"userDir": str(self.tmp / "user-memory")},
-                "approvals": {"runCommand": "ask"}}
+                "approvals": dict(self.approval_settings)}
 
     @staticmethod
     async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
@@ -94,7 +105,7 @@ def fake() -> Iterator[FakeModelServer]:
 
 
 async def start(lsp_client: LanguageClient, env: Env, capabilities: str,
-                folders: list[str]) -> None:
+                folders: list[str], experimental: dict[str, Any] | None = None) -> None:
     for name in folders:
         env.folder(name)
 
@@ -117,8 +128,27 @@ async def start(lsp_client: LanguageClient, env: Env, capabilities: str,
             return None
         return types.MessageActionItem(title=env.approval_answer)
 
+    @lsp_client.feature(APPROVE)
+    async def on_approve(params: Any) -> Any:
+        msg_id = lsp_client.protocol.msg_id
+        env.approve_requests.append(params)
+        env.approve_ids.append(msg_id)
+        answer = env.approve_answer
+        if answer == HOLD:
+            try:
+                await asyncio.sleep(120)
+            except asyncio.CancelledError:  # the server sent $/cancelRequest for it
+                env.approve_cancelled.append(msg_id)
+                raise
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    caps = client_capabilities(capabilities)
+    if experimental is not None:
+        caps.experimental = {**(caps.experimental or {}), **experimental}
     env.initialized = await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(capabilities),
+        capabilities=caps,
         workspace_folders=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name)
                            for p in env.folders],
         initialization_options=env.options(),
@@ -139,6 +169,29 @@ async def client(request: Any, lsp_client: LanguageClient, tmp_path: Path,
 async def two_folders(request: Any, lsp_client: LanguageClient, tmp_path: Path,
                       fake: FakeModelServer, env: Env) -> AsyncIterator[LanguageClient]:
     await start(lsp_client, env, request.param, ["one", "two"])
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def approving(request: Any, lsp_client: LanguageClient, tmp_path: Path,
+                    fake: FakeModelServer, env: Env) -> AsyncIterator[LanguageClient]:
+    """A client that sets ``experimental.pseudoclaude.approvals`` (it answers
+    ``pseudoclaude/approve`` with ``env.approve_answer``); writes and commands ask."""
+    env.approval_settings = {"runCommand": "ask", "write": "ask"}
+    await start(lsp_client, env, request.param, ["ws"], experimental=APPROVALS_CAPABILITY)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(params=CLIENTS[:1], config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def not_approving(request: Any, lsp_client: LanguageClient, tmp_path: Path,
+                        fake: FakeModelServer, env: Env) -> AsyncIterator[LanguageClient]:
+    """A client without the approvals capability; writes and commands ask."""
+    env.approval_settings = {"runCommand": "ask", "write": "ask"}
+    await start(lsp_client, env, request.param, ["ws"])
     yield lsp_client
     await lsp_client.shutdown_session()
 

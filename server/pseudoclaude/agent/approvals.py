@@ -8,7 +8,10 @@ Tool classes: ``write`` (``write_file``, ``edit_file``), ``runCommand`` (``run_c
 The :class:`Gate` decides each call: ``allow`` proceeds; ``deny`` refuses without asking;
 ``ask`` asks the :class:`Approver` unless the user already chose "allow for this session" for
 that *class* (one "allow for this session" on a write covers every later write and edit of the
-session; on a command, every later command). The memory lives in the gate: make a new gate
+session; on a command, every later command). Before asking, the gate gets what the user must
+see from the caller's ``prepare`` (SPEC §11: a write's path, ``before`` and ``after``; a
+command line and its folder) into the :class:`ApprovalRequest`; a change that cannot apply
+fails there and nobody is asked. The memory lives in the gate: make a new gate
 (or call :meth:`Gate.reset`) for a new session. Asks are serialized, so two calls never prompt
 at once. The approver's answer: ``allow_once``, ``allow_session`` or ``deny``; ``None`` means
 the request was dismissed (an editor's ``showMessageRequest`` answered ``null``) and is a
@@ -17,22 +20,27 @@ verbatim, other exceptions are reported as a failure). ``asyncio.CancelledError`
 
 :class:`TerminalApprover` is the CLI's approver: it prompts on ``/dev/tty`` (or on stdin/stderr
 when stdin is a terminal); with no terminal, it refuses with a reason naming the setting to
-change. The LSP layer provides its own approver (``window/showMessageRequest``).
+change. Before asking to approve a write it prints the change as a unified diff
+(:func:`unified_diff`; coloured only on a terminal). The LSP layer provides its own approver
+(``pseudoclaude/approve`` or ``window/showMessageRequest``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import json
+import os
+import re
 import shlex
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from pseudoclaude.agent.tools.base import ApprovalClass
+from pseudoclaude.agent.tools.base import ApprovalClass, Preview
 from pseudoclaude.llm.types import ToolCall
 
 if TYPE_CHECKING:
@@ -55,7 +63,11 @@ class ApprovalRequest:
     """What the user is asked to approve.
 
     ``summary`` is one line for a prompt (``run_command: git status --short``);
-    ``arguments`` are the call's arguments as the model sent them.
+    ``arguments`` are the call's arguments as the model sent them. What the user must see
+    (SPEC §11 "Diff approvals"), when the gate could compute it: for a write, ``path``
+    (relative to the workspace), ``before`` (the whole file text without the change, ``""``
+    for a new file) and ``after`` (with it); for a command, ``command`` (the command line)
+    and ``cwd`` (the folder it runs in).
     """
 
     tool: str
@@ -63,6 +75,19 @@ class ApprovalRequest:
     summary: str
     approval_class: ApprovalClass = "none"
     call_id: str = ""
+    path: str | None = None
+    before: str | None = None
+    after: str | None = None
+    command: str | None = None
+    cwd: str | None = None
+
+    @classmethod
+    def of(cls, call: ToolCall, approval_class: ApprovalClass,
+           preview: Preview | None = None) -> ApprovalRequest:
+        shown = preview or Preview()
+        return cls(call.name, call.arguments, summarize(call), approval_class, call.id,
+                   path=shown.path, before=shown.before, after=shown.after,
+                   command=shown.command, cwd=shown.cwd)
 
 
 class Approver(Protocol):
@@ -141,8 +166,15 @@ class Gate:
         """Forget every "allow for this session" (a new session starts)."""
         self.allowed_for_session.clear()
 
-    async def check(self, call: ToolCall, approval_class: ApprovalClass) -> str | None:
-        """``None`` to proceed, or the reason the call is denied (for a ``denied`` result)."""
+    async def check(self, call: ToolCall, approval_class: ApprovalClass,
+                    prepare: Callable[[], Awaitable[Preview]] | None = None) -> str | None:
+        """``None`` to proceed, or the reason the call is denied (for a ``denied`` result).
+
+        ``prepare`` computes what the user must see (:meth:`ToolRegistry.prepare
+        <pseudoclaude.agent.tools.ToolRegistry.prepare>`); it is awaited only when the user is
+        about to be asked, and a :class:`~pseudoclaude.agent.tools.ToolError` it raises (the
+        change cannot apply) propagates: nobody is asked.
+        """
         policy = self.policy.for_class(approval_class)
         setting = SETTING_NAMES.get(approval_class, "approvals")
         if policy == "allow":
@@ -152,8 +184,8 @@ class Gate:
         async with self._lock:
             if approval_class in self.allowed_for_session:
                 return None
-            request = ApprovalRequest(call.name, call.arguments, summarize(call),
-                                      approval_class, call.id)
+            preview = await prepare() if prepare is not None else None
+            request = ApprovalRequest.of(call, approval_class, preview)
             try:
                 decision = await self.approver.ask(request)
             except ApprovalUnavailable as exc:
@@ -171,6 +203,78 @@ class Gate:
 
 
 # -- the terminal --------------------------------------------------------------------------------
+
+DIFF_LINES = 400
+"""At most this many lines of a diff are printed on the terminal (the rest is counted)."""
+_DIFF_LINE_CHARS = 1000
+_NO_NEWLINE = "\\ No newline at end of file"
+_STYLES = {"-": "\x1b[31m", "+": "\x1b[32m", "@": "\x1b[36m"}
+_HEADER = "\x1b[1m"
+_RESET = "\x1b[0m"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def unified_diff(path: str, before: str, after: str, *, colour: bool = False,
+                 max_lines: int = DIFF_LINES) -> str:
+    """The change from ``before`` to ``after`` as a unified diff (``--- a/path``,
+    ``+++ b/path``, three lines of context, git's "\\ No newline at end of file"), safe to
+    print: control characters (an escape sequence in a file, a lone ``\\r``) and bidirectional
+    overrides are shown as ``\\xNN`` / ``\\uNNNN``, never sent to the terminal. ``colour``
+    adds ANSI colours (removed lines red, added green, hunk headers cyan). At most
+    ``max_lines`` lines; an identical text says so."""
+    name = _printable(path)
+    lines = list(difflib.unified_diff(_split(before), _split(after), f"a/{name}",
+                                      f"b/{name}"))
+    if not lines:
+        return "(no change: the file already has exactly this text)\n"
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        if index >= max_lines:
+            out.append(f"... {len(lines) - index} more lines of the diff not shown\n")
+            break
+        header = index < 2
+        ended = line.endswith("\n")
+        text = _printable(line.rstrip("\n").removesuffix("\r") if ended or header else line)
+        if len(text) > _DIFF_LINE_CHARS:
+            text = text[:_DIFF_LINE_CHARS] + "…"
+        if colour:
+            style = _HEADER if header else _STYLES.get(text[:1], "")
+            text = f"{style}{text}{_RESET}" if style else text
+        out.append(text + "\n")
+        if not ended and not header:
+            out.append(_NO_NEWLINE + "\n")
+    return "".join(out)
+
+
+def _split(text: str) -> list[str]:
+    """Lines with their ``\\n`` (only ``\\n`` ends a line, unlike :meth:`str.splitlines`)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _printable(text: str) -> str:
+    """Control characters and bidirectional overrides (which could make the diff read
+    differently from what is written) as ``\\xNN`` / ``\\uNNNN``."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _colour(stream: IO[str]) -> bool:
+    """Colours only on a terminal, and not when ``NO_COLOR`` is set (no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):
+        return False
+
 
 _ANSWERS: dict[str, Decision] = {
     "o": "allow_once", "once": "allow_once", "y": "allow_once", "yes": "allow_once",
@@ -208,7 +312,8 @@ def _open_terminal(tty_path: str) -> tuple[Streams | None, Callable[[], None]]:
 
 class TerminalApprover:
     """Asks on the terminal: ``[o]nce``, ``[s]ession`` or ``[d]eny`` (empty answer, end of input
-    or three unclear answers: deny).
+    or three unclear answers: deny). A write shows its unified diff first (colours only when
+    the output stream is a terminal); a command shows its folder and arguments.
 
     ``streams`` (input, output) replace the terminal (tests, embedding); otherwise each ask
     opens ``tty_path`` (``/dev/tty``), else uses stdin/stderr when stdin is a terminal, else
@@ -259,9 +364,15 @@ class TerminalApprover:
                 f"no terminal to ask for approval; set {setting} to allow")
         reader, writer = streams
         try:
-            writer.write(
-                f"\nPseudoClaude wants to {request.summary}\n"
-                f"  arguments: {_compact_json(request.arguments)[:2000]}\n")
+            writer.write(f"\nPseudoClaude wants to {_printable(request.summary)}\n")
+            if request.path is not None and request.before is not None \
+                    and request.after is not None:
+                writer.write(unified_diff(request.path, request.before, request.after,
+                                          colour=_colour(writer)))
+            else:
+                if request.cwd is not None:
+                    writer.write(f"  in: {_printable(request.cwd)}\n")
+                writer.write(f"  arguments: {_compact_json(request.arguments)[:2000]}\n")
             for _ in range(_ATTEMPTS):
                 writer.write("Allow? [o]nce / [s]ession / [d]eny: ")
                 writer.flush()

@@ -6,10 +6,13 @@ stream a model turn → append it → anchor the estimate → no tool calls: com
 update is scheduled) → else run the tools and append one result per call, in call order.
 
 Read-only tool calls that follow each other run concurrently; a call with side effects runs
-alone, after its approval. A tool result that contains one of the API keys in use has it
-replaced by ``[redacted]`` before anything sees it. Cancellation ends the run at once: calls
-without a result get a ``canceled`` error result, so the history is valid for the next
-request and on resume, and ``CancelledError`` propagates to the caller.
+alone, after its approval. When the user is asked, what they see (a write's diff, a command
+line) is computed first; a change that cannot apply fails without asking, and an approved
+write applies exactly what was shown (or fails with ``changed``). A tool result that contains
+one of the API keys in use has it replaced by ``[redacted]`` before anything sees it.
+Cancellation ends the run at once: calls without a result get a ``canceled`` error result, so
+the history is valid for the next request and on resume, and ``CancelledError`` propagates to
+the caller.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 from msgspec import UNSET
 
 from pseudoclaude.agent.approvals import Gate
-from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.agent.tools import Preview, ToolError, ToolRegistry
 from pseudoclaude.compact import CompactRuntime
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.events import (
@@ -238,14 +241,26 @@ class Runner:
             self._report(invalid)
             return invalid
         approval = self.tools.approval_class(call.name)
+        shown: list[Preview] = []  # what the user approved, when they were asked
+
+        async def prepare() -> Preview:
+            preview = await self.tools.prepare(call)
+            shown.append(preview)
+            return preview
+
         if approval != "none":
-            denial = await self.gate.check(call, approval)
+            try:
+                denial = await self.gate.check(call, approval, prepare)
+            except ToolError as exc:  # the change cannot apply: nobody was asked
+                result = self.tools.error_result(call, exc)
+                self._report(result)
+                return result
             if denial is not None:
                 result = ToolResult(call.id, call.name,
                                     error_envelope(call.name, "denied", denial), True)
                 self._report(result)
                 return result
-        result = await self.tools.execute(call)
+        result = await self.tools.execute(call, shown[-1] if shown else None)
         if any(secret in result.content for secret in self.secrets):
             # e.g. a command that printed /proc/<server pid>/environ: never log or send a key
             result = ToolResult(result.call_id, result.name,

@@ -1,13 +1,32 @@
-"""Approvals asked in the editor with ``window/showMessageRequest`` (SPEC §8)."""
+"""Approvals asked in the editor (SPEC §8, §11 "Diff approvals").
+
+A client that set ``experimental.pseudoclaude.approvals: true`` in its ``initialize``
+capabilities gets the server → client request ``pseudoclaude/approve``
+(:class:`~pseudoclaude.lsp.protocol.ApproveParams`: the path, ``before`` and ``after`` of a
+write, the command line and folder of a command) and answers
+:class:`~pseudoclaude.lsp.protocol.ApproveResult` ``{decision}``. Other clients get
+``window/showMessageRequest`` (Warning, actions ``Allow once``, ``Allow for this session``,
+``Deny``; a dismissed request, null, is a denial).
+
+An answer that does not fit, or an error response, is a denial with the reason
+(:class:`~pseudoclaude.agent.approvals.ApprovalUnavailable`). When the run is cancelled while
+the request is pending, the client gets ``$/cancelRequest`` for it and the late answer is
+dropped; the cancellation goes on to the runner (the call gets its ``canceled`` result).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import TYPE_CHECKING
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
+from msgspec import UNSET, UnsetType
 
 from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
+from pseudoclaude.lsp import protocol as p
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -17,16 +36,60 @@ ALLOW_SESSION = "Allow for this session"
 DENY = "Deny"
 _DECISIONS: dict[str, Decision] = {ALLOW_ONCE: "allow_once", ALLOW_SESSION: "allow_session",
                                    DENY: "deny"}
+_WIRE_DECISIONS: dict[str, Decision] = {"allowOnce": "allow_once",
+                                        "allowSession": "allow_session", "deny": "deny"}
 _ARGUMENTS_SHOWN = 600
+_ANSWER_SHOWN = 200
+
+T = TypeVar("T")
+
+
+def wants_approve(capabilities: Any) -> bool:
+    """Whether the client's ``initialize`` capabilities set
+    ``experimental.pseudoclaude.approvals: true``."""
+    experimental = getattr(capabilities, "experimental", None)
+    section = experimental.get(p.EXPERIMENTAL_KEY) if isinstance(experimental, dict) else None
+    return isinstance(section, dict) and section.get(p.APPROVALS_CAPABILITY) is True
 
 
 class LspApprover:
-    """Asks the user through the editor; a dismissed request (null) is a denial."""
+    """Asks the user through the editor, for the workspace folder ``workspace`` (its URI);
+    ``session_id`` gives the workspace's current session (for ``pseudoclaude/approve``)."""
 
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: LanguageServer, workspace: str = "",
+                 session_id: Callable[[], str | None] = lambda: None) -> None:
         self.server = server
+        self.workspace = workspace
+        self.session_id = session_id
 
     async def ask(self, request: ApprovalRequest) -> Decision | None:
+        if wants_approve(self.server.client_capabilities):
+            return await self._approve(request)
+        return await self._show_message(request)
+
+    # -- pseudoclaude/approve ------------------------------------------------------------------
+    def params(self, request: ApprovalRequest) -> p.ApproveParams:
+        """The ``pseudoclaude/approve`` params of a request."""
+        return p.ApproveParams(
+            workspace=self.workspace, session_id=self.session_id() or "", tool=request.tool,
+            arguments=request.arguments,
+            kind="write" if request.approval_class == "write" else "runCommand",
+            path=_given(request.path), before=_given(request.before),
+            after=_given(request.after), command=_given(request.command),
+            cwd=_given(request.cwd))
+
+    async def _approve(self, request: ApprovalRequest) -> Decision:
+        answer = await self._request(p.APPROVE, p.to_wire(self.params(request)))
+        try:
+            result = p.decode_params(p.ApproveResult, p.as_object(answer))
+        except (p.ParamError, TypeError) as exc:
+            raise ApprovalUnavailable(
+                f"{request.tool} was not approved: the editor's answer to {p.APPROVE} is "
+                f"not valid ({exc}; got {_shown(answer)})") from None
+        return _WIRE_DECISIONS[result.decision]
+
+    # -- window/showMessageRequest -------------------------------------------------------------
+    async def _show_message(self, request: ApprovalRequest) -> Decision | None:
         arguments = request.arguments if isinstance(request.arguments, str) else json.dumps(
             request.arguments, ensure_ascii=False)
         if len(arguments) > _ARGUMENTS_SHOWN:
@@ -34,14 +97,51 @@ class LspApprover:
         summary = request.summary if request.summary.startswith(request.tool) else (
             f"{request.tool}: {request.summary}")
         message = f"PseudoClaude wants to use {summary}\nArguments: {arguments}"
-        try:
-            answer = await self.server.window_show_message_request_async(
-                types.ShowMessageRequestParams(
-                    type=types.MessageType.Warning, message=message,
-                    actions=[types.MessageActionItem(title=t) for t in _DECISIONS]))
-        except Exception as exc:
-            raise ApprovalUnavailable(f"the editor could not ask for approval: {exc}") from None
+        answer = await self._request(
+            types.WINDOW_SHOW_MESSAGE_REQUEST,
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning, message=message,
+                actions=[types.MessageActionItem(title=t) for t in _DECISIONS]))
         if answer is None:
             return None
         title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
         return _DECISIONS.get(str(title), "deny")
+
+    # -- the request ---------------------------------------------------------------------------
+    async def _request(self, method: str, params: Any) -> Any:
+        """Send a request to the client and wait for its answer; an error answer (or none,
+        the connection is gone) is :class:`ApprovalUnavailable`. Cancelled: the client gets
+        ``$/cancelRequest`` and a late answer is dropped."""
+        protocol = self.server.protocol
+        msg_id = f"pseudoclaude-approval-{uuid.uuid4()}"
+        try:
+            future = protocol.send_request(method, params, msg_id=msg_id)
+        except Exception as exc:
+            raise ApprovalUnavailable(
+                f"the editor could not ask for approval: {_one_line(exc)}") from None
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            protocol._request_futures.pop(msg_id, None)  # the answer, if any, is dropped
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
+        except Exception as exc:
+            raise ApprovalUnavailable(
+                f"the editor could not ask for approval: {_one_line(exc)}") from None
+
+
+def _given(value: T | None) -> T | UnsetType:
+    return UNSET if value is None else value
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _ANSWER_SHOWN else text[:_ANSWER_SHOWN] + "…"

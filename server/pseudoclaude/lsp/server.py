@@ -119,10 +119,12 @@ class PseudoClaudeServer(LanguageServer):
         if not root.is_dir():
             raise RequestFailed(f"workspace folder {uri} is not a folder on this machine")
         settings = load_settings(root, self.settings_for(uri))
-        ws = Workspace(root, settings, approver=LspApprover(self),
+        approver = LspApprover(self, uri)
+        ws = Workspace(root, settings, approver=approver,
                        events=lambda sid, event: self.on_loop(self._forward, uri, sid, event),
                        memory_changed=lambda level, source: self.on_loop(
                            self._memory_changed, uri, level, source))
+        approver.session_id = lambda: ws.session_id
         self.workspaces[uri] = ws
         try:
             ws.memory.start_watching()

@@ -205,7 +205,10 @@ def test_terminal_device_is_opened_for_each_ask() -> None:
         approver = TerminalApprover(tty_path=os.ttyname(follower))
         request = ApprovalRequest("write_file", WRITE.arguments, summarize(WRITE), "write")
         assert asyncio.run(approver.ask(request)) == "allow_session"
-        shown = os.read(leader, 4096).decode()
+        data = b""
+        while b"[d]eny" not in data:  # the echo and the prompt may come in several reads
+            data += os.read(leader, 4096)
+        shown = data.decode()
         assert "write_file: a.txt (6 bytes)" in shown and "[d]eny" in shown
     finally:
         os.close(leader)

@@ -13,7 +13,8 @@ ends with :data:`TRUNCATION_MARKER` (and ``metadata.truncated`` is set).
 Error types used by the tools: ``invalid_arguments``, ``unknown_tool``, ``outside_workspace``,
 ``not_found``, ``is_directory``, ``not_a_file``, ``permission_denied``, ``binary_file``,
 ``too_large``, ``no_match``, ``ambiguous_match``, ``exit_status``, ``timeout``, ``io_error``,
-``internal_error`` (and ``denied``/``canceled``, which the runner records itself).
+``internal_error``, ``changed`` (a file changed between the diff shown for approval and the
+write) (and ``denied``/``canceled``, which the runner records itself).
 
 Arguments are validated strictly against the tool's :class:`Param` list, which is also the
 source of the JSON Schema the model sees: unknown keys, missing required keys, wrong types and
@@ -27,7 +28,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pseudoclaude.llm.provider import ToolSpec
@@ -74,6 +75,24 @@ class ToolOutput:
     metadata: dict[str, Any] | None = None
     error_type: str | None = None
     error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What the user sees to approve a call with side effects (SPEC §11 "Diff approvals").
+
+    Writes: ``path`` (relative to the workspace), ``before`` (the whole file text without the
+    change, ``""`` for a new file) and ``after`` (with it). Commands: ``command`` (the command
+    line) and ``cwd`` (the folder it runs in). ``state`` is the tool's own: what
+    :meth:`Tool.apply` needs to apply exactly the change shown.
+    """
+
+    path: str | None = None
+    before: str | None = None
+    after: str | None = None
+    command: str | None = None
+    cwd: str | None = None
+    state: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +269,18 @@ class Tool(ABC):
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run with validated ``args``; blocking work goes to a worker thread."""
+
+    async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
+        """What the user must see to approve this call, computed before asking; raises
+        :class:`ToolError` when the call cannot apply (then nobody is asked). Default: nothing
+        beyond the arguments."""
+        return Preview()
+
+    async def apply(self, args: dict[str, Any], ctx: ToolContext, preview: Preview
+                    ) -> ToolOutput:
+        """Run after an approval that showed ``preview``: apply exactly what was shown, or
+        fail (``changed``) when the file changed since. Default: :meth:`run`."""
+        return await self.run(args, ctx)
 
 
 def utf8_truncate(text: str, limit: int, marker: str = TRUNCATION_MARKER) -> tuple[str, bool]:

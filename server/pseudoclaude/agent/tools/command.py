@@ -45,6 +45,7 @@ from pseudoclaude.agent.tools.base import (
     TRUNCATION_MARKER,
     ApprovalClass,
     Param,
+    Preview,
     Tool,
     ToolContext,
     ToolError,
@@ -250,6 +251,11 @@ class RunCommand(Tool):
     )
     read_only: ClassVar[bool] = False
     approval_class: ClassVar[ApprovalClass] = "runCommand"
+
+    async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
+        """The command line (quoted as a POSIX shell would need it) and the folder."""
+        return Preview(command=shlex.join([args["command"], *args.get("args", [])]),
+                       cwd=str(ctx.paths.workspace))
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         return await run_process(

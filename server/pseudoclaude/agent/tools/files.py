@@ -25,6 +25,15 @@ count). When the file uses ``\\r\\n`` and ``old_text`` (with ``\\n``) only match
 both texts are converted to ``\\r\\n``. Files over 8 MiB are ``too_large``. The write is atomic
 as above. Metadata: ``path``, ``line`` (where the replacement starts), ``bytes``.
 
+Approval as a diff (SPEC §11): when the user is to be asked, :meth:`~Tool.prepare` computes what
+they see first: the path relative to the workspace, ``before`` (the whole text without the
+change; ``""`` for a new file) and ``after`` (with it). A change that cannot apply fails there,
+without asking: ``no_match``, ``ambiguous_match``, ``outside_workspace``, and for a file that
+cannot be shown as text (``binary_file``, ``too_large``) even for ``write_file``.
+:meth:`~Tool.apply` re-reads the file after the approval and writes exactly the ``after`` shown
+only when the file is still the ``before`` shown (or still absent); otherwise the call fails
+with ``changed`` and nothing is written.
+
 Cancellation: the blocking work runs in a worker thread, which finishes on its own after the
 task is cancelled; a write is atomic, so the file is either old or new, never torn.
 """
@@ -36,6 +45,7 @@ import contextlib
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pseudoclaude.agent.tools.base import (
@@ -45,6 +55,7 @@ from pseudoclaude.agent.tools.base import (
     TRUNCATION_MARKER,
     ApprovalClass,
     Param,
+    Preview,
     Tool,
     ToolContext,
     ToolError,
@@ -66,6 +77,12 @@ def _open_regular(located: Located) -> tuple[int, os.stat_result]:
         fd = open_file(located, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise os_error(exc, located.label) from exc
+    return fd, _check_regular(fd, located)
+
+
+def _check_regular(fd: int, located: Located) -> os.stat_result:
+    """The ``fstat`` of an open regular file (made blocking); closes ``fd`` and raises
+    :class:`ToolError` when it is not one."""
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -76,7 +93,7 @@ def _open_regular(located: Located) -> tuple[int, os.stat_result]:
     except BaseException:
         os.close(fd)
         raise
-    return fd, info
+    return info
 
 
 def _binary(located: Located) -> ToolError:
@@ -170,6 +187,23 @@ def read_lines(located: Located, offset: int, limit: int | None) -> ToolOutput:
 def read_text(located: Located, max_bytes: int = EDIT_MAX_BYTES) -> tuple[str, int]:
     """A whole text file and its permission bits, or :class:`ToolError` (binary, too large)."""
     fd, info = _open_regular(located)
+    return _read_whole(fd, info, located, max_bytes)
+
+
+def read_current(located: Located, max_bytes: int = EDIT_MAX_BYTES) -> tuple[str, int] | None:
+    """As :func:`read_text`, or ``None`` when the file does not exist (its folder may not
+    either); a parent that is a file, a folder in its place, a binary file: :class:`ToolError`."""
+    try:
+        fd = open_file(located, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise os_error(exc, located.label) from exc
+    return _read_whole(fd, _check_regular(fd, located), located, max_bytes)
+
+
+def _read_whole(fd: int, info: os.stat_result, located: Located, max_bytes: int
+                ) -> tuple[str, int]:
     with os.fdopen(fd, "rb") as f:
         if info.st_size > max_bytes:
             raise ToolError("too_large",
@@ -292,20 +326,99 @@ class WriteFile(Tool):
     approval_class: ClassVar[ApprovalClass] = "write"
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        try:
-            data = args["content"].encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ToolError("invalid_arguments",
-                            "write_file: `content` is not valid Unicode text") from exc
+        data = _content_bytes(args["content"])
 
         def work() -> ToolOutput:
             located = ctx.paths.locate(args["path"], write=True, tool=self.name)
-            created = atomic_write(located, data)
-            verb = "created" if created else "wrote"
-            return ToolOutput(f"{verb} {located.label} ({len(data)} bytes)",
-                              {"path": located.label, "bytes": len(data), "created": created})
+            return _wrote(located, data, atomic_write(located, data))
 
         return await asyncio.to_thread(work)
+
+    async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
+        content: str = args["content"]
+        data = _content_bytes(content)
+
+        def work() -> Preview:
+            located = ctx.paths.locate(args["path"], write=True, tool=self.name)
+            current = read_current(located)
+            before = None if current is None else current[0]
+            return Preview(path=located.label, before=before or "", after=content,
+                           state=_Change(located, before, data))
+
+        return await asyncio.to_thread(work)
+
+    async def apply(self, args: dict[str, Any], ctx: ToolContext, preview: Preview
+                    ) -> ToolOutput:
+        change = _change_of(preview)
+
+        def work() -> ToolOutput:
+            mode = change.check_unchanged()
+            return _wrote(change.located, change.data,
+                          atomic_write(change.located, change.data, mode))
+
+        return await asyncio.to_thread(work)
+
+
+def _content_bytes(content: str) -> bytes:
+    try:
+        return content.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError("invalid_arguments",
+                        "write_file: `content` is not valid Unicode text") from exc
+
+
+def _wrote(located: Located, data: bytes, created: bool) -> ToolOutput:
+    verb = "created" if created else "wrote"
+    return ToolOutput(f"{verb} {located.label} ({len(data)} bytes)",
+                      {"path": located.label, "bytes": len(data), "created": created})
+
+
+_GONE_TYPES = frozenset({"not_found", "is_directory", "not_a_file", "binary_file", "too_large",
+                         "outside_workspace"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """A write shown for approval: the file as it was shown (``None``: absent) and the bytes
+    to write."""
+
+    located: Located
+    before: str | None
+    data: bytes
+    line: int = 0
+    """Where an edit's replacement starts (1-based)."""
+    mode: int | None = None
+    """The permission bits the file had when it was read."""
+
+    def check_unchanged(self) -> int | None:
+        """The file's permission bits (``None`` when absent) after checking that it is still
+        what the user saw; else :class:`ToolError` ``changed`` and nothing is written."""
+        label = self.located.label
+        try:
+            current = read_current(self.located)
+        except ToolError as exc:
+            if exc.error_type not in _GONE_TYPES:
+                raise
+            raise ToolError("changed", f"{label} changed after the change was shown for "
+                            f"approval ({exc.message}); nothing was written") from exc
+        if current is None and self.before is None:
+            return None
+        if current is None:
+            raise ToolError("changed", f"{label} was removed after the change was shown for "
+                            "approval; nothing was written")
+        if self.before is None:
+            raise ToolError("changed", f"{label} was created by someone else after the change "
+                            "was shown for approval; nothing was written")
+        if current[0] != self.before:
+            raise ToolError("changed", f"{label} changed after the change was shown for "
+                            "approval; nothing was written (read it again)")
+        return current[1]
+
+
+def _change_of(preview: Preview) -> _Change:
+    if not isinstance(preview.state, _Change):
+        raise TypeError("the preview was not made by this tool")
+    return preview.state
 
 
 def _occurrences(text: str, needle: str, stop: int = 1000) -> list[int]:
@@ -338,41 +451,68 @@ class EditFile(Tool):
     approval_class: ClassVar[ApprovalClass] = "write"
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        old: str = args["old_text"]
-        new: str = args["new_text"]
-
         def work() -> ToolOutput:
-            located = ctx.paths.locate(args["path"], write=True, tool=self.name)
-            text, mode = read_text(located)
-            old_text, new_text = old, new
-            found = _occurrences(text, old_text)
-            if not found and "\r\n" in text and "\n" in old_text and "\r\n" not in old_text:
-                crlf_old = old_text.replace("\n", "\r\n")
-                crlf_found = _occurrences(text, crlf_old)
-                if crlf_found:
-                    old_text, new_text = crlf_old, new_text.replace("\r\n", "\n").replace(
-                        "\n", "\r\n")
-                    found = crlf_found
-            if not found:
-                raise ToolError("no_match",
-                                f"edit_file: `old_text` was not found in {located.label}; "
-                                "read the file and copy the text exactly")
-            if len(found) > 1:
-                count = f"{len(found)}" if len(found) < 1000 else "1000 or more"
-                raise ToolError("ambiguous_match",
-                                f"edit_file: `old_text` occurs {count} times in "
-                                f"{located.label}; include more surrounding text so it "
-                                "occurs once", metadata={"count": len(found)})
-            at = found[0]
-            result = text[:at] + new_text + text[at + len(old_text):]
-            try:
-                data = result.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ToolError("invalid_arguments",
-                                "edit_file: `new_text` is not valid Unicode text") from exc
-            atomic_write(located, data, mode)
-            line = text.count("\n", 0, at) + 1
-            return ToolOutput(f"edited {located.label} at line {line}",
-                              {"path": located.label, "line": line, "bytes": len(data)})
+            change = self._change(args, ctx)
+            atomic_write(change.located, change.data, change.mode)
+            return _edited(change)
 
         return await asyncio.to_thread(work)
+
+    async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
+        def work() -> Preview:
+            change = self._change(args, ctx)
+            assert change.before is not None
+            return Preview(path=change.located.label, before=change.before,
+                           after=change.data.decode("utf-8"), state=change)
+
+        return await asyncio.to_thread(work)
+
+    async def apply(self, args: dict[str, Any], ctx: ToolContext, preview: Preview
+                    ) -> ToolOutput:
+        change = _change_of(preview)
+
+        def work() -> ToolOutput:
+            atomic_write(change.located, change.data, change.check_unchanged())
+            return _edited(change)
+
+        return await asyncio.to_thread(work)
+
+    def _change(self, args: dict[str, Any], ctx: ToolContext) -> _Change:
+        """The edit, computed on the file as it is now (blocking); :class:`ToolError` when
+        it cannot apply."""
+        located = ctx.paths.locate(args["path"], write=True, tool=self.name)
+        text, mode = read_text(located)
+        old_text: str = args["old_text"]
+        new_text: str = args["new_text"]
+        found = _occurrences(text, old_text)
+        if not found and "\r\n" in text and "\n" in old_text and "\r\n" not in old_text:
+            crlf_old = old_text.replace("\n", "\r\n")
+            crlf_found = _occurrences(text, crlf_old)
+            if crlf_found:
+                old_text, new_text = crlf_old, new_text.replace("\r\n", "\n").replace(
+                    "\n", "\r\n")
+                found = crlf_found
+        if not found:
+            raise ToolError("no_match",
+                            f"edit_file: `old_text` was not found in {located.label}; "
+                            "read the file and copy the text exactly")
+        if len(found) > 1:
+            count = f"{len(found)}" if len(found) < 1000 else "1000 or more"
+            raise ToolError("ambiguous_match",
+                            f"edit_file: `old_text` occurs {count} times in "
+                            f"{located.label}; include more surrounding text so it "
+                            "occurs once", metadata={"count": len(found)})
+        at = found[0]
+        result = text[:at] + new_text + text[at + len(old_text):]
+        try:
+            data = result.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ToolError("invalid_arguments",
+                            "edit_file: `new_text` is not valid Unicode text") from exc
+        return _Change(located, text, data, text.count("\n", 0, at) + 1, mode)
+
+
+def _edited(change: _Change) -> ToolOutput:
+    label = change.located.label
+    return ToolOutput(f"edited {label} at line {change.line}",
+                      {"path": label, "line": change.line, "bytes": len(change.data)})

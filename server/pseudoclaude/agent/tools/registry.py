@@ -11,7 +11,10 @@ propagates (a running command's process group is killed first); the runner recor
 
 Approvals are not checked here: the runner asks the
 :class:`~pseudoclaude.agent.approvals.Gate` first (after :meth:`ToolRegistry.validate`, so that
-nobody is asked to approve a call that cannot run).
+nobody is asked to approve a call that cannot run). When the gate asks, it first gets what the
+user must see from :meth:`ToolRegistry.prepare` (a diff for a write, which fails without asking
+when the change cannot apply), and the approved call runs with that preview
+(``execute(call, preview)``): it writes exactly what was shown, or fails with ``changed``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from pseudoclaude.agent.tools.base import (
     ApprovalClass,
+    Preview,
     Tool,
     ToolContext,
     ToolError,
@@ -119,8 +123,29 @@ class ToolRegistry:
             return self._result(call, exc)
         return None
 
-    async def execute(self, call: ToolCall) -> ToolResult:
-        """Validate and run one call; always a result (see the module docstring)."""
+    def error_result(self, call: ToolCall, error: ToolError) -> ToolResult:
+        """The result of a call that failed before it ran (e.g. in :meth:`prepare`)."""
+        return self._result(call, error)
+
+    async def prepare(self, call: ToolCall) -> Preview:
+        """What the user must see to approve a call (:meth:`Tool.prepare`), computed on the
+        files as they are now; :class:`ToolError` when the call cannot apply (unknown tool and
+        bad arguments included; an unexpected exception is ``internal_error``)."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            raise ToolError("unknown_tool",
+                            f"unknown tool {call.name!r}; the available tools are: {known}")
+        try:
+            return await tool.prepare(tool.validate(call.arguments), ToolContext(self._paths))
+        except ToolError:
+            raise
+        except Exception as exc:  # CancelledError is a BaseException: it propagates
+            raise self._internal(call, exc) from exc
+
+    async def execute(self, call: ToolCall, preview: Preview | None = None) -> ToolResult:
+        """Validate and run one call; always a result (see the module docstring). With the
+        ``preview`` that was approved, the tool applies exactly that (:meth:`Tool.apply`)."""
         tool = self._tools.get(call.name)
         if tool is None:
             return self._unknown(call)
@@ -128,12 +153,19 @@ class ToolRegistry:
         output: ToolOutput | ToolError
         try:
             args = tool.validate(call.arguments)
-            output = await tool.run(args, ctx)
+            if preview is None:
+                output = await tool.run(args, ctx)
+            else:
+                output = await tool.apply(args, ctx, preview)
         except ToolError as exc:
             output = exc
         except Exception as exc:  # CancelledError is a BaseException: it propagates
-            log.exception("tool %s failed", call.name)
-            first = (str(exc).strip().splitlines() or [""])[0]
-            message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-            output = ToolError("internal_error", f"{call.name} failed: {message}")
+            output = self._internal(call, exc)
         return self._result(call, output)
+
+    @staticmethod
+    def _internal(call: ToolCall, exc: Exception) -> ToolError:
+        log.exception("tool %s failed", call.name)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+        return ToolError("internal_error", f"{call.name} failed: {message}")
