@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean editors-test test-vscode crash-campaign
+.PHONY: demo test bench lint venv clean editors-test acp-node-test test-vscode crash-campaign
 
 venv: $(STAMP)
 
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/pseudoclaude demo
 
-test: $(STAMP) lint editors-test
+test: $(STAMP) lint editors-test acp-node-test
 	$(BIN)/python -m pytest -q
 
 # The VS Code extension: npm ci (again only when its lock file changes), tsc, node --test.
@@ -32,6 +32,18 @@ $(VSCODE_STAMP): $(VSCODE)/package-lock.json
 
 editors-test: $(VSCODE_STAMP)
 	cd $(VSCODE) && npm test
+
+# `pseudoclaude acp` driven by the official ACP TypeScript SDK (npm ci again only when its lock
+# file changes; the Python tests of tests/acp run with pytest above).
+ACP_NODE := tests/acp/node
+ACP_NODE_STAMP := $(ACP_NODE)/node_modules/.installed
+
+$(ACP_NODE_STAMP): $(ACP_NODE)/package-lock.json
+	cd $(ACP_NODE) && npm ci --no-audit --no-fund
+	touch $(ACP_NODE_STAMP)
+
+acp-node-test: $(STAMP) $(ACP_NODE_STAMP)
+	cd $(ACP_NODE) && PSEUDOCLAUDE_PYTHON=$(abspath $(BIN)/python) npm test
 
 # Opt-in (not part of `test`): the packaged .vsix in a real VS Code (code-server 4.139 on Node 24)
 # driven by Debian's Chromium; installs what it needs on first use (~3 min, ~700 MB).

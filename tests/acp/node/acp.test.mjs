@@ -1,0 +1,213 @@
+// `pseudoclaude acp` driven by the official ACP TypeScript SDK (@agentclientprotocol/sdk) as
+// the client, the way an editor would: new session -> prompt (a tool call asked with
+// session/request_permission) -> cancel -> list -> load in a new process, then the session as
+// `pseudoclaude sessions show` has it. The SDK validates every message it receives against
+// the ACP schema, so this also checks that what the agent writes is protocol-valid.
+//
+// The model is `pseudoclaude fake-model` (scripted); settings come from the workspace's
+// .PseudoClaude/config.yaml and the API key from the environment, as ACP has no
+// initializationOptions. PSEUDOCLAUDE_PYTHON names the Python with pseudoclaude installed
+// (default: the repository's .venv).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import * as acp from '@agentclientprotocol/sdk';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const PYTHON = process.env.PSEUDOCLAUDE_PYTHON
+  ?? path.resolve(here, '..', '..', '..', '.venv', 'bin', 'python');
+const API_KEY = 'sk-ant-test-node-0123456789abcdef';
+const TIMEOUT = 60_000;
+
+const SCRIPT = {
+  rules: [{ when: { has_tools: false }, reply: { text: '[]' } }], // memory updates
+  turns: [
+    { text: 'Let me check.', tool_calls: [{ name: 'run_command', arguments: { command: 'echo', args: ['hi there'] } }] },
+    { text: ['It printed ', 'hi there.'] },
+    { text: ['Working', ' on it'], delay: 0.05, stall: 30, stall_after: 5 },
+    { text: 'Picked up again.' },
+  ],
+};
+
+function withTimeout(promise, what) {
+  let timer;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), TIMEOUT); }),
+  ]);
+}
+
+async function until(predicate, what) {
+  const deadline = Date.now() + TIMEOUT;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** `pseudoclaude fake-model --script FILE`: resolves with its base URL and the process. */
+function fakeModel(dir) {
+  const script = path.join(dir, 'script.json');
+  writeFileSync(script, JSON.stringify(SCRIPT));
+  const proc = spawn(PYTHON, ['-m', 'pseudoclaude', 'fake-model', '--script', script],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    proc.on('error', reject);
+    createInterface({ input: proc.stdout }).once('line', (url) => resolve({ url: url.trim(), proc }));
+  });
+}
+
+/** `pseudoclaude acp` as a subprocess and an SDK client app over its stdio. */
+function startAgent(env, dir, log) {
+  const proc = spawn(PYTHON, ['-m', 'pseudoclaude', 'acp'], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const stderr = [];
+  proc.stderr.on('data', (chunk) => stderr.push(chunk));
+  const exited = new Promise((resolve) => proc.on('exit', (code) => resolve(code)));
+  const stream = acp.ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout));
+  const updates = [];
+  const permissions = [];
+  const app = acp.client({ name: 'node-test' })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params);
+      log.push(params);
+    })
+    .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+      permissions.push(params);
+      return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+    });
+  return { proc, stream, app, updates, permissions, exited, stderr };
+}
+
+const ofKind = (updates, sessionId, kind) => updates
+  .filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === kind)
+  .map((n) => n.update);
+const text = (updates, sessionId) => ofKind(updates, sessionId, 'agent_message_chunk')
+  .map((u) => u.content.text).join('');
+
+test('new, prompt with a permission, cancel, list, load in a new process', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pseudoclaude-acp-node-'));
+  const home = path.join(dir, 'home');
+  const ws = path.join(dir, 'ws');
+  mkdirSync(home);
+  mkdirSync(path.join(ws, '.PseudoClaude'), { recursive: true });
+  writeFileSync(path.join(ws, 'README.md'), '# ws\nA small sample project.\n');
+  const fake = await fakeModel(dir);
+  writeFileSync(path.join(ws, '.PseudoClaude', 'config.yaml'), [
+    'provider: anthropic', `baseUrl: ${fake.url}`, 'maxRetries: 0',
+    'memory:', `  userDir: ${path.join(dir, 'user-memory')}`,
+    'approvals:', '  runCommand: ask', ''].join('\n'));
+  const env = { PATH: process.env.PATH, HOME: home, ANTHROPIC_API_KEY: API_KEY };
+  const log = [];
+  try {
+    // -- the first process: new, prompt (tool call with permission), cancel, list
+    const first = startAgent(env, dir, log);
+    const sessionId = await first.app.connectWith(first.stream, async (ctx) => {
+      const init = await ctx.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {},
+        clientInfo: { name: 'node-test', version: '1' },
+      });
+      assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION);
+      assert.equal(init.agentCapabilities.loadSession, true);
+      assert.deepEqual(init.agentCapabilities.sessionCapabilities.list, {});
+
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+      await until(() => ofKind(first.updates, sessionId, 'available_commands_update').length, 'commands');
+      const [commands] = ofKind(first.updates, sessionId, 'available_commands_update');
+      assert.deepEqual(commands.availableCommands.map((c) => c.name), ['compact', 'memory', 'undo-compact']);
+
+      const done = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
+        sessionId, prompt: [{ type: 'text', text: 'say hi there' }],
+      }), 'prompt');
+      assert.equal(done.stopReason, 'end_turn');
+      assert.equal(text(first.updates, sessionId), 'Let me check.It printed hi there.');
+      assert.equal(first.permissions.length, 1);
+      const [asked] = first.permissions;
+      assert.equal(asked.sessionId, sessionId);
+      assert.equal(asked.toolCall.title, 'run_command: echo \'hi there\'');
+      assert.deepEqual(asked.options.map((o) => o.kind), ['allow_once', 'allow_always', 'reject_once']);
+      const [call] = ofKind(first.updates, sessionId, 'tool_call');
+      assert.equal(call.toolCallId, asked.toolCall.toolCallId);
+      assert.equal(call.status, 'pending');
+      assert.equal(call.kind, 'execute');
+      const results = ofKind(first.updates, sessionId, 'tool_call_update');
+      assert.deepEqual(results.map((u) => u.status), ['in_progress', 'completed']);
+      assert.match(results[1].content[0].content.text, /hi there/);
+      const usage = ofKind(first.updates, sessionId, 'usage_update').at(-1);
+      assert.equal(usage.size, 200_000);
+      assert.ok(usage.used > 0);
+
+      // cancel a prompt while the model streams
+      const before = first.updates.length;
+      const running = ctx.request(acp.methods.agent.session.prompt, {
+        sessionId, prompt: [{ type: 'text', text: 'take your time' }],
+      });
+      await until(() => first.updates.slice(before).some((n) => n.update.sessionUpdate === 'agent_message_chunk'), 'a chunk');
+      await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
+      const cancelled = await withTimeout(running, 'the cancelled prompt');
+      assert.equal(cancelled.stopReason, 'cancelled');
+
+      const again = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
+        sessionId, prompt: [{ type: 'text', text: 'go on' }],
+      }), 'the prompt after the cancel');
+      assert.equal(again.stopReason, 'end_turn');
+
+      const listed = await ctx.request(acp.methods.agent.session.list, { cwd: ws });
+      assert.deepEqual(listed.sessions.map((s) => s.sessionId), [sessionId]);
+      assert.equal(listed.sessions[0].title, 'say hi there');
+      return sessionId;
+    });
+    first.proc.stdin.end(); // the editor closes the agent's stdin: it exits on its own
+    assert.equal(await withTimeout(first.exited, 'the first agent to exit'), 0);
+
+    // -- a new process: list, load (the history replayed), prompt again
+    const second = startAgent(env, dir, log);
+    await second.app.connectWith(second.stream, async (ctx) => {
+      await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      const listed = await ctx.request(acp.methods.agent.session.list, {});
+      assert.equal(listed.sessions.length, 0); // no folder opened yet in this process
+      const inFolder = await ctx.request(acp.methods.agent.session.list, { cwd: ws });
+      assert.deepEqual(inFolder.sessions.map((s) => s.sessionId), [sessionId]);
+
+      await ctx.request(acp.methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] });
+      const users = ofKind(second.updates, sessionId, 'user_message_chunk').map((u) => u.content.text);
+      assert.deepEqual(users, ['say hi there', 'take your time', 'go on']);
+      const [call] = ofKind(second.updates, sessionId, 'tool_call');
+      assert.equal(call.title, 'run_command: echo \'hi there\'');
+      const [result] = ofKind(second.updates, sessionId, 'tool_call_update');
+      assert.equal(result.toolCallId, call.toolCallId);
+      assert.equal(result.status, 'completed');
+      assert.match(text(second.updates, sessionId), /^Let me check\.It printed hi there\.Picked up again\.$/);
+      assert.ok(ofKind(second.updates, sessionId, 'usage_update').length);
+
+      const unknown = await ctx.request(acp.methods.agent.session.load, {
+        sessionId: '20200101-000000-abcd', cwd: ws, mcpServers: [],
+      }).then(() => null, (error) => error);
+      assert.equal(unknown?.code, -32002);
+    });
+    second.proc.stdin.end();
+    assert.equal(await withTimeout(second.exited, 'the second agent to exit'), 0);
+
+    // -- the same session through the CLI
+    const shown = JSON.parse(execFileSync(PYTHON, ['-m', 'pseudoclaude', 'sessions', 'show', 'latest',
+      '--workspace', ws, '--json'], { env, encoding: 'utf8' }));
+    assert.equal(shown.id, sessionId);
+    assert.deepEqual(shown.messages.filter((m) => m.role === 'user' && m.content).map((m) => m.content),
+      ['say hi there', 'take your time', 'go on']);
+    const toolResults = shown.messages.filter((m) => m.tool_result);
+    assert.equal(toolResults.length, 1);
+    assert.match(toolResults[0].tool_result.content, /hi there/);
+
+    assert.ok(!JSON.stringify(log).includes(API_KEY));
+    assert.ok(!Buffer.concat([...first.stderr, ...second.stderr]).toString().includes(API_KEY));
+  } finally {
+    fake.proc.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
