@@ -68,7 +68,7 @@ class Env:
         self.received: list[dict[str, Any]] = []
         self.stderr = tmp / "agent-stderr.log"
 
-    def folder(self, name: str = "ws", run_command: str = "ask") -> Path:
+    def folder(self, name: str = "ws", run_command: str = "ask", write: str = "allow") -> Path:
         path = self.tmp / name
         (path / ".PseudoClaude").mkdir(parents=True)
         (path / "README.md").write_text(f"# {name}\nA small sample project.\n")
@@ -76,7 +76,7 @@ class Env:
         (path / ".PseudoClaude" / "config.yaml").write_text(
             f"provider: anthropic\nbaseUrl: {self.fake.base_url}\nmaxRetries: 0\n"
             f"memory:\n  userDir: {self.tmp / 'user-memory'}\n"
-            f"approvals:\n  runCommand: {run_command}\n")
+            f"approvals:\n  runCommand: {run_command}\n  write: {write}\n")
         return path
 
     def observe(self, event: StreamEvent) -> None:
@@ -302,6 +302,35 @@ async def test_tool_call_with_permission(env: Env) -> None:
     results = [m["tool_result"] for m in shown["messages"] if "tool_result" in m]
     assert len(results) == 4 and [r.get("is_error", False) for r in results] == [
         False, True, False, False]
+
+
+async def test_an_edit_is_approved_as_a_diff(env: Env) -> None:
+    ws = env.folder(write="ask")
+    edit = {"name": "edit_file", "arguments": {"path": "notes.txt", "old_text": "beta",
+                                               "new_text": "gamma"}}
+    env.fake.add_turns({"tool_calls": [edit]}, {"text": "Edited."},
+                       {"tool_calls": [{"name": "write_file", "arguments": {
+                           "path": "new.txt", "content": "fresh\n"}}]}, {"text": "Refused."})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        assert (await call(conn.prompt(session_id=sid, prompt=prompt("beta to gamma")))
+                ).stop_reason == "end_turn"
+        [asked] = client.permissions
+        assert asked["toolCall"]["kind"] == "edit"
+        assert asked["toolCall"]["locations"] == [{"path": str(ws.resolve() / "notes.txt")}]
+        assert asked["toolCall"]["content"] == [{
+            "type": "diff", "path": str(ws.resolve() / "notes.txt"),
+            "oldText": "alpha\nbeta\n", "newText": "alpha\ngamma\n"}]
+        assert (ws / "notes.txt").read_text() == "alpha\ngamma\n"
+        client.clear()
+        client.answer = "deny"
+        assert (await call(conn.prompt(session_id=sid, prompt=prompt("a new file")))
+                ).stop_reason == "end_turn"
+        [asked] = client.permissions
+        [diff] = asked["toolCall"]["content"]
+        assert diff["newText"] == "fresh\n" and "oldText" not in diff  # a new file
+        assert not (ws / "new.txt").exists()
 
 
 async def test_cancel_a_prompt_and_a_pending_permission(env: Env) -> None:

@@ -616,15 +616,13 @@ def _first_status(ws: Workspace, tool: str) -> ToolCallStatus:
 
 
 def _diff(request: ApprovalRequest, root: Path) -> list[ToolCallContent] | None:
-    """A write's change as ACP diff content, when the core computed it (SPEC §11 "Diff
-    approvals": ``path``, ``before``, ``after``)."""
-    path, after = getattr(request, "path", None), getattr(request, "after", None)
-    if not isinstance(path, str) or not isinstance(after, str):
+    """A write's change as ACP diff content (SPEC §11 "Diff approvals": the gate computed the
+    whole file without and with the change; no ``oldText`` for a new file)."""
+    if request.path is None or request.after is None:
         return None
-    before = getattr(request, "before", None)
     content: list[ToolCallContent] = [FileEditToolCallContent(
-        type="diff", path=os.path.normpath(os.path.join(root, path)), new_text=after,
-        old_text=before if isinstance(before, str) and before else None)]
+        type="diff", path=os.path.normpath(os.path.join(root, request.path)),
+        new_text=request.after, old_text=request.before or None)]
     return content
 
 
