@@ -638,3 +638,41 @@ async def test_compaction_updates_for_a_capable_client(env: Env) -> None:
     replayed = raw.updates(sid, "compaction_update")[2:]
     assert [u["status"] for u in replayed] == ["completed"]
     assert await raw.close() == 0
+
+
+async def test_hostile_input(env: Env) -> None:
+    ws = env.folder()
+    env.fake.add_turns({"tool_calls": [run_command("echo", "x")]}, {"text": "went on"})
+    raw = await Raw.start(env)
+    await raw.request("initialize", {"protocolVersion": 1})
+    raw.write("[" * 100_000 + "]" * 100_000)  # nested deeper than the JSON parser goes
+    await until(lambda: any(m.get("error", {}).get("code") == -32700 for m in raw.messages))
+    weird: list[Any] = [None, [], 1, "x", {"sessionId": 5}, {"cwd": None}, {"cwd": "."},
+                        {"prompt": [{}]}, {"sessionId": "x", "prompt": [{"type": "text"}]},
+                        {"cwd": str(ws), "mcpServers": "none"}, {"cursor": "zz"},
+                        {"cwd": str(ws), "sessionId": "../../etc", "mcpServers": []},
+                        {"sessionId": "latest", "prompt": [{"type": "text", "text": "hi"}]}]
+    codes = set()
+    for method in ("initialize", "session/new", "session/load", "session/list",
+                   "session/prompt", "session/cancel", "session/set_mode"):
+        for params in weird:
+            answer = await raw.request(method, params)
+            codes.add(answer["error"]["code"] if "error" in answer else 0)
+    assert codes <= {0, -32600, -32602, -32002, -32601}, codes
+    raw.write({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": 1}})
+
+    # a permission request answered with an error the connection cannot read: a denial
+    sid = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"][
+        "sessionId"]
+    running = raw.send("session/prompt", {"sessionId": sid, "prompt": [
+        {"type": "text", "text": "echo x"}]})
+    await until(lambda: any(m.get("method") == "session/request_permission"
+                            for m in raw.messages))
+    asked = next(m for m in raw.messages if m.get("method") == "session/request_permission")
+    raw.write({"jsonrpc": "2.0", "id": asked["id"], "error": "no"})
+    assert (await raw.answer(running))["result"]["stopReason"] == "end_turn"
+    failed = raw.updates(sid, "tool_call_update")[-1]
+    assert failed["status"] == "failed" and "not approved" in failed["content"][0]["content"][
+        "text"]
+    assert raw.process.returncode is None
+    assert await raw.close() == 0

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, Protocol
 
 log = logging.getLogger("pseudoclaude.acp")
 
-PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A longer line is dropped (and answered with ``-32600``) instead of filling the memory."""
 REDACTED = "[redacted]"
@@ -123,7 +123,15 @@ class StdioTransport:
         if self._closed:
             return
         _explain_invalid_params(message)
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
+        try:
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
+        except (ValueError, TypeError, RecursionError) as exc:  # e.g. an echo nested too deep
+            log.error("cannot encode a message: %s", _one_line(exc))
+            if "id" not in message or "method" in message:
+                return
+            text = json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": INTERNAL_ERROR, "message": "Internal error: the answer could not be "
+                                                   "encoded"}})
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
@@ -159,7 +167,7 @@ class StdioTransport:
                 continue
             try:
                 message = json.loads(line)
-            except ValueError as exc:  # UnicodeDecodeError is a ValueError
+            except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
                 self._reply_error(None, PARSE_ERROR, f"Parse error: {_one_line(exc)}")
                 continue
             problem, request_id = _check(message)
@@ -218,7 +226,7 @@ def _check(message: Any) -> tuple[str | None, Any]:
     if not isinstance(message, dict):
         return f"expected a JSON object, got {type(message).__name__}", None
     request_id = message.get("id")
-    valid_id = request_id is None or (isinstance(request_id, str | int)
+    valid_id = request_id is None or (isinstance(request_id, str | int | float)
                                       and not isinstance(request_id, bool))
     if "method" in message:
         if not valid_id:
@@ -232,6 +240,15 @@ def _check(message: Any) -> tuple[str | None, Any]:
     if "id" in message:
         if not valid_id or request_id is None:
             return "", None
+        error = message.get("error")
+        if "error" in message and not (isinstance(error, dict)
+                                       and isinstance(error.get("code"), int)):
+            # an error the connection could not read: still an error for the request
+            message["error"] = {"code": INTERNAL_ERROR,
+                                "message": f"the client answered with an invalid error: "
+                                           f"{str(error)[:200]}"}
+        elif isinstance(error, dict) and not isinstance(error.get("message"), str):
+            error["message"] = str(error.get("message", "Error"))
         return None, request_id
     return "neither a request (method) nor a response (id)", None
 
