@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -199,6 +200,29 @@ def kinds(updates: list[dict[str, Any]]) -> list[str]:
 
 def prompt(text: str) -> list[Any]:
     return [text_block(text)]
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def test_nothing_below_the_front_end_imports_acp() -> None:
+    """ACP is a front end: only ``pseudoclaude/acp`` (and the CLI that starts it) import it."""
+    import pseudoclaude
+
+    package = Path(pseudoclaude.__file__).parent
+    for source in package.rglob("*.py"):
+        if source.parent.name == "acp" or source.name == "cli.py":
+            continue
+        for line in source.read_text().splitlines():
+            assert not re.match(r"\s*(from|import)\s+(acp|pseudoclaude\.acp)\b", line), (
+                f"{source}: {line}")
+
+
+def test_a_bad_flag_is_a_usage_error(env: Env) -> None:
+    done = subprocess.run([*SERVER, "--base-url", "nowhere"], env=env.vars, input="",
+                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "--base-url" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 # -- the package's client side ------------------------------------------------------------------
