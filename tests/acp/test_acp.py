@@ -277,7 +277,9 @@ async def test_tool_call_with_permission(env: Env) -> None:
                        {"text": "Not allowed, then."},
                        {"tool_calls": [run_command("echo", "one")]},
                        {"tool_calls": [run_command("echo", "two")]},
-                       {"text": "Both ran."})
+                       {"text": "Both ran."},
+                       {"tool_calls": [run_command("echo", "three")]},
+                       {"text": "Ran without asking."})
     client = Recorder()
     async with agent(env, client) as conn:
         sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
@@ -322,10 +324,14 @@ async def test_tool_call_with_permission(env: Env) -> None:
         assert [s["status"] for s in starts] == ["pending", "in_progress"]
         assert [u["status"] for u in client.of(sid, "tool_call_update")] == [
             "in_progress", "completed", "completed"]
+        client.clear()  # ... and for the next prompts of the session
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("echo again")))
+        assert answer.stop_reason == "end_turn" and not client.permissions
+        assert [s["status"] for s in client.of(sid, "tool_call")] == ["in_progress"]
     shown = env.cli("sessions", "show", sid, "--workspace", str(ws))
     results = [m["tool_result"] for m in shown["messages"] if "tool_result" in m]
-    assert len(results) == 4 and [r.get("is_error", False) for r in results] == [
-        False, True, False, False]
+    assert len(results) == 5 and [r.get("is_error", False) for r in results] == [
+        False, True, False, False, False]
 
 
 async def test_an_edit_is_approved_as_a_diff(env: Env) -> None:
