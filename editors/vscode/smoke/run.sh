@@ -4,7 +4,8 @@
 # Sets up what it needs (idempotent, cached under editors/vscode/smoke/): Debian's chromium and
 # libkrb5-dev (for code-server's native modules), Node 24 and npm 10 from the npm registry,
 # code-server 4.139.1 and playwright-core; then builds and packages the extension (.vsix) and
-# runs smoke.mjs. Usage: run.sh PYTHON (a Python with the pseudoclaude package).
+# runs smoke.mjs. Usage: run.sh PYTHON (a Python with the pseudoclaude package). The chat's
+# screenshots are copied to editors/media/ (SMOKE_MEDIA=DIR elsewhere).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -45,4 +46,5 @@ echo "== the extension (.vsix)"
 
 echo "== smoke test"
 rm -rf "$out"
-node "$here/smoke.mjs" --python "$python" --vsix "$ext/pseudoclaude.vsix" --out "$out"
+node "$here/smoke.mjs" --python "$python" --vsix "$ext/pseudoclaude.vsix" --out "$out" \
+    --media "${SMOKE_MEDIA:-$(dirname "$ext")/media}"

@@ -70,7 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   memoryTree = memory;
   const h: ChatHost = new ChatHost(
     client,
-    chatEnv(logChannel, chatView, diffs, {
+    chatEnv(logChannel, chatView, diffs, context.workspaceState, {
       cancelOtherRun: () => c.cancelRun(),
       sessionsChanged: () => {
         sessions.refresh();

@@ -1,7 +1,7 @@
 /** The chat's extension side against a fake server and a fake webview. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatHost, inlineApprovalCard, modalApprovalCard, modalStatus, type ChatEnv, type DiffRequest } from '../src/chat/host';
+import { ChatHost, inlineApprovalCard, lineChanges, modalApprovalCard, modalStatus, type ChatEnv, type DiffRequest } from '../src/chat/host';
 import type { ToWebview } from '../src/chat/messages';
 import type { RequestOptions } from '../src/ports';
 import type { ContextResult, RunResult } from '../src/protocol';
@@ -37,6 +37,9 @@ class FakeEnv implements ChatEnv {
   async reveal() { this.revealed++; }
   async cancelOtherRun() { this.otherCancelled++; }
   sessionsChanged() { this.changed++; }
+  readonly remembered = new Map<string, string>();
+  rememberedSession(f: string) { return this.remembered.get(f); }
+  rememberSession(f: string, id: string) { this.remembered.set(f, id); }
 }
 
 function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}) {
@@ -79,6 +82,28 @@ describe('ChatHost: loading', () => {
     assert.deepEqual(posted, []);
     assert.deepEqual(host.current.items, []);
     assert.equal(host.current.sessionId, null);
+  });
+
+  it('after a reload (a server with no session) resumes the session the chat showed last', async () => {
+    let current: string | null = null;
+    const { host, env, agent } = setup({
+      'pseudoclaude/context': () => ({ ...CONTEXT, sessionId: current }),
+      'pseudoclaude/sessions/resume': (p: unknown) => {
+        current = (p as { sessionId: string }).sessionId;
+        return { sessionId: current, messageCount: 2, badLines: 0, repaired: 0 };
+      },
+    });
+    env.remembered.set(WS, 's1');
+    await host.handle({ type: 'ready' });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/sessions/resume')?.params, { workspace: WS, sessionId: 's1' });
+    assert.equal(host.current.sessionId, 's1');
+    assert.deepEqual(host.current.items.map((i) => i.kind), ['user', 'assistant']);
+  });
+
+  it('remembers the session it shows', async () => {
+    const { host, env } = setup();
+    await host.handle({ type: 'ready' });
+    assert.equal(env.remembered.get(WS), 's1');
   });
 
   it('ignores malformed webview messages', async () => {
@@ -259,7 +284,7 @@ describe('ChatHost: approvals', () => {
     await flush();
     const card = host.current.items[0];
     assert.ok(card?.kind === 'approval');
-    assert.deepEqual([card.mode, card.path, card.title, card.detail], ['inline', 'src/a.ts', 'Allow edit_file to change src/a.ts?', 'src/a.ts (2 lines → 3 lines)']);
+    assert.deepEqual([card.mode, card.path, card.title, card.detail], ['inline', 'src/a.ts', 'Allow edit_file to change src/a.ts?', 'src/a.ts (2 lines added, 1 removed)']);
     assert.equal(env.revealed, 1);
     assert.deepEqual(env.diffs.map((d) => [d.path, d.before, d.after]), [['src/a.ts', 'a\nb\n', 'a\nB\nc\n']]);
     await host.handle({ type: 'showDiff', id: card.id });
@@ -283,6 +308,12 @@ describe('ChatHost: approvals', () => {
     await flush();
     await host.handle({ type: 'cancel' });
     assert.deepEqual(await second, { decision: 'deny' });
+  });
+
+  it('counts the lines a write adds and removes', () => {
+    assert.deepEqual(lineChanges('a\nb\nc\n', 'a\nB\nc\nd\n'), { added: 2, removed: 1 });
+    assert.deepEqual(lineChanges('', 'x\n'), { added: 1, removed: 0 });
+    assert.deepEqual(lineChanges('same', 'same'), { added: 0, removed: 0 });
   });
 
   it('describes writes and commands', () => {

@@ -96,6 +96,17 @@ describe('reduce', () => {
     });
   });
 
+  it('a call waits while its approval is pending, and runs on after the answer', () => {
+    let s = run([
+      { type: 'runStarted', prompt: 'x' },
+      ev({ kind: 'toolCall', id: 'c', name: 'run_command', arguments: { command: 'make' } }),
+      { type: 'approval', id: 'ap1', tool: 'run_command', title: 'Allow?', detail: '', mode: 'inline' },
+    ]);
+    assert.equal(s.items[1]?.kind === 'tool' && s.items[1].status, 'waiting');
+    s = reduce(s, { type: 'approvalDone', id: 'ap1', status: 'allowOnce' });
+    assert.equal(s.items[1]?.kind === 'tool' && s.items[1].status, 'running');
+  });
+
   it('resolves approvals and previews by their ids', () => {
     let s = run([
       { type: 'approval', id: 'ap1', tool: 'write_file', title: 'Allow?', detail: 'a.txt', mode: 'inline', path: 'a.txt' },

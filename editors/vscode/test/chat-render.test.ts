@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { chatHtml, contentSecurityPolicy, makeNonce } from '../src/chat/html';
 import { escapeHtml, isAllowedLink, renderMarkdown } from '../src/chat/markdown';
 import { emptyState, type ChatItem } from '../src/chat/model';
-import { barSegments, renderItem, renderMeter, renderSessionOptions, renderWelcome, BAR_UNITS } from '../src/chat/render';
+import { barSegments, renderItem, renderMeter, renderSessionOptions, renderWelcome, resultText, BAR_UNITS } from '../src/chat/render';
 import type { MeterState } from '../src/meter';
 
 /** No attribute starting with `on`, no `style=`, no `<script`, no `javascript:`. */
@@ -90,6 +90,20 @@ describe('renderItem', () => {
     assert.match(running, /running<\/span>/);
     assert.match(running, /Waiting for the result/);
   });
+  it('shows the content of a result envelope, even when the preview cut it', () => {
+    const whole = JSON.stringify({ ok: true, tool: 'read_file', content: '# Demo\n\nIt keeps "sessions".', metadata: { lines: 3 } });
+    assert.equal(resultText(whole), '# Demo\n\nIt keeps "sessions".');
+    for (let cut = 41; cut < whole.length; cut++) {
+      const text = resultText(whole.slice(0, cut));
+      assert.ok('# Demo\n\nIt keeps "sessions".'.startsWith(text), `cut at ${cut}: ${text}`);
+    }
+    assert.equal(resultText(whole.slice(0, 63)), '# Demo\n\nIt keeps "s');
+    assert.equal(resultText('{"ok":false,"tool":"x","content":"caf\\u00e9 \\u00'), 'café ');
+    assert.equal(resultText('plain text'), 'plain text');
+    assert.equal(resultText('{"other": 1}'), '{"other": 1}');
+    const html = renderItem({ kind: 'tool', id: 'i', callId: 'c', name: 'read_file', arguments: {}, status: 'done', bytes: whole.length, preview: whole });
+    assert.match(html, /<pre class="card-pre"># Demo\n\nIt keeps &quot;sessions&quot;.<\/pre>/);
+  });
   it('renders an inline approval with its three buttons and the diff link; a modal one without', () => {
     const inline = renderItem({
       kind: 'approval', id: 'ap1', tool: 'write_file', title: 'Allow write_file to change a.txt?', detail: 'a.txt (1 line → 2 lines)',
@@ -109,8 +123,9 @@ describe('renderItem', () => {
     const done = renderItem({
       kind: 'approval', id: 'ap2', tool: 'run_command', title: 'Allow?', detail: '', mode: 'modal', status: 'deny',
     });
-    assert.match(done, /approval-deny/);
-    assert.match(done, /Denied/);
+    assert.match(done, /^<div class="event approval-line approval-deny" data-id="ap2" role="note" title="Allow\?">/);
+    assert.match(done, /<strong>Denied:<\/strong>/);
+    assert.doesNotMatch(done, /<button/);
   });
   it('renders the compaction preview with instructions, Compact and Cancel; then its result', () => {
     const preview = {

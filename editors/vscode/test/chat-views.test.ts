@@ -1,7 +1,8 @@
 /** The Sessions and Memory views' nodes, the diff documents, and the manifest of the views. */
 import assert from 'node:assert/strict';
+import { builtinModules } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { DiffStore, diffIdOf, diffUris, pathOf } from '../src/chat/diffs';
 import { memoryNodes, sessionNodes, TREE_COMMANDS } from '../src/chat/trees';
@@ -121,5 +122,33 @@ describe('package.json: the PseudoClaude views', () => {
     const bundle = readFileSync(join(root, 'out', 'webview', 'chat.js'), 'utf8');
     assert.ok(bundle.length > 10_000);
     assert.doesNotMatch(bundle, /\brequire\(|import\s*\(/, 'one self-contained script');
+  });
+});
+
+describe('the extension host', () => {
+  it('loads only vscode, the language client and Node (markdown-it lives in the webview bundle)', () => {
+    const allowed = new Set(['vscode', 'vscode-languageclient/node', ...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+    const seen = new Set<string>();
+    const outside = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) {
+        return;
+      }
+      seen.add(file);
+      for (const [, spec] of readFileSync(file, 'utf8').matchAll(/require\("([^"]+)"\)/g)) {
+        if (!spec) {
+          continue;
+        }
+        if (spec.startsWith('.')) {
+          visit(resolve(dirname(file), spec.endsWith('.js') ? spec : `${spec}.js`));
+        } else if (!allowed.has(spec)) {
+          outside.add(`${spec} (from ${file})`);
+        }
+      }
+    };
+    visit(join(root, 'out', 'src', 'extension.js'));
+    assert.ok(seen.size > 15, 'the walk followed the requires');
+    assert.ok([...seen].some((f) => f.endsWith(join('chat', 'host.js'))));
+    assert.deepEqual([...outside], []);
   });
 });

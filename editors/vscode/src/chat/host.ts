@@ -60,6 +60,9 @@ export interface ChatEnv {
   cancelOtherRun(): Promise<void>;
   /** The chat's folder, its session list or its current session changed (the views refresh). */
   sessionsChanged(folder: ChatFolder): void;
+  /** The session the chat showed last in a folder (kept across reloads: a new server resumes it). */
+  rememberedSession(folder: string): string | undefined;
+  rememberSession(folder: string, sessionId: string): void;
 }
 
 interface PendingApproval {
@@ -92,11 +95,34 @@ export function modalApprovalCard(message: string): { tool: string; title: strin
   return { tool, title: title.endsWith('?') ? title : `${title}?`, detail: rest };
 }
 
-function lineCount(text: string): number {
+function lines(text: string): string[] {
   if (text === '') {
-    return 0;
+    return [];
   }
-  return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+  const all = text.split('\n');
+  return text.endsWith('\n') ? all.slice(0, -1) : all;
+}
+
+/** Lines added and removed from `before` to `after` (counted as multisets: cheap, order-blind). */
+export function lineChanges(before: string, after: string): { added: number; removed: number } {
+  const left = new Map<string, number>();
+  for (const l of lines(before)) {
+    left.set(l, (left.get(l) ?? 0) + 1);
+  }
+  let added = 0;
+  for (const l of lines(after)) {
+    const n = left.get(l) ?? 0;
+    if (n > 0) {
+      left.set(l, n - 1);
+    } else {
+      added++;
+    }
+  }
+  let removed = 0;
+  for (const n of left.values()) {
+    removed += n;
+  }
+  return { added, removed };
 }
 
 /** The card of a `pseudoclaude/approve` request. */
@@ -105,9 +131,10 @@ export function inlineApprovalCard(p: ApproveParams): { title: string; detail: s
     const before = p.before ?? '';
     const after = p.after ?? '';
     const isNew = before === '' && p.tool !== 'edit_file';
+    const { added, removed } = lineChanges(before, after);
     const change = isNew
-      ? `new file, ${plural(lineCount(after), 'line')}`
-      : `${plural(lineCount(before), 'line')} → ${plural(lineCount(after), 'line')}`;
+      ? `new file, ${plural(lines(after).length, 'line')}`
+      : `${plural(added, 'line')} added, ${removed} removed`;
     return {
       title: `Allow ${p.tool} to ${isNew ? 'create' : 'change'} ${p.path}?`,
       detail: `${p.path} (${change})`,
@@ -176,12 +203,40 @@ export class ChatHost {
 
   private dispatch(action: ChatAction): void {
     this.state = reduce(this.state, action);
+    this.remember();
     this.post(action);
   }
 
   private restore(state: ChatState): void {
     this.state = state;
+    this.remember();
     this.post({ type: 'restore', state });
+  }
+
+  private remember(): void {
+    const { folder, sessionId } = this.state;
+    if (folder && sessionId && this.env.rememberedSession(folder.uri) !== sessionId) {
+      this.env.rememberSession(folder.uri, sessionId);
+    }
+  }
+
+  /**
+   * A server with no current session (just started, e.g. after a window reload) resumes the
+   * session the chat showed last, so that the chat and the next prompt go on with it.
+   */
+  private async resumeRemembered(folder: ChatFolder): Promise<string | null> {
+    const remembered = this.env.rememberedSession(folder.uri);
+    if (!remembered) {
+      return null;
+    }
+    try {
+      const r = await this.agent.request(Requests.sessionsResume, { workspace: folder.uri, sessionId: remembered });
+      await this.refreshContext();
+      return r.sessionId;
+    } catch (e) {
+      this.env.log(`chat: resume ${remembered}: ${errorMessage(e)}`);
+      return null;
+    }
   }
 
   /** Put the caret in the prompt box (with `text` in it, when given). */
@@ -443,9 +498,12 @@ export class ChatHost {
       this.restore({ ...this.state, items: [], sessionId: null, earlier: 0 });
       return;
     }
-    const sessionId = await this.refreshContext();
+    let sessionId = await this.refreshContext();
     if (sessionId === undefined) {
       return;
+    }
+    if (sessionId === null && !this.running()) {
+      sessionId = await this.resumeRemembered(folder);
     }
     let next: ChatState;
     if (sessionId === null) {

@@ -4,7 +4,7 @@
  * stylesheet and the bundled script from the extension, and the empty regions the script fills.
  * No inline script, no inline style, no inline event handler.
  */
-import { escapeHtml as esc } from './markdown';
+import { escapeHtml as esc } from './escape';
 
 export interface ChatDocument {
   /** `webview.cspSource`: the origin of the extension's files in the webview. */

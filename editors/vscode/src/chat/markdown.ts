@@ -5,25 +5,11 @@
  * Pure: the same module renders in the webview and in the node tests.
  */
 import MarkdownIt from 'markdown-it';
+import { escapeHtml, isAllowedLink } from './escape';
+
+export { escapeHtml, isAllowedLink };
 
 type Md = InstanceType<typeof MarkdownIt>;
-
-/** `&`, `<`, `>`, `"` and `'` as entities: safe in element text and in quoted attributes. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
-  );
-}
-
-/** Link targets an answer may use: web pages, mail, and paths inside the workspace. */
-export function isAllowedLink(href: string): boolean {
-  const url = href.trim();
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url);
-  if (!scheme) {
-    return !url.startsWith('//');
-  }
-  return ['http', 'https', 'mailto'].includes((scheme[1] ?? '').toLowerCase());
-}
 
 /** The language name of a fence's info string, reduced to safe characters. */
 function fenceLanguage(info: string): string {

@@ -14,7 +14,7 @@ import type {
   SessionSummary,
 } from '../protocol';
 
-export type ToolStatus = 'running' | 'done' | 'failed' | 'interrupted';
+export type ToolStatus = 'running' | 'waiting' | 'done' | 'failed' | 'interrupted';
 
 /** Where an approval is answered: VS Code's modal dialog (`showMessageRequest`) or the card itself. */
 export type ApprovalMode = 'modal' | 'inline';
@@ -190,12 +190,13 @@ function closeStreaming(state: ChatState): ChatState {
 
 /** Tool cards still running when the run ended did not finish (cancelled, failed). */
 function interruptTools(state: ChatState): ChatState {
-  if (!state.items.some((i) => i.kind === 'tool' && i.status === 'running')) {
+  const open = (i: ChatItem): boolean => i.kind === 'tool' && (i.status === 'running' || i.status === 'waiting');
+  if (!state.items.some(open)) {
     return state;
   }
   return {
     ...state,
-    items: state.items.map((i) => (i.kind === 'tool' && i.status === 'running' ? { ...i, status: 'interrupted' } : i)),
+    items: state.items.map((i) => (i.kind === 'tool' && open(i) ? { ...i, status: 'interrupted' } : i)),
   };
 }
 
@@ -360,16 +361,26 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return { ...state, folders: a.folders };
     case 'approval': {
       const { id, tool, title, detail, mode, path } = a;
+      // The call it is about waits for the answer.
+      const waiting = updateLast(closeStreaming(state), 'tool', (t) => t.name === tool && t.status === 'running', (t) => ({
+        ...t,
+        status: 'waiting',
+      }));
       return {
-        ...closeStreaming(state),
+        ...waiting,
         items: [
-          ...state.items,
+          ...waiting.items,
           { kind: 'approval', id, tool, title, detail, mode, status: 'pending', ...(path ? { path } : {}) },
         ],
       };
     }
-    case 'approvalDone':
-      return updateById(state, a.id, (i) => (i.kind === 'approval' ? { ...i, status: a.status } : i));
+    case 'approvalDone': {
+      const card = state.items.find((i) => i.id === a.id);
+      const answered = updateById(state, a.id, (i) => (i.kind === 'approval' ? { ...i, status: a.status } : i));
+      return card?.kind === 'approval'
+        ? updateLast(answered, 'tool', (t) => t.name === card.tool && t.status === 'waiting', (t) => ({ ...t, status: 'running' }))
+        : answered;
+    }
     case 'preview':
       return {
         ...state,

@@ -30,8 +30,57 @@ function prettyArguments(args: unknown): string {
   return JSON.stringify(args, null, 2) ?? '';
 }
 
+/**
+ * The readable part of a tool result preview: the `content` of the server's result envelope
+ * (`{"ok":true,"tool":"read_file","content":"...","metadata":{...}}`), decoded, even when the
+ * preview cut it; any other text as it is.
+ */
+export function resultText(preview: string): string {
+  try {
+    const parsed: unknown = JSON.parse(preview);
+    if (parsed && typeof parsed === 'object' && typeof (parsed as { content?: unknown }).content === 'string') {
+      return (parsed as { content: string }).content;
+    }
+    return preview;
+  } catch {
+    // cut inside the envelope: decode the content string up to the cut
+  }
+  const m = /^\{"ok":\s*(?:true|false),\s*"tool":\s*"[^"]*",\s*"content":\s*"/.exec(preview);
+  if (!m) {
+    return preview;
+  }
+  let out = '';
+  const rest = preview.slice(m[0].length);
+  for (let i = 0; i < rest.length; i++) {
+    const c = rest[i];
+    if (c === '"') {
+      break;
+    }
+    if (c !== '\\') {
+      out += c;
+      continue;
+    }
+    const next = rest[++i];
+    if (next === undefined) {
+      break;
+    }
+    if (next === 'u') {
+      const hex = rest.slice(i + 1, i + 5);
+      if (!/^[0-9a-fA-F]{4}$/.test(hex)) {
+        break;
+      }
+      out += String.fromCharCode(parseInt(hex, 16));
+      i += 4;
+    } else {
+      out += ({ n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' } as Record<string, string>)[next] ?? next;
+    }
+  }
+  return out;
+}
+
 const TOOL_STATUS: Record<ToolStatus, { icon: string; text: string }> = {
   running: { icon: '⋯', text: 'running' },
+  waiting: { icon: '⋯', text: 'waiting for approval' },
   done: { icon: '✓', text: 'done' },
   failed: { icon: '✗', text: 'failed' },
   interrupted: { icon: '○', text: 'no result' },
@@ -50,10 +99,12 @@ function toolCard(item: ItemOf<'tool'>, open: boolean): string {
     const cut = item.bytes !== undefined && item.bytes > new TextEncoder().encode(item.preview).length;
     body.push(
       `<div class="card-label">${item.status === 'failed' ? 'Error' : 'Result'}${cut ? ' (start)' : ''}</div>`,
-      `<pre class="card-pre">${esc(item.preview) || '<span class="muted">(empty)</span>'}${cut ? '<span class="muted">…</span>' : ''}</pre>`,
+      `<pre class="card-pre">${esc(resultText(item.preview)) || '<span class="muted">(empty)</span>'}${cut ? '<span class="muted">…</span>' : ''}</pre>`,
     );
   } else if (item.status === 'running') {
     body.push('<div class="muted">Waiting for the result…</div>');
+  } else if (item.status === 'waiting') {
+    body.push('<div class="muted">Waiting for your approval below.</div>');
   } else if (item.status === 'interrupted') {
     body.push('<div class="muted">The call ended without a result (the run was cancelled or failed).</div>');
   }
@@ -79,18 +130,27 @@ const APPROVAL_DONE: Record<Exclude<ApprovalStatus, 'pending'>, string> = {
 };
 
 function approvalCard(item: ItemOf<'approval'>): string {
-  const pending = item.status === 'pending';
   const id = esc(item.id);
+  const status = item.status;
+  if (status !== 'pending') {
+    // Answered: one line (what was asked stays in its tooltip).
+    const allowed = status === 'allowOnce' || status === 'allowSession';
+    const asked = item.title.replace(/^Allow /, '').replace(/\?$/, '');
+    return (
+      `<div class="event approval-line approval-${status}" data-id="${id}" role="note" ` +
+      `title="${esc([item.title, item.detail].filter(Boolean).join('\n'))}">` +
+      `<span class="event-icon approval-icon" aria-hidden="true">${allowed ? '✓' : '✗'}</span>` +
+      `<strong>${APPROVAL_DONE[status]}:</strong> <span>${esc(oneLine(asked, 200))}</span></div>`
+    );
+  }
   const parts = [
-    `<section class="card approval${pending ? ' pending' : ` done approval-${item.status}`}" data-id="${id}" ` +
-      `role="group" aria-label="${esc(`Approval for ${item.tool}`)}">`,
-    `<div class="card-title"><span class="approval-icon" aria-hidden="true">${pending ? '⚠' : item.status === 'allowOnce' || item.status === 'allowSession' ? '✓' : '✗'}</span>` +
-      `${esc(item.title)}</div>`,
+    `<section class="card approval pending" data-id="${id}" role="group" aria-label="${esc(`Approval for ${item.tool}`)}">`,
+    `<div class="card-title"><span class="approval-icon" aria-hidden="true">⚠</span>${esc(item.title)}</div>`,
   ];
   if (item.detail) {
     parts.push(`<pre class="card-pre">${esc(item.detail)}</pre>`);
   }
-  if (pending && item.mode === 'inline') {
+  if (item.mode === 'inline') {
     parts.push(
       '<div class="buttons">',
       `<button type="button" class="primary" data-action="approve" data-decision="allowOnce" data-id="${id}">Allow once</button>`,
@@ -101,10 +161,8 @@ function approvalCard(item: ItemOf<'approval'>): string {
         : '',
       '</div>',
     );
-  } else if (pending) {
-    parts.push('<div class="muted">Waiting for your answer in the dialog: Allow once, Allow for this session or Deny.</div>');
   } else {
-    parts.push(`<div class="approval-result">${APPROVAL_DONE[item.status as Exclude<ApprovalStatus, 'pending'>]}</div>`);
+    parts.push('<div class="muted">Waiting for your answer in the dialog: Allow once, Allow for this session or Deny.</div>');
   }
   parts.push('</section>');
   return parts.join('');

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { DIFF_SCHEME, DiffStore, diffIdOf } from '../chat/diffs';
 import type { ChatEnv, ChatHost, DiffRequest } from '../chat/host';
 import { chatHtml, makeNonce } from '../chat/html';
-import { isAllowedLink } from '../chat/markdown';
+import { isAllowedLink } from '../chat/escape';
 import type { ChatFolder } from '../chat/model';
 
 export const CHAT_VIEW = 'pseudoclaude.chat';
@@ -111,9 +111,13 @@ export function chatEnv(
   log: vscode.LogOutputChannel,
   provider: ChatViewProvider,
   diffs: DiffDocuments,
+  state: vscode.Memento,
   hooks: { cancelOtherRun(): Promise<void>; sessionsChanged(folder: ChatFolder): void },
 ): ChatEnv {
+  const key = (folder: string): string => `pseudoclaude.chat.session:${folder}`;
   return {
+    rememberedSession: (folder) => state.get<string>(key(folder)),
+    rememberSession: (folder, sessionId) => void state.update(key(folder), sessionId),
     folders: () => (vscode.workspace.workspaceFolders ?? []).map(chatFolder),
     activeFolder: () => {
       const doc = vscode.window.activeTextEditor?.document;
