@@ -63,6 +63,18 @@ Checks (their counts are the campaign's targets: all zero):
   carries a revision number) and ``MEMORY.md`` lists it.
 - ``spill files missing or short``: every offload of the reloaded ledger names a spill file of
   exactly the recorded size.
+- Memory with consent (SPEC §11): every second lane (odd numbers) runs with ``memory.mode:
+  confirm``, so its memory updates queue proposals in ``<dataDir>/proposals/``; one operation
+  in four of such a lane (instead of a run or a compaction) reviews the oldest proposal: accept
+  (sometimes with an edited body), or reject. Checks: ``proposal files corrupt`` (every
+  ``*.json`` of the folder loads as a proposal: a kill leaves each one whole or absent; temp
+  files of a kill start with ``.`` and are counted apart), ``accepted proposals still
+  pending`` (an acknowledged accept removed its proposal) and ``accepted notes half-applied``
+  (a proposal marked as being accepted has its note either as proposed-from or as accepted,
+  nothing else); an acknowledged accept also counts in ``acknowledged memory changes lost``
+  (the note holds that revision or a later one, and ``MEMORY.md`` lists it). At the end such a
+  lane's last server accepts what is left (an accept a kill interrupted is finished when the
+  next server starts), and the folder must then be empty.
 
 The servers are started in one of two ways (``--launch``):
 
@@ -115,8 +127,10 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
 from pseudoclaude.fake_model import FakeModelServer, Script
+from pseudoclaude.memory.atomic import read_bytes
 from pseudoclaude.memory.index import parse_line
 from pseudoclaude.memory.notes import INDEX_NAME, parse_note, unsafe_filename
+from pseudoclaude.memory.proposals import ABSENT, accept_state, decode_proposal
 from pseudoclaude.session import SessionError, SessionStore, list_sessions, load_session
 from pseudoclaude.session.repair import is_valid
 
@@ -315,6 +329,7 @@ class Editor:
         self.killed = False
         self.context_usage = 0
         self.memory_changed = 0
+        self.proposals_changed = 0
 
         @self.client.feature("pseudoclaude/event")
         def event(params: Any) -> None:
@@ -333,6 +348,10 @@ class Editor:
         @self.client.feature("pseudoclaude/memoryChanged")
         def memory_changed(params: Any) -> None:
             self.memory_changed += 1
+
+        @self.client.feature("pseudoclaude/memoryProposals")
+        def memory_proposals(params: Any) -> None:
+            self.proposals_changed += 1
 
         @self.client.feature(types.WINDOW_LOG_MESSAGE)
         def log_message(params: types.LogMessageParams) -> None:
@@ -782,6 +801,49 @@ def check_spills(loaded: Any, workspace: Path) -> list[str]:
     return problems
 
 
+@dataclass
+class ProposalCheck:
+    corrupt: list[str] = field(default_factory=list)
+    lingering: list[str] = field(default_factory=list)  # ids of acknowledged accepts on disk
+    half_applied: list[str] = field(default_factory=list)
+    pending: int = 0
+    temp_files: int = 0
+    interrupted: int = 0  # accepts cut by a kill after the note was written (finished later)
+
+
+def check_proposals(folder: Path, stores: dict[str, Path], accepted: set[str]) -> ProposalCheck:
+    """Every file of ``<dataDir>/proposals/`` after a kill (see the module docstring)."""
+    out = ProposalCheck()
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        names = []
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp"):
+            out.temp_files += 1
+            continue
+        stem, _, ext = name.rpartition(".")
+        if ext != "json":
+            out.corrupt.append(f"{name}: unexpected file")
+            continue
+        try:
+            proposal = decode_proposal((folder / name).read_bytes(), stem)
+        except ValueError as exc:
+            out.corrupt.append(f"{name}: {exc}")
+            continue
+        out.pending += 1
+        if proposal.id in accepted:
+            out.lingering.append(proposal.id)
+        if proposal.accepting:
+            state = accept_state(read_bytes(stores[proposal.level] / proposal.filename))
+            if state == proposal.accepting:
+                out.interrupted += 1
+            elif state != (proposal.before_digest or ABSENT):
+                out.half_applied.append(f"{name}: {proposal.level}/{proposal.filename} is "
+                                        "neither the proposed-from nor the accepted text")
+    return out
+
+
 # -- the campaign --------------------------------------------------------------------------
 
 @dataclass
@@ -798,6 +860,8 @@ class Config:
     progress: Callable[[str], None] | None = print
     progress_every: int = 25
     before_check: Callable[[Lane], None] | None = None  # a test seam: break something first
+    consent_every: int = 2  # lanes whose number is odd (n % this == 1) use memory.mode confirm
+    review_share: float = 0.25  # operations of such a lane that review a proposal
 
 
 COUNTS = ("servers that failed to start", "servers that died before the kill",
@@ -805,7 +869,8 @@ COUNTS = ("servers that failed to start", "servers that died before the kill",
           "protocol-invalid histories", "acknowledged messages lost", "memory files corrupt",
           "acknowledged memory changes lost", "spill files missing or short",
           "compact replaces not keeping a suffix", "unexpected replaces", "operations failed",
-          "operations hung")
+          "operations hung", "proposal files corrupt", "accepted proposals still pending",
+          "accepted notes half-applied")
 
 
 @dataclass
@@ -890,6 +955,11 @@ class Lane:
         self.editor: Editor | None = None
         self.current_op = ""
         self.memory_temp_files = 0
+        self.consent = config.consent_every > 1 and number % config.consent_every == 1
+        self.proposals_dir = self.folder / ".PseudoClaude" / "proposals"
+        self.accepted: set[str] = set()  # proposal ids whose accept was acknowledged
+        self.stale: set[str] = set()
+        self.proposal_temp_files = self.proposals_pending = 0
         self.memory_unlisted = self.memory_dangling = 0
 
     def on_event(self, event: dict[str, Any]) -> None:
@@ -899,7 +969,8 @@ class Lane:
         return {"provider": self.config.provider, "apiKey": "sk-campaign-not-a-real-key-0000",
                 "baseUrl": self.model.base_url, "maxRetries": 0,
                 "contextWindow": self.config.context_window,
-                "memory": {"userDir": str(self.user_memory)},
+                "memory": {"userDir": str(self.user_memory),
+                           "mode": "confirm" if self.consent else "auto"},
                 "approvals": {"runCommand": "allow"}}
 
     # -- scripted work ---------------------------------------------------------------------
@@ -924,6 +995,9 @@ class Lane:
         return turns
 
     async def one_op(self, editor: Editor, first: bool = False, run: bool = False) -> None:
+        if self.consent and not run and self.rng.random() < self.config.review_share:
+            await self.review(editor)
+            return
         can_compact = self.session_id is not None and not run
         if can_compact and self.rng.random() < self.config.compact_share:
             self.current_op = "compact"
@@ -959,6 +1033,50 @@ class Lane:
             self.report.fail("operations failed", f"lane {self.number}: run stopped with "
                              f"{result['stopReason']}: {result.get('error')}")
         self.report.info["runs completed"] += 1
+
+    async def review(self, editor: Editor, decision: str | None = None) -> bool:
+        """Review the oldest pending proposal (``decision``: else drawn at random); False when
+        the queue was empty. An acknowledged accept is the note's new revision."""
+        self.current_op = "review"
+        listed = await editor.request("pseudoclaude/memory/proposals")
+        proposals = listed.get("proposals") or []
+        if not proposals:
+            self.report.info["memory reviews with an empty queue"] += 1
+            return False
+        proposal = proposals[0]
+        pick = decision or self.rng.choice(["accept"] * 6 + ["edit"] * 2 + ["reject"] * 2)
+        if proposal["id"] in self.stale:
+            pick = "reject"
+        params: dict[str, Any] = {"id": proposal["id"],
+                                  "decision": "reject" if pick == "reject" else "accept"}
+        text = proposal["after"]
+        if pick == "edit" and text:
+            text = parse_note(text.encode(), proposal["filename"]).body + \
+                "\nedited by the crash campaign\n"
+            params["content"] = text
+        try:
+            result = await editor.request("pseudoclaude/memory/review", params)
+        except JsonRpcException as exc:
+            if "no pending memory proposal" in str(exc):  # a newer update replaced it
+                self.report.info["memory reviews of a proposal replaced meanwhile"] += 1
+                return True
+            if "stale" not in str(exc):
+                raise
+            self.stale.add(proposal["id"])
+            self.report.info["memory reviews refused as stale"] += 1
+            return True
+        if not result.get("applied"):
+            self.report.info["memory reviews rejected"] += 1
+            return True
+        self.accepted.add(proposal["id"])
+        self.report.info["memory reviews accepted" + (" with an edit" if "content" in params
+                                                      else "")] += 1
+        found = REV.search(text)
+        if found is not None:
+            key = (str(proposal["level"]), str(proposal["filename"]))
+            self.acks.memory_acked[key] = max(int(found.group(1)),
+                                              self.acks.memory_acked.get(key, 0))
+        return True
 
     async def drive(self, editor: Editor) -> None:
         """Operations back to back until the server dies."""
@@ -996,6 +1114,8 @@ class Lane:
         run = self.acks.run
         if self.current_op == "compact":
             return "manual compaction: spill / replace"
+        if self.current_op == "review":
+            return "memory review: accept / reject"
         if run is None:
             return "between operations"
         if not run.prompt_acked:
@@ -1143,6 +1263,20 @@ class Lane:
             report.fail("acknowledged memory changes lost", f"lane {lane}: {problem}")
         self.memory_temp_files = memory.temp_files
         self.memory_unlisted, self.memory_dangling = memory.unlisted, memory.dangling
+        proposals = check_proposals(self.proposals_dir, {"project": self.folder / ".PseudoClaude"
+                                                         / "memory", "user": self.user_memory},
+                                    self.accepted)
+        for problem in proposals.corrupt:
+            report.fail("proposal files corrupt", f"lane {lane}: {problem}")
+        for proposal_id in proposals.lingering:
+            report.fail("accepted proposals still pending", f"lane {lane}: {proposal_id}")
+        for problem in proposals.half_applied:
+            report.fail("accepted notes half-applied", f"lane {lane}: {problem}")
+        self.accepted -= set(proposals.lingering)  # report each once
+        self.proposal_temp_files, self.proposals_pending = (proposals.temp_files,
+                                                            proposals.pending)
+        if proposals.interrupted:
+            report.info["checks finding an accept interrupted after its note was written"] += 1
         if memory.unlisted:
             report.info["checks finding a note not listed in MEMORY.md"] += 1
         if memory.dangling:
@@ -1162,6 +1296,9 @@ class Lane:
             "acknowledged memory notes": len(self.acks.memory_acked),
             "memory events updated": self.acks.memory_events["updated"],
             "memory events failed": self.acks.memory_events["failed"],
+            "memory events proposed": self.acks.memory_events["proposed"],
+            "proposal temp files left (ignored by the loader)": self.proposal_temp_files,
+            "proposals pending, at the end": self.proposals_pending,
             "compact events layer 1": self.acks.compact_events[1],
             "compact events layer 2": self.acks.compact_events[2],
             "error events": len(self.acks.errors),
@@ -1233,9 +1370,19 @@ async def run_campaign(config: Config) -> Report:
             expected = lane._expected_resume()
             if expected is not None:
                 await lane._resume(editor, expected)
+            if lane.consent:  # accept what is left (a stale proposal is rejected)
+                try:
+                    for _ in range(50):
+                        if not await lane.review(editor, "accept"):
+                            break
+                except Exception as exc:
+                    report.fail("operations failed", f"final review: {exc!r}")
             await editor.shutdown()
             lane.acks.server_gone(lane.script)
             lane.check()
+            if lane.consent and lane.proposals_pending:
+                report.fail("operations failed", f"lane {lane.number}: "
+                            f"{lane.proposals_pending} proposal(s) left after the final review")
     finally:
         for lane in lanes:
             if lane.editor is not None and lane.editor.process is not None and \

@@ -1,7 +1,8 @@
 """The ``pseudoclaude`` command (SPEC §9, §11 "CLI parity"): the parser and the exit codes.
 
 Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage (argparse, bad params such as an
-empty prompt or text); ``run`` adds 3 (iteration or unknown-tool limit) and 130 (canceled).
+empty prompt or text, an unknown memory proposal id); ``run`` adds 3 (iteration or unknown-tool
+limit) and 130 (canceled). ``memory review`` of a stale proposal is a failure (1).
 Every failure the user can fix is a :class:`~pseudoclaude.errors.PseudoClaudeError` (or an
 ``OSError``) and is printed as one line.
 """
@@ -202,6 +203,15 @@ def build_parser() -> argparse.ArgumentParser:
                             cli_state.memory_forget)
     forget.add_argument("level", choices=LEVELS, metavar="LEVEL")
     forget.add_argument("filename", metavar="FILENAME")
+    _state_command(memory, "proposals", "changes background updates proposed (memory.mode: "
+                   "confirm), oldest first, with their diffs", cli_state.memory_proposals)
+    review = _state_command(memory, "review", "accept or reject a memory proposal",
+                            cli_state.memory_review)
+    review.add_argument("id", metavar="ID", help="the proposal's id (memory proposals)")
+    review.add_argument("decision", choices=("accept", "reject"), metavar="accept|reject")
+    review.add_argument("--content", metavar="FILE",
+                        help="accept this text instead (a whole note, or a body without front "
+                             "matter; '-': standard input)")
 
     sessions = _group(commands, "sessions", "list and inspect session logs")
     _state_command(sessions, "list", "sessions of a workspace, newest first",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
@@ -225,6 +226,11 @@ def describe_memory(m: p.MemoryShowResult) -> str:
                  "the memory index is empty")
     if m.index:
         lines.append(m.index.rstrip("\n"))
+    h = m.health
+    share = max(h.lines / h.max_lines, h.bytes / h.max_bytes) if h.max_lines and h.max_bytes \
+        else 0.0
+    lines += ["", f"index size: {h.lines}/{h.max_lines} lines, {h.bytes:,}/{h.max_bytes:,} "
+                  f"bytes ({share:.0%} of the limit)"]
     return "\n".join(lines)
 
 
@@ -242,6 +248,54 @@ async def memory_forget(args: argparse.Namespace) -> int:
     emit(result, args.json, lambda: (f"forgot {args.level}/{args.filename}" if result.removed
                                      else f"no note {args.filename} in {args.level} memory"))
     return EXIT_OK if result.removed else EXIT_FAILURE
+
+
+async def memory_proposals(args: argparse.Namespace) -> int:
+    result = await ask(args, p.MEMORY_PROPOSALS, {}, p.ProposalsResult, session=False)
+    emit(result, args.json, lambda: describe_proposals(result))
+    return EXIT_OK
+
+
+def describe_proposals(r: p.ProposalsResult) -> str:
+    """The queue, oldest first: one header per proposal and the unified diff of its note."""
+    if not r.proposals:
+        return "no memory proposals are waiting for review"
+    lines = [f"{len(r.proposals)} memory proposal(s) waiting for review, oldest first:"]
+    for x in r.proposals:
+        name = f"{x.level}/{x.filename}"
+        lines += ["", f"{x.id}  {x.action} {name}  [{x.type}] {x.title}",
+                  f"  {x.summary or '(no summary)'} · proposed {x.created_at} in session "
+                  f"{x.session_id}"]
+        diff = difflib.unified_diff(x.before.splitlines(keepends=True),
+                                    x.after.splitlines(keepends=True),
+                                    fromfile=f"{name} (now)" if x.before else "/dev/null",
+                                    tofile=f"{name} (proposed)" if x.after else "/dev/null")
+        lines += ["  " + line.rstrip("\n") for line in diff]
+    lines += ["", "review: pseudoclaude memory review ID accept|reject [--content FILE]"]
+    return "\n".join(lines)
+
+
+def read_content(name: str) -> str:
+    """The text of ``--content FILE`` (``-``: standard input)."""
+    try:
+        if name == "-":
+            return sys.stdin.read()
+        return Path(name).expanduser().read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"--content {name}: not UTF-8 text") from None
+
+
+async def memory_review(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"id": args.id, "decision": args.decision}
+    if args.content is not None:
+        if args.decision != "accept":
+            raise ParamError("--content", "goes with accept (the text to accept instead)")
+        params["content"] = read_content(args.content)
+    result = await ask(args, p.MEMORY_REVIEW, params, p.ReviewResult, session=False)
+    emit(result, args.json, lambda: (
+        f"accepted proposal {args.id}: wrote {result.filename}" if result.applied
+        else f"rejected proposal {args.id} ({result.filename} unchanged)"))
+    return EXIT_OK
 
 
 # -- sessions -----------------------------------------------------------------------------------

@@ -41,7 +41,8 @@ characters.
 Extra keys beyond SPEC §4 and §7, for the providers (defaults in :data:`KEYS`): ``maxTokens``,
 ``thinkingBudget`` (used when ``thinking`` is ``true``; ``thinking`` may also be a budget in
 tokens, or ``"adaptive"``), ``maxRetries``, ``requestTimeout`` (seconds without a byte from the
-server) and ``connectTimeout`` (seconds).
+server) and ``connectTimeout`` (seconds). From SPEC §11: ``memory.mode`` (``auto``,
+``confirm``: background updates queue proposals for review, ``off``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from pseudoclaude.llm.errors import NoProviderConfigured
 
 ProviderName = Literal["anthropic", "openai"]
 Approval = Literal["allow", "ask", "deny"]
+MemoryMode = Literal["auto", "confirm", "off"]
 Source = Literal["file", "lsp", "cli", "env"]
 """Where a key may come from: config files, LSP settings, CLI flags, the environment."""
 
@@ -280,6 +282,10 @@ APPROVALS_RUN_COMMAND: Key[Approval] = Key("approvals.runCommand", _choice(*get_
 APPROVALS_WRITE: Key[Approval] = Key("approvals.write", _choice(*get_args(Approval)), "allow",
                                      "file writes: allow, ask or deny")
 MEMORY_ENABLED: Key[bool] = Key("memory.enabled", _boolean, True, "long-term memory on or off")
+MEMORY_MODE: Key[MemoryMode] = Key(
+    "memory.mode", _choice(*get_args(MemoryMode)), "auto",
+    "background updates: auto (write), confirm (queue proposals to review), off (none); "
+    "memory.enabled: false wins")
 MEMORY_USER_DIR: Key[Path | None] = Key("memory.userDir", _path, None,
                                         "the user memory folder; unset: ~/.PseudoClaude/memory")
 DATA_DIR: Key[Path | None] = Key("dataDir", _path, None,
@@ -298,8 +304,8 @@ COMPACT_AUTO: Key[bool] = Key("compact.auto", _boolean, True, "automatic summari
 KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     PROVIDER, MODEL, BASE_URL, API_KEY, CONTEXT_WINDOW, MAX_ITERATIONS, THINKING,
     THINKING_BUDGET, MAX_TOKENS, MAX_RETRIES, REQUEST_TIMEOUT, CONNECT_TIMEOUT,
-    APPROVALS_RUN_COMMAND, APPROVALS_WRITE, MEMORY_ENABLED, MEMORY_USER_DIR, DATA_DIR,
-    SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES, COMPACT_ROUND_BYTES,
+    APPROVALS_RUN_COMMAND, APPROVALS_WRITE, MEMORY_ENABLED, MEMORY_MODE, MEMORY_USER_DIR,
+    DATA_DIR, SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES, COMPACT_ROUND_BYTES,
     COMPACT_SAFETY_MARGIN_TOKENS, COMPACT_AUTO,
 )}
 """Every setting key by name, in documentation order."""
@@ -318,6 +324,9 @@ class ApprovalSettings:
 @dataclass(frozen=True)
 class MemorySettings:
     enabled: bool = MEMORY_ENABLED.default
+    mode: MemoryMode = MEMORY_MODE.default
+    """``auto``: background updates write; ``confirm``: they queue proposals; ``off``: none
+    (remember and forget still work, the index is still injected)."""
     user_dir: Path | None = MEMORY_USER_DIR.default
     """Resolved by :func:`load_settings` to ``~/.PseudoClaude/memory`` when not set."""
 

@@ -41,6 +41,8 @@ from pseudoclaude.events import Event
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message
 from pseudoclaude.memory import MemoryManager, OnChange
+from pseudoclaude.memory.manager import OnProposals, provenance
+from pseudoclaude.memory.proposals import PROPOSALS_DIR
 from pseudoclaude.session import (
     OpenSession,
     SessionInfo,
@@ -52,6 +54,7 @@ from pseudoclaude.session import (
     new_session,
     resume_session,
 )
+from pseudoclaude.session.turns import count_prompts
 
 log = logging.getLogger("pseudoclaude.workspace")
 
@@ -80,7 +83,8 @@ class ResumeInfo:
 class Workspace:
     def __init__(self, root: Path, settings: Settings, *, approver: Approver,
                  events: EventSink | None = None,
-                 memory_changed: OnChange | None = None) -> None:
+                 memory_changed: OnChange | None = None,
+                 proposals_changed: OnProposals | None = None) -> None:
         self.root = root.resolve()
         self.settings = settings
         self.approver = approver
@@ -90,8 +94,13 @@ class Workspace:
         user_memory = settings.memory.user_dir or Path.home() / ".PseudoClaude" / "memory"
         self._memory_changed = memory_changed
         self.memory = MemoryManager(data_dir / "memory", user_memory, provider=self.provider,
-                                    emit=self._emit, on_change=self._on_memory_change)
+                                    emit=self._emit, on_change=self._on_memory_change,
+                                    mode=settings.memory.mode,
+                                    proposals_dir=data_dir / PROPOSALS_DIR,
+                                    on_proposals=proposals_changed)
         self._turn = 0
+        self._turn_session: str | None = None
+        """The session ``_turn`` counts the runs of (from its log, once: SPEC §11)."""
         self.session: OpenSession | None = None
         self.compact_runtime: CompactRuntime | None = None
         self.tools = ToolRegistry(self.root)
@@ -113,6 +122,7 @@ class Workspace:
     def update_settings(self, settings: Settings) -> None:
         """New settings apply to the next run (a run in progress keeps its own)."""
         self.settings = settings
+        self.memory.mode = settings.memory.mode
         self.gate = Gate(ApprovalPolicy.from_settings(settings), self.approver)
         if self.compact_runtime is not None:
             self.compact_runtime.config = self._compact_config()
@@ -141,6 +151,7 @@ class Workspace:
         if self.session is not None:
             self.session.writer.close()
         self.session = opened
+        self._turn_session = None  # its runs are counted from its log at the next run
         spill_dir = self.store.spill_dir(opened.session_id)
         self.compact_runtime = CompactRuntime(
             opened.conversation, config=self._compact_config(), spill_dir=spill_dir,
@@ -284,7 +295,7 @@ class Workspace:
             elif session is not None and session != self.session_id:
                 await self._open_resumed(session)
             assert self.session is not None and self.compact_runtime is not None
-            self._turn += 1
+            self._turn = await self._runs_so_far() + 1
             runner = Runner(
                 self.session.conversation, compact=self.compact_runtime,
                 provider=self.provider, tools=self.tools, gate=self.gate,
@@ -304,10 +315,30 @@ class Workspace:
             keys.append(self.settings.api_key.reveal())
         return [key for key in keys if key]
 
+    async def _runs_so_far(self) -> int:
+        """The runs of the current session so far: counted from its log the first time (so the
+        numbers survive restarts), then kept up by :meth:`run`."""
+        session_id = self.session_id
+        if session_id is None:
+            return 0
+        if self._turn_session != session_id:
+            self._turn = await asyncio.to_thread(count_prompts, self.store.log_path(session_id))
+            self._turn_session = session_id
+        return self._turn
+
     def _remember_run(self, appended: list[Message]) -> None:
-        """After a completed run: the memory update, in the background."""
-        if self.settings.memory.enabled and self.session_id:
-            self.memory.schedule_update(appended, self.session_id, self._turn)
+        """After a completed run: the memory update, in the background (``memory.mode``
+        ``auto`` writes, ``confirm`` proposes, ``off`` and ``memory.enabled: false`` skip)."""
+        memory = self.settings.memory
+        if memory.enabled and memory.mode != "off" and self.session_id:
+            self.memory.schedule_update(appended, self.session_id, self._turn, memory.mode)
+
+    async def remember(self, text: str, level: str, type: str | None = None,
+                       title: str | None = None) -> tuple[str, Path]:
+        """``remember`` with the provenance of the current session and its latest run."""
+        session_id = self.session_id
+        source = provenance(session_id, await self._runs_so_far()) if session_id else ""
+        return await self.memory.remember(text, level, type, title, source=source)
 
     async def compact(self, instructions: str = "") -> CompactResult:
         with self._exclusive("compact", "a compaction"):

@@ -2,7 +2,10 @@
 
 Real servers over stdio against the fake model, killed with SIGKILL at random moments during
 runs with spills, compactions and memory updates; after each kill a new server resumes
-``latest``. Every count of the campaign must be zero. A second test breaks the disk on purpose
+``latest``. One of the two lanes runs with ``memory.mode: confirm`` and reviews the proposals
+its updates queue, so kills also land among proposal writes and accepts: every proposal file
+is whole or absent, and no accepted note is half-applied. Every count of the campaign must be
+zero. A second test breaks the disk on purpose
 between a kill and its check, to show that the checks do catch a lost acknowledged message and
 a corrupt memory note.
 
@@ -43,6 +46,9 @@ def test_sigkill_campaign_loses_nothing(tmp_path: Path, campaign: Any) -> None:
     assert info["compact events layer 1"] > 0, info
     assert info["compact replaces"] > 0, info
     assert info["memory events updated"] > 0, info
+    assert info["memory events proposed"] > 0, info  # the confirm lane
+    accepted = [n for k, n in info.items() if k.startswith("memory reviews accepted")]
+    assert sum(accepted) > 0, info
     assert info["acknowledged items"] > 0, info
 
 

@@ -21,10 +21,13 @@ from pseudoclaude.lsp.protocol import (
     command_name,
 )
 
-# Spelled out, not taken from protocol.REQUESTS: this is what SPEC §8 promises the editors.
-SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/context",
+# Spelled out, not taken from protocol.REQUESTS: this is what SPEC §8 and §11 promise the
+# editors.
+SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compact/preview",
+                 "pseudoclaude/compact/undo", "pseudoclaude/context",
                  "pseudoclaude/memory/show", "pseudoclaude/memory/remember",
-                 "pseudoclaude/memory/forget", "pseudoclaude/sessions/list",
+                 "pseudoclaude/memory/forget", "pseudoclaude/memory/proposals",
+                 "pseudoclaude/memory/review", "pseudoclaude/sessions/list",
                  "pseudoclaude/sessions/resume", "pseudoclaude/sessions/new",
                  "pseudoclaude/sessions/messages"]
 
@@ -37,6 +40,7 @@ async def test_initialize_advertises_the_custom_surface(client: LanguageClient,
     assert experimental["requests"] == SPEC_REQUESTS
     assert experimental["notifications"] == ["pseudoclaude/event",
                                               "pseudoclaude/memoryChanged",
+                                              "pseudoclaude/memoryProposals",
                                               "pseudoclaude/contextUsage"]
     commands = [m.replace("/", ".") for m in SPEC_REQUESTS]
     assert experimental["commands"] == commands

@@ -16,6 +16,8 @@ export const Requests = {
   memoryShow: 'pseudoclaude/memory/show',
   memoryRemember: 'pseudoclaude/memory/remember',
   memoryForget: 'pseudoclaude/memory/forget',
+  memoryProposals: 'pseudoclaude/memory/proposals',
+  memoryReview: 'pseudoclaude/memory/review',
   sessionsList: 'pseudoclaude/sessions/list',
   sessionsResume: 'pseudoclaude/sessions/resume',
   sessionsNew: 'pseudoclaude/sessions/new',
@@ -26,6 +28,7 @@ export const Requests = {
 export const Notifications = {
   event: 'pseudoclaude/event',
   memoryChanged: 'pseudoclaude/memoryChanged',
+  memoryProposalsChanged: 'pseudoclaude/memoryProposals',
   contextUsage: 'pseudoclaude/contextUsage',
 } as const;
 
@@ -220,10 +223,20 @@ export interface MemoryStore {
   notes: MemoryNote[];
 }
 
+/** How full the injected index is: lines and bytes before any cut, against the limits. */
+export interface IndexHealth {
+  lines: number;
+  bytes: number;
+  maxLines: number;
+  maxBytes: number;
+}
+
 export interface MemoryShowResult {
   index: string;
   truncated: boolean;
   stores: MemoryStore[];
+  /** Always sent by this server (optional here for older servers). */
+  health?: IndexHealth;
 }
 
 export interface RememberParams extends WorkspaceParams {
@@ -245,6 +258,41 @@ export interface ForgetParams extends WorkspaceParams {
 
 export interface ForgetResult {
   removed: boolean;
+}
+
+/** A memory change a background update proposed (`memory.mode: confirm`). */
+export interface Proposal {
+  id: string;
+  createdAt: string;
+  sessionId: string;
+  /** The effect on the file. */
+  action: 'create' | 'update' | 'delete' | string;
+  level: MemoryLevel;
+  type: string;
+  title: string;
+  summary: string;
+  filename: string;
+  /** The whole note file (front matter included) before; `""` when absent. */
+  before: string;
+  /** The whole note file after; `""` for a delete. */
+  after: string;
+}
+
+export interface ProposalsResult {
+  /** Oldest first. */
+  proposals: Proposal[];
+}
+
+export interface ReviewParams extends WorkspaceParams {
+  id: string;
+  decision: 'accept' | 'reject';
+  /** An edited `after` to accept instead: a whole file, or a body without front matter. */
+  content?: string;
+}
+
+export interface ReviewResult {
+  applied: boolean;
+  filename?: string;
 }
 
 export interface SessionSummary {
@@ -309,6 +357,8 @@ export interface RequestTypes {
   'pseudoclaude/memory/show': [EmptyParams, MemoryShowResult];
   'pseudoclaude/memory/remember': [RememberParams, RememberResult];
   'pseudoclaude/memory/forget': [ForgetParams, ForgetResult];
+  'pseudoclaude/memory/proposals': [EmptyParams, ProposalsResult];
+  'pseudoclaude/memory/review': [ReviewParams, ReviewResult];
   'pseudoclaude/sessions/list': [EmptyParams, SessionsListResult];
   'pseudoclaude/sessions/resume': [ResumeParams, ResumeResult];
   'pseudoclaude/sessions/new': [EmptyParams, NewSessionResult];
@@ -358,7 +408,13 @@ export type AgentEvent = EventBase &
 export interface MemoryChangedParams {
   workspace: string;
   level: MemoryLevel;
-  source: 'hand-edit' | 'update' | 'remember' | 'forget' | string;
+  source: 'hand-edit' | 'update' | 'remember' | 'forget' | 'review' | string;
+}
+
+/** `pseudoclaude/memoryProposals` params: the pending proposals changed. */
+export interface MemoryProposalsParams {
+  workspace: string;
+  count: number;
 }
 
 /** `pseudoclaude/contextUsage` params. */

@@ -15,6 +15,7 @@ export const SERVER_SETTING_KEYS = [
   'approvals.runCommand',
   'approvals.write',
   'memory.enabled',
+  'memory.mode',
   'memory.userDir',
   'dataDir',
   'session.retentionDays',

@@ -68,13 +68,15 @@ describe('protocol names', () => {
   it('match SPEC §8', () => {
     assert.deepEqual(Object.values(Requests).sort(), [
       'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
-      'pseudoclaude/context', 'pseudoclaude/memory/forget',
-      'pseudoclaude/memory/remember', 'pseudoclaude/memory/show', 'pseudoclaude/run',
+      'pseudoclaude/context', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
+      'pseudoclaude/memory/remember', 'pseudoclaude/memory/review', 'pseudoclaude/memory/show',
+      'pseudoclaude/run',
       'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages', 'pseudoclaude/sessions/new',
       'pseudoclaude/sessions/resume',
     ]);
     assert.deepEqual(Object.values(Notifications).sort(), [
       'pseudoclaude/contextUsage', 'pseudoclaude/event', 'pseudoclaude/memoryChanged',
+      'pseudoclaude/memoryProposals',
     ]);
     assert.equal(commandName('pseudoclaude/sessions/resume'), 'pseudoclaude.sessions.resume');
     assert.deepEqual(Commands, Object.values(Requests).map(commandName));

@@ -19,6 +19,8 @@ from pseudoclaude.compact.breakdown import Breakdown
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.lsp import protocol as p
 from pseudoclaude.memory import MemoryStoreError
+from pseudoclaude.memory.index import MAX_BYTES, MAX_LINES
+from pseudoclaude.memory.proposals import Proposal
 from pseudoclaude.session import SessionInfo
 from pseudoclaude.session.format import message_to_json
 from pseudoclaude.session.listing import rfc3339
@@ -108,13 +110,15 @@ async def memory_show(ws: Workspace, params: p.EmptyParams) -> p.MemoryShowResul
                       notes=[p.MemoryNote(filename=n.filename, uri=uri(n.path), type=n.type,
                                           title=n.title, summary=n.summary)
                              for n in store.notes])
-        for store in view.stores])
+        for store in view.stores],
+        health=p.IndexHealth(lines=view.lines, bytes=view.bytes, max_lines=MAX_LINES,
+                             max_bytes=MAX_BYTES))
 
 
 async def memory_remember(ws: Workspace, params: p.RememberParams) -> p.RememberResult:
     try:
-        filename, path = await ws.memory.remember(params.text, params.level, params.type,
-                                                  params.title)
+        filename, path = await ws.remember(params.text, params.level, params.type,
+                                           params.title)
     except MemoryStoreError as exc:  # a bad level, type, file name or a refused note
         raise p.ParamError(exc.field or "", str(exc)) from None
     return p.RememberResult(filename=filename, uri=uri(path))
@@ -126,6 +130,26 @@ async def memory_forget(ws: Workspace, params: p.ForgetParams) -> p.ForgetResult
     except MemoryStoreError as exc:  # a bad level, type, file name or a refused note
         raise p.ParamError(exc.field or "", str(exc)) from None
     return p.ForgetResult(removed=removed)
+
+
+def proposal(x: Proposal) -> p.Proposal:
+    return p.Proposal(id=x.id, created_at=x.created_at, session_id=x.session_id,
+                      action=x.action, level=x.level, type=x.type, title=x.title,
+                      summary=x.summary, filename=x.filename, before=x.before, after=x.after)
+
+
+async def memory_proposals(ws: Workspace, params: p.EmptyParams) -> p.ProposalsResult:
+    return p.ProposalsResult(proposals=[proposal(x) for x in await ws.memory.list_proposals()])
+
+
+async def memory_review(ws: Workspace, params: p.ReviewParams) -> p.ReviewResult:
+    """A stale proposal fails (``ProposalStale``: RequestFailed); an unknown id or an unusable
+    edited text is a bad param."""
+    try:
+        reviewed = await ws.memory.review(params.id, params.decision, params.content)
+    except MemoryStoreError as exc:  # an unknown id, an edited text that cannot be a note
+        raise p.ParamError(exc.field or "", str(exc)) from None
+    return p.ReviewResult(applied=reviewed.applied, filename=reviewed.filename)
 
 
 def session_summary(info: SessionInfo, active: str | None) -> p.SessionSummary:
@@ -165,6 +189,8 @@ HANDLERS: dict[str, Handler] = {
     p.MEMORY_SHOW: memory_show,
     p.MEMORY_REMEMBER: memory_remember,
     p.MEMORY_FORGET: memory_forget,
+    p.MEMORY_PROPOSALS: memory_proposals,
+    p.MEMORY_REVIEW: memory_review,
     p.SESSIONS_LIST: sessions_list,
     p.SESSIONS_RESUME: sessions_resume,
     p.SESSIONS_NEW: sessions_new,

@@ -46,7 +46,8 @@ SESSIONS_MESSAGES = "pseudoclaude/sessions/messages"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
-    MEMORY_FORGET, SESSIONS_LIST, SESSIONS_RESUME, SESSIONS_NEW, SESSIONS_MESSAGES,
+    MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
+    SESSIONS_NEW, SESSIONS_MESSAGES,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -55,7 +56,7 @@ MEMORY_CHANGED = "pseudoclaude/memoryChanged"
 MEMORY_PROPOSALS_CHANGED = "pseudoclaude/memoryProposals"
 CONTEXT_USAGE = "pseudoclaude/contextUsage"
 
-NOTIFICATIONS: tuple[str, ...] = (EVENT, MEMORY_CHANGED, CONTEXT_USAGE)
+NOTIFICATIONS: tuple[str, ...] = (EVENT, MEMORY_CHANGED, MEMORY_PROPOSALS_CHANGED, CONTEXT_USAGE)
 """Server → client notifications."""
 
 APPROVE = "pseudoclaude/approve"
@@ -287,7 +288,8 @@ class MemoryStore(Wire):
 
 
 class IndexHealth(Wire):
-    """How full the injected index is, against its limits (200 lines, 25,600 bytes)."""
+    """How full the injected index is, against its limits (200 lines, 25,600 bytes):
+    ``lines`` and ``bytes`` of the index before any cut (they may exceed the limits)."""
 
     lines: int
     bytes: int
@@ -299,7 +301,7 @@ class MemoryShowResult(Wire):
     index: str
     truncated: bool
     stores: list[MemoryStore]
-    health: IndexHealth | UnsetType = UNSET
+    health: IndexHealth
 
 
 class Proposal(Wire):
@@ -438,6 +440,8 @@ PARAMS: dict[str, type[Wire]] = {
     MEMORY_SHOW: EmptyParams,
     MEMORY_REMEMBER: RememberParams,
     MEMORY_FORGET: ForgetParams,
+    MEMORY_PROPOSALS: EmptyParams,
+    MEMORY_REVIEW: ReviewParams,
     SESSIONS_LIST: EmptyParams,
     SESSIONS_RESUME: ResumeParams,
     SESSIONS_NEW: EmptyParams,

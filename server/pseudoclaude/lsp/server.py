@@ -123,13 +123,19 @@ class PseudoClaudeServer(LanguageServer):
         ws = Workspace(root, settings, approver=approver,
                        events=lambda sid, event: self.on_loop(self._forward, uri, sid, event),
                        memory_changed=lambda level, source: self.on_loop(
-                           self._memory_changed, uri, level, source))
+                           self._memory_changed, uri, level, source),
+                       proposals_changed=lambda count: self.on_loop(
+                           self._proposals_changed, uri, count))
         approver.session_id = lambda: ws.session_id
         self.workspaces[uri] = ws
         try:
             ws.memory.start_watching()
         except OSError as exc:
             log.warning("cannot watch the memory folders of %s: %s", uri, exc)
+        try:  # proposals waiting from an earlier process: tell the client now
+            ws.memory.announce_proposals(initial=True)
+        except OSError as exc:
+            log.warning("cannot read the memory proposals of %s: %s", uri, exc)
         ws.start_cleanup()
         return ws
 
@@ -184,6 +190,10 @@ class PseudoClaudeServer(LanguageServer):
         self.protocol.notify(p.MEMORY_CHANGED, p.to_wire(
             p.MemoryChangedParams(workspace=uri, level=level, source=source)))
         self.send_context_usage(uri)  # the memory index is part of the next request
+
+    def _proposals_changed(self, uri: str, count: int) -> None:
+        self.protocol.notify(p.MEMORY_PROPOSALS_CHANGED, p.to_wire(
+            p.MemoryProposalsParams(workspace=uri, count=count)))
 
     # -- progress ------------------------------------------------------------------------------
     async def begin_progress(self, uri: str, title: str, token: Any) -> str | None:

@@ -3,8 +3,9 @@
 Modules: :mod:`.notes` (file names, slugs, front matter), :mod:`.index` (index lines and the
 injected text), :mod:`.atomic` (atomic, race-aware writes), :mod:`.store` (one level's folder),
 :mod:`.operations` (a model's reply → validated operations), :mod:`.sensitive` (secrets are
-refused), :mod:`.prompt` (the update request), :mod:`.manager` (one workspace's memory) and
-:mod:`.watcher` (hand edits).
+refused), :mod:`.prompt` (the update request), :mod:`.proposals` (``memory.mode: confirm``:
+changes queued for review), :mod:`.manager` (one workspace's memory) and :mod:`.watcher`
+(hand edits).
 """
 
 from pseudoclaude.memory.index import IndexText, build_index_text

@@ -179,6 +179,29 @@ def _link_exclusive(temp: Path, target: Path) -> None:
     os.unlink(temp)
 
 
+def replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file mode 0600 + fsync + rename + fsync of
+    the folder), without any merge: for files only this project writes (proposals)."""
+    temp = _write_temp(path.parent, path.name, data)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    fsync_dir(path.parent)
+
+
+def remove_file(path: Path) -> bool:
+    """Delete ``path`` durably; False when it was not there."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    fsync_dir(path.parent)
+    return True
+
+
 @dataclass(frozen=True)
 class Committed:
     """The outcome of :func:`commit`."""

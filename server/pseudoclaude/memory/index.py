@@ -104,17 +104,36 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+HEALTH_WARNING_SHARE: Final = 0.8
+"""At this share of either limit a write suggests consolidating (SPEC §11)."""
+
+
 @dataclass(frozen=True)
 class IndexText:
     text: str
     truncated: bool
+    lines: int = 0
+    """Lines of the index as it would be injected before any cut (headings included)."""
+    bytes: int = 0
+    """UTF-8 bytes of the same."""
+
+    @property
+    def share(self) -> float:
+        """The larger of ``lines / MAX_LINES`` and ``bytes / MAX_BYTES``."""
+        return max(self.lines / MAX_LINES, self.bytes / MAX_BYTES)
+
+    @property
+    def crowded(self) -> bool:
+        """At or over :data:`HEALTH_WARNING_SHARE` of either limit."""
+        return self.share >= HEALTH_WARNING_SHARE
 
 
 def build_index_text(project: str, user: str) -> IndexText:
     """The injected index: ``## Project Memory`` + the project index, a blank line,
     ``## User Memory`` + the user index (an empty level is left out; both empty → ""), at most
     200 lines and 25,600 bytes (cut on a UTF-8 boundary), then ``(index truncated)`` when
-    anything was cut. Project first, so user memory is what gets cut."""
+    anything was cut. Project first, so user memory is what gets cut. ``lines`` and ``bytes``
+    measure the text before the cut (the index health of ``pseudoclaude/memory/show``)."""
     parts = []
     project, user = clean_text(project).strip(), clean_text(user).strip()
     if project:
@@ -126,6 +145,7 @@ def build_index_text(project: str, user: str) -> IndexText:
         return IndexText("", False)
     truncated = False
     lines = text.split("\n")
+    size = len(text.encode())
     if len(lines) > MAX_LINES:
         text = "\n".join(lines[:MAX_LINES])
         truncated = True
@@ -135,4 +155,4 @@ def build_index_text(project: str, user: str) -> IndexText:
         truncated = True
     if truncated:
         text = text.rstrip() + "\n" + TRUNCATED_MARKER
-    return IndexText(text, truncated)
+    return IndexText(text, truncated, len(lines), size)

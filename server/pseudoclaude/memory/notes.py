@@ -7,7 +7,7 @@ A note is ``<type>_<slug>.md``::
     title: "Build"
     created: 2025-06-01T10:00:00+02:00
     updated: 2025-06-02T09:30:00+02:00
-    source: "session 20250602-093000-ab12 turn 3"
+    source: "20250602-093000-ab12 turn 3"
     ---
 
     Run `make build`; the output goes to dist/.

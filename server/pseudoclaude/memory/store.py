@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +82,33 @@ class HandEditKept(MemoryStoreError):
                          "edit is kept", "filename")
         self.level = level
         self.filename = filename
+
+
+class StaleNote(MemoryStoreError):
+    """A note is no longer in the state a change was prepared from (a hand edit, another
+    accepted proposal): nothing was written."""
+
+    def __init__(self, level: str, filename: str) -> None:
+        super().__init__(f"{level}/{filename} changed since this change was prepared",
+                         "filename")
+        self.level = level
+        self.filename = filename
+
+
+def render_update(old: bytes | None, filename: str, content: str, *, note_type: str = "",
+                  title: str = "", source: str = "", now: str | None = None
+                  ) -> tuple[bytes, Note | None]:
+    """The bytes of note ``filename`` rewritten with ``content`` from its ``old`` bytes: type
+    and title given or kept, ``created`` kept, ``updated`` now, ``source`` given or kept.
+    Returns them with the parsed old note (None when there was none)."""
+    prior = parse_note(old, filename) if old is not None else None
+    new_type = note_type or (prior.type if prior else "") or (
+        type_from_filename(filename) or "project_knowledge")
+    new_title = title or (prior.title if prior else "") or filename[:-3]
+    now = now or now_rfc3339()
+    created = (prior.created if prior else "") or now
+    return render_note(new_type, new_title, created, now,
+                       source or (prior.source if prior else ""), content), prior
 
 
 def _first_pass_only(transform: Transform, level: str, filename: str) -> Transform:
@@ -291,7 +318,7 @@ class MemoryStore:
             return idx.delete_lines(text, filename).encode()
         return self._commit(self.index_path, apply)
 
-    def _summary_of(self, filename: str) -> str:
+    def summary_of(self, filename: str) -> str:
         for entry in idx.parse_index(self.read_index()):
             if entry.filename == filename:
                 return entry.summary
@@ -341,28 +368,66 @@ class MemoryStore:
                 raise MemoryStoreError(f"there is no note {filename!r} in {self.level} memory",
                                        "filename")
             self.ensure()
-            final: dict[str, str] = {}
+            final: list[bytes] = []
 
             def apply(old: bytes | None) -> bytes:
-                prior = parse_note(old, filename) if old is not None else None
+                data, prior = render_update(old, filename, content, note_type=note_type,
+                                            title=title, source=source)
                 if prior is not None and prior.problem:
                     _warn_once(path, f"{prior.problem}; rewritten with valid front matter")
-                new_type = note_type or (prior.type if prior else "") or (
-                    type_from_filename(filename) or "project_knowledge")
-                new_title = title or (prior.title if prior else "") or filename[:-3]
-                now = now_rfc3339()
-                created = (prior.created if prior else "") or now
-                final.update(type=new_type, title=new_title)
-                return render_note(new_type, new_title, created, now,
-                                   source or (prior.source if prior else ""), content)
+                final.append(data)
+                return data
 
             note = self._commit(path, _first_pass_only(apply, self.level, filename))
+            written = parse_note(final[-1], filename)
             line = idx.format_line(
-                final["type"], final["title"],
-                summary or self._summary_of(filename) or derive_summary(content), filename)
+                written.type, written.title,
+                summary or self.summary_of(filename) or derive_summary(content), filename)
             index = self._index_upsert(filename, line)
             return Change("update", self.level, filename, path,
                           note.hand_edit or index.hand_edit)
+
+    def free_filename(self, note_type: str, slug: str, taken: Collection[str] = ()) -> str:
+        """The name a new note ``<type>_<slug>.md`` would get now (``-2``, ``-3``... when the
+        name is used on disk, in the index or in ``taken``)."""
+        index = self.read_index(None)
+        for n in range(1, MAX_CREATE_SUFFIX + 1):
+            filename = note_filename(note_type, slug, n)
+            if filename in taken or os.path.lexists(self.note_path(filename)) or \
+                    idx.has_line(index, filename):
+                continue
+            return filename
+        raise MemoryStoreError(f"too many notes named {note_filename(note_type, slug)}")
+
+    def replace_note(self, filename: str, expected: str | None, data: bytes | None, *,
+                     summary: str = "") -> Change:
+        """Make note ``filename`` hold exactly ``data`` (None: delete it) and its index line
+        follow, provided the note is still in the state ``expected`` (the
+        :func:`~pseudoclaude.memory.atomic.digest` of its bytes; None: no file). Otherwise
+        raises :class:`StaleNote` and writes nothing. The index line takes type and title from
+        ``data``'s front matter and ``summary`` (else the current line's, else the body's)."""
+        path = self.note_path(filename)
+        with self._state.lock:
+            self.ensure()
+
+            def apply(old: bytes | None) -> bytes | None:
+                if digest(old) != expected:
+                    raise StaleNote(self.level, filename)
+                return data
+
+            note = self._commit(path, apply)
+            if data is None:
+                index = self._index_delete(filename)
+                action = "delete"
+            else:
+                written = parse_note(data, filename)
+                line = idx.format_line(
+                    written.type, written.title,
+                    summary or self.summary_of(filename) or derive_summary(written.body),
+                    filename)
+                index = self._index_upsert(filename, line)
+                action = "create" if expected is None else "update"
+            return Change(action, self.level, filename, path, note.hand_edit or index.hand_edit)
 
     def delete(self, filename: str) -> Change | None:
         """Remove a note and its index lines; None when neither existed."""
@@ -388,4 +453,4 @@ class MemoryStore:
 
 
 __all__ = ["Change", "ConflictError", "HandEditKept", "MemoryStore", "MemoryStoreError",
-           "NoteInfo"]
+           "NoteInfo", "StaleNote", "render_update"]

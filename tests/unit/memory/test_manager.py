@@ -133,7 +133,7 @@ def test_update_applies_project_then_user_and_reports(tmp_path: Path) -> None:
     assert h.memory_events() == [event]
     assert h.changes == [("project", "update"), ("user", "update")]
     note = (h.project_dir / "project_knowledge_build.md").read_text()
-    assert 'source: "session 20250101-000000-abcd turn 3"' in note
+    assert 'source: "20250101-000000-abcd turn 3"' in note
     index = h.manager.index_text()
     assert "## Project Memory\n- [project_knowledge] Build — make build" in index
     assert index.index("Project Memory") < index.index("User Memory")

@@ -25,6 +25,10 @@ M[protocol.notifications.memory_changed] = function(_, params)
   fire('PseudoClaudeMemoryChanged', params)
 end
 
+M[protocol.notifications.memory_proposals_changed] = function(_, params)
+  fire('PseudoClaudeProposals', params)
+end
+
 local APPROVAL = protocol.approval_actions
 
 --- Is this `window/showMessageRequest` an approval prompt (SPEC §8)?

@@ -14,6 +14,8 @@ M.requests = {
   memory_show = 'pseudoclaude/memory/show',
   memory_remember = 'pseudoclaude/memory/remember',
   memory_forget = 'pseudoclaude/memory/forget',
+  memory_proposals = 'pseudoclaude/memory/proposals',
+  memory_review = 'pseudoclaude/memory/review',
   sessions_list = 'pseudoclaude/sessions/list',
   sessions_resume = 'pseudoclaude/sessions/resume',
   sessions_new = 'pseudoclaude/sessions/new',
@@ -24,6 +26,7 @@ M.requests = {
 M.notifications = {
   event = 'pseudoclaude/event',
   memory_changed = 'pseudoclaude/memoryChanged',
+  memory_proposals_changed = 'pseudoclaude/memoryProposals',
   context_usage = 'pseudoclaude/contextUsage',
 }
 
@@ -160,11 +163,42 @@ table.sort(M.commands)
 --- @field indexUri string
 --- @field notes pseudoclaude.MemoryNote[]
 
+--- How full the injected index is: lines and bytes before any cut, against the limits.
+--- @class pseudoclaude.IndexHealth
+--- @field lines integer
+--- @field bytes integer
+--- @field maxLines integer
+--- @field maxBytes integer
+
 --- `pseudoclaude/memory/show`
 --- @class pseudoclaude.MemoryShowResult
 --- @field index string exactly what the prompt gets
 --- @field truncated boolean
 --- @field stores pseudoclaude.MemoryStore[]
+--- @field health pseudoclaude.IndexHealth
+
+--- A memory change a background update proposed (`memory.mode: confirm`).
+--- @class pseudoclaude.Proposal
+--- @field id string
+--- @field createdAt string
+--- @field sessionId string
+--- @field action string the effect on the file: create | update | delete
+--- @field level 'project'|'user'
+--- @field type string
+--- @field title string
+--- @field summary string
+--- @field filename string
+--- @field before string the whole note file before (`""` when absent)
+--- @field after string the whole note file after (`""` for a delete)
+
+--- `pseudoclaude/memory/proposals`
+--- @class pseudoclaude.ProposalsResult
+--- @field proposals pseudoclaude.Proposal[] oldest first
+
+--- `pseudoclaude/memory/review` (params `{id, decision = 'accept'|'reject', content?}`)
+--- @class pseudoclaude.ReviewResult
+--- @field applied boolean
+--- @field filename? string
 
 --- `pseudoclaude/memory/remember`
 --- @class pseudoclaude.RememberResult
@@ -226,5 +260,10 @@ table.sort(M.commands)
 --- @field workspace string
 --- @field level string
 --- @field source string
+
+--- `pseudoclaude/memoryProposals`
+--- @class pseudoclaude.MemoryProposalsParams
+--- @field workspace string
+--- @field count integer
 
 return M
