@@ -439,6 +439,9 @@ async function main() {
   if (readFileSync(join(folder, 'README.md'), 'utf8').includes(NEW_TITLE)) {
     throw new Error('README.md changed before the approval');
   }
+  // The diff editor's title has the same answer (Allow This Change / Deny This Change).
+  await page.locator('.editor-actions [aria-label^="PseudoClaude: Allow This Change"]').first()
+    .waitFor({ state: 'visible' });
   await write.locator('button[data-decision="allowOnce"]').focus();
   await shot(page, 'vscode-chat-approval.png', shots);
   await write.locator('button[data-decision="allowOnce"]').click();

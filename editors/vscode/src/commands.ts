@@ -25,6 +25,8 @@ export const COMMANDS = {
   openChat: { id: 'pseudoclaude.openChat', title: 'PseudoClaude: Open Chat' },
   refreshSessions: { id: 'pseudoclaude.refreshSessions', title: 'PseudoClaude: Refresh Sessions' },
   refreshMemory: { id: 'pseudoclaude.refreshMemory', title: 'PseudoClaude: Refresh Memory' },
+  allowChange: { id: 'pseudoclaude.allowChange', title: 'PseudoClaude: Allow This Change' },
+  denyChange: { id: 'pseudoclaude.denyChange', title: 'PseudoClaude: Deny This Change' },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;

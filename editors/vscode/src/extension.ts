@@ -131,6 +131,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     },
     refreshSessions: () => sessions.refresh(),
     refreshMemory: () => memory.refresh(),
+    // The title buttons of an approval's diff editor answer that approval.
+    allowChange: () => {
+      const id = diffs.activeId();
+      if (id) {
+        h.decide(id, 'allowOnce');
+      }
+    },
+    denyChange: () => {
+      const id = diffs.activeId();
+      if (id) {
+        h.decide(id, 'deny');
+      }
+    },
   };
   for (const [name, spec] of Object.entries(COMMANDS) as [CommandName, (typeof COMMANDS)[CommandName]][]) {
     context.subscriptions.push(vscode.commands.registerCommand(spec.id, handlers[name]));

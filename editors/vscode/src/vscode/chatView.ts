@@ -97,6 +97,15 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode
     }
   }
 
+  /** The approval id of the diff in the active editor group, if it shows one of ours. */
+  activeId(): string | undefined {
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    if (input instanceof vscode.TabInputTextDiff && input.modified.scheme === DIFF_SCHEME) {
+      return diffIdOf(input.modified.path);
+    }
+    return undefined;
+  }
+
   dispose(): void {
     this.changed.dispose();
   }
