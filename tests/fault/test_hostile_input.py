@@ -608,10 +608,14 @@ async def server(lsp_client: LanguageClient, hostile: Hostile
 FIELDS: dict[str, list[str]] = {
     "pseudoclaude/run": ["prompt", "sessionId"],
     "pseudoclaude/compact": ["instructions"],
+    "pseudoclaude/compact/preview": ["instructions"],
+    "pseudoclaude/compact/undo": [],
     "pseudoclaude/context": [],
     "pseudoclaude/memory/show": [],
     "pseudoclaude/memory/remember": ["text", "level", "type", "title"],
     "pseudoclaude/memory/forget": ["level", "filename"],
+    "pseudoclaude/memory/proposals": [],
+    "pseudoclaude/memory/review": ["id", "decision", "content"],
     "pseudoclaude/sessions/list": [],
     "pseudoclaude/sessions/resume": ["sessionId"],
     "pseudoclaude/sessions/new": [],
@@ -644,13 +648,17 @@ PLAUSIBLE: dict[str, Any] = {
     "filename": st.sampled_from(["project_knowledge_x.md", "user_preference_y.md"]),
     "offset": st.integers(min_value=0, max_value=5),
     "limit": st.integers(min_value=1, max_value=5),
+    "id": st.sampled_from(["20250101-000000-00000000", "../x", "20250101-000000-0000zzzz"]),
+    "decision": st.sampled_from(["accept", "reject"]),
+    "content": st.one_of(st.text(max_size=60), ODD_TEXT),
 }
 
 
 REQUIRED: dict[str, set[str]] = {
     "pseudoclaude/run": {"prompt"}, "pseudoclaude/memory/remember": {"text", "level"},
     "pseudoclaude/memory/forget": {"level", "filename"},
-    "pseudoclaude/sessions/resume": {"sessionId"}}
+    "pseudoclaude/sessions/resume": {"sessionId"},
+    "pseudoclaude/memory/review": {"id", "decision"}}
 
 
 def params_strategies(method: str, folder_uri: str) -> dict[str, st.SearchStrategy[Any]]:

@@ -16,7 +16,8 @@ from pseudoclaude.session.ids import is_session_id, new_session_id
 
 LOG_NAME = "conversation.jsonl"
 SPILL_DIR_NAME = "tool-results"
-GITIGNORE = "# Written by PseudoClaude: session logs stay on this machine.\nsessions/\n"
+GITIGNORE = ("# Written by PseudoClaude: session logs and pending memory proposals stay on "
+             "this machine.\nsessions/\nproposals/\n")
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 

@@ -46,7 +46,7 @@ def test_layout_modes_and_gitignore(store: SessionStore) -> None:
     assert stat.S_IMODE(os.stat(store.session_dir(sid)).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(store.spill_dir(sid)).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(store.log_path(sid)).st_mode) == 0o600
-    assert "sessions/" in (store.data_dir / ".gitignore").read_text().splitlines()
+    assert "sessions/\nproposals/" in (store.data_dir / ".gitignore").read_text().splitlines()
     header = json.loads(store.log_path(sid).read_text().splitlines()[0])
     assert header["type"] == "session" and header["version"] == 1 and header["id"] == sid
     assert header["workspace"] == "/w"
@@ -70,7 +70,7 @@ def test_first_sessions_folder_gets_a_gitignore_even_in_an_existing_data_dir(
     store = SessionStore(tmp_path / ".PseudoClaude")
     assert not (store.data_dir / ".gitignore").exists()  # nothing before a session
     store.allocate()
-    assert "sessions/" in (store.data_dir / ".gitignore").read_text()
+    assert "sessions/\nproposals/" in (store.data_dir / ".gitignore").read_text()
     mine = tmp_path / "other" / ".PseudoClaude"
     mine.mkdir(parents=True)
     (mine / ".gitignore").write_text("*\n")
