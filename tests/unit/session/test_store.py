@@ -46,7 +46,8 @@ def test_layout_modes_and_gitignore(store: SessionStore) -> None:
     assert stat.S_IMODE(os.stat(store.session_dir(sid)).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(store.spill_dir(sid)).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(store.log_path(sid)).st_mode) == 0o600
-    assert "sessions/\nproposals/" in (store.data_dir / ".gitignore").read_text().splitlines()
+    lines = (store.data_dir / ".gitignore").read_text().splitlines()
+    assert "sessions/" in lines and "proposals/" in lines
     header = json.loads(store.log_path(sid).read_text().splitlines()[0])
     assert header["type"] == "session" and header["version"] == 1 and header["id"] == sid
     assert header["workspace"] == "/w"
