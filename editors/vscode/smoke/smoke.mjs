@@ -500,6 +500,13 @@ async function main() {
   await chat.locator('details.tool', { hasText: 'run_command' }).waitFor({ state: 'visible' });
   log('chat: transcript restored after a reload');
 
+  // The Sessions view lists the session, marked active.
+  await page.locator('.part.sidebar .pane-header', { hasText: 'Sessions' }).first().click();
+  await page.locator('.part.sidebar .monaco-list-row', { hasText: CHAT_PROMPT }).filter({ hasText: 'active' }).first()
+    .waitFor({ state: 'visible' });
+  await page.locator('.part.sidebar .pane-header', { hasText: 'Sessions' }).first().click();
+  log('Sessions view: the session, marked active');
+
   // Compact: the preview first, then the compaction with its fact check.
   // (a short session fits the recent window: then the preview only says why there is nothing to do)
   await chat.locator('#compact').click();

@@ -5,6 +5,8 @@
 import * as vscode from 'vscode';
 import { ChatHost } from './chat/host';
 import { DIFF_SCHEME } from './chat/diffs';
+import { reviewProposal, serverProposals } from './chat/proposals';
+import { TREE_COMMANDS } from './chat/trees';
 import { COMMANDS, type CommandName } from './commands';
 import { Controller } from './controller';
 import { needsRestart } from './settings';
@@ -47,6 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
       controller?.onMemoryChanged(m);
       memoryTree?.refresh();
     },
+    onMemoryProposals: () => memoryTree?.refresh(),
     onReady: () => {
       void controller?.refreshContext();
       void chat?.reload().then(() => chat?.refreshSessions());
@@ -68,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   const memory = new MemoryTree(client, () => h.folder?.uri);
   sessionsTree = sessions;
   memoryTree = memory;
+  memory.proposals = serverProposals(client, (m) => logChannel.info(m));
   const h: ChatHost = new ChatHost(
     client,
     chatEnv(logChannel, chatView, diffs, context.workspaceState, {
@@ -102,6 +106,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     sessionsView.onDidChangeVisibility((e) => e.visible && sessions.refresh()),
     memoryView.onDidChangeVisibility((e) => e.visible && memory.refresh()),
     vscode.workspace.onDidChangeWorkspaceFolders(() => h.foldersChanged()),
+    // A pending memory proposal (Memory view): its diff, then Accept / Reject.
+    vscode.commands.registerCommand(TREE_COMMANDS.reviewProposal, async (id: unknown) => {
+      const folder = h.folder?.uri;
+      if (typeof id !== 'string' || !folder) {
+        return;
+      }
+      const changed = await reviewProposal(client, {
+        showDiff: (d) => diffs.show(d),
+        closeDiff: (d) => diffs.close(d),
+        choose: async (message, ...actions) => vscode.window.showInformationMessage(message, ...actions),
+        info: (message) => void vscode.window.showInformationMessage(message),
+        error: (message) => void ui.error(message),
+      }, folder, id);
+      if (changed) {
+        memory.refresh();
+      }
+    }),
   );
 
   const handlers: Record<CommandName, (...args: unknown[]) => unknown> = {

@@ -6,7 +6,10 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { DiffStore, diffIdOf, diffUris, pathOf } from '../src/chat/diffs';
 import { memoryNodes, sessionNodes, TREE_COMMANDS } from '../src/chat/trees';
+import type { DiffRequest } from '../src/chat/host';
+import { ACCEPT, REJECT, reviewProposal, serverProposals } from '../src/chat/proposals';
 import { COMMANDS } from '../src/commands';
+import { FakeAgent, rpcError } from './fakes';
 
 const root = join(__dirname, '..', '..');
 const NOW = new Date('2025-06-10T12:00:00Z');
@@ -150,5 +153,73 @@ describe('the extension host', () => {
     assert.ok(seen.size > 15, 'the walk followed the requires');
     assert.ok([...seen].some((f) => f.endsWith(join('chat', 'host.js'))));
     assert.deepEqual([...outside], []);
+  });
+});
+
+describe('memory proposals', () => {
+  const PROPOSAL = {
+    id: 'p1', createdAt: '2025-06-10T11:00:00Z', sessionId: 's1', action: 'update', level: 'project' as const,
+    type: 'project_knowledge', title: 'Tests', summary: 'make test runs everything', filename: 'tests.md',
+    before: '---\ntitle: Tests\n---\nmake\n', after: '---\ntitle: Tests\n---\nmake test\n',
+  };
+  const env = () => {
+    const calls = { diffs: [] as DiffRequest[], closed: [] as string[], infos: [] as string[], errors: [] as string[], asked: [] as string[] };
+    let answer: string | undefined;
+    return {
+      calls,
+      answer: (a: string | undefined) => { answer = a; },
+      env: {
+        showDiff: async (d: DiffRequest) => { calls.diffs.push(d); },
+        closeDiff: (id: string) => { calls.closed.push(id); },
+        choose: async (m: string) => { calls.asked.push(m); return answer; },
+        info: (m: string) => { calls.infos.push(m); },
+        error: (m: string) => { calls.errors.push(m); },
+      },
+    };
+  };
+
+  it('lists the server\'s pending proposals; an older server has none', async () => {
+    const agent = new FakeAgent({ 'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] } });
+    assert.deepEqual(await serverProposals(agent, () => undefined).list('file:///w'), [
+      { id: 'p1', action: 'update', level: 'project', title: 'Tests', filename: 'tests.md', summary: 'make test runs everything', createdAt: '2025-06-10T11:00:00Z' },
+    ]);
+    const logs: string[] = [];
+    assert.equal(await serverProposals(new FakeAgent(), (m) => logs.push(m)).list('file:///w'), undefined);
+    assert.equal(logs.length, 1);
+  });
+
+  it('reviews a proposal: the whole note before/after as a diff, then accept', async () => {
+    const agent = new FakeAgent({
+      'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] },
+      'pseudoclaude/memory/review': { applied: true, filename: 'tests.md' },
+    });
+    const e = env();
+    e.answer(ACCEPT);
+    assert.equal(await reviewProposal(agent, e.env, 'file:///w', 'p1'), true);
+    assert.deepEqual(e.calls.diffs.map((d) => [d.id, d.path, d.before, d.after]), [['memory-p1', 'project/tests.md', PROPOSAL.before, PROPOSAL.after]]);
+    assert.deepEqual(e.calls.closed, ['memory-p1']);
+    assert.deepEqual(e.calls.asked, ['PseudoClaude proposes to update tests.md (project memory): make test runs everything']);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/memory/review')?.params, { workspace: 'file:///w', id: 'p1', decision: 'accept' });
+    assert.deepEqual(e.calls.infos, ['PseudoClaude: accepted: tests.md (project memory).']);
+  });
+
+  it('rejects, or leaves it for later when dismissed; a stale one says why', async () => {
+    const rejecting = new FakeAgent({ 'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] }, 'pseudoclaude/memory/review': { applied: false } });
+    const e = env();
+    e.answer(REJECT);
+    await reviewProposal(rejecting, e.env, 'file:///w', 'p1');
+    assert.equal(rejecting.calls.find((c) => c.method === 'pseudoclaude/memory/review')?.params && (rejecting.calls.find((c) => c.method === 'pseudoclaude/memory/review')?.params as { decision: string }).decision, 'reject');
+    const later = new FakeAgent({ 'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] } });
+    const l = env();
+    assert.equal(await reviewProposal(later, l.env, 'file:///w', 'p1'), false);
+    assert.ok(!later.methods().includes('pseudoclaude/memory/review'));
+    const stale = new FakeAgent({
+      'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] },
+      'pseudoclaude/memory/review': () => { throw rpcError(-32803, 'the note changed since the proposal'); },
+    });
+    const s = env();
+    s.answer(ACCEPT);
+    await reviewProposal(stale, s.env, 'file:///w', 'p1');
+    assert.deepEqual(s.calls.errors, ['PseudoClaude: Review failed: the note changed since the proposal']);
   });
 });

@@ -32,6 +32,7 @@ import {
   type ApproveResult,
   type ContextUsageParams,
   type MemoryChangedParams,
+  type MemoryProposalsParams,
   type ParamsOf,
   type RequestMethod,
   type ResultOf,
@@ -49,6 +50,8 @@ export interface Listeners {
   onEvent(e: AgentEvent): void;
   onContextUsage(u: ContextUsageParams): void;
   onMemoryChanged(m: MemoryChangedParams): void;
+  /** `pseudoclaude/memoryProposals`: the pending memory proposals changed. */
+  onMemoryProposals?(p: MemoryProposalsParams): void;
   /** The server is up (after start or restart). */
   onReady(): void;
   /** A `window/showMessageRequest` approval is up as a modal dialog: an id for `onApprovalAnswered`. */
@@ -157,6 +160,9 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
     client.onNotification(Notifications.event, (e: AgentEvent) => this.listeners.onEvent(e));
     client.onNotification(Notifications.contextUsage, (u: ContextUsageParams) => this.listeners.onContextUsage(u));
     client.onNotification(Notifications.memoryChanged, (m: MemoryChangedParams) => this.listeners.onMemoryChanged(m));
+    client.onNotification(Notifications.memoryProposalsChanged, (p: MemoryProposalsParams) =>
+      this.listeners.onMemoryProposals?.(p),
+    );
     client.onRequest(ShowMessageRequest.type, (p: ShowMessageRequestParams) => showMessageRequest(p, this.listeners));
     const onApprove = this.listeners.onApprove;
     if (onApprove) {
