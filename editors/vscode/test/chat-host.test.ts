@@ -326,6 +326,31 @@ describe('ChatHost: approvals', () => {
   });
 });
 
+describe('ChatHost: folders', () => {
+  it('switches to another folder of the window: its own transcript, meter and sessions', async () => {
+    const other = { uri: 'file:///work/lib', name: 'lib' };
+    const { host, env, agent } = setup();
+    env.folders = () => [folder, other];
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'folder', uri: other.uri });
+    assert.equal(host.folder?.uri, other.uri);
+    const after = agent.calls.filter((c) => (c.params as { workspace?: string }).workspace === other.uri).map((c) => c.method);
+    assert.ok(after.includes('pseudoclaude/context') && after.includes('pseudoclaude/sessions/list'), after.join());
+    assert.ok(env.changed >= 1, 'the views follow the chat\'s folder');
+    await host.handle({ type: 'folder', uri: 'file:///not/open' });
+    assert.equal(host.folder?.uri, other.uri, 'only folders of the window');
+  });
+
+  it('follows the window when its folder is removed', async () => {
+    const { host, env } = setup();
+    const other = { uri: 'file:///work/lib', name: 'lib' };
+    env.folders = () => [other];
+    host.foldersChanged();
+    await flush();
+    assert.equal(host.folder?.uri, other.uri);
+  });
+});
+
 describe('ChatHost: small actions', () => {
   it('copies code and opens links through the editor', async () => {
     const { host, env } = setup();

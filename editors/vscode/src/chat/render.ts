@@ -320,7 +320,7 @@ export function renderWelcome(state: ChatState): string {
   return (
     '<div class="welcome">' +
     `<p>Ask PseudoClaude${where}. It reads, edits and runs commands in the workspace; ` +
-    'writes and commands you did not allow ask first.</p>' +
+    'what your approval settings say to ask about (by default: running a command) waits for your answer here.</p>' +
     '<p class="muted"><kbd>Enter</kbd> sends · <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line · ' +
     '<kbd>↑</kbd> <kbd>↓</kbd> browse earlier prompts</p>' +
     '</div>'
