@@ -9,6 +9,7 @@
 // Screenshots of the chat go to --media (the README's pictures).
 //
 //   node smoke.mjs --python <venv python> --vsix <pseudoclaude.vsix> --out <dir> [--media <dir>]
+//                  [--theme 'Default Dark Modern']
 //
 // Run with Node 24 first on PATH (code-server 4.139 needs it); `run.sh` sets everything up.
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,6 +30,7 @@ const { values: opts } = parseArgs({
     vsix: { type: 'string' },
     out: { type: 'string', default: join(here, 'out') },
     media: { type: 'string' },
+    theme: { type: 'string' },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
     timeout: { type: 'string', default: '120000' },
     keep: { type: 'boolean', default: false },
@@ -327,6 +329,7 @@ async function main() {
         'workbench.secondarySideBar.defaultVisibility': 'hidden',
         'chat.disableAIFeatures': true,
         'window.commandCenter': false,
+        ...(opts.theme ? { 'workbench.colorTheme': opts.theme } : {}),
       },
       null,
       2,
