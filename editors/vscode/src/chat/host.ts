@@ -8,7 +8,7 @@
 import { CancelSource } from '../cancel';
 import { compactMessage, previewPlan, undoMessage } from '../compaction';
 import { describeFailure, errorMessage, isCancelled } from '../errors';
-import { plural } from '../format';
+import { oneLine, plural } from '../format';
 import { MeterStore } from '../meter';
 import type { AgentClient, CancelToken } from '../ports';
 import {
@@ -21,7 +21,6 @@ import {
   type ContextUsageParams,
   type RunResult,
 } from '../protocol';
-import { oneLine } from '../format';
 import { normalizeUri, sameUri } from '../uri';
 import { isFromWebview, type FromWebview, type ToWebview } from './messages';
 import { emptyState, fromLog, reduce, type ApprovalStatus, type ChatAction, type ChatFolder, type ChatState } from './model';
