@@ -130,7 +130,8 @@ end
 local last = {}
 for _, pattern in ipairs({ 'PseudoClaudeEvent', 'PseudoClaudeRunDone', 'PseudoClaudeCompactDone',
   'PseudoClaudeRemembered', 'PseudoClaudeResumed', 'PseudoClaudeContext', 'PseudoClaudePreview',
-  'PseudoClaudeUndoDone' }) do
+  'PseudoClaudeUndoDone', 'PseudoClaudeApprovalShown', 'PseudoClaudeApproval', 'PseudoClaudeProposals',
+  'PseudoClaudeReviewing', 'PseudoClaudeReviewed', 'PseudoClaudeChatLoaded' }) do
   vim.api.nvim_create_autocmd('User', {
     pattern = pattern,
     callback = function(ev)
@@ -153,9 +154,15 @@ function h.take(pattern)
   end)
 end
 
+--- Forget a recorded User event (before triggering the action that fires it again).
+function h.forget(pattern)
+  last[pattern] = nil
+end
+
 --- Set the plugin up against the fake model, open README.md and wait for the client; checks that
---- the server advertises what protocol.lua names. Returns the client.
-function h.setup_plugin()
+--- the server advertises what protocol.lua names. Returns the client. `extra`: options merged
+--- over the defaults here (`settings` too).
+function h.setup_plugin(extra)
   if env.PC_LSP_DEBUG then
     vim.lsp.set_log_level('debug')
   end
@@ -163,7 +170,7 @@ function h.setup_plugin()
   vim.opt.rtp:prepend(h.plugin)
   vim.cmd.runtime('plugin/pseudoclaude.lua')
   vim.o.statusline = "%f %=%{v:lua.require'pseudoclaude'.statusline()}"
-  require('pseudoclaude').setup({
+  require('pseudoclaude').setup(vim.tbl_deep_extend('force', {
     python = h.python,
     settings = {
       provider = 'anthropic',
@@ -172,7 +179,7 @@ function h.setup_plugin()
       approvals = { runCommand = 'ask' },
     },
     transcript = { open = 'vsplit' },
-  })
+  }, extra or {}))
   vim.cmd.edit(vim.fn.fnameescape(h.workspace .. '/README.md'))
   local client = h.wait_for('the pseudoclaude client to initialize', function()
     local c = vim.lsp.get_clients({ name = 'pseudoclaude', bufnr = 0 })[1]
@@ -197,11 +204,12 @@ function h.setup_plugin()
   return client
 end
 
---- Stop the client and wait until it has.
+--- Stop the client and wait until it has (and is gone from the clients, so that the next
+--- request starts a new one).
 function h.stop(client)
   client:stop()
   h.wait_for('the client to stop', function()
-    return client:is_stopped()
+    return client:is_stopped() and vim.lsp.get_client_by_id(client.id) == nil
   end, 30000)
 end
 

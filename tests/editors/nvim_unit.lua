@@ -189,6 +189,18 @@ test('lsp/pseudoclaude.lua is found by vim.lsp.config', function()
   pc.setup({ python = '/venv/bin/python', settings = { model = 'm' }, enable = false })
   eq(vim.lsp.config.pseudoclaude.cmd, { '/venv/bin/python', '-m', 'pseudoclaude', 'lsp' })
   eq(vim.lsp.config.pseudoclaude.settings, { pseudoclaude = { model = 'm' } })
+  -- Diff approvals are asked for by default; `approvals = { diff = false }` turns them off.
+  eq(c.capabilities, { experimental = { pseudoclaude = { approvals = true } } })
+  eq(vim.lsp.config.pseudoclaude.capabilities.experimental.pseudoclaude.approvals, true)
+  pc.setup({ approvals = { diff = false }, enable = false })
+  eq(vim.lsp.config.pseudoclaude.capabilities.experimental.pseudoclaude.approvals, false)
+  pc.setup({ enable = false })
+  eq(vim.lsp.config.pseudoclaude.capabilities.experimental.pseudoclaude.approvals, true)
+  assert(type(c.handlers['pseudoclaude/approve']) == 'function', 'no approve handler')
+  assert(type(c.handlers['$/cancelRequest']) == 'function', 'no $/cancelRequest handler')
+  assert(not pcall(config.set, { approvals = { diff = 'yes' } }), 'approvals.diff must be a boolean')
+  assert(not pcall(config.set, { chat = { width = 0 } }), 'chat.width must be positive')
+  config.set({})
 end)
 
 test('approval requests are recognised', function()
@@ -225,7 +237,8 @@ test('user commands exist', function()
   local cmds = vim.api.nvim_get_commands({})
   for _, name in ipairs({ 'PseudoClaudeAsk', 'PseudoClaudeCompact', 'PseudoClaudeMemory', 'PseudoClaudeRemember',
     'PseudoClaudeSessions', 'PseudoClaudeResume', 'PseudoClaudeCancel', 'PseudoClaudeNew', 'PseudoClaudeForget',
-    'PseudoClaudeContext', 'PseudoClaudeTranscript', 'PseudoClaudePreview', 'PseudoClaudeUndo' }) do
+    'PseudoClaudeContext', 'PseudoClaudeTranscript', 'PseudoClaudePreview', 'PseudoClaudeUndo',
+    'PseudoClaudeChat', 'PseudoClaudeProposals' }) do
     assert(cmds[name], 'missing :' .. name)
   end
 end)
@@ -252,7 +265,8 @@ test('doc/tags is what :helptags makes of doc/pseudoclaude.txt', function()
   for _, tag in ipairs({ 'pseudoclaude', 'pseudoclaude-setup', ':PseudoClaudeAsk', ':PseudoClaudeCompact',
     ':PseudoClaudeMemory', ':PseudoClaudeRemember', ':PseudoClaudeSessions', ':PseudoClaudeResume',
     ':PseudoClaudeCancel', 'pseudoclaude-statusline', 'pseudoclaude-root', ':PseudoClaudeContext',
-    ':PseudoClaudePreview', ':PseudoClaudeUndo' }) do
+    ':PseudoClaudePreview', ':PseudoClaudeUndo', ':PseudoClaudeChat', ':PseudoClaudeProposals',
+    'pseudoclaude-chat', 'pseudoclaude-approvals', 'pseudoclaude-proposals' }) do
     assert(table.concat(fresh, '\n'):find(tag .. '\t', 1, true), 'no help tag ' .. tag)
   end
   eq(vim.fn.readfile(plugin .. '/doc/tags'), fresh,
@@ -600,6 +614,330 @@ test(':PseudoClaudeContext: the breakdown in a float, the meter updated', functi
   eq(lines, context.breakdown_lines(c))
   eq(title, { { ' PseudoClaude context · app ' } })
   eq(meter.get('file:///work/app').breakdown, BREAKDOWN)
+end)
+
+local render = require('pseudoclaude.render')
+local chat = require('pseudoclaude.chat')
+local diff = require('pseudoclaude.diff')
+local approvals = require('pseudoclaude.approvals')
+local proposals = require('pseudoclaude.proposals')
+
+test('render: calls, results, notices, footers, previews', function()
+  eq(render.call('read_file', { path = 'README.md' }), '▸ read_file(path: README.md)')
+  eq(render.result({ name = 'read_file', isError = false, bytes = 2048 }), '✓ read_file · 2.0 KB')
+  eq(render.result({ name = 'run_command', isError = true, preview = '{"ok":false', error = 'denied by the user' }),
+    '✗ run_command failed: denied by the user')
+  eq(render.notice({ kind = 'memory', status = 'proposed', changes = {
+    { action = 'create', level = 'project', filename = 'b.md' } } }),
+    '✎ memory proposed: create project b.md (review: :PseudoClaudeProposals)')
+  eq(render.notice({ kind = 'memory', status = 'unchanged', changes = {} }), nil)
+  eq(render.notice({ kind = 'usage' }), nil)
+  eq(render.footer({ sessionId = 's', stopReason = 'completed', iterations = 1, usage = { inputTokens = 10, outputTokens = 2 } }, false),
+    '── completed · 1 iteration · 10 in / 2 out ──')
+  eq(render.preview_text('{"ok":true,"tool":"read_file","content":"# T\\n\\n\\"q\\" \\u00e9\\tx","metadata":{}}'),
+    '# T\n\n"q" é\tx')
+  eq(render.preview_text('{"ok":true,"tool":"read_file","content":"cut in an esc\\'), 'cut in an esc')
+  eq(render.preview_text('{"ok":true,"tool":"read_file","content":"cut in \\u00'), 'cut in ')
+  eq(render.preview_text('plain text'), 'plain text')
+  local summary = 'Summary.\n\n[Context boundary] The summary above replaces the earlier conversation.'
+  assert(render.is_summary({ role = 'user', content = summary }))
+  assert(not render.is_summary({ role = 'assistant', content = summary }))
+  eq(render.summary_text(summary), 'Summary.')
+  eq(render.log_result({ call_id = 'c', name = 'x', content = '{"ok":false,"tool":"x","error":"boom"}', is_error = true }),
+    { id = 'c', name = 'x', isError = true, bytes = 38, preview = '{"ok":false,"tool":"x","error":"boom"}', error = 'boom' })
+  eq(render.proposal_label({ action = 'create', level = 'project', title = 'Build', filename = 'project_knowledge_build.md' }),
+    'create · project · Build — project_knowledge_build.md')
+  eq(render.proposal_label({ action = 'delete', level = 'user', title = '', filename = 'old.md' }), 'delete · user · old.md')
+end)
+
+test('chat: item lines, fold lines, slash commands', function()
+  eq(chat.item_lines({ kind = 'user', text = 'hi\nthere\n' }, true), { '## You', 'hi', 'there', '', '## PseudoClaude' })
+  eq(chat.item_lines({ kind = 'user', text = 'x' }), { '', '## You', 'x', '', '## PseudoClaude' })
+  eq(chat.item_lines({ kind = 'text', text = 'a\n\nb\n' }), { 'a', '', 'b' })
+  local running = { kind = 'tool', name = 'read_file', arguments = { path = 'R' }, status = 'running' }
+  eq(chat.item_lines(running), { '▸ read_file(path: R)', '  … running' })
+  eq(chat.item_lines(vim.tbl_extend('force', running, { status = 'approval' }))[2], '  ⏸ waiting for your approval')
+  local done = vim.tbl_extend('force', running, { status = 'done', result = { name = 'read_file', isError = false, bytes = 9000,
+    preview = '{"ok":true,"tool":"read_file","content":"1\\n2\\n3\\n4\\n5\\n6\\n7\\n8"' } })
+  eq(chat.item_lines(done), { '▸ read_file(path: R)', '  ✓ read_file · 8.8 KB', '  │ 1', '  │ 2', '  │ 3', '  │ 4', '  │ 5',
+    '  │ 6', '  │ …' })
+  local failed = vim.tbl_extend('force', running, { status = 'failed', result = { name = 'read_file', isError = true,
+    error = 'not found' } })
+  eq(chat.item_lines(failed), { '▸ read_file(path: R)', '  ✗ read_file failed: not found' })
+  eq(chat.fold_line(done), '▸ read_file(path: R) · ✓ read_file · 8.8 KB')
+  eq(chat.item_lines({ kind = 'summary', text = 'one\n\ntwo' }), { '▸ Summary of the earlier conversation', '  one', '', '  two' })
+  eq(chat.item_lines({ kind = 'notice', text = '⇣ compacted' }), { '> ⇣ compacted' })
+  eq(chat.item_lines({ kind = 'earlier', count_hidden = 3 }), { '*(3 earlier messages not shown)*' })
+  eq(chat.foldable(done), true)
+  eq(chat.foldable({ kind = 'text' }), false)
+  eq(chat.slash('/compact focus on the parser '), { command = 'compact', argument = 'focus on the parser' })
+  eq(chat.slash('/UNDO'), { command = 'undo', argument = '' })
+  eq(chat.slash('what does /undo do?'), nil)
+  eq(chat.slash('/'), nil)
+end)
+
+test('chat: items from a session log', function()
+  local items = chat.items_from_log({
+    { role = 'user', content = 'Summary of work.\n\n[Context boundary] The summary above replaces it.' },
+    { role = 'assistant', content = 'Understood. I have the summary.' },
+    { role = 'user', content = 'read it' },
+    { role = 'assistant', content = 'Reading.', tool_calls = {
+      { id = 'c1', name = 'read_file', arguments = { path = 'R' } },
+      { id = 'c2', name = 'run_command', arguments = { command = 'make' } } } },
+    { role = 'user', tool_result = { call_id = 'c1', name = 'read_file', content = '{"ok":true,"tool":"read_file","content":"x"}' } },
+    { role = 'assistant', content = 'Done.' },
+  }, 4)
+  eq(vim.tbl_map(function(i) return i.kind end, items), { 'earlier', 'summary', 'user', 'text', 'tool', 'tool', 'text' })
+  eq(items[2].text, 'Summary of work.')
+  eq(items[5].status, 'done')
+  eq(items[5].result.preview, '{"ok":true,"tool":"read_file","content":"x"}')
+  eq(items[6].status, 'interrupted', 'a call without a result in the log')
+  eq(items[7].text, 'Done.')
+end)
+
+test('diff: lines and text keep the final newline', function()
+  eq(diff.lines('a\nb\n'), { 'a', 'b' })
+  eq(diff.lines('a\nb'), { 'a', 'b' })
+  eq(diff.lines(''), {})
+  eq(diff.text({ 'a', 'b' }, true), 'a\nb\n')
+  eq(diff.text({ 'a', 'b' }, false), 'a\nb')
+  eq(diff.text({ '' }, true), '')
+  eq(diff.ends_with_newline(''), true)
+  eq(diff.ends_with_newline('x'), false)
+  eq(diff.filetype('src/a.py'), 'python')
+  eq(diff.winbar('keys', 'after · 100%'), ' keys · %<after · 100%%', 'the tail is cut first')
+  eq(diff.winbar('a │ b', 'x', ' │ '), ' a │ b │ %<x')
+  eq(diff.winbar('only'), ' only')
+  eq(diff.join('a', nil), 'a')
+  eq(diff.join('a', 'b'), 'a · b')
+  eq(diff.filetype('notes.unknown-extension'), nil)
+end)
+
+test('approvals: the words of a write and of a command', function()
+  local p = { workspace = 'file:///w', sessionId = 's', tool = 'write_file', arguments = {}, kind = 'write',
+    path = 'src/a.py', before = '', after = 'print(1)' }
+  eq(approvals.WRITE_HINT, 'a allow once · s allow for this session · d deny')
+  local left, right = approvals.write_sides(p)
+  eq(left.name, 'pseudoclaude://approve/src/a.py.before')
+  eq(right.name, 'pseudoclaude://approve/src/a.py.after')
+  eq(left.filetype, 'python')
+  eq({ left.title, left.detail }, { 'PseudoClaude · before', 'write_file src/a.py (new file)' })
+  eq(right.title, 'after')
+  local _, r2 = approvals.write_sides(vim.tbl_extend('force', p, { before = 'x\n', after = 'y' }))
+  eq(r2.title, 'after (removes the final newline)')
+  eq(approvals.command_prompt({ tool = 'run_command', kind = 'runCommand', command = 'make test', cwd = '/w' }),
+    'PseudoClaude: run_command wants to run: make test (in /w)')
+  eq(approvals.command_prompt({ tool = 'run_command', kind = 'runCommand', arguments = { command = 'ls' } }),
+    'PseudoClaude: run_command wants to run: command: ls')
+  eq(approvals.request_id(), nil, 'no request being handled')
+  eq(approvals.handle(nil, p, { client_id = 1 }), { decision = 'deny' }, 'not in a coroutine: nobody can be asked')
+end)
+
+--- Call the approve handler as Neovim does (in a coroutine); returns a function giving its answer.
+local function approve_async(params, client_id)
+  local answer
+  coroutine.wrap(function()
+    answer = { approvals.handle(nil, params, { method = 'pseudoclaude/approve', client_id = client_id or 7 }) }
+  end)()
+  return function()
+    vim.wait(2000, function()
+      return answer ~= nil
+    end, 10)
+    return answer
+  end
+end
+
+test('approvals: the diff split answers once: a, s, d, q, closing the tab, a cancel', function()
+  local start_tab = vim.api.nvim_get_current_tabpage()
+  local p = { workspace = 'file:///w', sessionId = 's', tool = 'edit_file', arguments = {}, kind = 'write',
+    path = 'notes.txt', before = 'one\ntwo\n', after = 'one\nTWO\n' }
+  for key, decision in pairs({ a = 'allowOnce', s = 'allowSession', d = 'deny', q = 'deny' }) do
+    local answer = approve_async(p)
+    local pending = approvals.pending[#approvals.pending]
+    local view = assert(pending and pending.view, 'no split for ' .. key)
+    eq(vim.api.nvim_get_current_tabpage(), view.tab, 'the split is current')
+    eq(vim.api.nvim_buf_get_lines(view.left.buf, 0, -1, false), { 'one', 'two' })
+    eq(vim.api.nvim_buf_get_lines(view.right.buf, 0, -1, false), { 'one', 'TWO' })
+    eq(vim.wo[view.right.win].diff, true)
+    eq(vim.api.nvim_win_get_cursor(view.right.win)[1], 2, 'the cursor on the change')
+    vim.api.nvim_feedkeys(key, 'x', false)
+    eq(answer(), { { decision = decision } }, key)
+    eq(view.closed, true)
+    eq(vim.api.nvim_buf_is_valid(view.left.buf) or vim.api.nvim_buf_is_valid(view.right.buf), false, 'buffers left')
+    eq(vim.api.nvim_get_current_tabpage(), start_tab, 'back where it was')
+    eq(#approvals.pending, 0)
+  end
+  -- Closing the tab denies.
+  local answer = approve_async(p)
+  vim.cmd('tabclose')
+  eq(answer(), { { decision = 'deny' } }, 'tabclose')
+  -- The server cancels: RequestCancelled, the split goes; a key after that answers nothing more.
+  answer = approve_async(p, 9)
+  local view = approvals.pending[1].view
+  approvals.cancel(8, 'another client')
+  eq(#approvals.pending, 1, 'another client cancels nothing here')
+  approvals.cancel(9, 'pseudoclaude-approval-x')
+  local got = answer()
+  eq(got[1], nil)
+  eq(got[2].code, -32800)
+  eq(view.closed, true)
+  eq(#vim.api.nvim_list_tabpages(), 1)
+  -- Two at once (two folders): each answers for itself.
+  local first, second = approve_async(p), approve_async(vim.tbl_extend('force', p, { path = 'b.txt' }))
+  eq(#approvals.pending, 2)
+  vim.api.nvim_feedkeys('a', 'x', false) -- the second split is current
+  eq(second(), { { decision = 'allowOnce' } })
+  vim.api.nvim_set_current_tabpage(approvals.pending[1].view.tab)
+  vim.api.nvim_feedkeys('d', 'x', false)
+  eq(first(), { { decision = 'deny' } })
+  -- An approval that arrives while typing in the chat's prompt (Insert mode): the split's keys
+  -- work at once, and the prompt gets Insert mode back after.
+  local prompt = vim.api.nvim_create_buf(false, true)
+  vim.bo[prompt].buftype = 'prompt'
+  vim.api.nvim_set_current_buf(prompt)
+  local typing
+  _G.pc_start_approval = function()
+    typing = approve_async(p)
+  end
+  vim.api.nvim_feedkeys('i' .. vim.keycode('<Cmd>lua _G.pc_start_approval()<CR>') .. 's', 'xt', false)
+  eq(typing(), { { decision = 'allowSession' } }, 'the key typed after the split opened')
+  eq(vim.api.nvim_get_current_buf(), prompt, 'back in the prompt')
+  vim.api.nvim_buf_delete(prompt, { force = true })
+  -- A command asks with vim.ui.select; dismissing denies.
+  local real_select = vim.ui.select
+  local asked
+  vim.ui.select = function(items, opts, on_choice)
+    asked = { items = items, prompt = opts.prompt, kind = opts.kind }
+    on_choice(nil)
+  end
+  local cmd = approve_async({ workspace = 'file:///w', sessionId = 's', tool = 'run_command', arguments = { command = 'ls' },
+    kind = 'runCommand', command = 'ls', cwd = '/w' })
+  vim.ui.select = real_select
+  eq(cmd(), { { decision = 'deny' } })
+  eq(asked, { items = { 'Allow once', 'Allow for this session', 'Deny' },
+    prompt = 'PseudoClaude: run_command wants to run: ls (in /w)', kind = 'pseudoclaude_approval' })
+end)
+
+test('proposals: accept params, sides and hint', function()
+  local p = { id = 'p1', action = 'create', level = 'project', title = 'Build', summary = 'make build',
+    filename = 'b.md', before = '', after = '---\ntitle: Build\n---\nRun make.\n' }
+  eq(proposals.accept_params(p, p.after), { id = 'p1', decision = 'accept' })
+  eq(proposals.accept_params(p, '---\ntitle: Build\n---\nRun make -j.\n'),
+    { id = 'p1', decision = 'accept', content = '---\ntitle: Build\n---\nRun make -j.\n' })
+  local del = vim.tbl_extend('force', p, { action = 'delete', before = 'x', after = '' })
+  eq(proposals.accept_params(del, 'edited'), { id = 'p1', decision = 'accept' }, 'a delete takes no content')
+  local left, right = proposals.sides(p)
+  eq(left.name, 'pseudoclaude://proposal/project/b.md.before')
+  eq({ left.title, left.detail }, { 'PseudoClaude memory · before', 'project/b.md (no such note yet)' })
+  eq({ right.title, right.detail }, { 'after (create, editable)', 'make build' })
+  eq(right.editable, true)
+  eq(right.filetype, 'markdown')
+  local _, dright = proposals.sides(del)
+  eq(dright.editable, false)
+  eq(dright.title, 'after: deleted')
+  eq(proposals.hint(p), 'a accept (:w too) · r reject · q later')
+  eq(proposals.hint(del), 'a accept · r reject · q later')
+end)
+
+test('meter and handler: pending memory proposals', function()
+  local ws = 'file:///proj'
+  local shown = {}
+  local real_notify = vim.notify
+  vim.notify = function(msg)
+    shown[#shown + 1] = msg
+  end
+  local ok, err = pcall(function()
+    eq(meter.text(ws), 'PseudoClaude')
+    handlers['pseudoclaude/memoryProposals'](nil, { workspace = ws, count = 2 }, {})
+    eq(meter.text(ws), 'PseudoClaude · 2 proposals')
+    meter.usage({ workspace = ws, sessionId = 's', estimatedTokens = 12000, contextWindow = 200000, autoCompactThreshold = 167000 })
+    eq(meter.text(ws), '12k/200k · 2 proposals')
+    handlers['pseudoclaude/memoryProposals'](nil, { workspace = ws, count = 1 }, {})
+    eq(meter.text(ws), '12k/200k · 1 proposal')
+    handlers['pseudoclaude/memoryProposals'](nil, { workspace = ws, count = 0 }, {})
+    eq(meter.text(ws), '12k/200k')
+  end)
+  vim.notify = real_notify
+  assert(ok, err)
+  eq(shown, { 'PseudoClaude: 2 memory proposals to review in proj: :PseudoClaudeProposals' }, 'said once, when more')
+end)
+
+test('chat: live events render into the buffer, cards fold, results fill their cards', function()
+  local r = require('pseudoclaude.protocol').requests
+  local ws = 'file:///work/app'
+  local c
+  with_fake_server({ [r.context] = { sessionId = vim.NIL, messageCount = 0, estimatedTokens = 0, contextWindow = 200000,
+    autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false } }, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  eq(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false),
+    { '*New conversation in app. Type below; Enter sends, /help lists the commands.*' })
+  local function ev(e)
+    e.workspace, e.sessionId = ws, 's1'
+    chat.event(e)
+  end
+  chat.begin_run(ws, 'Look at both')
+  ev({ kind = 'text', delta = 'Let me ' })
+  ev({ kind = 'text', delta = 'look.' })
+  ev({ kind = 'toolCall', id = 'a', name = 'read_file', arguments = { path = 'A' } })
+  ev({ kind = 'toolCall', id = 'b', name = 'read_file', arguments = { path = 'B' } })
+  -- Results out of order: each fills its own card.
+  ev({ kind = 'toolResult', id = 'b', name = 'read_file', isError = false, bytes = 2, preview = 'bb' })
+  ev({ kind = 'toolResult', id = 'a', name = 'read_file', isError = true, bytes = 9, preview = 'x', error = 'not found' })
+  ev({ kind = 'text', delta = 'Both\nread.' })
+  ev({ kind = 'compact', layer = 1, beforeTokens = 9000, afterTokens = 3000, offloaded = 2 })
+  chat.end_run(ws, { sessionId = 's1', stopReason = 'completed', text = 'x', iterations = 2,
+    usage = { inputTokens = 1600, outputTokens = 70 } })
+  local lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
+  eq(lines, {
+    '## You', 'Look at both', '', '## PseudoClaude',
+    'Let me look.',
+    '▸ read_file(path: A)', '  ✗ read_file failed: not found',
+    '▸ read_file(path: B)', '  ✓ read_file · 2 B', '  │ bb',
+    'Both', 'read.',
+    '> ⇣ compacted (layer 1): 9k → 3k tokens, 2 results offloaded',
+    '── completed · 2 iterations · 1.6k in / 70 out ──',
+  })
+  eq(c.session_id, 's1')
+  local win = vim.fn.win_findbuf(c.buf)[1]
+  vim.api.nvim_win_call(win, function()
+    eq({ vim.fn.foldclosed(6), vim.fn.foldclosedend(6) }, { 6, 7 }, 'card a')
+    eq({ vim.fn.foldclosed(8), vim.fn.foldclosedend(8) }, { 8, 10 }, 'card b')
+    eq(vim.fn.foldclosed(11), -1, 'text is not folded')
+    eq(vim.fn.foldtextresult(8), '▸ read_file(path: B) · ✓ read_file · 2 B')
+    -- An opened card stays open when another card changes.
+    vim.cmd('6foldopen')
+  end)
+  chat.begin_run(ws, 'Again')
+  ev({ kind = 'toolCall', id = 'c', name = 'run_command', arguments = { command = 'make' } })
+  chat.approval({ workspace = ws, tool = 'run_command' }, true)
+  local approval_line = vim.api.nvim_buf_get_lines(c.buf, -2, -1, false)[1]
+  eq(approval_line, '  ⏸ waiting for your approval')
+  chat.abort_run(ws, 'canceled')
+  lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
+  eq(vim.list_slice(lines, #lines - 2), { '▸ run_command(command: make)', '  ⊘ interrupted: no result', '── canceled ──' })
+  vim.api.nvim_win_call(win, function()
+    eq(vim.fn.foldclosed(6), -1, 'the opened card stayed open')
+    eq(vim.fn.foldclosed(8), 8, 'the other stayed closed')
+    eq(vim.fn.foldclosed(#lines - 2), #lines - 2, 'the new card is closed')
+  end)
+  -- Events of other folders are not this chat's.
+  chat.event({ workspace = 'file:///other', sessionId = 's9', kind = 'text', delta = 'elsewhere' })
+  eq(#vim.api.nvim_buf_get_lines(c.buf, 0, -1, false), #lines)
+  -- A session change says so.
+  chat.event({ workspace = ws, sessionId = 's2', kind = 'warning', message = 'careful' })
+  eq(vim.api.nvim_buf_get_lines(c.buf, -3, -1, false), { '> session s2', '> ! careful' })
+  -- The chat buffer and its prompt name the folder for commands typed there.
+  local client = require('pseudoclaude.client')
+  eq(client.workspace({ workspace_folders = { { uri = 'file:///elsewhere' } } }, c.prompt_buf), ws)
+  eq(chat.of_buf(c.prompt_buf), c)
+  -- q closes both windows; the buffers stay.
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_feedkeys('q', 'x', false)
+  eq(#vim.fn.win_findbuf(c.buf) + #vim.fn.win_findbuf(c.prompt_buf), 0)
+  assert(vim.api.nvim_buf_is_valid(c.buf))
+  vim.cmd('bwipeout! ' .. c.buf)
+  eq(chat.get(ws), nil)
 end)
 
 io.stdout:write(string.format('nvim unit: %d passed, %d failed\n', passed, failed))

@@ -48,10 +48,48 @@ def test_nvim_unit(nvim: Any) -> None:
     assert "0 failed" in proc.stdout, proc.stdout
 
 
-def e2e_script() -> dict[str, Any]:
-    """The demo script (read README.md, answer) plus rules for the approval and cancel steps."""
+def tool_rule(marker: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A run whose prompt contains ``marker`` calls one tool, then gets the demo's answer."""
+    return {"when": {"has_tools": True, "last_user_contains": marker},
+            "reply": {"text": f"Calling {name}.",
+                      "tool_calls": [{"name": name, "arguments": arguments}],
+                      "usage": {"input": 800, "output": 20}}}
+
+
+def memory_rule(marker: str, operations: list[dict[str, Any]]) -> dict[str, Any]:
+    """The memory update after a run whose prompt contains ``marker`` (a request without tools)."""
+    return {"when": {"has_tools": False, "body_contains": marker},
+            "reply": {"text": "Operations: " + json.dumps(operations)}}
+
+
+EDITS = [
+    tool_rule("EDIT-NOTES", "edit_file",
+              {"path": "notes.txt", "old_text": "two", "new_text": "TWO"}),
+    tool_rule("EDIT-BACK", "edit_file",
+              {"path": "notes.txt", "old_text": "TWO", "new_text": "two"}),
+    tool_rule("NEW-FILE", "write_file",
+              {"path": "hello.py", "content": 'def main():\n    print("hi")\n'}),
+]
+
+BUILD_NOTE = {"action": "create", "level": "project", "type": "project_knowledge",
+              "title": "Build", "summary": "make build", "content": "Run `make build`."}
+PROFILE_NOTE = {"action": "create", "level": "user", "type": "user_preference",
+                "title": "User Profile", "summary": "Go engineer",
+                "content": "The user is a Go engineer."}
+BUILD_UPDATE = {"action": "update", "level": "project", "filename": "project_knowledge_build.md",
+                "summary": "make build -j", "content": "Run `make build -j8`."}
+PROPOSALS = [
+    memory_rule("REMEMBER-BOTH", [BUILD_NOTE, PROFILE_NOTE]),
+    memory_rule("UPDATE-BUILD", [BUILD_UPDATE]),
+]
+
+
+def e2e_script(extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The demo script (read README.md, answer) plus rules for the approval and cancel steps
+    (and ``extra`` rules first)."""
     script = copy.deepcopy(DEMO_SCRIPT)
     script["rules"] = [
+        *(extra or []),
         {"when": {"has_tools": True, "last_user_contains": "please run the tests"},
          "reply": {"text": "Running them.",
                    "tool_calls": [{"name": "run_command", "arguments": {"command": "true"}}],
@@ -83,12 +121,14 @@ def make_workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-def run_script(nvim: Any, tmp_path: Path, workspace: Path,
-               script: str) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
-    """Run ``script`` against the real server and the fake model, asserting it exited 0 with
-    ``ok``: its report, the requests the model got, and the details (stdout first) to show."""
+def run_script(nvim: Any, tmp_path: Path, workspace: Path, script: str,
+               rules: list[dict[str, Any]] | None = None
+               ) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """Run ``script`` against the real server and the fake model (with ``rules`` first),
+    asserting it exited 0 with ``ok``: its report, the requests the model got, and the details
+    (stdout first) to show."""
     report_path = tmp_path / "report.json"
-    with FakeModelServer(e2e_script()) as model:
+    with FakeModelServer(e2e_script(rules)) as model:
         env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
                        PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
                        PC_REPORT=str(report_path), PC_TIMEOUT_MS="90000")
@@ -153,3 +193,53 @@ def test_nvim_compaction_commands(nvim: Any, tmp_path: Path) -> None:
                if line.get("type") == "replace"]
     assert reasons == ["compact", "undo"], reasons
     assert report["undo"]["restored"] is True and report["undo_again"]["restored"] is False
+
+
+@pytest.mark.timeout(420)
+def test_nvim_diff_approvals(nvim: Any, tmp_path: Path) -> None:
+    """Edit approvals as a diff split (SPEC §11 "Diff approvals"): deny leaves the file
+    byte-identical, allow once writes, closing the tab denies, a cancelled run closes the split,
+    allow for the session stops asking, commands ask with vim.ui.select, and the opt-out keeps
+    window/showMessageRequest."""
+    workspace = make_workspace(tmp_path)
+    report, _, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_approvals.lua", EDITS)
+    assert "nvim approvals e2e: 9 steps passed" in detail, detail
+    assert (workspace / "notes.txt").read_bytes() == b"one\nTWO\nthree\n"
+    assert not (workspace / "hello.py").exists()
+    split = report["approval_split"]
+    assert split["left"]["lines"] == ["one", "two", "three"]
+    assert split["right"]["lines"] == ["one", "TWO", "three"]
+
+
+@pytest.mark.timeout(420)
+def test_nvim_memory_proposals(nvim: Any, tmp_path: Path) -> None:
+    """:PseudoClaudeProposals with memory.mode confirm (SPEC §11 "Memory with consent"): the
+    meter counts the proposals, an accept after editing the right side writes the edited text,
+    a reject writes nothing, a stale proposal is refused with the server's reason."""
+    workspace = make_workspace(tmp_path)
+    report, _, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_proposals.lua", PROPOSALS)
+    assert "nvim proposals e2e: 6 steps passed" in detail, detail
+    note = workspace / ".PseudoClaude" / "memory" / "project_knowledge_build.md"
+    text = note.read_text()
+    assert "Run `make build` (edited in Neovim)." in text and "A line added by hand." in text
+    assert "make build -j8" not in text, "the stale proposal was applied"
+    home = tmp_path / "home"
+    assert not list(home.rglob("user_preference_user-profile.md")), "the rejected note exists"
+    assert report["meter_with_proposals"].endswith(" · 2 proposals")
+    assert "changed since it was proposed" in report["stale_message"]
+
+
+@pytest.mark.timeout(420)
+def test_nvim_chat(nvim: Any, tmp_path: Path) -> None:
+    """:PseudoClaudeChat (SPEC §11 "Editors"): a prompt typed into the prompt buffer streams its
+    answer into the markdown chat buffer, tool calls are folded cards with their results, a
+    memory update shows inline, Ctrl-C cancels, slash commands act, and the chat reopens with the
+    session's history (after wiping it, and after a server restart and a resume)."""
+    workspace = make_workspace(tmp_path)
+    report, requests, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_chat.lua", PROPOSALS)
+    assert "nvim chat e2e: 11 steps passed" in detail, detail
+    assert any("What is this project?" in json.dumps(r["body"]) for r in requests)
+    assert not any("/undo" in json.dumps(r["body"].get("messages")) for r in requests), \
+        "a slash command reached the model"
+    assert report["folded_card"].startswith("▸ read_file(path: README.md) · ✓ read_file · ")
+    assert "## You" in report["chat_history"]

@@ -5,13 +5,15 @@ from its source text (``Requests``, ``Notifications``, ``ErrorCodes``, ``PROTOCO
 ``EXPERIMENTAL_KEY``) and ``editors/nvim/lua/pseudoclaude/protocol.lua`` is loaded in the real
 headless Neovim, which prints it as JSON. Requests, notifications, commands (``a/b`` -> ``a.b``)
 and error codes must be the same sets, under the same names (``MEMORY_SHOW`` = ``memoryShow`` =
-``memory_show``). Neither client spells a method name anywhere else.
+``memory_show``). Neither client spells a method name anywhere else. protocol.lua also names the
+server → client requests, the approvals capability key and the decisions of approve and review.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,9 @@ local p = require('pseudoclaude.protocol')
 io.stdout:write(vim.json.encode({
   requests = p.requests, notifications = p.notifications, errors = p.errors,
   commands = p.commands, version = p.version, experimental_key = p.experimental_key,
+  server_requests = p.server_requests, approvals_capability = p.approvals_capability,
+  approve_decisions = p.approve_decisions, approve_kinds = p.approve_kinds,
+  review_decisions = p.review_decisions,
 }))
 """
 
@@ -123,6 +128,7 @@ def lua_side(make_nvim: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[s
         "version": data["version"],
         "experimental_key": data["experimental_key"],
         "commands_list": data["commands"],
+        "raw": data,
     }
 
 
@@ -161,6 +167,28 @@ def test_every_request_is_a_command(lua_side: dict[str, Any]) -> None:
     assert set(py["requests"].values()) == set(protocol.PARAMS), "a request without params shape"
     assert lua_side["commands_list"] == sorted(lua_side["commands"]), "protocol.lua commands"
     assert len(lua_side["commands_list"]) == len(lua_side["requests"])
+
+
+def literal_values(annotation: Any) -> set[str]:
+    """The strings of a ``Literal[...]`` annotation."""
+    return set(typing.get_args(annotation))
+
+
+def test_nvim_server_requests_and_approval_shapes(lua_side: dict[str, Any]) -> None:
+    """protocol.lua's server → client requests, the approvals capability key and the values of
+    the approve and review decisions are the server's (SPEC §11 "Diff approvals", "Memory with
+    consent")."""
+    raw = lua_side["raw"]
+    assert set(raw["server_requests"].values()) == set(protocol.SERVER_REQUESTS)
+    assert {norm(k) for k in raw["server_requests"]} == {
+        norm(k) for k, v in vars(protocol).items() if k.isupper() and v in protocol.SERVER_REQUESTS}
+    assert raw["approvals_capability"] == protocol.APPROVALS_CAPABILITY
+    hints = typing.get_type_hints(protocol.ApproveResult)
+    assert set(raw["approve_decisions"].values()) == literal_values(hints["decision"])
+    assert set(raw["approve_kinds"].values()) == literal_values(
+        typing.get_type_hints(protocol.ApproveParams)["kind"])
+    assert set(raw["review_decisions"].values()) == literal_values(
+        typing.get_type_hints(protocol.ReviewParams)["decision"])
 
 
 def quoted_methods(path: Path) -> list[str]:

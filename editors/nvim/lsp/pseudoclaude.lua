@@ -18,6 +18,9 @@ return {
     local settings = config.settings and config.settings.pseudoclaude
     params.initializationOptions = require('pseudoclaude.config').settings_object(settings)
   end,
+  -- `experimental.pseudoclaude.approvals`: edits come as `pseudoclaude/approve` with the whole
+  -- file before and after, shown as a diff (`setup({ approvals = { diff = false } })` turns it off).
+  capabilities = require('pseudoclaude.config').capabilities(),
   handlers = require('pseudoclaude.handlers'),
   on_exit = function(code, signal, client_id)
     vim.schedule(function()

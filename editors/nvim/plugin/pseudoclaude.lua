@@ -98,6 +98,18 @@ local commands = {
     end,
     { nargs = 0, desc = 'PseudoClaude: what fills the context (breakdown in a float)' },
   },
+  PseudoClaudeChat = {
+    function()
+      pc().chat()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: chat (a chat buffer with a prompt)' },
+  },
+  PseudoClaudeProposals = {
+    function()
+      pc().proposals()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: review memory proposals (a diff split each)' },
+  },
   PseudoClaudeTranscript = {
     function()
       pc().open_transcript()

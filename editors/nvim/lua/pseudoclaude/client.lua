@@ -37,14 +37,20 @@ function M.get(bufnr)
   return all[1]
 end
 
---- The workspace folder URI a request is about: the folder holding the buffer's file, else the
---- client's first folder.
+--- The workspace folder URI a request is about: the chat's folder in a chat buffer, the folder
+--- holding the buffer's file, else the client's first folder.
 --- @param client vim.lsp.Client
 --- @param bufnr? integer
 --- @return string?
 function M.workspace(client, bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local chat = package.loaded['pseudoclaude.chat']
+  local shown = chat and chat.of_buf(bufnr)
+  if shown then
+    return shown.workspace
+  end
   local folders = client.workspace_folders or {}
-  local file = buf_file((bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr)
+  local file = buf_file(bufnr)
   if file and #folders > 1 then
     for _, f in ipairs(folders) do
       if vim.fs.relpath(vim.uri_to_fname(f.uri), file) then

@@ -8,12 +8,19 @@ local M = {}
 ---   contextWindow, maxIterations, thinking, approvals = {runCommand, write},
 ---   memory = {enabled, userDir}, dataDir, session = {retentionDays}, compact = {...}).
 --- @field transcript? {open: 'vsplit'|'split'|'tab'|'none'} Where `:PseudoClaudeAsk` shows it.
+--- @field approvals? {diff: boolean} `diff = true` (default): the client asks the server for
+---   `pseudoclaude/approve` and shows an edit as a diff split; `false`: the server asks with
+---   `window/showMessageRequest` (a plain prompt).
+--- @field chat? {width: number, prompt_height: integer} The chat window: columns (a fraction of
+---   the screen when below 1) and the height of its prompt.
 --- @field enable? boolean Call `vim.lsp.enable('pseudoclaude')` (default true).
 M.defaults = {
   cmd = nil,
   python = nil,
   settings = {},
   transcript = { open = 'vsplit' },
+  approvals = { diff = true },
+  chat = { width = 0.4, prompt_height = 3 },
   enable = true,
 }
 
@@ -59,8 +66,28 @@ function M.set(opts)
   if not vim.tbl_contains({ 'vsplit', 'split', 'tab', 'none' }, open) then
     error(string.format('pseudoclaude: transcript.open must be vsplit, split, tab or none (got %s)', open))
   end
+  vim.validate('approvals.diff', merged.approvals.diff, 'boolean')
+  vim.validate('chat.width', merged.chat.width, function(v)
+    return type(v) == 'number' and v > 0
+  end, false, 'a number of columns, or a fraction of the screen below 1')
+  vim.validate('chat.prompt_height', merged.chat.prompt_height, function(v)
+    return type(v) == 'number' and v >= 1
+  end, false, 'a height of at least 1')
   M.options = merged
   return merged
+end
+
+--- The client capabilities the options ask for: `experimental.pseudoclaude.approvals` (SPEC §11).
+--- @param opts? pseudoclaude.Options
+--- @return table
+function M.capabilities(opts)
+  opts = opts or M.options
+  local protocol = require('pseudoclaude.protocol')
+  return {
+    experimental = {
+      [protocol.experimental_key] = { [protocol.approvals_capability] = opts.approvals.diff ~= false },
+    },
+  }
 end
 
 --- What makes a folder a workspace root, in this order: the nearest folder holding the first

@@ -1,5 +1,7 @@
 --- Handlers for what the server sends: `pseudoclaude/event`, `pseudoclaude/contextUsage`,
---- `pseudoclaude/memoryChanged`, and approval prompts (`window/showMessageRequest`).
+--- `pseudoclaude/memoryChanged`, `pseudoclaude/memoryProposals`, approvals
+--- (`pseudoclaude/approve`, or `window/showMessageRequest` without the capability) and the
+--- server's `$/cancelRequest` of a pending approval.
 local protocol = require('pseudoclaude.protocol')
 
 local M = {}
@@ -10,6 +12,7 @@ end
 
 M[protocol.notifications.event] = function(_, params)
   require('pseudoclaude.transcript').event(params)
+  require('pseudoclaude.chat').event(params)
   if params.kind == 'error' or params.kind == 'compact' then
     require('pseudoclaude').refresh_context(params.workspace)
   end
@@ -25,8 +28,34 @@ M[protocol.notifications.memory_changed] = function(_, params)
   fire('PseudoClaudeMemoryChanged', params)
 end
 
+--- The number of pending memory proposals changed: the meter shows it; more of them is said once.
 M[protocol.notifications.memory_proposals_changed] = function(_, params)
+  local fmt = require('pseudoclaude.format')
+  local meter = require('pseudoclaude.meter')
+  local before = meter.proposals(params.workspace) or 0
+  meter.set_proposals(params.workspace, params.count)
+  if type(params.count) == 'number' and params.count > before then
+    vim.notify(
+      string.format(
+        'PseudoClaude: %s to review in %s: :PseudoClaudeProposals',
+        fmt.plural(params.count, 'memory proposal'),
+        fmt.basename(params.workspace)
+      ),
+      vim.log.levels.INFO,
+      { title = 'PseudoClaude' }
+    )
+  end
   fire('PseudoClaudeProposals', params)
+end
+
+M[protocol.server_requests.approve] = function(err, params, ctx)
+  return require('pseudoclaude.approvals').handle(err, params, ctx)
+end
+
+M[vim.lsp.protocol.Methods.dollar_cancelRequest] = function(_, params, ctx)
+  if type(params) == 'table' and params.id ~= nil then
+    require('pseudoclaude.approvals').cancel(ctx.client_id, params.id)
+  end
 end
 
 local APPROVAL = protocol.approval_actions

@@ -30,7 +30,7 @@ end
 --- @param opts? pseudoclaude.Options
 function M.setup(opts)
   local o = config.set(opts)
-  local lsp_config = { cmd = config.server_cmd(o) }
+  local lsp_config = { cmd = config.server_cmd(o), capabilities = config.capabilities(o) }
   if next(o.settings) ~= nil then
     lsp_config.settings = { pseudoclaude = o.settings }
   end
@@ -81,18 +81,30 @@ local function report_stop(result)
   end
 end
 
---- `:PseudoClaudeAsk [prompt]`: run the agent; the answer streams into the transcript.
---- @param prompt? string
-function M.ask(prompt)
-  if is_blank(prompt) then
-    return ask_for('Ask PseudoClaude: ', M.ask)
+--- Where a run is shown: the transcript (always written, shown by `:PseudoClaudeAsk`) and the
+--- folder's chat buffer, when one is open.
+local function views(method, workspace, ...)
+  if method == 'begin_run' then
+    transcript.begin_run(workspace, ...)
+  else
+    transcript[method](...)
   end
+  require('pseudoclaude.chat')[method](workspace, ...)
+end
+
+--- Run the agent on `prompt` in a folder (`opts.workspace`, else the current buffer's); the
+--- answer streams into the transcript (shown unless `opts.transcript == false`) and the folder's
+--- chat. One run per folder.
+--- @param prompt string
+--- @param opts? {workspace?: string, transcript?: boolean}
+function M.run(prompt, opts)
+  opts = opts or {}
   local bufnr = vim.api.nvim_get_current_buf()
   client.ensure(function(c, start_err)
     if not c then
       return client.fail('Ask', start_err)
     end
-    local ws = client.workspace(c, bufnr)
+    local ws = opts.workspace or client.workspace(c, bufnr)
     if M.runs[ws] then
       return notify(
         string.format(
@@ -102,8 +114,10 @@ function M.ask(prompt)
         vim.log.levels.WARN
       )
     end
-    transcript.open(config.options.transcript.open)
-    transcript.begin_run(ws, prompt)
+    if opts.transcript ~= false then
+      transcript.open(config.options.transcript.open)
+    end
+    views('begin_run', ws, prompt)
     local run = { client = c, id = nil, cancelled = false, done = false, autocmd = nil }
     local function finish(err, result)
       if run.done then
@@ -117,13 +131,13 @@ function M.ask(prompt)
       meter.set_running(ws, false)
       if err then
         if client.is_cancelled(err) or run.cancelled then
-          transcript.abort_run('canceled')
+          views('abort_run', ws, 'canceled')
         else
-          transcript.abort_run('failed: ' .. client.error_message(err))
+          views('abort_run', ws, 'failed: ' .. client.error_message(err))
           client.fail('Ask', err)
         end
       else
-        transcript.end_run(result)
+        views('end_run', ws, result)
         report_stop(result)
       end
       M.refresh_context(ws)
@@ -154,11 +168,32 @@ function M.ask(prompt)
   end)
 end
 
+--- `:PseudoClaudeAsk [prompt]`: run the agent; the answer streams into the transcript.
+--- @param prompt? string
+function M.ask(prompt)
+  if is_blank(prompt) then
+    return ask_for('Ask PseudoClaude: ', M.ask)
+  end
+  M.run(prompt)
+end
+
+--- `:PseudoClaudeChat`: the chat buffer of the current folder, with its prompt.
+function M.chat()
+  require('pseudoclaude.chat').open()
+end
+
+--- `:PseudoClaudeProposals`: review pending memory proposals (a diff split each).
+--- @param workspace? string
+function M.proposals(workspace)
+  require('pseudoclaude.proposals').open(workspace)
+end
+
 --- The server exited: the runs it had in flight end (Neovim never answers their handlers).
 --- @param client_id integer
 --- @param code integer
 --- @param signal integer
 function M.on_client_exit(client_id, code, signal)
+  require('pseudoclaude.approvals').client_exit(client_id)
   for _, run in pairs(M.runs) do
     if run.client.id == client_id and run.finish then
       local how = (signal and signal ~= 0) and ('signal ' .. signal) or ('code ' .. tostring(code))
@@ -167,21 +202,28 @@ function M.on_client_exit(client_id, code, signal)
   end
 end
 
---- `:PseudoClaudeCancel`: cancel the run(s) in flight (`$/cancelRequest`).
-function M.cancel()
-  if next(M.runs) == nil then
-    return notify('PseudoClaude: no run in progress.')
+--- `:PseudoClaudeCancel`: cancel the run(s) in flight (`$/cancelRequest`); only the one of
+--- `workspace` when given.
+--- @param workspace? string
+function M.cancel(workspace)
+  local any = false
+  for ws, run in pairs(M.runs) do
+    if workspace == nil or ws == workspace then
+      any = true
+      run.cancelled = true
+      run.client:cancel_request(run.id)
+    end
   end
-  for _, run in pairs(M.runs) do
-    run.cancelled = true
-    run.client:cancel_request(run.id)
+  if not any then
+    notify('PseudoClaude: no run in progress.')
   end
 end
 
 --- `:PseudoClaudeCompact [instructions]`: summarize the conversation now.
 --- @param instructions? string
-function M.compact(instructions)
-  local params = {}
+--- @param workspace? string (default: the current buffer's folder)
+function M.compact(instructions, workspace)
+  local params = { workspace = workspace }
   if not is_blank(instructions) then
     params.instructions = vim.trim(instructions)
   end
@@ -198,8 +240,9 @@ end
 --- messages, the estimate after, tool results that would be offloaded) in a float, then
 --- `vim.ui.select` Compact / Cancel; only a message when there is nothing to compact.
 --- @param instructions? string
-function M.preview(instructions)
-  local params = {}
+--- @param workspace? string
+function M.preview(instructions, workspace)
+  local params = { workspace = workspace }
   if not is_blank(instructions) then
     params.instructions = vim.trim(instructions)
   end
@@ -214,7 +257,7 @@ function M.preview(instructions)
     vim.ui.select({ 'Compact', 'Cancel' }, { prompt = plan.message, kind = 'pseudoclaude_compact' }, function(choice)
       ctx.close_float()
       if choice == 'Compact' then
-        M.compact(params.instructions)
+        M.compact(params.instructions, params.workspace)
       end
     end)
   end, function(err)
@@ -226,11 +269,14 @@ end
 
 --- `:PseudoClaudeUndo`: undo the last compaction of the session (the summarized messages come
 --- back); a second undo goes one compaction further back.
-function M.undo()
-  local params = {}
+--- @param workspace? string
+function M.undo(workspace)
+  local params = { workspace = workspace }
   client.request_or_fail(protocol.requests.compact_undo, params, 'Undo', function(r)
     if r.restored then
-      transcript.note(
+      views(
+        'note',
+        params.workspace,
         string.format(
           'compaction undone: %s, %s → %s tokens',
           fmt.plural(r.messageCount, 'message'),
@@ -383,9 +429,11 @@ end
 
 --- `:PseudoClaudeResume [id]`: continue a session (default `latest`).
 --- @param session_id? string
-function M.resume(session_id)
+--- @param workspace? string
+function M.resume(session_id, workspace)
   session_id = is_blank(session_id) and 'latest' or vim.trim(session_id)
-  client.request_or_fail(protocol.requests.sessions_resume, { sessionId = session_id }, 'Resume', function(r, c)
+  local params = { sessionId = session_id, workspace = workspace }
+  client.request_or_fail(protocol.requests.sessions_resume, params, 'Resume', function(r, c)
     transcript.note(string.format('resumed session %s (%s)', r.sessionId, fmt.plural(r.messageCount, 'message')))
     if r.badLines > 0 or r.repaired > 0 then
       notify(
@@ -401,10 +449,11 @@ function M.resume(session_id)
       notify(string.format('PseudoClaude: resumed session %s (%s).', r.sessionId, fmt.plural(r.messageCount, 'message')))
     end
     if c then
-      replay_history(c, client.workspace(c, 0), r.sessionId, r.messageCount)
+      replay_history(c, params.workspace, r.sessionId, r.messageCount)
     end
+    require('pseudoclaude.chat').session_changed(params.workspace)
   end, function(err, r)
-    M.refresh_context()
+    M.refresh_context(params.workspace)
     fire('PseudoClaudeResumed', { error = err, result = r })
   end)
 end
@@ -420,8 +469,10 @@ function M.session_label(s, now)
 end
 
 --- `:PseudoClaudeSessions`: pick a session (`vim.ui.select`) and resume it.
-function M.sessions()
-  client.request_or_fail(protocol.requests.sessions_list, {}, 'Sessions', function(list)
+--- @param workspace? string
+function M.sessions(workspace)
+  local params = { workspace = workspace }
+  client.request_or_fail(protocol.requests.sessions_list, params, 'Sessions', function(list)
     if #list.sessions == 0 then
       return notify('PseudoClaude: no sessions yet.')
     end
@@ -434,25 +485,29 @@ function M.sessions()
       end,
     }, function(s)
       if s then
-        M.resume(s.id)
+        M.resume(s.id, params.workspace)
       end
     end)
   end)
 end
 
 --- `:PseudoClaudeNew`: start a new session.
-function M.new_session()
-  client.request_or_fail(protocol.requests.sessions_new, {}, 'New session', function(r)
+--- @param workspace? string
+function M.new_session(workspace)
+  local params = { workspace = workspace }
+  client.request_or_fail(protocol.requests.sessions_new, params, 'New session', function(r)
     transcript.note('new session ' .. r.sessionId)
+    require('pseudoclaude.chat').new_session(params.workspace, r.sessionId)
     notify('PseudoClaude: new session ' .. r.sessionId .. '.')
-    M.refresh_context()
+    M.refresh_context(params.workspace)
   end)
 end
 
 --- `:PseudoClaudeContext`: what fills the context (the breakdown: tokens, share of the window and
 --- a bar per category; free and reserved), the window, the threshold and the breaker, in a float.
-function M.context()
-  local params = {}
+--- @param workspace? string
+function M.context(workspace)
+  local params = { workspace = workspace }
   client.request_or_fail(protocol.requests.context, params, 'Context', function(c)
     local ws = params.workspace
     meter.context(ws, c)

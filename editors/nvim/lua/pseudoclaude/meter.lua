@@ -11,6 +11,8 @@ M.WARNING_RATIO = 0.85
 M.states = {}
 --- @type table<string, boolean> workspace URI -> a run is in flight
 M.running = {}
+--- @type table<string, integer> workspace URI -> pending memory proposals
+M.pending_proposals = {}
 
 local function key(uri)
   return (tostring(uri or ''):gsub('/+$', ''))
@@ -60,6 +62,16 @@ function M.is_running(workspace)
   return M.running[key(workspace)] == true
 end
 
+--- The number of pending memory proposals (`pseudoclaude/memoryProposals`), nil before any.
+function M.proposals(workspace)
+  return M.pending_proposals[key(workspace)]
+end
+
+function M.set_proposals(workspace, count)
+  M.pending_proposals[key(workspace)] = tonumber(count)
+  vim.cmd.redrawstatus({ bang = true })
+end
+
 --- `normal`, `warning` (close to the auto-compact threshold) or `error` (breaker tripped).
 function M.level(state)
   if not state then
@@ -76,15 +88,18 @@ function M.level(state)
 end
 
 --- The meter text: `PseudoClaude` before numbers are known, else `12k/200k`; a leading `!` when
---- the breaker tripped and `…` while a run is in flight.
+--- the breaker tripped and `…` while a run is in flight; ` · 2 proposals` while memory
+--- proposals wait for review.
 function M.text(workspace)
   local state = M.get(workspace)
   local busy = M.is_running(workspace) and '… ' or ''
+  local count = M.proposals(workspace) or 0
+  local pending = count > 0 and (' · ' .. fmt.plural(count, 'proposal')) or ''
   if not state then
-    return busy .. 'PseudoClaude'
+    return busy .. 'PseudoClaude' .. pending
   end
   local mark = state.autoCompactTripped and '! ' or ''
-  return busy .. mark .. fmt.tokens(state.estimatedTokens) .. '/' .. fmt.tokens(state.contextWindow)
+  return busy .. mark .. fmt.tokens(state.estimatedTokens) .. '/' .. fmt.tokens(state.contextWindow) .. pending
 end
 
 --- A longer description for `:PseudoClaudeContext`.

@@ -30,6 +30,27 @@ M.notifications = {
   context_usage = 'pseudoclaude/contextUsage',
 }
 
+--- Server → client requests (`SERVER_REQUESTS`): `approve` only to a client that sets
+--- `experimental.pseudoclaude.approvals = true` in its `initialize` capabilities (SPEC §11).
+M.server_requests = {
+  approve = 'pseudoclaude/approve',
+}
+
+--- The key of that capability under `capabilities.experimental.pseudoclaude`.
+M.approvals_capability = 'approvals'
+
+--- The `decision` of a `pseudoclaude/approve` answer (`ApproveResult`).
+M.approve_decisions = { once = 'allowOnce', session = 'allowSession', deny = 'deny' }
+
+--- The `kind` of `pseudoclaude/approve` params.
+M.approve_kinds = { write = 'write', run_command = 'runCommand' }
+
+--- The `decision` of `pseudoclaude/memory/review` (`ReviewParams`).
+M.review_decisions = { accept = 'accept', reject = 'reject' }
+
+--- The `action` of a memory proposal (the effect on the note file).
+M.proposal_actions = { create = 'create', update = 'update', delete = 'delete' }
+
 --- JSON-RPC error codes the server answers with.
 M.errors = {
   invalid_params = -32602,
@@ -260,6 +281,20 @@ table.sort(M.commands)
 --- @field workspace string
 --- @field level string
 --- @field source string
+
+--- `pseudoclaude/approve` (server → client): approve one tool call; answer `{decision}`, one of
+--- `M.approve_decisions`.
+--- @class pseudoclaude.ApproveParams
+--- @field workspace string
+--- @field sessionId string
+--- @field tool string
+--- @field arguments any
+--- @field kind 'write'|'runCommand'
+--- @field path? string relative to the workspace (writes)
+--- @field before? string the whole file without the change (`""` for a new file)
+--- @field after? string the whole file with the change
+--- @field command? string the command line (`run_command`)
+--- @field cwd? string the folder the command runs in (`run_command`)
 
 --- `pseudoclaude/memoryProposals`
 --- @class pseudoclaude.MemoryProposalsParams

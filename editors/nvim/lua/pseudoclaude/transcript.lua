@@ -1,7 +1,7 @@
 --- The transcript: a scratch buffer (`pseudoclaude://transcript`) fed by `pseudoclaude/event`.
 --- The answer streams in as it arrives; each tool call and its result fold into one line.
-local context = require('pseudoclaude.context')
 local fmt = require('pseudoclaude.format')
+local render = require('pseudoclaude.render')
 
 local M = {}
 
@@ -114,23 +114,7 @@ function M.end_run(result)
   if state.streamed == 0 and type(result.text) == 'string' and result.text ~= '' then
     write(result.text)
   end
-  local usage = ''
-  if type(result.usage) == 'table' then
-    usage = string.format(
-      ' · %s in / %s out',
-      fmt.tokens(result.usage.inputTokens or 0),
-      fmt.tokens(result.usage.outputTokens or 0)
-    )
-  end
-  line(
-    string.format(
-      '── %s · %s%s · session %s ──',
-      tostring(result.stopReason),
-      fmt.plural(result.iterations or 0, 'iteration'),
-      usage,
-      tostring(result.sessionId)
-    )
-  )
+  line(render.footer(result))
   if type(result.error) == 'string' and result.error ~= '' then
     line('✗ ' .. fmt.one_line(result.error, 300))
   end
@@ -154,13 +138,13 @@ function M.history(messages, skipped)
   for _, m in ipairs(messages) do
     local r = m.tool_result
     if type(r) == 'table' then
-      line(string.format('  %s %s · %s', r.is_error and '✗' or '✓', r.name, fmt.bytes(#(r.content or ''))))
+      line('  ' .. render.result(render.log_result(r)))
     else
       if type(m.content) == 'string' and m.content ~= '' then
         line(string.format('%s: %s', m.role == 'user' and 'You' or 'PseudoClaude', fmt.one_line(m.content, 400)))
       end
       for _, call in ipairs(type(m.tool_calls) == 'table' and m.tool_calls or {}) do
-        line(string.format('  ▸ %s(%s)', call.name, fmt.arguments(call.arguments)))
+        line('  ' .. render.call(call.name, call.arguments))
       end
     end
   end
@@ -178,40 +162,14 @@ function M.event(e)
     state.streamed = state.streamed + #(e.delta or '')
     write(e.delta or '')
   elseif kind == 'toolCall' then
-    line(string.format('  ▸ %s(%s)', e.name, fmt.arguments(e.arguments)))
+    line('  ' .. render.call(e.name, e.arguments))
   elseif kind == 'toolResult' then
-    if e.isError then
-      line(string.format('  ✗ %s failed: %s', e.name, fmt.one_line(e.preview or '', 160)))
-    else
-      line(string.format('  ✓ %s · %s', e.name, fmt.bytes(e.bytes or 0)))
+    line('  ' .. render.result(e))
+  else
+    local text = render.notice(e)
+    if text then
+      line('  ' .. text)
     end
-  elseif kind == 'compact' then
-    local spilled = (e.offloaded or 0) > 0 and (', ' .. fmt.plural(e.offloaded, 'result') .. ' offloaded') or ''
-    local checked = type(e.factCheck) == 'table' and ('; ' .. context.fact_check_text(e.factCheck)) or ''
-    line(
-      string.format(
-        '  ⇣ compacted (layer %s): %s → %s tokens%s%s',
-        tostring(e.layer),
-        fmt.tokens(e.beforeTokens or 0),
-        fmt.tokens(e.afterTokens or 0),
-        spilled,
-        checked
-      )
-    )
-  elseif kind == 'memory' then
-    if e.status == 'failed' then
-      line('  ! memory update failed: ' .. fmt.one_line(e.error ~= vim.NIL and e.error or 'unknown error', 200))
-    elseif e.status == 'updated' then
-      local changes = {}
-      for _, c in ipairs(e.changes or {}) do
-        changes[#changes + 1] = string.format('%s %s %s', c.action, c.level, c.filename)
-      end
-      line('  ✎ memory updated' .. (#changes > 0 and (': ' .. table.concat(changes, ', ')) or ''))
-    end
-  elseif kind == 'warning' then
-    line('  ! ' .. fmt.one_line(e.message or '', 300))
-  elseif kind == 'error' then
-    line('  ✗ ' .. fmt.one_line(e.message or '', 300))
   end
 end
 

@@ -1,0 +1,198 @@
+--- Approvals asked by `pseudoclaude/approve` (SPEC §11 "Diff approvals"): a write opens a diff
+--- split (`before` | `after`, keys `a` allow once, `s` allow for this session, `d`/`q` deny;
+--- closing the tab denies); a command asks with `vim.ui.select`. The answer is sent exactly once:
+--- the user's decision, or RequestCancelled when the server cancels the request
+--- (`$/cancelRequest`, the run was cancelled), which closes what was shown.
+local config = require('pseudoclaude.config')
+local diff = require('pseudoclaude.diff')
+local fmt = require('pseudoclaude.format')
+local protocol = require('pseudoclaude.protocol')
+local render = require('pseudoclaude.render')
+
+local M = {}
+
+local DECISION = protocol.approve_decisions
+
+--- Approvals waiting for the user, oldest first.
+--- @type pseudoclaude.PendingApproval[]
+M.pending = {}
+
+--- @class pseudoclaude.PendingApproval
+--- @field client_id integer
+--- @field request_id any the JSON-RPC id of the server's request (nil when it cannot be known)
+--- @field params pseudoclaude.ApproveParams
+--- @field view? pseudoclaude.DiffView
+--- @field done boolean
+--- @field settle fun(decision?: string, err?: table)
+
+local function fire(pattern, data)
+  vim.api.nvim_exec_autocmds('User', { pattern = pattern, data = data, modeline = false })
+end
+
+--- The JSON-RPC id of the server request being handled: Neovim gives handlers only the method and
+--- the params, so it is read from the RPC client's decoded message up the coroutine's stack
+--- (`vim/lsp/rpc.lua`, Neovim 0.11). `nil` when that is not found.
+--- @return any
+function M.request_id()
+  for level = 2, 40 do
+    local info = debug.getinfo(level, 'f')
+    if not info then
+      break
+    end
+    for i = 1, 80 do
+      local name, value = debug.getupvalue(info.func, i)
+      if not name then
+        break
+      end
+      if name == 'decoded' and type(value) == 'table' and value.id ~= nil and value.method ~= nil then
+        return value.id
+      end
+    end
+  end
+  return nil
+end
+
+--- The words of a command approval (`vim.ui.select` prompt).
+--- @param p pseudoclaude.ApproveParams
+--- @return string
+function M.command_prompt(p)
+  local command = type(p.command) == 'string' and p.command ~= '' and p.command or fmt.arguments(p.arguments, 300)
+  local where = type(p.cwd) == 'string' and p.cwd ~= '' and (' (in ' .. p.cwd .. ')') or ''
+  return string.format('PseudoClaude: %s wants to run: %s%s', p.tool, command, where)
+end
+
+--- The hint of a write approval's diff split (the keys).
+M.WRITE_HINT = 'a allow once · s allow for this session · d deny'
+
+--- What the left and right windows of a write approval are called and titled.
+--- @param p pseudoclaude.ApproveParams
+--- @return table left, table right
+function M.write_sides(p)
+  local path = type(p.path) == 'string' and p.path ~= '' and p.path or 'file'
+  local before, after = p.before or '', p.after or ''
+  local ft = diff.filetype(path, diff.lines(after))
+  local new = before == '' and ' (new file)' or ''
+  local eol = ''
+  if before ~= '' and after ~= '' and diff.ends_with_newline(before) ~= diff.ends_with_newline(after) then
+    eol = diff.ends_with_newline(after) and ' (adds the final newline)' or ' (removes the final newline)'
+  end
+  return { name = 'pseudoclaude://approve/' .. path .. '.before', text = before, filetype = ft,
+      title = 'PseudoClaude · before', detail = p.tool .. ' ' .. path .. new },
+    { name = 'pseudoclaude://approve/' .. path .. '.after', text = after, filetype = ft,
+      title = 'after' .. eol }
+end
+
+local function remove(pending)
+  for i, p in ipairs(M.pending) do
+    if p == pending then
+      table.remove(M.pending, i)
+      return
+    end
+  end
+end
+
+local function open_diff(pending)
+  local p = pending.params
+  local left, right = M.write_sides(p)
+  local function decide(decision)
+    return function()
+      pending.settle(decision)
+    end
+  end
+  pending.view = diff.open({
+    left = left,
+    right = right,
+    hint = M.WRITE_HINT,
+    keys = {
+      { 'a', decide(DECISION.once), 'PseudoClaude: allow this change once' },
+      { 's', decide(DECISION.session), 'PseudoClaude: allow writes for this session' },
+      { 'd', decide(DECISION.deny), 'PseudoClaude: deny this change' },
+      { 'q', decide(DECISION.deny), 'PseudoClaude: deny this change' },
+    },
+    on_close = decide(DECISION.deny),
+  })
+end
+
+local function ask_select(pending)
+  local p = pending.params
+  local actions = protocol.approval_actions
+  local prompt = p.kind == protocol.approve_kinds.write
+      and string.format('PseudoClaude: %s wants to write %s', p.tool, p.path or fmt.arguments(p.arguments))
+    or M.command_prompt(p)
+  vim.ui.select({ actions.once, actions.session, actions.deny }, {
+    prompt = prompt,
+    kind = 'pseudoclaude_approval',
+  }, function(choice)
+    pending.settle(render.decision_of_title[choice] or DECISION.deny)
+  end)
+end
+
+--- The handler of `pseudoclaude/approve`: runs in the coroutine Neovim gives server requests,
+--- waits for the decision and returns `{decision}` (or the RequestCancelled error).
+function M.handle(_, params, ctx)
+  local co, is_main = coroutine.running()
+  if not co or is_main then
+    -- Not resumable here (called directly): nobody can be asked.
+    return { decision = DECISION.deny }
+  end
+  --- @type pseudoclaude.PendingApproval
+  local pending = { client_id = ctx.client_id, request_id = M.request_id(), params = params, done = false }
+  function pending.settle(decision, err)
+    if pending.done then
+      return
+    end
+    pending.done = true
+    remove(pending)
+    if pending.view then
+      pending.view:close()
+    end
+    require('pseudoclaude.chat').approval(params, false)
+    fire('PseudoClaudeApproval', { params = params, decision = decision, cancelled = err ~= nil })
+    vim.schedule(function()
+      coroutine.resume(co, decision, err)
+    end)
+  end
+  M.pending[#M.pending + 1] = pending
+  local shown_as_diff = params.kind == protocol.approve_kinds.write
+    and config.options.approvals.diff ~= false
+    and type(params.after) == 'string'
+  local ok, failure = pcall(shown_as_diff and open_diff or ask_select, pending)
+  if not ok then
+    vim.notify('PseudoClaude: could not show the approval: ' .. tostring(failure), vim.log.levels.ERROR,
+      { title = 'PseudoClaude' })
+    pending.settle(DECISION.deny)
+  elseif not pending.done then
+    require('pseudoclaude.chat').approval(params, true)
+    fire('PseudoClaudeApprovalShown', { params = params, diff = shown_as_diff })
+  end
+  local decision, err = coroutine.yield()
+  if err then
+    return nil, err
+  end
+  return { decision = decision }
+end
+
+--- `$/cancelRequest` from the server: the run was cancelled while its approval was pending. Its
+--- split (or prompt) goes, and the request is answered RequestCancelled. Without a known id,
+--- every approval of that client whose id is unknown goes.
+--- @param client_id integer
+--- @param id any
+function M.cancel(client_id, id)
+  for _, pending in ipairs(vim.list_slice(M.pending)) do
+    if pending.client_id == client_id and (pending.request_id == nil or pending.request_id == id) then
+      pending.settle(nil, vim.lsp.rpc_response_error(protocol.errors.request_cancelled, 'cancelled by the server'))
+    end
+  end
+end
+
+--- The server exited: what it was asking goes.
+--- @param client_id integer
+function M.client_exit(client_id)
+  for _, pending in ipairs(vim.list_slice(M.pending)) do
+    if pending.client_id == client_id then
+      pending.settle(nil, vim.lsp.rpc_response_error(protocol.errors.request_cancelled, 'the server exited'))
+    end
+  end
+end
+
+return M

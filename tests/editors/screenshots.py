@@ -1,0 +1,128 @@
+"""Screenshots of the Neovim plugin for ``editors/media`` (not a test: run it by hand).
+
+``.venv/bin/python tests/editors/screenshots.py [OUT_DIR]`` runs ``nvim_screenshots.lua`` in a
+real Neovim with its terminal UI, in a pseudo-terminal of 150x40 (a headless Neovim keeps an 80x24
+screen), against the real server and the fake model; the script writes each screen as an HTML
+page (every cell with its colours) and Chromium (``/usr/bin/chromium``) renders it to
+``nvim-chat.png``, ``nvim-approval.png`` and ``nvim-proposal.png`` in OUT_DIR (default
+``editors/media``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.editors.conftest import Nvim, nvim_binary  # noqa: E402
+from tests.editors.test_nvim import (  # noqa: E402
+    EDITS,
+    PLUGIN,
+    PROPOSALS,
+    e2e_script,
+    make_workspace,
+    tool_rule,
+)
+
+from pseudoclaude.fake_model import FakeModelServer  # noqa: E402
+
+APP = '''"""A tiny app."""
+
+
+def greet(name: str) -> str:
+    return f"hello {name}"
+
+
+def main() -> None:
+    print("hello")
+
+
+if __name__ == "__main__":
+    main()
+'''
+GREETING = tool_rule("FIX-GREETING", "edit_file",
+                     {"path": "app.py", "old_text": 'print("hello")',
+                      "new_text": 'print(greet("world"))'})
+COLUMNS, LINES = 150, 40
+
+
+def run_in_terminal(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> int:
+    """Run ``argv`` in a pseudo-terminal of COLUMNS x LINES (its output is read and dropped);
+    its exit status."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: size the terminal, then become Neovim
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    if not os.read(fd, 65536):
+                        break
+                except OSError:  # the child closed the terminal
+                    break
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+        else:
+            os.kill(pid, 9)
+    finally:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def main() -> int:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "editors" / "media"
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        workspace = make_workspace(tmp)
+        (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
+        (workspace / "app.py").write_text(APP)
+        shots = tmp / "shots"
+        shots.mkdir()
+        nvim = Nvim(nvim_binary(), tmp)
+        with FakeModelServer(e2e_script([GREETING, *EDITS, *PROPOSALS])) as model:
+            env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+                           PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
+                           PC_REPORT=str(tmp / "report.json"), PC_TIMEOUT_MS="60000",
+                           PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
+            script = HERE / "nvim_screenshots.lua"
+            code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
+                                   workspace, timeout=300)
+        report = tmp / "report.json"
+        if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
+            print(f"exit {code}", report.read_text()[-4000:] if report.exists() else "",
+                  file=sys.stderr)
+            return 1
+        out.mkdir(parents=True, exist_ok=True)
+        for page in sorted(shots.glob("*.html")):
+            png = out / (page.stem + ".png")
+            subprocess.run(
+                [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                 f"--window-size={COLUMNS * 9 + 24},{LINES * 19 + 24}",
+                 f"--screenshot={png}", page.as_uri()],
+                check=True, capture_output=True, timeout=120)
+            print(png)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
