@@ -931,6 +931,17 @@ test('chat: live events render into the buffer, cards fold, results fill their c
   local client = require('pseudoclaude.client')
   eq(client.workspace({ workspace_folders = { { uri = 'file:///elsewhere' } } }, c.prompt_buf), ws)
   eq(chat.of_buf(c.prompt_buf), c)
+  -- Only the prompt left (the chat window closed by hand): both come back, one of each, the
+  -- prompt below the chat.
+  vim.api.nvim_win_close(win, true)
+  with_fake_server({}, nil, function()
+    chat.show(ws, { enter = false })
+  end)
+  eq({ #vim.fn.win_findbuf(c.buf), #vim.fn.win_findbuf(c.prompt_buf) }, { 1, 1 })
+  win = vim.fn.win_findbuf(c.buf)[1]
+  local pwin = vim.fn.win_findbuf(c.prompt_buf)[1]
+  eq(vim.api.nvim_win_get_position(pwin)[1] > vim.api.nvim_win_get_position(win)[1], true, 'the prompt is below')
+  eq(vim.api.nvim_win_get_height(pwin), 3)
   -- q closes both windows; the buffers stay.
   vim.api.nvim_set_current_win(win)
   vim.api.nvim_feedkeys('q', 'x', false)

@@ -190,9 +190,17 @@ M.HIGHLIGHTS = {
   PseudoClaudeChatNotice = 'DiagnosticInfo',
   PseudoClaudeChatFooter = 'Comment',
 }
-for group, link in pairs(M.HIGHLIGHTS) do
-  vim.api.nvim_set_hl(0, group, { link = link, default = true })
+local function define_highlights()
+  for group, link in pairs(M.HIGHLIGHTS) do
+    vim.api.nvim_set_hl(0, group, { link = link, default = true })
+  end
 end
+define_highlights()
+-- A colorscheme clears them: again after each.
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = vim.api.nvim_create_augroup('pseudoclaude_chat_highlights', { clear = true }),
+  callback = define_highlights,
+})
 
 local NS = vim.api.nvim_create_namespace('pseudoclaude_chat')
 
@@ -1037,11 +1045,18 @@ function M.show(workspace, opts)
   opts = opts or {}
   local chat = get(workspace) or create(workspace)
   local cw, pw = windows(chat)
+  if not cw and pw then
+    -- Only the prompt is left: both come back together, the prompt below the chat.
+    if not pcall(vim.api.nvim_win_close, pw, true) then -- the last window: it shows the chat
+      vim.api.nvim_win_set_buf(pw, chat.buf)
+      cw = pw
+    end
+    pw = nil
+  end
   if not cw then
     vim.cmd('botright vertical sbuffer ' .. chat.buf)
     cw = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_width(cw, width())
-    pw = nil
   end
   setup_chat_window(cw)
   if not pw then
