@@ -2,6 +2,8 @@
 // playwright-core. The .vsix installs offline; the PseudoClaude icon is in the activity bar before
 // anything runs; its chat view (a webview, reached through its frame) takes a prompt and shows the
 // streamed Markdown answer, a tool card and an approval (a pending card beside the modal dialog);
+// with `pseudoclaude.memory.mode: confirm` the memory update after a run proposes a note, which
+// the Memory view lists and opens as a diff with Accept / Reject (Accept writes the note);
 // "PseudoClaude: Ask" still answers in the output channel (and in the chat); the status bar shows
 // the meter; Stop cancels; a reload restores the transcript from the server's log; Compact shows
 // its preview first. The server starts from `pseudoclaude.server.command` in code-server's
@@ -60,6 +62,24 @@ const TESTS_PASSED = 'The tests passed.';
 const EDIT_PROMPT = 'please give the README a better title';
 const NEW_TITLE = '# Demo project: sessions and memory';
 const EDITED = 'I gave the README a clearer title.';
+// A run whose memory update (memory.mode: confirm) proposes a project note.
+const MEMORY_PROMPT = 'From now on run the tests with make check: it runs the linters first';
+const MEMORY_ANSWER = 'Understood: I will run the tests with `make check` from now on.';
+const NOTE = {
+  action: 'create',
+  level: 'project',
+  type: 'project_knowledge',
+  title: 'Running the tests',
+  summary: 'Run the tests with make check, which runs the linters first.',
+  slug: 'running-the-tests',
+  content: [
+    'Run the whole test suite with `make check`: it runs the linters first, then the tests.',
+    '',
+    '- Use it instead of calling the test runner directly.',
+    '- Ask the user before skipping the linters.',
+  ].join('\n'),
+};
+const NOTE_FILE = `${NOTE.type}_${NOTE.slug}.md`;
 const codeServer = join(here, 'node_modules', '.bin', 'code-server');
 mkdirSync(opts.out, { recursive: true });
 
@@ -95,6 +115,17 @@ async function startFakeModel(tmp) {
   }
   const script = JSON.parse(demo.stdout);
   script.rules.unshift(
+    {
+      // The memory update after MEMORY_PROMPT's run (no tools; its transcript has the prompt):
+      // one create operation, which memory.mode: confirm turns into a proposal (once).
+      when: { has_tools: false, system_contains: 'long-term memory', body_contains: MEMORY_PROMPT },
+      reply: { text: JSON.stringify([NOTE]) },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_user_contains: MEMORY_PROMPT },
+      reply: { text: MEMORY_ANSWER },
+    },
     {
       // A write approval: edit_file on README.md (a diff), then a short answer (once).
       when: { has_tools: true, last_is_tool_result: true, body_contains: EDIT_PROMPT },
@@ -321,6 +352,9 @@ async function main() {
         'pseudoclaude.baseUrl': baseUrl,
         'pseudoclaude.approvals.runCommand': 'ask',
         'pseudoclaude.approvals.write': 'ask',
+        // Memory updates wait for review; the user level in the test's folder, not ~/.PseudoClaude.
+        'pseudoclaude.memory.mode': 'confirm',
+        'pseudoclaude.memory.userDir': join(tmp, 'user-memory'),
         'workbench.startupEditor': 'none',
         'workbench.tips.enabled': false,
         'security.workspace.trust.enabled': false,
@@ -455,6 +489,66 @@ async function main() {
   }
   await chatIdle(chat);
   log('chat: edit_file shown in the diff editor, approved, written; the diff closed');
+
+  // Memory with consent (memory.mode: confirm): the update after a run proposes a note and
+  // writes nothing; the Memory view lists the proposal, a click shows the whole note in the diff
+  // editor with Accept / Reject beside it; Accept writes the note and empties the queue.
+  const memoryDir = join(folder, '.PseudoClaude', 'memory');
+  const proposalsDir = join(folder, '.PseudoClaude', 'proposals');
+  const pendingFiles = () => (existsSync(proposalsDir) ? readdirSync(proposalsDir).filter((f) => f.endsWith('.json')) : []);
+  await ask(chat, MEMORY_PROMPT);
+  await chat.locator('.msg.assistant', { hasText: 'make check' }).waitFor({ state: 'visible' });
+  await chat.locator('.event.memory-proposed', { hasText: NOTE_FILE }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  if (existsSync(join(memoryDir, NOTE_FILE))) {
+    throw new Error(`${NOTE_FILE} was written before the proposal was accepted`);
+  }
+  if (pendingFiles().length !== 1) {
+    throw new Error(`expected one proposal in ${proposalsDir}, found ${JSON.stringify(pendingFiles())}`);
+  }
+  const memoryHeader = page.locator('.part.sidebar .pane-header', { hasText: 'Memory' }).first();
+  await memoryHeader.click();
+  const memoryRows = page.locator('.part.sidebar .pane')
+    .filter({ has: page.locator('.pane-header', { hasText: 'Memory' }) }).locator('.monaco-list-row');
+  await memoryRows.filter({ hasText: 'Pending proposals' }).first().waitFor({ state: 'visible' });
+  const proposalRow = memoryRows.filter({ hasText: NOTE.title }).filter({ hasText: 'create' }).first();
+  await proposalRow.waitFor({ state: 'visible' });
+  await proposalRow.click();
+  const proposalDiff = page.locator('.monaco-diff-editor').first();
+  await proposalDiff.waitFor({ state: 'visible' });
+  await page.locator('.tabs-container .tab', { hasText: NOTE_FILE }).first().waitFor({ state: 'visible' });
+  await page.locator('.monaco-diff-editor .editor.modified', { hasText: 'Run the whole test suite with' }).first()
+    .waitFor({ state: 'visible' });
+  const review = page.locator('.notifications-toasts .notification-toast', { hasText: `PseudoClaude proposes to create ${NOTE_FILE}` }).first();
+  await review.waitFor({ state: 'visible' });
+  // The toast slides in (VS Code marks it notification-fade-in-done): not half-way in the picture.
+  await page.locator('.notifications-toasts .notification-toast.notification-fade-in-done', { hasText: 'PseudoClaude proposes' })
+    .first().waitFor({ state: 'visible', timeout: 5000 }).catch(() => log('the review toast did not report the end of its fade-in'));
+  // The chat got shorter when the Memory view opened: back to its end (the proposal's line).
+  await chat.locator('#transcript').evaluate((t) => {
+    t.scrollTop = t.scrollHeight;
+  });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-memory-proposal.png', shots);
+  await review.getByRole('button', { name: 'Accept' }).click();
+  await proposalDiff.waitFor({ state: 'detached' });
+  await page.locator('.notifications-toasts .notification-toast', { hasText: `accepted: ${NOTE_FILE}` }).first()
+    .waitFor({ state: 'visible' });
+  const note = existsSync(join(memoryDir, NOTE_FILE)) ? readFileSync(join(memoryDir, NOTE_FILE), 'utf8') : '';
+  if (!note.includes('Run the whole test suite with `make check`') || !note.includes(`title: "${NOTE.title}"`)) {
+    throw new Error(`${join(memoryDir, NOTE_FILE)} after Accept: ${JSON.stringify(note)}`);
+  }
+  if (!readFileSync(join(memoryDir, 'MEMORY.md'), 'utf8').includes(NOTE_FILE)) {
+    throw new Error(`MEMORY.md has no line for ${NOTE_FILE} after Accept`);
+  }
+  if (pendingFiles().length !== 0) {
+    throw new Error(`proposals left after Accept: ${JSON.stringify(pendingFiles())}`);
+  }
+  await memoryRows.filter({ hasText: 'Pending proposals' }).first().waitFor({ state: 'detached' });
+  await memoryRows.filter({ hasText: NOTE.title }).filter({ hasText: NOTE.type }).first().waitFor({ state: 'visible' });
+  await memoryHeader.click();
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  log(`memory: the proposal reviewed as a diff from the Memory view, accepted, ${NOTE_FILE} written`);
 
   // Ask from the command palette: the output channel as before, and the chat shows that run too.
   await runCommand(page, 'PseudoClaude: Ask');
