@@ -20,7 +20,6 @@ from pseudoclaude.session.codec import BadLine, MessageEntry, ReplaceEntry, deco
 from pseudoclaude.session.ids import session_id_time
 from pseudoclaude.session.loader import (
     DEFAULT_LINE_LIMIT,
-    _line_starts_backward,
     _read_line_at,
     iter_lines,
     replay_file,
@@ -95,18 +94,49 @@ def _first_user_text(f: BinaryIO) -> str:
     return ""
 
 
+_MODEL_KEY = b'"model"'
+_BLOCK = 1 << 20
+
+
 def _last_model_before(f: BinaryIO, end: int) -> str:
-    for offset in _line_starts_backward(f, end, b'{"type":"message"'):
-        line = _read_line_at(f, offset, DEFAULT_LINE_LIMIT)
-        if line is None or b'"model":' not in line:
-            continue
-        try:
-            entry = decode(line)
-        except BadLine:
-            continue
-        if isinstance(entry, MessageEntry) and entry.model:
-            return entry.model
+    """The latest ``model`` stamp in ``[0, end)``, however its line is spelled (any spacing,
+    any key order): lines holding the ``"model"`` token are decoded, newest first."""
+    seen: set[int] = set()
+    stop = end
+    while stop > 0:
+        start = max(0, stop - _BLOCK)
+        f.seek(start)
+        chunk = f.read(stop - start + len(_MODEL_KEY))[: stop - start + len(_MODEL_KEY)]
+        hit = len(chunk)
+        while (hit := chunk.rfind(_MODEL_KEY, 0, hit)) >= 0:
+            newline = chunk.rfind(b"\n", 0, hit)
+            offset = start + newline + 1 if newline >= 0 else _line_start(f, start + hit)
+            if offset in seen or offset >= end:
+                continue
+            seen.add(offset)
+            line = _read_line_at(f, offset, DEFAULT_LINE_LIMIT)
+            if line is None:
+                continue
+            try:
+                entry = decode(line)
+            except BadLine:
+                continue
+            if isinstance(entry, MessageEntry) and entry.model:
+                return entry.model
+        stop = start
     return ""
+
+
+def _line_start(f: BinaryIO, position: int) -> int:
+    """Offset just after the last newline before ``position``, or 0."""
+    while position > 0:
+        start = max(0, position - _BLOCK)
+        f.seek(start)
+        newline = f.read(position - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        position = start
+    return 0
 
 
 def session_info(store: SessionStore, session_id: str) -> SessionInfo:

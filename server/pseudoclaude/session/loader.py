@@ -364,27 +364,6 @@ def _is_replace_line(f: BinaryIO, offset: int, limit: int) -> bool:
     return isinstance(entry, ReplaceEntry)
 
 
-def _line_starts_backward(f: BinaryIO, size: int, prefix: bytes) -> Iterator[int]:
-    """Offsets of lines starting with ``prefix``, last first."""
-    needle = b"\n" + prefix
-    end = size
-    overlap = b""
-    while end > 0:
-        start = max(0, end - _BLOCK)
-        f.seek(start)
-        chunk = f.read(end - start) + overlap
-        hit = len(chunk)
-        while True:
-            hit = chunk.rfind(needle, 0, hit)
-            if hit < 0:
-                break
-            yield start + hit + 1
-        if start == 0 and chunk.startswith(prefix):
-            yield 0
-        overlap = chunk[: len(needle) - 1]
-        end = start
-
-
 def replay_file(path: Path | str, *, fast: bool = True,
                 limit: int = DEFAULT_LINE_LIMIT) -> Replay:
     """Replay a log. With ``fast`` only the part from the last committed replace is read."""

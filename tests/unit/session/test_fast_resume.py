@@ -355,3 +355,27 @@ def test_property_fast_equals_full(
         offset += len(line)
     path = write(tmp_path_factory.mktemp("prop") / "conversation.jsonl", lines)
     assert_fast_equals_full(path, expected)
+
+
+def test_listing_finds_the_model_stamp_however_the_line_is_spelled(tmp_path: Path) -> None:
+    """The listing's model is the latest stamp, also when it lies before the last replace
+    and its line was written by another encoder (spaced, ``type`` last)."""
+    from pseudoclaude.session import SessionStore, list_sessions
+
+    store = SessionStore(tmp_path / ".PseudoClaude")
+    sid = "20250101-000000-abcd"
+    (store.sessions_dir / sid).mkdir(parents=True)
+    lines = [
+        {"type": "session", "version": 1, "id": sid, "created": "2025-01-01T00:00:00+00:00",
+         "workspace": "/w"},
+        {"role": "user", "content": "hi", "model": "model-old", "ts": 1.0, "type": "message"},
+        {"role": "assistant", "content": "the word model appears here", "ts": 2.0,
+         "type": "message"},
+        {"role": "user", "content": "again", "model": "model-new", "ts": 3.0, "type": "message"},
+        {"type": "replace", "reason": "compact", "ts": 4.0,
+         "messages": [{"role": "user", "content": "summary"}]},
+        {"type": "message", "role": "assistant", "content": "after", "ts": 5.0},
+    ]
+    store.log_path(sid).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    [info] = list_sessions(store)
+    assert info.model == "model-new" and info.message_count == 2
