@@ -3,7 +3,8 @@
 // anything runs; its chat view (a webview, reached through its frame) takes a prompt and shows the
 // streamed Markdown answer, a tool card and an approval (a pending card beside the modal dialog);
 // with `pseudoclaude.memory.mode: confirm` the memory update after a run proposes a note, which
-// the Memory view lists and opens as a diff with Accept / Reject (Accept writes the note);
+// the Memory view lists and opens as a diff whose right side is edited, saved (nothing written)
+// and accepted with the diff's title button (the note has the edit);
 // "PseudoClaude: Ask" still answers in the output channel (and in the chat); the status bar shows
 // the meter; Stop cancels; a reload restores the transcript from the server's log; Compact shows
 // its preview first. The server starts from `pseudoclaude.server.command` in code-server's
@@ -80,6 +81,8 @@ const NOTE = {
   ].join('\n'),
 };
 const NOTE_FILE = `${NOTE.type}_${NOTE.slug}.md`;
+// Typed into the proposal's right side before it is accepted.
+const NOTE_EDIT = '- Edited in review: the linters need Node 20.';
 const codeServer = join(here, 'node_modules', '.bin', 'code-server');
 mkdirSync(opts.out, { recursive: true });
 
@@ -284,6 +287,15 @@ function pathWithoutPseudoclaude() {
     throw new Error(`pseudoclaude is still on the PATH: ${probe.stdout.trim()}`);
   }
   return path;
+}
+
+/** The files under `dir` (relative paths, sorted), without the sessions' logs. */
+function workspaceFiles(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath ?? e.path, e.name).slice(dir.length + 1))
+    .filter((f) => !f.startsWith(join('.PseudoClaude', 'sessions')))
+    .sort();
 }
 
 /** The chat webview's document: a frame (nested in code-server) that has the prompt box. */
@@ -492,7 +504,9 @@ async function main() {
 
   // Memory with consent (memory.mode: confirm): the update after a run proposes a note and
   // writes nothing; the Memory view lists the proposal, a click shows the whole note in the diff
-  // editor with Accept / Reject beside it; Accept writes the note and empties the queue.
+  // editor (a short tab title, its own Accept / Reject title buttons, not the edit approvals'),
+  // the right side is edited there and saved (which writes nothing), and Accept writes the note
+  // as edited and empties the queue.
   const memoryDir = join(folder, '.PseudoClaude', 'memory');
   const proposalsDir = join(folder, '.PseudoClaude', 'proposals');
   const pendingFiles = () => (existsSync(proposalsDir) ? readdirSync(proposalsDir).filter((f) => f.endsWith('.json')) : []);
@@ -506,36 +520,63 @@ async function main() {
   if (pendingFiles().length !== 1) {
     throw new Error(`expected one proposal in ${proposalsDir}, found ${JSON.stringify(pendingFiles())}`);
   }
+  const filesBefore = workspaceFiles(folder);
   const memoryHeader = page.locator('.part.sidebar .pane-header', { hasText: 'Memory' }).first();
   await memoryHeader.click();
   const memoryRows = page.locator('.part.sidebar .pane')
     .filter({ has: page.locator('.pane-header', { hasText: 'Memory' }) }).locator('.monaco-list-row');
   await memoryRows.filter({ hasText: 'Pending proposals' }).first().waitFor({ state: 'visible' });
+  // The chat got shorter when the Memory view opened: it stays at its end (the proposal's line).
+  await chat.waitForFunction(() => {
+    const t = document.getElementById('transcript');
+    return t !== null && t.scrollHeight - t.scrollTop - t.clientHeight < 2;
+  }, undefined, { timeout: 10_000 }).catch(async () => {
+    const m = await chat.locator('#transcript').evaluate((t) => [t.scrollTop, t.scrollHeight, t.clientHeight]);
+    throw new Error(`the chat did not stay at its end when the Memory view opened (scrollTop, scrollHeight, clientHeight: ${m})`);
+  });
+  log('chat: still at its end after the Memory view opened below it');
   const proposalRow = memoryRows.filter({ hasText: NOTE.title }).filter({ hasText: 'create' }).first();
   await proposalRow.waitFor({ state: 'visible' });
   await proposalRow.click();
   const proposalDiff = page.locator('.monaco-diff-editor').first();
   await proposalDiff.waitFor({ state: 'visible' });
-  await page.locator('.tabs-container .tab', { hasText: NOTE_FILE }).first().waitFor({ state: 'visible' });
-  await page.locator('.monaco-diff-editor .editor.modified', { hasText: 'Run the whole test suite with' }).first()
-    .waitFor({ state: 'visible' });
+  const proposalTab = page.locator('.tabs-container .tab', { hasText: `${NOTE_FILE} (project memory: new note)` }).first();
+  await proposalTab.waitFor({ state: 'visible' });
+  const modified = page.locator('.monaco-diff-editor .editor.modified').first();
+  await modified.filter({ hasText: 'Run the whole test suite with' }).waitFor({ state: 'visible' });
+  const acceptButton = page.locator('.editor-actions [aria-label^="PseudoClaude: Accept Memory Proposal"]').first();
+  await acceptButton.waitFor({ state: 'visible' });
+  await page.locator('.editor-actions [aria-label^="PseudoClaude: Reject Memory Proposal"]').first().waitFor({ state: 'visible' });
+  if ((await page.locator('.editor-actions [aria-label^="PseudoClaude: Allow This Change"]').count()) > 0) {
+    throw new Error('the proposal diff shows the edit approval buttons (Allow This Change)');
+  }
   const review = page.locator('.notifications-toasts .notification-toast', { hasText: `PseudoClaude proposes to create ${NOTE_FILE}` }).first();
   await review.waitFor({ state: 'visible' });
+  // The right side is editable: a line typed at its end (through the page, as a user would).
+  await modified.locator('.view-line', { hasText: 'Ask the user before skipping' }).first().click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(NOTE_EDIT);
+  await modified.filter({ hasText: NOTE_EDIT }).waitFor({ state: 'visible' });
+  // Saving keeps the text in the proposal: nothing in the workspace, no note yet.
+  await page.keyboard.press('Control+S');
+  const dirtyTab = page.locator('.tabs-container .tab.dirty', { hasText: NOTE_FILE });
+  await dirtyTab.first().waitFor({ state: 'detached', timeout: 10_000 });
+  await page.waitForTimeout(500);
+  const filesAfterSave = workspaceFiles(folder);
+  if (filesAfterSave.join('\n') !== filesBefore.join('\n') || existsSync(join(memoryDir, NOTE_FILE))) {
+    throw new Error(`saving the proposal changed the workspace: ${JSON.stringify(filesAfterSave.filter((f) => !filesBefore.includes(f)))}`);
+  }
   // The toast slides in (VS Code marks it notification-fade-in-done): not half-way in the picture.
   await page.locator('.notifications-toasts .notification-toast.notification-fade-in-done', { hasText: 'PseudoClaude proposes' })
-    .first().waitFor({ state: 'visible', timeout: 5000 }).catch(() => log('the review toast did not report the end of its fade-in'));
-  // The chat got shorter when the Memory view opened: back to its end (the proposal's line).
-  await chat.locator('#transcript').evaluate((t) => {
-    t.scrollTop = t.scrollHeight;
-  });
+    .first().waitFor({ state: 'visible', timeout: 5000 }).catch(() => log('the review toast is not up any more'));
   await page.mouse.move(5, 5);
   await shot(page, 'vscode-memory-proposal.png', shots);
-  await review.getByRole('button', { name: 'Accept' }).click();
+  await acceptButton.click();
   await proposalDiff.waitFor({ state: 'detached' });
-  await page.locator('.notifications-toasts .notification-toast', { hasText: `accepted: ${NOTE_FILE}` }).first()
+  await page.locator('.notifications-toasts .notification-toast', { hasText: `accepted (edited): ${NOTE_FILE}` }).first()
     .waitFor({ state: 'visible' });
   const note = existsSync(join(memoryDir, NOTE_FILE)) ? readFileSync(join(memoryDir, NOTE_FILE), 'utf8') : '';
-  if (!note.includes('Run the whole test suite with `make check`') || !note.includes(`title: "${NOTE.title}"`)) {
+  if (!note.includes('Run the whole test suite with `make check`') || !note.includes(`title: "${NOTE.title}"`) || !note.includes(NOTE_EDIT)) {
     throw new Error(`${join(memoryDir, NOTE_FILE)} after Accept: ${JSON.stringify(note)}`);
   }
   if (!readFileSync(join(memoryDir, 'MEMORY.md'), 'utf8').includes(NOTE_FILE)) {
@@ -548,7 +589,7 @@ async function main() {
   await memoryRows.filter({ hasText: NOTE.title }).filter({ hasText: NOTE.type }).first().waitFor({ state: 'visible' });
   await memoryHeader.click();
   await runCommand(page, 'Notifications: Clear All Notifications');
-  log(`memory: the proposal reviewed as a diff from the Memory view, accepted, ${NOTE_FILE} written`);
+  log(`memory: the proposal reviewed as a diff from the Memory view, its right side edited and saved (nothing written), accepted with the title button: ${NOTE_FILE} has the edit`);
 
   // Ask from the command palette: the output channel as before, and the chat shows that run too.
   await runCommand(page, 'PseudoClaude: Ask');

@@ -27,6 +27,8 @@ export const COMMANDS = {
   refreshMemory: { id: 'pseudoclaude.refreshMemory', title: 'PseudoClaude: Refresh Memory' },
   allowChange: { id: 'pseudoclaude.allowChange', title: 'PseudoClaude: Allow This Change' },
   denyChange: { id: 'pseudoclaude.denyChange', title: 'PseudoClaude: Deny This Change' },
+  acceptProposal: { id: 'pseudoclaude.acceptProposal', title: 'PseudoClaude: Accept Memory Proposal' },
+  rejectProposal: { id: 'pseudoclaude.rejectProposal', title: 'PseudoClaude: Reject Memory Proposal' },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;

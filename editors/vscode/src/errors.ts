@@ -20,6 +20,14 @@ export function isCancelled(e: unknown): boolean {
   return isCoded(e) && e.code === ErrorCodes.RequestCancelled;
 }
 
+/**
+ * A memory proposal the server refused because its note changed since it was proposed
+ * (`ProposalStale`: RequestFailed, "... changed since it was proposed ...").
+ */
+export function isStaleProposal(e: unknown): boolean {
+  return isCoded(e) && e.code === ErrorCodes.RequestFailed && /changed since/i.test(e.message);
+}
+
 /** The message of a failed request: the server's own text, without stack traces. */
 export function errorMessage(e: unknown): string {
   if (isCoded(e) || e instanceof Error) {

@@ -4,8 +4,8 @@
  */
 import * as vscode from 'vscode';
 import { ChatHost } from './chat/host';
-import { DIFF_SCHEME } from './chat/diffs';
-import { reviewProposal, serverProposals } from './chat/proposals';
+import { DIFF_SCHEME, PROPOSAL_SCHEME } from './chat/diffs';
+import { ProposalReviews, serverProposals } from './chat/proposals';
 import { TREE_COMMANDS } from './chat/trees';
 import { COMMANDS, type CommandName } from './commands';
 import { Controller } from './controller';
@@ -13,6 +13,7 @@ import { needsRestart } from './settings';
 import { Transcript } from './transcript';
 import { CHAT_VIEW, ChatViewProvider, DiffDocuments, chatEnv } from './vscode/chatView';
 import { AgentLanguageClient } from './vscode/client';
+import { ProposalDocuments, reviewEnv } from './vscode/proposals';
 import { MemoryTree, SessionsTree } from './vscode/trees';
 import { VsCodeUi } from './vscode/ui';
 
@@ -72,6 +73,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   sessionsTree = sessions;
   memoryTree = memory;
   memory.proposals = serverProposals(client, (m) => logChannel.info(m));
+  // Memory proposals reviewed as diffs whose right side can be edited before Accept.
+  const proposalDocs = new ProposalDocuments();
+  const reviews = new ProposalReviews(client, reviewEnv(proposalDocs, (message, ...actions) => ui.error(message, ...actions)));
   const h: ChatHost = new ChatHost(
     client,
     chatEnv(logChannel, chatView, diffs, context.workspaceState, {
@@ -107,19 +111,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     memoryView.onDidChangeVisibility((e) => e.visible && memory.refresh()),
     vscode.workspace.onDidChangeWorkspaceFolders(() => h.foldersChanged()),
     // A pending memory proposal (Memory view): its diff, then Accept / Reject.
+    vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, proposalDocs, { isCaseSensitive: true }),
+    proposalDocs,
+    proposalDocs.onDidClose((id) => reviews.closed(id)),
     vscode.commands.registerCommand(TREE_COMMANDS.reviewProposal, async (id: unknown) => {
       const folder = h.folder?.uri;
       if (typeof id !== 'string' || !folder) {
         return;
       }
-      const changed = await reviewProposal(client, {
-        showDiff: (d) => diffs.show(d),
-        closeDiff: (d) => diffs.close(d),
-        choose: async (message, ...actions) => vscode.window.showInformationMessage(message, ...actions),
-        info: (message) => void vscode.window.showInformationMessage(message),
-        error: (message) => void ui.error(message),
-      }, folder, id);
-      if (changed) {
+      if (await reviews.review(folder, id)) {
         memory.refresh();
       }
     }),
@@ -163,6 +163,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
       const id = diffs.activeId();
       if (id) {
         h.decide(id, 'deny');
+      }
+    },
+    // The title buttons of a memory proposal's diff (the right side as it is then).
+    acceptProposal: (resource) => {
+      const id = proposalDocs.idOf(resource);
+      if (id) {
+        reviews.decide(id, 'accept');
+      }
+    },
+    rejectProposal: (resource) => {
+      const id = proposalDocs.idOf(resource);
+      if (id) {
+        reviews.decide(id, 'reject');
       }
     },
   };

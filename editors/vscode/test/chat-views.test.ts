@@ -4,10 +4,30 @@ import { builtinModules } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { DiffStore, diffIdOf, diffUris, pathOf } from '../src/chat/diffs';
+import {
+  DIFF_SCHEME,
+  DiffStore,
+  PROPOSAL_SCHEME,
+  ProposalFiles,
+  diffIdOf,
+  diffUris,
+  pathOf,
+  proposalKeyOf,
+  proposalOf,
+  proposalTitle,
+  proposalUris,
+  type ProposalDiff,
+} from '../src/chat/diffs';
 import { memoryNodes, sessionNodes, TREE_COMMANDS } from '../src/chat/trees';
-import type { DiffRequest } from '../src/chat/host';
-import { ACCEPT, REJECT, reviewProposal, serverProposals } from '../src/chat/proposals';
+import {
+  ACCEPT,
+  REJECT,
+  ProposalReviews,
+  acceptContent,
+  reviewMessage,
+  serverProposals,
+  staleMessage,
+} from '../src/chat/proposals';
 import { COMMANDS } from '../src/commands';
 import { FakeAgent, rpcError } from './fakes';
 
@@ -89,7 +109,7 @@ describe('package.json: the PseudoClaude views', () => {
     contributes: {
       viewsContainers: { activitybar: { id: string; title: string; icon: string }[] };
       views: Record<string, { id: string; type?: string; name: string }[]>;
-      menus: Record<string, { command: string }[]>;
+      menus: Record<string, { command: string; when?: string; group?: string }[]>;
       commands: { command: string }[];
     };
     scripts: Record<string, string>;
@@ -115,6 +135,24 @@ describe('package.json: the PseudoClaude views', () => {
         assert.ok(known.has(e.command), e.command);
       }
     }
+  });
+  it('gives edit approvals and memory proposals their own diff title buttons, each on its scheme only', () => {
+    const title = manifest.contributes.menus['editor/title'] ?? [];
+    const when = (command: string) => title.filter((e) => e.command === command).map((e) => e.when);
+    assert.deepEqual(when(COMMANDS.allowChange.id), [`resourceScheme == ${DIFF_SCHEME}`]);
+    assert.deepEqual(when(COMMANDS.denyChange.id), [`resourceScheme == ${DIFF_SCHEME}`]);
+    assert.deepEqual(when(COMMANDS.acceptProposal.id), [`resourceScheme == ${PROPOSAL_SCHEME}`]);
+    assert.deepEqual(when(COMMANDS.rejectProposal.id), [`resourceScheme == ${PROPOSAL_SCHEME}`]);
+    assert.notEqual(DIFF_SCHEME, PROPOSAL_SCHEME);
+    assert.deepEqual(
+      title.filter((e) => e.when?.includes(PROPOSAL_SCHEME)).map((e) => [e.command, e.group]),
+      [[COMMANDS.acceptProposal.id, 'navigation@1'], [COMMANDS.rejectProposal.id, 'navigation@2']],
+    );
+    const icons = Object.fromEntries(
+      (manifest.contributes.commands as { command: string; icon?: string }[]).map((c) => [c.command, c.icon]),
+    );
+    assert.equal(icons[COMMANDS.acceptProposal.id], '$(check)');
+    assert.equal(icons[COMMANDS.rejectProposal.id], '$(close)');
   });
   it('bundles the webview script at compile time; the libraries are not shipped as dependencies', () => {
     assert.match(manifest.scripts.compile ?? '', /npm run bundle/);
@@ -156,27 +194,95 @@ describe('the extension host', () => {
   });
 });
 
+describe('memory proposal documents', () => {
+  const P: ProposalDiff = { id: 'p1', level: 'project', filename: 'project_knowledge_tests.md', action: 'create', before: '', after: 'new\n' };
+  it('have a short tab title: the file, its level and what happens', () => {
+    assert.equal(proposalTitle(P), 'project_knowledge_tests.md (project memory: new note)');
+    assert.equal(proposalTitle({ ...P, action: 'update', level: 'user' }), 'project_knowledge_tests.md (user memory: change)');
+    assert.equal(proposalTitle({ ...P, action: 'delete' }), 'project_knowledge_tests.md (project memory: delete)');
+  });
+  it('live in their own scheme (not the edit approvals\'), named after the note and its level', () => {
+    const sides = proposalUris({ ...P, filename: 'my note.md' });
+    assert.equal(sides.before, 'pseudoclaude-proposal:/project%20memory/my%20note.md?proposal=p1&side=before');
+    assert.equal(sides.after, 'pseudoclaude-proposal:/project%20memory/my%20note.md?proposal=p1&side=after');
+    assert.equal(proposalKeyOf(sides.after), '/project memory/my note.md?proposal=p1&side=after');
+    assert.deepEqual(proposalOf(proposalKeyOf(sides.after)), { id: 'p1', side: 'after' });
+    assert.deepEqual(proposalOf('proposal=20261130-214633-383ae680&side=before'), { id: '20261130-214633-383ae680', side: 'before' });
+    assert.equal(proposalOf('side=before'), undefined);
+    assert.equal(proposalUris({ ...P, filename: '../../x.md' }).after, 'pseudoclaude-proposal:/project%20memory/x.md?proposal=p1&side=after');
+  });
+  it('serve the left side read-only and keep saves of the right side in memory', () => {
+    let now = 1000;
+    const files = new ProposalFiles(() => now);
+    const sides = files.add(P);
+    const before = proposalKeyOf(sides.before);
+    const after = proposalKeyOf(sides.after);
+    assert.equal(files.get(before)?.text, '', 'a new note: the left side is empty');
+    assert.equal(files.get(before)?.readonly, true);
+    assert.equal(files.get(after)?.readonly, false);
+    assert.equal(files.write(before, 'x'), 'readonly');
+    const mtime = files.get(after)?.mtime ?? 0;
+    assert.equal(files.write(after, 'edited\n'), undefined);
+    assert.equal(files.get(after)?.text, 'edited\n');
+    assert.ok((files.get(after)?.mtime ?? 0) > mtime, 'a save changes the mtime (same clock)');
+    now = 5000;
+    files.add(P);
+    assert.equal(files.get(after)?.text, 'edited\n', 'reviewed again: the saved edit is still there');
+    assert.equal(files.afterKey('p1'), after);
+    assert.deepEqual(files.remove('p1').sort(), [after, before].sort());
+    assert.equal(files.has('p1'), false);
+    assert.equal(files.write(after, 'late'), 'missing');
+  });
+  it('make the right side of a delete read-only too', () => {
+    const files = new ProposalFiles();
+    const sides = files.add({ ...P, action: 'delete', before: 'old\n', after: '' });
+    assert.equal(files.get(proposalKeyOf(sides.after))?.readonly, true);
+  });
+});
+
 describe('memory proposals', () => {
   const PROPOSAL = {
     id: 'p1', createdAt: '2025-06-10T11:00:00Z', sessionId: 's1', action: 'update', level: 'project' as const,
     type: 'project_knowledge', title: 'Tests', summary: 'make test runs everything', filename: 'tests.md',
     before: '---\ntitle: Tests\n---\nmake\n', after: '---\ntitle: Tests\n---\nmake test\n',
   };
+  const tick = () => new Promise((r) => setImmediate(r));
+  const until = async (cond: () => boolean) => {
+    for (let i = 0; i < 100 && !cond(); i++) {
+      await tick();
+    }
+    assert.ok(cond(), 'timed out');
+  };
+  /** A ReviewEnv recording the calls; the notification answers `answer` (undefined: stays up). */
   const env = () => {
-    const calls = { diffs: [] as DiffRequest[], closed: [] as string[], infos: [] as string[], errors: [] as string[], asked: [] as string[] };
-    let answer: string | undefined;
+    const calls = {
+      diffs: [] as ProposalDiff[], closed: [] as [string, boolean][], infos: [] as string[], errors: [] as string[],
+      asked: [] as string[],
+    };
+    const state = { answer: undefined as string | undefined, right: undefined as string | undefined, errorAnswer: undefined as string | undefined };
     return {
       calls,
-      answer: (a: string | undefined) => { answer = a; },
+      state,
       env: {
-        showDiff: async (d: DiffRequest) => { calls.diffs.push(d); },
-        closeDiff: (id: string) => { calls.closed.push(id); },
-        choose: async (m: string) => { calls.asked.push(m); return answer; },
+        showDiff: async (d: ProposalDiff) => {
+          calls.diffs.push(d);
+          state.right ??= d.after;
+        },
+        closeDiff: async (id: string, forget: boolean) => { calls.closed.push([id, forget]); },
+        rightText: () => state.right,
+        choose: (m: string) => {
+          calls.asked.push(m);
+          return state.answer === undefined ? new Promise<undefined>(() => undefined) : Promise.resolve(state.answer);
+        },
         info: (m: string) => { calls.infos.push(m); },
-        error: (m: string) => { calls.errors.push(m); },
+        error: async (m: string) => { calls.errors.push(m); return state.errorAnswer; },
       },
     };
   };
+  const agentWith = (review: unknown) =>
+    new FakeAgent({ 'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] }, 'pseudoclaude/memory/review': review });
+  const reviewParams = (agent: FakeAgent) =>
+    agent.calls.filter((c) => c.method === 'pseudoclaude/memory/review').map((c) => c.params);
 
   it('lists the server\'s pending proposals; an older server has none', async () => {
     const agent = new FakeAgent({ 'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] } });
@@ -188,38 +294,151 @@ describe('memory proposals', () => {
     assert.equal(logs.length, 1);
   });
 
-  it('reviews a proposal: the whole note before/after as a diff, then accept', async () => {
-    const agent = new FakeAgent({
-      'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] },
-      'pseudoclaude/memory/review': { applied: true, filename: 'tests.md' },
-    });
+  it('says what is proposed and that the right side can be edited (not for a delete)', () => {
+    assert.equal(
+      reviewMessage(PROPOSAL),
+      'PseudoClaude proposes to update tests.md (project memory): make test runs everything. You can edit the right side before you accept.',
+    );
+    assert.equal(reviewMessage({ ...PROPOSAL, action: 'delete', summary: '' }), 'PseudoClaude proposes to delete tests.md (project memory).');
+    assert.match(staleMessage(PROPOSAL), /project\/tests\.md changed since this proposal was made .*Nothing was written; the proposal stays/);
+  });
+
+  it('sends the right side as content only when it differs from the proposal (never for a delete)', () => {
+    assert.equal(acceptContent(PROPOSAL, PROPOSAL.after), undefined);
+    assert.equal(acceptContent(PROPOSAL, PROPOSAL.after.replace(/\n/g, '\r\n')), undefined, 'line ends do not count');
+    assert.equal(acceptContent(PROPOSAL, undefined), undefined);
+    assert.equal(acceptContent(PROPOSAL, 'body only\r\n'), 'body only\n');
+    assert.equal(acceptContent({ ...PROPOSAL, action: 'delete', after: '' }, 'x'), undefined);
+  });
+
+  it('accepts from the notification: the whole note before/after as a diff, no content when unedited', async () => {
+    const agent = agentWith({ applied: true, filename: 'tests.md' });
     const e = env();
-    e.answer(ACCEPT);
-    assert.equal(await reviewProposal(agent, e.env, 'file:///w', 'p1'), true);
-    assert.deepEqual(e.calls.diffs.map((d) => [d.id, d.path, d.before, d.after]), [['memory-p1', 'project/tests.md', PROPOSAL.before, PROPOSAL.after]]);
-    assert.deepEqual(e.calls.closed, ['memory-p1']);
-    assert.deepEqual(e.calls.asked, ['PseudoClaude proposes to update tests.md (project memory): make test runs everything']);
-    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/memory/review')?.params, { workspace: 'file:///w', id: 'p1', decision: 'accept' });
+    e.state.answer = ACCEPT;
+    assert.equal(await new ProposalReviews(agent, e.env).review('file:///w', 'p1'), true);
+    assert.deepEqual(e.calls.diffs.map((d) => [d.id, d.level, d.filename, d.action, d.before, d.after]), [
+      ['p1', 'project', 'tests.md', 'update', PROPOSAL.before, PROPOSAL.after],
+    ]);
+    assert.deepEqual(e.calls.closed, [['p1', true]]);
+    assert.deepEqual(e.calls.asked, [reviewMessage(PROPOSAL)]);
+    assert.deepEqual(reviewParams(agent), [{ workspace: 'file:///w', id: 'p1', decision: 'accept' }]);
     assert.deepEqual(e.calls.infos, ['PseudoClaude: accepted: tests.md (project memory).']);
   });
 
-  it('rejects, or leaves it for later when dismissed; a stale one says why', async () => {
-    const rejecting = new FakeAgent({ 'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] }, 'pseudoclaude/memory/review': { applied: false } });
+  it('accepts the edited right side from the title button', async () => {
+    const agent = agentWith({ applied: true, filename: 'tests.md' });
     const e = env();
-    e.answer(REJECT);
-    await reviewProposal(rejecting, e.env, 'file:///w', 'p1');
-    assert.equal(rejecting.calls.find((c) => c.method === 'pseudoclaude/memory/review')?.params && (rejecting.calls.find((c) => c.method === 'pseudoclaude/memory/review')?.params as { decision: string }).decision, 'reject');
-    const later = new FakeAgent({ 'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] } });
+    const reviews = new ProposalReviews(agent, e.env);
+    const done = reviews.review('file:///w', 'p1');
+    await tick();
+    assert.ok(reviews.reviewing('p1'));
+    e.state.right = `${PROPOSAL.after}Also: make lint.\n`;
+    reviews.decide('p1', 'accept');
+    assert.equal(await done, true);
+    assert.deepEqual(reviewParams(agent), [
+      { workspace: 'file:///w', id: 'p1', decision: 'accept', content: `${PROPOSAL.after}Also: make lint.\n` },
+    ]);
+    assert.deepEqual(e.calls.infos, ['PseudoClaude: accepted (edited): tests.md (project memory).']);
+    assert.equal(reviews.reviewing('p1'), false);
+    reviews.decide('p1', 'accept');
+    assert.equal(e.calls.infos.at(-1), 'PseudoClaude: that proposal was already accepted.', 'a late click on the old notification');
+    assert.equal(reviewParams(agent).length, 1);
+  });
+
+  it('rejects from the title button; closing the diff leaves the proposal for later', async () => {
+    const agent = agentWith({ applied: false });
+    const e = env();
+    const reviews = new ProposalReviews(agent, e.env);
+    const rejecting = reviews.review('file:///w', 'p1');
+    await tick();
+    reviews.decide('p1', 'reject');
+    assert.equal(await rejecting, true);
+    assert.deepEqual(reviewParams(agent), [{ workspace: 'file:///w', id: 'p1', decision: 'reject' }]);
+    assert.deepEqual(e.calls.infos, ['PseudoClaude: rejected the proposal to update tests.md (project memory).']);
+
+    const later = agentWith({ applied: true });
     const l = env();
-    assert.equal(await reviewProposal(later, l.env, 'file:///w', 'p1'), false);
-    assert.ok(!later.methods().includes('pseudoclaude/memory/review'));
-    const stale = new FakeAgent({
-      'pseudoclaude/memory/proposals': { proposals: [PROPOSAL] },
-      'pseudoclaude/memory/review': () => { throw rpcError(-32803, 'the note changed since the proposal'); },
+    const laterReviews = new ProposalReviews(later, l.env);
+    const closing = laterReviews.review('file:///w', 'p1');
+    await tick();
+    laterReviews.closed('p1');
+    assert.equal(await closing, false);
+    assert.deepEqual(reviewParams(later), []);
+    assert.deepEqual(l.calls.closed, [['p1', false]], 'a saved edit stays for the next review');
+  });
+
+  it('a second click on the proposal brings its diff back instead of a second review', async () => {
+    const agent = agentWith({ applied: true });
+    const e = env();
+    const reviews = new ProposalReviews(agent, e.env);
+    const first = reviews.review('file:///w', 'p1');
+    await tick();
+    assert.equal(await reviews.review('file:///w', 'p1'), false);
+    assert.equal(e.calls.diffs.length, 2);
+    assert.equal(e.calls.asked.length, 1);
+    reviews.closed('p1');
+    assert.equal(await first, false);
+  });
+
+  it('a stale proposal is refused clearly, stays queued and its diff stays open (Reject still works)', async () => {
+    let refuse = true;
+    const agent = agentWith((params: { decision: string }) => {
+      if (params.decision === 'accept' && refuse) {
+        throw rpcError(-32803, 'proposal p1 is stale: project/tests.md changed since it was proposed (a hand edit or another accepted change); nothing was written');
+      }
+      return { applied: false };
     });
-    const s = env();
-    s.answer(ACCEPT);
-    await reviewProposal(stale, s.env, 'file:///w', 'p1');
-    assert.deepEqual(s.calls.errors, ['PseudoClaude: Review failed: the note changed since the proposal']);
+    const e = env();
+    e.state.answer = ACCEPT;
+    e.state.errorAnswer = REJECT;
+    const reviews = new ProposalReviews(agent, e.env);
+    assert.equal(await reviews.review('file:///w', 'p1'), true);
+    assert.deepEqual(e.calls.errors, [staleMessage(PROPOSAL)]);
+    assert.deepEqual(reviewParams(agent).map((p) => (p as { decision: string }).decision), ['accept', 'reject'], 'Reject on the error message');
+    assert.deepEqual(e.calls.closed, [['p1', true]], 'the diff closed only after the reject');
+    refuse = false;
+  });
+
+  it('an edited text the server cannot use keeps the diff open to fix it; an emptied one is not sent', async () => {
+    let calls = 0;
+    const agent = agentWith((params: { content?: string }) => {
+      calls += 1;
+      if (params.content?.includes('sk-')) {
+        throw rpcError(-32602, 'refused: the text looks like it contains an API key; memory never stores secrets');
+      }
+      return { applied: true, filename: 'tests.md' };
+    });
+    const e = env();
+    const reviews = new ProposalReviews(agent, e.env);
+    const done = reviews.review('file:///w', 'p1');
+    await tick();
+    e.state.right = '  \n';
+    reviews.decide('p1', 'accept');
+    await until(() => e.calls.errors.length === 1);
+    assert.equal(calls, 0);
+    assert.deepEqual(e.calls.errors, ['PseudoClaude: the right side is empty: write the note there, or reject the proposal.']);
+    e.state.right = 'key sk-abc\n';
+    reviews.decide('p1', 'accept');
+    await until(() => e.calls.errors.length === 2);
+    assert.equal(e.calls.errors.at(-1), 'PseudoClaude: Accept failed: refused: the text looks like it contains an API key; memory never stores secrets');
+    assert.deepEqual(e.calls.closed, []);
+    e.state.right = 'make test runs everything\n';
+    reviews.decide('p1', 'accept');
+    assert.equal(await done, true);
+    assert.equal(e.calls.infos.at(-1), 'PseudoClaude: accepted (edited): tests.md (project memory).');
+  });
+
+  it('a proposal reviewed elsewhere meanwhile closes its diff', async () => {
+    let listed = 0;
+    const agent = new FakeAgent({
+      'pseudoclaude/memory/proposals': () => ({ proposals: listed++ === 0 ? [PROPOSAL] : [] }),
+      'pseudoclaude/memory/review': () => { throw rpcError(-32602, 'unknown proposal p1'); },
+    });
+    const e = env();
+    e.state.answer = REJECT;
+    assert.equal(await new ProposalReviews(agent, e.env).review('file:///w', 'p1'), true);
+    assert.deepEqual(e.calls.errors, []);
+    assert.deepEqual(e.calls.infos, ['PseudoClaude: that proposal was already reviewed.']);
+    assert.deepEqual(e.calls.closed, [['p1', false]]);
   });
 });

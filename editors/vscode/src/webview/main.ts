@@ -15,6 +15,7 @@ import {
   renderSessionOptions,
   renderWelcome,
 } from '../chat/render';
+import { EndPin, atEnd } from '../chat/scroll';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -62,6 +63,8 @@ const shown = new Map<string, { item: ChatItem; node: Element }>();
 /** Cards (tool calls, summaries) the user unfolded. */
 const unfolded = new Set<string>();
 const last = { meter: '', sessions: '', folders: '' };
+/** Whether the transcript follows its end (kept there when the view gets shorter). */
+const pin = new EndPin();
 
 function save(): void {
   api.setState({ history: history.all(), draft: prompt.value } satisfies Saved);
@@ -78,7 +81,7 @@ function fromHtml(html: string): Element {
 }
 
 function atBottom(): boolean {
-  return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 48;
+  return atEnd(transcript);
 }
 
 function schedule(): void {
@@ -170,6 +173,7 @@ function render(): void {
   if (stick) {
     transcript.scrollTop = transcript.scrollHeight;
   }
+  pin.seen(transcript);
 }
 
 function send(): void {
@@ -304,10 +308,20 @@ transcript.addEventListener(
       } else {
         unfolded.delete(details.dataset.id);
       }
+      pin.seen(transcript);
     }
   },
   true,
 );
+
+transcript.addEventListener('scroll', () => pin.seen(transcript), { passive: true });
+// The view got shorter (another view opened below it, the prompt grew) or taller: a transcript
+// that was at its end stays there.
+new ResizeObserver(() => {
+  if (pin.resized(transcript)) {
+    transcript.scrollTop = transcript.scrollHeight;
+  }
+}).observe(transcript);
 
 transcript.addEventListener('keydown', (e) => {
   // Enter in a preview's instructions field confirms the compaction.
