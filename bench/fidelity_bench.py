@@ -58,11 +58,10 @@ from pseudoclaude.agent.tools.registry import default_tools
 from pseudoclaude.compact import CompactConfig, CompactRuntime
 from pseudoclaude.compact.estimate import tokens_for_bytes
 from pseudoclaude.compact.layer2 import is_summary
-from pseudoclaude.config import Secret
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.events import CompactEvent, ErrorEvent, Event, FactCheck, WarningEvent
 from pseudoclaude.fake_model import FakeModelServer, Script
-from pseudoclaude.llm.provider import Provider, ProviderOptions, complete, create_provider
+from pseudoclaude.llm.provider import complete
 from pseudoclaude.llm.types import Message, ToolResult
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -260,14 +259,7 @@ async def drive(tasks: list[Task], mode: str, fact_check: bool, window: int, tmp
     paths: list[str] = []
     rows: list[dict[str, Any]] = []
     with FakeModelServer() as fake:
-        providers: list[Provider] = []
-
-        async def source() -> Provider:
-            if not providers:
-                providers.append(await create_provider(ProviderOptions(
-                    provider="anthropic", model="claude-bench", api_key=Secret("sk-bench"),
-                    base_url=fake.base_url, max_retries=0, read_timeout=30.0)))
-            return providers[0]
+        source = fake.provider_source(model="claude-bench")
 
         runtime = CompactRuntime(
             conversation, config=CompactConfig(window=window, fact_check=fact_check),

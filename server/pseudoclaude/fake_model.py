@@ -92,11 +92,14 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pseudoclaude.llm.provider import Provider
 
 HOST = "127.0.0.1"
 DEFAULT_REPLY: dict[str, Any] = {"text": "OK. (fake-model: no scripted reply left)"}
@@ -641,6 +644,24 @@ class FakeModelServer:
 
     def add_turns(self, *turns: dict[str, Any]) -> None:
         self.script.add_turns(*turns)
+
+    def provider_source(self, protocol: str = "anthropic", model: str = "fake-model",
+                        read_timeout: float = 30.0) -> Callable[[], Awaitable[Provider]]:
+        """A provider source (what ``CompactRuntime`` and ``MemoryManager`` take) on this
+        server through the real SDK of ``protocol``: created on first use, then reused."""
+        from pseudoclaude.config import Secret
+        from pseudoclaude.llm.provider import ProviderOptions, create_provider
+
+        cache: list[Provider] = []
+
+        async def source() -> Provider:
+            if not cache:
+                cache.append(await create_provider(ProviderOptions(
+                    provider=protocol, model=model, api_key=Secret("sk-fake-model"),
+                    base_url=self.base_url, max_retries=0, read_timeout=read_timeout)))
+            return cache[0]
+
+        return source
 
     def start(self) -> FakeModelServer:
         if self._thread is None:

@@ -78,6 +78,23 @@ class Env:
                 "memory": {"userDir": str(self.tmp / "user-memory")},
                 "approvals": dict(self.approval_settings)}
 
+    async def second_server(self, capabilities: str = "visual-studio-code",
+                            handlers: dict[str, Callable[[Any], None]] | None = None
+                            ) -> LanguageClient:
+        """Another server process on the same folders and settings, as after a restart (the
+        caller shuts it down); ``handlers`` receive its notifications from the start."""
+        client = make_client()
+        for method, handler in (handlers or {}).items():
+            client.feature(method)(lambda params, h=handler: h(params))  # pygls tags it
+        environment = dict(SERVER_ENV, HOME=str(self.tmp / "home-after-restart"))
+        await client.start_io(*SERVER, env=environment)
+        await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities(capabilities),
+            workspace_folders=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name)
+                               for p in self.folders],
+            initialization_options=self.options()))
+        return client
+
     @staticmethod
     async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
         """A request to the server, answered within a minute."""

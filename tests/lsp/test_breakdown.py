@@ -7,15 +7,11 @@ the live server (the anchor comes back from the usage stamped in the log)."""
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from typing import Any
 
 import pytest
-from lsprotocol import types
-from lsprotocol.converters import get_converter
-from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp import LanguageClient
 
 from pseudoclaude.lsp.protocol import CONTEXT, RUN, SESSIONS_NEW, SESSIONS_RESUME
 
@@ -35,23 +31,6 @@ def check(result: dict[str, Any]) -> dict[str, Any]:
     assert b["free"] == max(0, result["contextWindow"] - result["estimatedTokens"])
     assert b["reserved"] == result["contextWindow"] - result["autoCompactThreshold"]
     return dict(b)
-
-
-async def second_server(env: Any) -> LanguageClient:
-    """Another server process on the same folder and settings, as after a restart."""
-    client = LanguageClient(converter_factory=get_converter)
-    register_lsp_features(client)
-    server_env = {k: v for k, v in os.environ.items()
-                  if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-                  and not k.startswith(("ANTHROPIC", "OPENAI"))}
-    server_env["HOME"] = str(env.tmp / "home-after-restart")
-    await client.start_io(*SERVER, env=server_env)
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        workspace_folders=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name)
-                           for p in env.folders],
-        initialization_options=env.options()))
-    return client
 
 
 async def test_context_and_context_usage_carry_a_breakdown(client: LanguageClient,
@@ -92,7 +71,7 @@ async def test_a_restarted_server_shows_what_the_live_server_showed(client: Lang
     live = await env.call(client, CONTEXT)
     check(live)
 
-    restarted = await second_server(env)
+    restarted = await env.second_server()
     try:
         resumed = await asyncio.wait_for(restarted.protocol.send_request_async(
             SESSIONS_RESUME, {"sessionId": "latest"}), 60)

@@ -16,11 +16,8 @@ from typing import Any
 
 import pytest
 import yaml  # type: ignore[import-untyped]
-from lsprotocol import types
-from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp import LanguageClient
 
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.lsp.protocol import (
@@ -185,29 +182,6 @@ async def test_edited_accept_reject_stale_and_unknown_id(client: LanguageClient,
                                                    "decision": "reject"}))["applied"] is False
 
 
-async def second_server(env: Any, seen: list[dict[str, Any]]) -> LanguageClient:
-    """Another server process on the same folder and settings (a restart), listening for
-    ``pseudoclaude/memoryProposals`` from its start."""
-    client = LanguageClient(converter_factory=get_converter)
-    register_lsp_features(client)
-
-    @client.feature(MEMORY_PROPOSALS_CHANGED)
-    def on_proposals(params: Any) -> None:
-        seen.append(params)
-
-    server_env = {k: v for k, v in os.environ.items()
-                  if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-                  and not k.startswith(("ANTHROPIC", "OPENAI"))}
-    server_env["HOME"] = str(env.tmp / "home-after-restart")
-    await client.start_io(*SERVER, env=server_env)
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("neovim"),
-        workspace_folders=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name)
-                           for p in env.folders],
-        initialization_options=env.options()))
-    return client
-
-
 async def test_proposals_survive_a_restart_and_other_processes_are_noticed(
         client: LanguageClient, env: Any) -> None:
     seen = watch(client, env)
@@ -216,7 +190,7 @@ async def test_proposals_survive_a_restart_and_other_processes_are_noticed(
     await env.until(lambda: seen and seen[-1]["count"] == 2)
 
     seen_after: list[dict[str, Any]] = []
-    other = await second_server(env, seen_after)
+    other = await env.second_server("neovim", {MEMORY_PROPOSALS_CHANGED: seen_after.append})
     try:
         await env.until(lambda: seen_after)  # pending at start: announced after initialized
         assert seen_after[0] == {"workspace": env.folders[0].as_uri(), "count": 2}

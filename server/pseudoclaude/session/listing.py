@@ -20,6 +20,7 @@ from pseudoclaude.session.codec import BadLine, MessageEntry, ReplaceEntry, deco
 from pseudoclaude.session.ids import session_id_time
 from pseudoclaude.session.loader import (
     DEFAULT_LINE_LIMIT,
+    _line_start,
     _read_line_at,
     iter_lines,
     replay_file,
@@ -125,18 +126,6 @@ def _last_model_before(f: BinaryIO, end: int) -> str:
                 return entry.model
         stop = start
     return ""
-
-
-def _line_start(f: BinaryIO, position: int) -> int:
-    """Offset just after the last newline before ``position``, or 0."""
-    while position > 0:
-        start = max(0, position - _BLOCK)
-        f.seek(start)
-        newline = f.read(position - start).rfind(b"\n")
-        if newline >= 0:
-            return start + newline + 1
-        position = start
-    return 0
 
 
 def session_info(store: SessionStore, session_id: str) -> SessionInfo:

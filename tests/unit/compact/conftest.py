@@ -19,11 +19,10 @@ from typing import Any
 import pytest
 
 from pseudoclaude.compact import CompactConfig, CompactRuntime, Ledger
-from pseudoclaude.config import Secret
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.events import Event
 from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
+from pseudoclaude.llm.provider import Provider
 from pseudoclaude.llm.types import Message, ToolCall, ToolResult
 
 SUMMARY_RULE = {"when": {"has_tools": False},
@@ -42,16 +41,7 @@ def tool_result(call_id: str, content: str, name: str = "read_file") -> Message:
 
 
 def anthropic_source(fake: FakeModelServer) -> ProviderSource:
-    cache: list[Provider] = []
-
-    async def source() -> Provider:
-        if not cache:
-            cache.append(await create_provider(ProviderOptions(
-                provider="anthropic", model="claude-test", api_key=Secret("sk-test"),
-                base_url=fake.base_url, max_retries=0, read_timeout=5.0)))
-        return cache[0]
-
-    return source
+    return fake.provider_source(model="claude-test", read_timeout=5.0)
 
 
 class Harness:

@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 from msgspec import UNSET
 
-from pseudoclaude.config import Secret
 from pseudoclaude.events import Event, MemoryChange, MemoryEvent
 from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
+from pseudoclaude.llm.provider import Provider
 from pseudoclaude.llm.types import Message, ToolCall, ToolResult
 from pseudoclaude.memory import MemoryManager, MemoryStoreError
 from pseudoclaude.memory.index import TRUNCATED_MARKER
@@ -24,16 +23,7 @@ from pseudoclaude.memory.manager import MemoryView
 
 
 def provider_source(fake: FakeModelServer) -> Callable[[], Awaitable[Provider]]:
-    cache: list[Provider] = []
-
-    async def source() -> Provider:
-        if not cache:
-            cache.append(await create_provider(ProviderOptions(
-                provider="anthropic", model="m", api_key=Secret("sk-test"),
-                base_url=fake.base_url, max_retries=0, read_timeout=5.0)))
-        return cache[0]
-
-    return source
+    return fake.provider_source(model="m", read_timeout=5.0)
 
 
 def reply_rule(ops: Any, **extra: Any) -> dict[str, Any]:

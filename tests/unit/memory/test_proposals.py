@@ -18,10 +18,10 @@ import msgspec
 import pytest
 
 from pseudoclaude.agent.approvals import ApprovalRequest, Decision
-from pseudoclaude.config import Secret, load_settings
+from pseudoclaude.config import load_settings
 from pseudoclaude.events import Event, MemoryChange, MemoryEvent, WarningEvent
 from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
+from pseudoclaude.llm.provider import Provider
 from pseudoclaude.llm.types import Message
 from pseudoclaude.memory import MemoryManager, MemoryStoreError
 from pseudoclaude.memory.atomic import digest
@@ -53,16 +53,7 @@ CREATE_BOTH = [
 
 
 def provider_source(fake: FakeModelServer) -> Callable[[], Awaitable[Provider]]:
-    cache: list[Provider] = []
-
-    async def source() -> Provider:
-        if not cache:
-            cache.append(await create_provider(ProviderOptions(
-                provider="anthropic", model="m", api_key=Secret("sk-test"),
-                base_url=fake.base_url, max_retries=0, read_timeout=5.0)))
-        return cache[0]
-
-    return source
+    return fake.provider_source(model="m", read_timeout=5.0)
 
 
 def reply_rule(ops: Any) -> dict[str, Any]:
