@@ -30,6 +30,8 @@ SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-workspace"
 PROMPT = ("Which greenhouses are out of range? Look at the code and the data, run the "
           "monitor, and tell me.")
 FOLLOW_UP = "Remind me what we found, in one sentence."
+BREAKDOWN = ("system", "rules", "memory", "tools", "summary", "messages", "toolCalls",
+             "toolResults", "spilled")
 
 MEMORY_OPS = [{"action": "create", "level": "project", "type": "project_knowledge",
                "title": "Temperature range",
@@ -210,17 +212,28 @@ async def demo(root: Path) -> int:
                   f"{result['usage']['inputTokens']:,} input tokens, "
                   f"session {session_id}")
 
-        print("\n== 3. pseudoclaude/context")
+        print("\n== 3. pseudoclaude/context (what fills the context)")
         context = await request(client, p.CONTEXT, {})
         show.line(f"   {plural(context['messageCount'], 'message')}, "
                   f"{context['estimatedTokens']:,} "
                   f"estimated tokens of {context['contextWindow']:,}")
+        parts = context["breakdown"]
+        show.line("   " + ", ".join(f"{name} {parts[name]:,}" for name in BREAKDOWN
+                                    if parts[name]) + f"; free {parts['free']:,}")
 
-        print("\n== 4. pseudoclaude/compact (instructions: keep the findings)")
+        print("\n== 4. pseudoclaude/compact/preview, then pseudoclaude/compact "
+              "(instructions: keep the findings)")
+        plan = await request(client, p.COMPACT_PREVIEW, {"instructions": "keep the findings"})
+        show.line(f"   preview: would summarise {plan['summarizedMessages']} and keep "
+                  f"{plan['keptMessages']} messages, {plan['beforeTokens']:,} -> about "
+                  f"{plan['estimatedAfterTokens']:,} tokens (no model call, nothing written)")
         compacted = await request(client, p.COMPACT,
                                   {"instructions": "keep the findings"})
+        check = compacted["factCheck"]
         show.line(f"   summarized={compacted['summarized']}: {compacted['beforeTokens']:,} -> "
-                  f"{compacted['afterTokens']:,} tokens")
+                  f"{compacted['afterTokens']:,} tokens; the summary was checked against "
+                  f"{plural(check['checked'], 'fact')}, {check['added']} carried in by the "
+                  "server")
 
         print("\n== 5. pseudoclaude/memory/show (the memory update ran after the run)")
         for _ in range(100):  # the update runs in the background; give it a moment

@@ -19,6 +19,10 @@ def test_demo_runs_offline() -> None:
     assert "Offline: the scripted model" in out
     assert "[compact, layer 1] 1 large result(s) saved to files" in out
     assert "summarized=True" in out
+    # the second wave is in the main job too: the breakdown, the preview, the fact check
+    assert "tools " in out and "; free " in out
+    assert re.search(r"preview: would summarise [1-9]\d* and keep", out), out
+    assert "the summary was checked against" in out
     assert "[project_knowledge] Temperature range" in out
     assert "same session: True" in out and "demo: OK" in out
     # counts read as English (issue 17: "13 message", "1 iterations")

@@ -445,11 +445,10 @@ class CompactRuntime:
         if reason:
             return CompactPlan(False, before, after_layer1, 0, len(simulated), 0, spilled,
                                spilled_bytes, reason)
+        # The same decision the compaction makes before its model call (it then applies the
+        # summary only if it shrinks the conversation, which no preview can know).
         old = tokens_for_bytes(sum(message_bytes(m) for m in simulated[:start]))
         after = max(0, after_layer1 - old + SUMMARY_OVERHEAD + min(old, ASSUMED_SUMMARY_TOKENS))
-        if after >= after_layer1:
-            return CompactPlan(False, before, after_layer1, 0, len(simulated), 0, spilled,
-                               spilled_bytes, WOULD_NOT_SHRINK)
         return CompactPlan(True, before, after, start, kept, start, spilled, spilled_bytes)
 
     def _simulate_layer1(self, messages: list[Message]) -> tuple[list[Message], int, int, int]:
