@@ -76,3 +76,17 @@ def test_a_small_window_does_not_compact_every_turn(harness: Any, summary_rule: 
         assert 1 <= compactions <= turns // 5
         assert h.runtime.estimate() < h.runtime.config.threshold
         assert h.runtime.failures == 0
+
+
+def test_the_preview_says_what_the_compaction_then_does_for_a_small_old_part(
+        harness: Any, big_history: Callable[..., Conversation],
+        summary_rule: dict[str, Any]) -> None:
+    """An old part smaller than the preview's assumed summary (2,000 tokens) is still
+    summarised by the compaction: the preview must not say otherwise."""
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        h = harness(fake, window=8_000, conversation=big_history(8, 1_000))
+        plan = asyncio.run(h.runtime.preview())
+        assert fake.requests == []
+        outcome = asyncio.run(h.runtime.compact())
+        assert plan.would_summarize is outcome.summarized is True
+        assert len(h.conversation.messages()) == 2 + plan.kept_messages
