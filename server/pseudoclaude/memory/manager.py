@@ -157,6 +157,11 @@ def _check_level(level: str) -> str:
     return level
 
 
+def in_level_order(operations: list[Operation]) -> list[Operation]:
+    """Project operations first, then user ones (SPEC §5), each in their given order."""
+    return [op for level in LEVELS for op in operations if op.level == level]
+
+
 class MemoryManager:
     """Project and user memory of one workspace.
 
@@ -293,27 +298,24 @@ class MemoryManager:
         changes: list[Change] = []
         rejected: list[str] = []
         hand_edits: list[str] = []
-        for level in LEVELS:
-            for op in operations:
-                if op.level != level:
-                    continue
-                try:
-                    change = self._apply_one(op, source)
-                except HandEditKept as exc:
-                    hand_edits.append(exc.level)
-                    rejected.append(f"{op.describe()}: {exc}")
-                    continue
-                except MemoryStoreError as exc:
-                    rejected.append(f"{op.describe()}: {exc}")
-                    continue
-                except OSError as exc:
-                    rejected.append(f"{op.describe()}: could not write ({exc})")
-                    log.warning("memory write failed: %s", exc, exc_info=True)
-                    continue
-                if change is not None:
-                    changes.append(change)
-                    if change.hand_edit:
-                        hand_edits.append(change.level)
+        for op in in_level_order(operations):
+            try:
+                change = self._apply_one(op, source)
+            except HandEditKept as exc:
+                hand_edits.append(exc.level)
+                rejected.append(f"{op.describe()}: {exc}")
+                continue
+            except MemoryStoreError as exc:
+                rejected.append(f"{op.describe()}: {exc}")
+                continue
+            except OSError as exc:
+                rejected.append(f"{op.describe()}: could not write ({exc})")
+                log.warning("memory write failed: %s", exc, exc_info=True)
+                continue
+            if change is not None:
+                changes.append(change)
+                if change.hand_edit:
+                    hand_edits.append(change.level)
         if changes or hand_edits:
             self.refresh()
         return Applied(changes, rejected, hand_edits)
@@ -542,25 +544,22 @@ class MemoryManager:
         pending = self.pending_proposals()
         proposed: list[Proposal] = []
         refused: list[str] = []
-        for level in LEVELS:
-            for op in operations:
-                if op.level != level:
+        for op in in_level_order(operations):
+            try:
+                planned = draft(self.store(op.level), op, source, pending)
+                if planned is None:
                     continue
-                try:
-                    planned = draft(self.store(level), op, source, pending)
-                    if planned is None:
-                        continue
-                    proposal = planned.proposal(new_id(), session_id)
-                    self.proposals.add(proposal)
-                except MemoryStoreError as exc:
-                    refused.append(f"{op.describe()}: {exc}")
-                    continue
-                except OSError as exc:
-                    refused.append(f"{op.describe()}: could not queue the proposal ({exc})")
-                    log.warning("memory proposal failed: %s", exc, exc_info=True)
-                    continue
-                pending = [p for p in pending if p.target != proposal.target] + [proposal]
-                proposed = [p for p in proposed if p.target != proposal.target] + [proposal]
+                proposal = planned.proposal(new_id(), session_id)
+                self.proposals.add(proposal)
+            except MemoryStoreError as exc:
+                refused.append(f"{op.describe()}: {exc}")
+                continue
+            except OSError as exc:
+                refused.append(f"{op.describe()}: could not queue the proposal ({exc})")
+                log.warning("memory proposal failed: %s", exc, exc_info=True)
+                continue
+            pending = [p for p in pending if p.target != proposal.target] + [proposal]
+            proposed = [p for p in proposed if p.target != proposal.target] + [proposal]
         return proposed, refused
 
     def pending_proposals(self) -> list[Proposal]:
