@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pseudoclaude.llm.types import utf8_len
+
 INSTRUCTIONS_FILE = "PSEUDOCLAUDE.md"
 MAX_INCLUDE_DEPTH = 5
 MAX_INSTRUCTION_BYTES = 64 * 1024
@@ -101,10 +103,6 @@ MEMORY_HEADING = ("Memory (an index of notes kept across sessions; a note's file
                   "memory folder, read it when it matters):\n")
 
 
-def _utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
 @dataclass(frozen=True)
 class SystemPrompt:
     """The system prompt in the parts the context breakdown counts (SPEC §11)."""
@@ -124,7 +122,7 @@ class SystemPrompt:
         """UTF-8 bytes of ``(system, rules, memory)``, each block with the separator before
         it: they add up to the bytes of :attr:`text`."""
         gap = len(SEPARATOR)
-        return (_utf8_len(self.system), sum(gap + _utf8_len(r) for r in self.rules),
+        return (utf8_len(self.system), sum(gap + utf8_len(r) for r in self.rules),
                 memory_section_bytes(self.memory))
 
 
@@ -136,7 +134,7 @@ def memory_section(memory_index: str) -> str:
 
 def memory_section_bytes(section: str) -> int:
     """Bytes the memory section adds to the system prompt (its separator included)."""
-    return len(SEPARATOR) + _utf8_len(section) if section else 0
+    return len(SEPARATOR) + utf8_len(section) if section else 0
 
 
 def system_prompt_parts(workspace: Path, *, user_dir: Path | None = None,

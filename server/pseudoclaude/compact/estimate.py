@@ -14,31 +14,17 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pseudoclaude.llm.types import Message, Usage
+from pseudoclaude.llm.types import Message, Usage, utf8_len
 
 BYTES_PER_TOKEN = 3.5
 
 
 def _arguments_bytes(arguments: object) -> int:
-    if isinstance(arguments, str):
-        return len(arguments.encode("utf-8", "surrogatepass"))
-    return len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "surrogatepass"))
-
-
-def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return utf8_len(arguments) if isinstance(arguments, str) else json_bytes(arguments)
 
 
 def message_bytes(message: Message) -> int:
-    total = len(message.role) + _utf8_len(message.content)
-    for call in message.tool_calls:
-        total += _utf8_len(call.id) + _utf8_len(call.name) + _arguments_bytes(call.arguments)
-    result = message.tool_result
-    if result is not None:
-        total += (_utf8_len(result.call_id) + _utf8_len(result.name) + _utf8_len(result.content)
-                  + (4 if result.is_error else 5))
-    return total
+    return sum(message_parts(message))
 
 
 def message_parts(message: Message) -> tuple[int, int, int]:
@@ -46,13 +32,13 @@ def message_parts(message: Message) -> tuple[int, int, int]:
     (ids, names, arguments), tool result (call id, name, content, flag)."""
     calls = 0
     for call in message.tool_calls:
-        calls += _utf8_len(call.id) + _utf8_len(call.name) + _arguments_bytes(call.arguments)
+        calls += utf8_len(call.id) + utf8_len(call.name) + _arguments_bytes(call.arguments)
     result = message.tool_result
     carried = 0
     if result is not None:
-        carried = (_utf8_len(result.call_id) + _utf8_len(result.name)
-                   + _utf8_len(result.content) + (4 if result.is_error else 5))
-    return len(message.role) + _utf8_len(message.content), calls, carried
+        carried = (utf8_len(result.call_id) + utf8_len(result.name)
+                   + utf8_len(result.content) + (4 if result.is_error else 5))
+    return len(message.role) + utf8_len(message.content), calls, carried
 
 
 def json_bytes(value: object) -> int:

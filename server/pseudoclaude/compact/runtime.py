@@ -31,7 +31,11 @@ from pseudoclaude.compact.breakdown import (
     MessageSizes,
     RequestOverhead,
 )
-from pseudoclaude.compact.estimate import Anchor, message_bytes, tokens_for_bytes
+from pseudoclaude.compact.estimate import (
+    Anchor,
+    estimate_messages,
+    tokens_for_bytes,
+)
 from pseudoclaude.compact.layer1 import DryRunSpill, Layer1Result, Ledger, SpillWriter, plan
 from pseudoclaude.compact.plan import (
     NOTHING_TO_SUMMARIZE,
@@ -57,7 +61,7 @@ from pseudoclaude.llm.types import Message, Usage
 SUMMARY_RESERVE_TOKENS = 20_000
 BREAKER_LIMIT = 3
 # What an empty summary costs (the boundary reminder and the acknowledgement), in tokens.
-SUMMARY_OVERHEAD = tokens_for_bytes(sum(message_bytes(m) for m in layer2.assemble("", [])))
+SUMMARY_OVERHEAD = estimate_messages(layer2.assemble("", []))
 SUMMARY_RETRIES = 3
 ASSUMED_SUMMARY_TOKENS = 2_000
 """The preview's guess of a summary's size: min(summarised tokens, this) (SPEC §11)."""
@@ -351,17 +355,18 @@ class CompactRuntime:
                                           anchor.count)
 
     # -- Layer 2 -----------------------------------------------------------------------------
-    def _plan(self, messages: Sequence[Message]) -> tuple[int, str]:
-        """Where the recent window starts, and why there is nothing to summarise ("" when
-        there is). The one planner of the preview and of the real compaction."""
+    def _plan(self, messages: Sequence[Message]) -> tuple[int, int, str]:
+        """Where the recent window starts, the estimated tokens of the old part before it, and
+        why there is nothing to summarise ("" when there is). The one planner of the preview
+        and of the real compaction."""
         start = layer2.recent_start(messages, self.config.keep_tokens,
                                     self.config.recent_messages)
         if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
-            return start, NOTHING_TO_SUMMARIZE  # nothing old, or only the previous summary
-        old_size = tokens_for_bytes(sum(message_bytes(m) for m in messages[:start]))
+            return start, 0, NOTHING_TO_SUMMARIZE  # nothing old, or only the previous summary
+        old_size = estimate_messages(messages[:start])
         if old_size <= SUMMARY_OVERHEAD:
-            return start, WOULD_NOT_SHRINK  # smaller than an empty summary would be
-        return start, ""
+            return start, old_size, WOULD_NOT_SHRINK  # smaller than an empty summary would be
+        return start, old_size, ""
 
     async def _summarize(self, instructions: str) -> tuple[int, int, FactCheck] | None:
         """Replace old context with a summary. None when there is nothing old to summarise.
@@ -372,7 +377,7 @@ class CompactRuntime:
             raise CompactError("no model is configured to write the summary")
         generation, length, messages = self.conversation.tail(0)
         before = self.estimate()
-        start, reason = self._plan(messages)
+        start, _, reason = self._plan(messages)
         if reason:
             return None
         old = messages[:start]
@@ -385,8 +390,7 @@ class CompactRuntime:
         new = layer2.assemble(summary, messages[start:])
         # Compare like with like: the anchored estimate also counts the system prompt and the
         # tools (and whatever usage the provider reported), the new history is estimated.
-        whole = tokens_for_bytes(sum(message_bytes(m) for m in messages))
-        new_size = tokens_for_bytes(sum(message_bytes(m) for m in new))
+        whole, new_size = estimate_messages(messages), estimate_messages(new)
         if new_size >= whole:
             raise NoGain(
                 f"the summary would not shrink the conversation ({whole} -> {new_size} "
@@ -438,8 +442,12 @@ class CompactRuntime:
         same planner. No model call; the conversation and the log are untouched."""
         _, _, messages = self.conversation.tail(0)
         before = self.estimate()
-        simulated, spilled, spilled_bytes, saved = self._simulate_layer1(messages)
-        start, reason = self._plan(simulated)
+        ledger = Ledger(dict(self.ledger.offloads), set(self.ledger.kept))
+        return await asyncio.to_thread(self._preview, messages, ledger, before)  # O(history)
+
+    def _preview(self, messages: list[Message], ledger: Ledger, before: int) -> CompactPlan:
+        simulated, spilled, spilled_bytes, saved = self._simulate_layer1(messages, ledger)
+        start, old, reason = self._plan(simulated)
         after_layer1 = max(0, before - tokens_for_bytes(saved))
         kept = len(simulated) - start
         if reason:
@@ -447,17 +455,17 @@ class CompactRuntime:
                                spilled_bytes, reason)
         # The same decision the compaction makes before its model call (it then applies the
         # summary only if it shrinks the conversation, which no preview can know).
-        old = tokens_for_bytes(sum(message_bytes(m) for m in simulated[:start]))
         after = max(0, after_layer1 - old + SUMMARY_OVERHEAD + min(old, ASSUMED_SUMMARY_TOKENS))
         return CompactPlan(True, before, after, start, kept, start, spilled, spilled_bytes)
 
-    def _simulate_layer1(self, messages: list[Message]) -> tuple[list[Message], int, int, int]:
+    def _simulate_layer1(self, messages: list[Message], ledger: Ledger
+                         ) -> tuple[list[Message], int, int, int]:
         """Layer 1 on a copy: (messages with previews, results it would spill, their bytes,
         bytes it would save)."""
         dry = DryRunSpill(self._spill.spill_dir, self._label)
-        result = plan(messages, 0, self.ledger, dry, single_limit=self.config.single_result_bytes,
+        result = plan(messages, 0, ledger, dry, single_limit=self.config.single_result_bytes,
                       round_limit=self.config.round_bytes)
-        fresh = [o for o in result.offloads if o.call_id not in self.ledger.offloads]
+        fresh = [o for o in result.offloads if o.call_id not in ledger.offloads]
         previews = {o.call_id: o.preview for o in result.offloads}
         out = [msgspec.structs.replace(m, tool_result=msgspec.structs.replace(
                    m.tool_result, content=previews[m.tool_result.call_id]))

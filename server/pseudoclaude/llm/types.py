@@ -19,6 +19,11 @@ import msgspec
 Role = Literal["user", "assistant"]
 
 
+
+def utf8_len(text: str) -> int:
+    """UTF-8 bytes of ``text`` (lone surrogates counted as their three bytes)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
 class ToolCall(msgspec.Struct, omit_defaults=True, gc=False):
     """One tool call produced by the model.
 

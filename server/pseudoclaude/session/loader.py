@@ -25,7 +25,7 @@ from typing import BinaryIO, cast
 import msgspec
 
 from pseudoclaude.conversation import Offload
-from pseudoclaude.llm.types import Message
+from pseudoclaude.llm.types import Message, utf8_len
 from pseudoclaude.session.codec import (
     BadLine,
     Entry,
@@ -107,8 +107,8 @@ class _State:
                 assert item.tool_result is not None
                 if anchor is not None and i < anchor.count and (
                         item.tool_result.content != entry.preview):
-                    anchor.saved.append(_utf8_len(item.tool_result.content)
-                                        - _utf8_len(entry.preview))
+                    anchor.saved.append(utf8_len(item.tool_result.content)
+                                        - utf8_len(entry.preview))
                 self.items[i] = msgspec.structs.replace(
                     item,
                     tool_result=msgspec.structs.replace(item.tool_result, content=entry.preview),
@@ -137,10 +137,6 @@ class _State:
             e.to_message() if type(e) is MessageEntry else e  # type: ignore[misc]
             for e in self.items
         ]
-
-
-def _utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def iter_lines(f: BinaryIO, limit: int = DEFAULT_LINE_LIMIT) -> Iterator[bytes | object]:
