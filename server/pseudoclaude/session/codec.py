@@ -81,7 +81,7 @@ class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_default
     @classmethod
     def from_message(cls, m: Message, ts: float, model: str = "") -> MessageEntry:
         return cls(m.role, m.content, tuple(m.tool_calls), m.tool_result, tuple(m.thinking),
-                   ts, model, None if m.usage is None else UsageStamp.of(m))
+                   ts, model, UsageStamp.of(m))
 
 
 class OffloadEntry(msgspec.Struct, tag="offload", tag_field="type", gc=False):

@@ -18,9 +18,9 @@ def message_to_json(message: Message) -> dict[str, Any]:
     return value
 
 
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 message``, ``13 messages``, ``2 replies`` (with ``many``)."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+def plural(n: int, word: str) -> str:
+    """``1 message``, ``13 messages``."""
+    return f"{n:,} {word if n == 1 else word + 's'}"
 
 
 def describe_size(n: int) -> str:

@@ -19,6 +19,7 @@ from typing import BinaryIO
 from pseudoclaude.session.codec import BadLine, MessageEntry, ReplaceEntry, decode
 from pseudoclaude.session.ids import session_id_time
 from pseudoclaude.session.loader import (
+    _BLOCK,
     DEFAULT_LINE_LIMIT,
     _line_start,
     _read_line_at,
@@ -96,36 +97,43 @@ def _first_user_text(f: BinaryIO) -> str:
 
 
 _MODEL_KEY = b'"model"'
-_BLOCK = 1 << 20
 
 
 def _last_model_before(f: BinaryIO, end: int) -> str:
     """The latest ``model`` stamp in ``[0, end)``, however its line is spelled (any spacing,
-    any key order): lines holding the ``"model"`` token are decoded, newest first."""
-    seen: set[int] = set()
-    stop = end
+    any key order): lines holding the ``"model"`` token are decoded, newest first, each once."""
+    stop = end  # bytes [0, stop) are still to be searched
+    carry = b""  # the first bytes of the block after this one, for a token across the seam
     while stop > 0:
         start = max(0, stop - _BLOCK)
         f.seek(start)
-        chunk = f.read(stop - start + len(_MODEL_KEY))[: stop - start + len(_MODEL_KEY)]
+        chunk = f.read(stop - start) + carry
+        carry = chunk[: len(_MODEL_KEY) - 1]
+        next_stop = start
         hit = len(chunk)
         while (hit := chunk.rfind(_MODEL_KEY, 0, hit)) >= 0:
             newline = chunk.rfind(b"\n", 0, hit)
             offset = start + newline + 1 if newline >= 0 else _line_start(f, start + hit)
-            if offset in seen or offset >= end:
-                continue
-            seen.add(offset)
-            line = _read_line_at(f, offset, DEFAULT_LINE_LIMIT)
-            if line is None:
-                continue
-            try:
-                entry = decode(line)
-            except BadLine:
-                continue
-            if isinstance(entry, MessageEntry) and entry.model:
-                return entry.model
-        stop = start
+            model = _model_at(f, offset)
+            if model:
+                return model
+            if offset < start:  # the rest of this block is that line: go on before it
+                next_stop, carry = offset, b""
+                break
+            hit = offset - start
+        stop = next_stop
     return ""
+
+
+def _model_at(f: BinaryIO, offset: int) -> str:
+    line = _read_line_at(f, offset, DEFAULT_LINE_LIMIT)
+    if line is None:
+        return ""
+    try:
+        entry = decode(line)
+    except BadLine:
+        return ""
+    return entry.model if isinstance(entry, MessageEntry) else ""
 
 
 def session_info(store: SessionStore, session_id: str) -> SessionInfo:
