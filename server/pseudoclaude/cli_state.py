@@ -12,13 +12,14 @@ import argparse
 import asyncio
 import contextlib
 import difflib
+import re
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pseudoclaude.agent.approvals import TerminalApprover
-from pseudoclaude.config import PREFIX, ConfigError, Settings, load_settings
+from pseudoclaude.config import KEYS, PREFIX, ConfigError, Settings, load_settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
 from pseudoclaude.lsp import methods
@@ -48,9 +49,10 @@ def workspace_root(value: str | None) -> Path:
     return root.resolve()
 
 
-FLAG_KEYS = {"provider": "provider", "model": "model", "baseUrl": "base_url",
-             "contextWindow": "context_window", "maxIterations": "max_iterations"}
-"""Setting key -> argparse attribute of the provider flags (``cli._provider_flags``)."""
+FLAG_KEYS = {key.name: re.sub(r"(?<!^)(?=[A-Z])", "_", key.name).lower()
+             for key in KEYS.values() if "cli" in key.sources}
+"""Setting key -> argparse attribute of its flag (the keys ``config.KEYS`` lets the CLI set:
+``provider``, ``model``, ``baseUrl``, ``contextWindow``, ``maxIterations``)."""
 FLAG_LABELS = {key: "--" + attr.replace("_", "-") for key, attr in FLAG_KEYS.items()}
 
 

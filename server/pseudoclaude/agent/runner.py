@@ -28,6 +28,7 @@ from msgspec import UNSET
 from pseudoclaude.agent.approvals import Gate
 from pseudoclaude.agent.tools import Preview, ToolError, ToolRegistry
 from pseudoclaude.compact import CompactRuntime
+from pseudoclaude.config import MAX_ITERATIONS
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.events import (
     Emit,
@@ -51,7 +52,6 @@ from pseudoclaude.llm.provider import (
 )
 from pseudoclaude.llm.types import Message, ToolCall, ToolResult, Usage, error_envelope
 
-DEFAULT_MAX_ITERATIONS = 15
 UNKNOWN_TOOL_LIMIT = 2
 PREVIEW_CHARS = 200
 YIELD_EVERY = 0.002  # seconds of streaming between two turns given to the event loop
@@ -79,7 +79,7 @@ class Runner:
         gate: Gate,
         system_prompt: Callable[[], Awaitable[str]],
         emit: Emit,
-        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        max_iterations: int = MAX_ITERATIONS.default,
         on_completed: Callable[[list[Message]], None] | None = None,
         secrets: Sequence[str] = (),
     ) -> None:
