@@ -14,5 +14,10 @@ class PseudoClaudeError(Exception):
     """An expected failure; ``str(error)`` is a one-line message for the user."""
 
 
+def one_line(exc: BaseException) -> str:
+    """The error's message on one line (whitespace collapsed; its type when it has none)."""
+    return " ".join((str(exc).strip() or type(exc).__name__).split())
+
+
 EXPECTED_ERRORS: tuple[type[Exception], ...] = (PseudoClaudeError, OSError)
 """What a front end reports as a plain failure (not an internal error)."""

@@ -87,7 +87,7 @@ from pseudoclaude.compact import CompactResult
 from pseudoclaude.compact.layer2 import BOUNDARY_REMINDER, is_summary
 from pseudoclaude.compact.plan import UndoOutcome
 from pseudoclaude.config import API_KEY_ENV, Settings
-from pseudoclaude.errors import EXPECTED_ERRORS
+from pseudoclaude.errors import EXPECTED_ERRORS, one_line
 from pseudoclaude.events import (
     CompactEvent,
     ErrorEvent,
@@ -126,10 +126,6 @@ OPTIONS = [
 """``session/request_permission`` options; the chosen id is the core's decision."""
 DECISIONS: dict[str, Decision] = {"allow_once": "allow_once", "allow_session": "allow_session",
                                   "deny": "deny"}
-
-
-def one_line(exc: BaseException) -> str:
-    return " ".join((str(exc).strip() or type(exc).__name__).split())
 
 
 def invalid(field_name: str, message: str) -> RequestError:
@@ -608,11 +604,7 @@ def _ignore_mcp(servers: list[Any] | None) -> None:
 
 def _first_status(ws: Workspace, tool: str) -> ToolCallStatus:
     """``pending`` when the call will wait for approval, else ``in_progress``."""
-    approval_class = ws.tools.approval_class(tool)
-    if approval_class != "none" and ws.gate.policy.for_class(approval_class) == "ask" \
-            and approval_class not in ws.gate.allowed_for_session:
-        return "pending"
-    return "in_progress"
+    return "pending" if ws.gate.would_ask(ws.tools.approval_class(tool)) else "in_progress"
 
 
 def _diff(request: ApprovalRequest, root: Path) -> list[ToolCallContent] | None:

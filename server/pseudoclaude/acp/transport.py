@@ -29,12 +29,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
+from pseudoclaude.errors import one_line
+from pseudoclaude.llm.errors import scrub
+
 log = logging.getLogger("pseudoclaude.acp")
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A longer line is dropped (and answered with ``-32600``) instead of filling the memory."""
-REDACTED = "[redacted]"
 _VALIDATION_DETAILS = 5
 
 
@@ -126,15 +128,13 @@ class StdioTransport:
         try:
             text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
         except (ValueError, TypeError, RecursionError) as exc:  # e.g. an echo nested too deep
-            log.error("cannot encode a message: %s", _one_line(exc))
+            log.error("cannot encode a message: %s", one_line(exc))
             if "id" not in message or "method" in message:
                 return
             text = json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {
                 "code": INTERNAL_ERROR, "message": "Internal error: the answer could not be "
                                                    "encoded"}})
-        for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
+        text = scrub(text, self.secrets)
         self._output.write(text.encode("utf-8", "replace") + b"\n")
         if self.on_sent is not None:
             try:
@@ -168,7 +168,7 @@ class StdioTransport:
             try:
                 message = json.loads(line)
             except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-                self._reply_error(None, PARSE_ERROR, f"Parse error: {_one_line(exc)}")
+                self._reply_error(None, PARSE_ERROR, f"Parse error: {one_line(exc)}")
                 continue
             problem, request_id = _check(message)
             if problem is not None:
@@ -272,10 +272,6 @@ def _explain_invalid_params(message: dict[str, Any]) -> None:
         more = len(details) - _VALIDATION_DETAILS
         error["message"] = f"Invalid params: {shown}" + (f" (and {more} more)" if more > 0 else "")
         error["data"] = {"errors": details}
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join((str(exc) or type(exc).__name__).split())
 
 
 async def open_stdio(limit: int = 1024 * 1024) -> StdioTransport:

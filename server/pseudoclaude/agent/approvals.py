@@ -166,6 +166,12 @@ class Gate:
         """Forget every "allow for this session" (a new session starts)."""
         self.allowed_for_session.clear()
 
+    def would_ask(self, approval_class: ApprovalClass) -> bool:
+        """Whether a call of this class would wait for the approver now (``ask``, and no
+        "allow for this session" yet); read-only tools never do."""
+        return (self.policy.for_class(approval_class) == "ask"
+                and approval_class not in self.allowed_for_session)
+
     async def check(self, call: ToolCall, approval_class: ApprovalClass,
                     prepare: Callable[[], Awaitable[Preview]] | None = None) -> str | None:
         """``None`` to proceed, or the reason the call is denied (for a ``denied`` result).

@@ -26,6 +26,7 @@ from lsprotocol import types
 from msgspec import UNSET, UnsetType
 
 from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
+from pseudoclaude.errors import one_line
 from pseudoclaude.lsp import protocol as p
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ class LspApprover:
             future = protocol.send_request(method, params, msg_id=msg_id)
         except Exception as exc:
             raise ApprovalUnavailable(
-                f"the editor could not ask for approval: {_one_line(exc)}") from None
+                f"the editor could not ask for approval: {one_line(exc)}") from None
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -127,16 +128,11 @@ class LspApprover:
             raise
         except Exception as exc:
             raise ApprovalUnavailable(
-                f"the editor could not ask for approval: {_one_line(exc)}") from None
+                f"the editor could not ask for approval: {one_line(exc)}") from None
 
 
 def _given(value: T | None) -> T | UnsetType:
     return UNSET if value is None else value
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return " ".join(text.split())
 
 
 def _shown(value: Any) -> str:

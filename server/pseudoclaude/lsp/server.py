@@ -24,7 +24,7 @@ from pygls.uris import to_fs_path
 
 from pseudoclaude import __version__
 from pseudoclaude.config import ConfigError, load_settings
-from pseudoclaude.errors import EXPECTED_ERRORS, PseudoClaudeError
+from pseudoclaude.errors import EXPECTED_ERRORS, PseudoClaudeError, one_line
 from pseudoclaude.events import CompactEvent, Event, StopEvent, ToolCallEvent, UsageUpdate
 from pseudoclaude.llm.provider import preload
 from pseudoclaude.lsp import protocol as p
@@ -252,20 +252,15 @@ class PseudoClaudeServer(LanguageServer):
         except p.ParamError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         except EXPECTED_ERRORS as exc:
-            raise JsonRpcException(message=_one_line(exc), code=p.REQUEST_FAILED) from None
+            raise JsonRpcException(message=one_line(exc), code=p.REQUEST_FAILED) from None
         except asyncio.CancelledError:
             raise
         except JsonRpcException:
             raise
         except Exception as exc:
             log.exception("%s failed", method)
-            raise JsonRpcException(message=f"{method} failed: {_one_line(exc)}",
+            raise JsonRpcException(message=f"{method} failed: {one_line(exc)}",
                                    code=p.REQUEST_FAILED) from None
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return " ".join(text.split())
 
 
 def create_server() -> PseudoClaudeServer:
