@@ -132,12 +132,17 @@ class PseudoClaudeServer(LanguageServer):
             ws.memory.start_watching()
         except OSError as exc:
             log.warning("cannot watch the memory folders of %s: %s", uri, exc)
-        try:  # proposals waiting from an earlier process: tell the client now
-            ws.memory.announce_proposals(initial=True)
-        except OSError as exc:
-            log.warning("cannot read the memory proposals of %s: %s", uri, exc)
+        self.spawn(self._announce_pending(uri, ws))  # reads the folder: off the loop
         ws.start_cleanup()
         return ws
+
+    @staticmethod
+    async def _announce_pending(uri: str, ws: Workspace) -> None:
+        """Proposals waiting from an earlier process: tell the client now."""
+        try:
+            await asyncio.to_thread(ws.memory.announce_proposals, initial=True)
+        except OSError as exc:
+            log.warning("cannot read the memory proposals of %s: %s", uri, exc)
 
     def resolve(self, requested: Any) -> tuple[str, Workspace]:
         """The folder a request is for: ``workspace`` if given, else the only folder."""

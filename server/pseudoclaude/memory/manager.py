@@ -87,7 +87,6 @@ UPDATE_TIMEOUT = 60.0
 DRAIN_TIMEOUT = 10.0
 DEFAULT_TYPES = {"project": "project_knowledge", "user": "user_preference"}
 
-MODES = ("auto", "confirm", "off")
 REMEMBER_SOURCE = "remember"
 """The ``source`` of a note saved by ``remember`` outside any session."""
 

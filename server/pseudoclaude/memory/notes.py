@@ -165,6 +165,13 @@ def _value(raw: str) -> str:
 _FENCE = re.compile(r"^---[ \t]*$")
 
 
+def front_matter_end(lines: list[str]) -> int | None:
+    """The index of the closing ``---`` when ``lines`` start with (closed) front matter."""
+    if not lines or not _FENCE.match(lines[0]):
+        return None
+    return next((i for i in range(1, len(lines)) if _FENCE.match(lines[i])), None)
+
+
 def parse_note(data: bytes, filename: str) -> Note:
     """Parse a note leniently: never raises. A note that cannot be read as intended keeps
     what could be recovered and says why in ``problem``."""
@@ -185,7 +192,7 @@ def parse_note(data: bytes, filename: str) -> Note:
     if not lines or not _FENCE.match(lines[0]):
         return Note(fallback_type, fallback_title, "", "", "", text.strip(),
                     problem=problem or "no front matter")
-    end = next((i for i in range(1, len(lines)) if _FENCE.match(lines[i])), None)
+    end = front_matter_end(lines)
     if end is None:
         return Note(fallback_type, fallback_title, "", "", "", text.strip(),
                     problem=problem or "front matter is not closed")

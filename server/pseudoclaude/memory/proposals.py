@@ -60,6 +60,7 @@ from pseudoclaude.memory.notes import (
     LEVELS,
     NOTE_TYPES,
     derive_summary,
+    front_matter_end,
     now_rfc3339,
     parse_note,
     render_note,
@@ -352,21 +353,11 @@ def _draft(store: MemoryStore, filename: str, before: bytes | None, after: bytes
 
 # -- accepting ----------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^---[ \t]*$")
-
-
-def _front_matter_end(lines: list[str]) -> int | None:
-    """The index of the closing ``---`` when ``lines`` start with front matter."""
-    if not lines or not _FENCE.match(lines[0]):
-        return None
-    return next((i for i in range(1, len(lines)) if _FENCE.match(lines[i])), None)
-
-
 def with_updated(text: str, now: str) -> str:
     """A whole note file with ``updated`` in its front matter set to ``now`` (added when
     missing); everything else kept as it is."""
     lines = text.split("\n")
-    end = _front_matter_end(lines)
+    end = front_matter_end(lines)
     assert end is not None
     for i in range(1, end):
         if lines[i].split(":", 1)[0].strip().lower() == "updated":
@@ -397,16 +388,13 @@ def accepted_bytes(proposal: Proposal, content: str | None, now: str | None = No
         raise MemoryStoreError(f"refused: the text looks like it contains {kind}; memory never "
                                "stores secrets", "content")
     filename = proposal.filename
-    if _front_matter_end(text.split("\n")) is not None:
+    if front_matter_end(text.split("\n")) is not None:
         data = with_updated(text, now).encode()
     else:  # a body: the proposal's front matter (of the note it proposes, else the current)
         base_text = proposal.after or proposal.before
-        base = parse_note(base_text.encode(), filename) if base_text else None
-        note_type = (base.type if base else "") or proposal.type or \
-            type_from_filename(filename) or "project_knowledge"
-        title = (base.title if base else "") or proposal.title or filename[:-3]
-        created = (base.created if base else "") or now
-        data = render_note(note_type, title, created, now, base.source if base else "", text)
+        data, _ = render_update(base_text.encode() if base_text else None, filename, text,
+                                note_type="" if base_text else proposal.type,
+                                title="" if base_text else proposal.title, now=now)
     note = parse_note(data, filename)
     if note.problem:
         raise MemoryStoreError(f"the edited note cannot be used: {note.problem}", "content")
