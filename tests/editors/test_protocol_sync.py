@@ -204,3 +204,24 @@ def test_clients_name_methods_only_in_their_protocol_module() -> None:
     assert not {k: v for k, v in inline.items() if v}, "use protocol.lua / protocol.ts names"
     assert quoted_methods(PROTOCOL_LUA) and quoted_methods(PROTOCOL_TS)
 
+
+
+def ts_union(source: str, pattern: str) -> set[str]:
+    """The string literals of a TypeScript union found by ``pattern`` (one group)."""
+    found = re.search(pattern, source, re.M)
+    assert found, f"protocol.ts: nothing matches {pattern!r}"
+    return set(re.findall(r"'([^']*)'", found.group(1)))
+
+
+def test_typescript_server_requests_and_approval_shapes() -> None:
+    """protocol.ts's server → client requests, the approvals capability key and the values of
+    the approve kinds and the approve and review decisions are the server's."""
+    source = PROTOCOL_TS.read_text()
+    assert set(ts_object(source, "ServerRequests").values()) == set(protocol.SERVER_REQUESTS)
+    assert ts_const(source, "APPROVALS_CAPABILITY") == protocol.APPROVALS_CAPABILITY
+    assert ts_union(source, r"^export type ApprovalDecision = ([^;]+);") == literal_values(
+        typing.get_type_hints(protocol.ApproveResult)["decision"])
+    assert ts_union(source, r"^  kind: ('write' \| 'runCommand');") == literal_values(
+        typing.get_type_hints(protocol.ApproveParams)["kind"])
+    assert ts_union(source, r"^  decision: ('accept' \| 'reject');") == literal_values(
+        typing.get_type_hints(protocol.ReviewParams)["decision"])
