@@ -951,6 +951,86 @@ test('chat: live events render into the buffer, cards fold, results fill their c
   eq(chat.get(ws), nil)
 end)
 
+test('chat: a streamed answer grows by its last line, not by rendering the whole answer per chunk', function()
+  local r = require('pseudoclaude.protocol').requests
+  local ws = 'file:///work/app'
+  local c
+  with_fake_server({ [r.context] = { sessionId = vim.NIL, messageCount = 0, estimatedTokens = 0, contextWindow = 200000,
+    autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false } }, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  local win = vim.fn.win_findbuf(c.buf)[1]
+  local function ev(e)
+    e.workspace, e.sessionId = ws, 's1'
+    chat.event(e)
+  end
+  -- Chunks of 1 to 9 bytes (some split a UTF-8 character), and chunks of newlines only, at the
+  -- start, inside and at the end of the answer.
+  local answer = '\nIntro – naïve “quotes”\n\n```lua\nlocal x = 1\n\n\nreturn x\n```\n'
+    .. string.rep('line of the answer\n', 40) .. 'a\nb\nc\n\n\nEnd without a final newline'
+  local chunks, pos, seed = { '\n', '\n\n' }, 1, 7
+  while pos <= #answer do
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    local n = seed % 9 + 1
+    chunks[#chunks + 1] = answer:sub(pos, pos + n - 1)
+    pos = pos + n
+  end
+  chunks[#chunks + 1] = '\n'
+  chunks[#chunks + 1] = 'tail'
+  answer = '\n\n\n' .. answer .. '\ntail'
+  eq(table.concat(chunks), answer, 'the chunks make the answer')
+  chat.begin_run(ws, 'Stream')
+  local header = vim.api.nvim_buf_line_count(c.buf)
+  local real_set_lines = vim.api.nvim_buf_set_lines
+  local calls, widest = 0, 0
+  vim.api.nvim_buf_set_lines = function(buf, first, last, strict, lines)
+    if buf == c.buf then
+      calls = calls + 1
+      widest = math.max(widest, last - first)
+    end
+    return real_set_lines(buf, first, last, strict, lines)
+  end
+  local ok, err = pcall(function()
+    for _, chunk in ipairs(chunks) do
+      ev({ kind = 'text', delta = chunk })
+      local item = c.open_text
+      local want = chat.item_lines(item)
+      eq(item.start, header + 1, 'the answer starts below the prompt')
+      eq(item.count, #want, 'its line count')
+      eq(vim.api.nvim_buf_get_lines(c.buf, header, -1, false), want, 'the buffer after ' .. vim.inspect(chunk))
+      eq(vim.api.nvim_win_get_cursor(win)[1], vim.api.nvim_buf_line_count(c.buf), 'the window follows')
+    end
+  end)
+  vim.api.nvim_buf_set_lines = real_set_lines
+  assert(ok, err)
+  eq(c.open_text.text, answer)
+  local lines = chat.item_lines({ kind = 'text', text = answer })
+  eq(vim.api.nvim_buf_get_lines(c.buf, header, -1, false), lines, 'the whole answer')
+  eq(calls, #chunks, 'one change of the buffer per chunk')
+  eq(widest, 1, 'each chunk replaces at most the last line')
+  -- What follows the answer goes below it, and folds.
+  ev({ kind = 'toolCall', id = 'a', name = 'read_file', arguments = { path = 'A' } })
+  ev({ kind = 'toolResult', id = 'a', name = 'read_file', isError = false, bytes = 2, preview = 'aa' })
+  ev({ kind = 'text', delta = 'Done.\nBye' })
+  ev({ kind = 'text', delta = '.' })
+  chat.end_run(ws, { sessionId = 's1', stopReason = 'completed', text = 'x', iterations = 2,
+    usage = { inputTokens = 1600, outputTokens = 70 } })
+  local card = header + #lines + 1
+  local want = vim.list_extend(vim.list_extend({ '## You', 'Stream', '', '## PseudoClaude' }, lines), {
+    '▸ read_file(path: A)', '  ✓ read_file · 2 B', '  │ aa', 'Done.', 'Bye.',
+    '── completed · 2 iterations · 1.6k in / 70 out ──' })
+  eq(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false), want)
+  vim.api.nvim_win_call(win, function()
+    eq({ vim.fn.foldclosed(card), vim.fn.foldclosedend(card) }, { card, card + 2 }, 'the card')
+    eq(vim.fn.foldclosed(card - 1), -1, 'the answer is not folded')
+  end)
+  for i, item in ipairs(c.items) do
+    eq(vim.api.nvim_buf_get_lines(c.buf, item.start - 1, item.start - 1 + item.count, false), chat.item_lines(item, i == 1),
+      'the lines of item ' .. i)
+  end
+  vim.cmd('bwipeout! ' .. c.buf)
+end)
+
 io.stdout:write(string.format('nvim unit: %d passed, %d failed\n', passed, failed))
 if failed > 0 then
   os.exit(1)

@@ -6,7 +6,7 @@
 ---
 --- The chat is a list of items (`user`, `text`, `tool`, `summary`, `notice`, `footer`, `earlier`,
 --- `hint`), each owning a range of lines; `item_lines` renders one (pure), and a change re-renders
---- only that item.
+--- only that item (streamed text only the item's last line and the lines it adds).
 local client = require('pseudoclaude.client')
 local config = require('pseudoclaude.config')
 local fmt = require('pseudoclaude.format')
@@ -426,6 +426,39 @@ local function update(chat, item)
   follow(chat, wins)
 end
 
+--- Stream `text` into the open text item: its last line takes the text up to the first newline
+--- and each newline adds a line (`update` would render all its lines again: quadratic in the
+--- answer's length). The lines are those `item_lines` gives for the whole text.
+local function stream(chat, item, text)
+  local before = item.text
+  item.text = before .. text
+  local i = index_of(chat, item)
+  if not i or not item.start then
+    return
+  end
+  -- After a final newline all the item's lines stay (the empty line after it is not shown), else
+  -- all but the last, which the text continues.
+  local ended = before:sub(-1) == '\n'
+  local kept = ended and item.count or item.count - 1
+  local first = item.start - 1 + kept
+  local tail = ended and '' or (vim.api.nvim_buf_get_lines(chat.buf, first, first + 1, false)[1] or '')
+  local lines = vim.split(tail .. text, '\n', { plain = true })
+  if kept + #lines > 1 and lines[#lines] == '' then
+    lines[#lines] = nil
+  end
+  local wins = followers(chat)
+  set_lines(chat, first, item.start - 1 + item.count, lines)
+  local delta = kept + #lines - item.count
+  item.count = kept + #lines
+  for j = i + 1, #chat.items do
+    chat.items[j].start = chat.items[j].start + delta
+  end
+  if delta ~= 0 and i < #chat.items then
+    refresh_folds(chat)
+  end
+  follow(chat, wins)
+end
+
 --- The item holding line `lnum` (binary search: items are in line order).
 --- @param chat pseudoclaude.Chat
 --- @param lnum integer
@@ -557,8 +590,7 @@ function M.event(e)
     end
     chat.streamed = chat.streamed + #delta
     if chat.open_text then
-      chat.open_text.text = chat.open_text.text .. delta
-      update(chat, chat.open_text)
+      stream(chat, chat.open_text, delta)
     else
       chat.open_text = append(chat, { kind = 'text', text = delta })
     end
