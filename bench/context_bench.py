@@ -31,13 +31,13 @@ import msgspec
 
 from pseudoclaude.agent.prompt import system_prompt_parts
 from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.api import methods
+from pseudoclaude.api import protocol as p
 from pseudoclaude.compact import CompactConfig, CompactRuntime, Ledger, layer2
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.preview import make_preview
 from pseudoclaude.conversation import Conversation, Offload
 from pseudoclaude.llm.types import Message, ToolCall, ToolResult, Usage
-from pseudoclaude.lsp import methods
-from pseudoclaude.lsp import protocol as p
 
 OUT = Path(__file__).resolve().parent / "out"
 CALLS = 1_000

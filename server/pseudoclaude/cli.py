@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pseudoclaude import cli_state
+from pseudoclaude.api.protocol import ParamError
 from pseudoclaude.cli_state import CliError, run_async, settings_for, workspace_root
 from pseudoclaude.config import PROVIDERS, ConfigError
 from pseudoclaude.errors import EXPECTED_ERRORS
-from pseudoclaude.lsp.protocol import ParamError
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_CANCELED = 1, 2, 130
 LEVELS = ("project", "user")

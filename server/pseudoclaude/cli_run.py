@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pseudoclaude.agent.approvals import TerminalApprover
-from pseudoclaude.agent.runner import RunResult, summarize_arguments
+from pseudoclaude.agent.runner import RunOutcome, summarize_arguments
+from pseudoclaude.api import methods
+from pseudoclaude.api import protocol as p
 from pseudoclaude.config import Settings
 from pseudoclaude.events import (
     CompactEvent,
@@ -32,10 +34,8 @@ from pseudoclaude.events import (
     ToolResultEvent,
     WarningEvent,
 )
-from pseudoclaude.lsp import methods
-from pseudoclaude.lsp import protocol as p
 from pseudoclaude.session.format import describe_size
-from pseudoclaude.workspace import Workspace
+from pseudoclaude.workspace import Hooks, Workspace
 
 EXIT_OK, EXIT_FAILURE, EXIT_LIMIT, EXIT_CANCELED = 0, 1, 3, 130
 EXIT_CODES = {StopReason.COMPLETED: EXIT_OK, StopReason.MAX_ITERATIONS: EXIT_LIMIT,
@@ -127,7 +127,7 @@ def result_line(result: p.RunResult) -> dict[str, Any]:
 
 def canceled_result(workspace: Workspace) -> p.RunResult:
     """What a cancelled run had done (its runner keeps it), as a run result."""
-    done = workspace.last_run.result if workspace.last_run else RunResult(StopReason.CANCELED)
+    done = workspace.last_outcome() or RunOutcome(StopReason.CANCELED)
     done.stop_reason = StopReason.CANCELED
     return methods.run_result(workspace.session_id or "", done)
 
@@ -136,7 +136,8 @@ async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: 
                           as_json: bool, verbose: bool = False) -> int:
     printer = JsonPrinter(sys.stdout) if as_json else TerminalPrinter(sys.stdout, sys.stderr,
                                                                      verbose)
-    workspace = Workspace(root, settings, approver=TerminalApprover(), events=printer)
+    workspace = Workspace(root, settings, approver=TerminalApprover(),
+                          hooks=Hooks(events=printer))
     try:
         try:
             result = await methods.call(workspace, p.RUN, {"prompt": prompt,

@@ -2,7 +2,7 @@
 (SPEC §9, §11 "CLI parity").
 
 Each goes through a :class:`~pseudoclaude.workspace.Workspace`, as the LSP server does, and
-calls the server's own request handlers (:mod:`pseudoclaude.lsp.methods`), so ``--json``
+calls the server's own request handlers (:mod:`pseudoclaude.api.methods`), so ``--json``
 prints exactly the LSP result object. Commands that need a session act on the latest one.
 """
 
@@ -19,20 +19,20 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pseudoclaude.agent.approvals import TerminalApprover
+from pseudoclaude.api import methods
+from pseudoclaude.api import protocol as p
+from pseudoclaude.api.protocol import ParamError
 from pseudoclaude.config import KEYS, PREFIX, ConfigError, Settings, load_settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
-from pseudoclaude.lsp import methods
-from pseudoclaude.lsp import protocol as p
-from pseudoclaude.lsp.protocol import ParamError
-from pseudoclaude.session import SessionInfo, load_session
+from pseudoclaude.session import SessionInfo
 from pseudoclaude.session.format import (
     describe_age,
     describe_size,
     message_to_json,
     render_message,
 )
-from pseudoclaude.workspace import Workspace
+from pseudoclaude.workspace import Hooks, Workspace
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 W = TypeVar("W", bound=p.Wire)
@@ -84,9 +84,9 @@ async def open_workspace(args: argparse.Namespace, *, session: bool) -> AsyncIte
     there is one)."""
     root = workspace_root(args.workspace)
     ws = Workspace(root, settings_for(args, root), approver=TerminalApprover(),
-                   events=print_event)
+                   hooks=Hooks(events=print_event))
     try:
-        if session and ws.store.sessions_dir.is_dir() and await ws.sessions():
+        if session and await ws.has_sessions():
             await ws.resume("latest")
         yield ws
     finally:
@@ -311,7 +311,7 @@ async def sessions_list(args: argparse.Namespace) -> int:
             return EXIT_OK
         sessions = await ws.sessions()
         if not sessions:
-            print(f"no sessions in {ws.store.sessions_dir}")
+            print(f"no sessions in {ws.sessions_dir}")
         for info in sessions:
             print(session_line(info))
     return EXIT_OK
@@ -327,7 +327,7 @@ def session_line(s: SessionInfo) -> str:
 async def sessions_show(args: argparse.Namespace) -> int:
     """The restored history, as the model would see it next; never writes to the log."""
     async with open_workspace(args, session=False) as ws:
-        loaded = await asyncio.to_thread(load_session, ws.store, args.id)
+        loaded = await ws.load(args.id)
     if args.json:
         print(p.encode_line({"id": loaded.session_id,
                              "messages": [message_to_json(m) for m in loaded.messages],

@@ -22,8 +22,8 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.client import LanguageClient
 
+from pseudoclaude.api import protocol as p
 from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.lsp import protocol as p
 from pseudoclaude.session.format import plural
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-workspace"

@@ -3,7 +3,7 @@
 Every layer that reports progress (the runner, compaction, memory) emits these through a plain
 callback; the LSP server forwards them as notifications, the CLI prints them (or writes them as
 JSON lines). They are msgspec structs tagged on ``kind`` with camelCase names, so an event's
-encoding is its wire payload (:func:`pseudoclaude.lsp.protocol.event_params` adds
+encoding is its wire payload (:func:`pseudoclaude.api.protocol.event_params` adds
 ``workspace`` and ``sessionId``). Optional fields are left out of the payload when unset.
 """
 

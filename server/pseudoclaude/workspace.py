@@ -23,17 +23,18 @@ from pseudoclaude.agent.prompt import (
     memory_section_bytes,
     system_prompt_parts,
 )
-from pseudoclaude.agent.runner import Runner, RunResult
+from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.compact import (
     CompactConfig,
-    CompactResult,
+    CompactOutcome,
     CompactRuntime,
     ContextState,
     Ledger,
 )
-from pseudoclaude.compact.breakdown import Breakdown
+from pseudoclaude.compact.breakdown import TokenBreakdown
 from pseudoclaude.compact.estimate import json_bytes
+from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.compact.plan import NO_SESSION, CompactPlan, UndoOutcome
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import PseudoClaudeError
@@ -41,9 +42,10 @@ from pseudoclaude.events import Event
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message
 from pseudoclaude.memory import MemoryManager, OnChange
-from pseudoclaude.memory.manager import OnProposals, provenance
-from pseudoclaude.memory.proposals import PROPOSALS_DIR
+from pseudoclaude.memory.manager import MemoryView, OnProposals, Reviewed, provenance
+from pseudoclaude.memory.proposals import PROPOSALS_DIR, ProposalRecord
 from pseudoclaude.session import (
+    LoadedSession,
     OpenSession,
     SessionInfo,
     SessionStore,
@@ -52,13 +54,16 @@ from pseudoclaude.session import (
     list_sessions,
     load_session,
     new_session,
+    resolve,
     resume_session,
 )
 from pseudoclaude.session.turns import count_prompts
+from pseudoclaude.transcript import Item, build_transcript, summary_text
 
 log = logging.getLogger("pseudoclaude.workspace")
 
 NEW = "new"
+RUNNING = "a run"
 
 
 class WorkspaceError(PseudoClaudeError):
@@ -73,6 +78,19 @@ EventSink = Callable[[str, Event], None]  # (session id, event)
 
 
 @dataclass(frozen=True)
+class Hooks:
+    """What a front end hears from a workspace (each may be called from another thread: the
+    memory watcher's)."""
+
+    events: EventSink | None = None
+    """Every event of a run, a compaction or a memory update, with its session id."""
+    memory_changed: OnChange | None = None
+    """``(level, source)``: the memory index changed."""
+    proposals_changed: OnProposals | None = None
+    """``(count)``: the pending memory proposals changed."""
+
+
+@dataclass(frozen=True)
 class ResumeInfo:
     session_id: str
     message_count: int
@@ -82,13 +100,12 @@ class ResumeInfo:
 
 class Workspace:
     def __init__(self, root: Path, settings: Settings, *, approver: Approver,
-                 events: EventSink | None = None,
-                 memory_changed: OnChange | None = None,
-                 proposals_changed: OnProposals | None = None) -> None:
+                 hooks: Hooks = Hooks()) -> None:
         self.root = root.resolve()
         self.settings = settings
         self.approver = approver
-        self._events = events or (lambda session_id, event: None)
+        self._events = hooks.events or (lambda session_id, event: None)
+        memory_changed, proposals_changed = hooks.memory_changed, hooks.proposals_changed
         data_dir = settings.data_dir or self.root / ".PseudoClaude"
         self.store = SessionStore(data_dir)
         user_memory = settings.memory.user_dir or Path.home() / ".PseudoClaude" / "memory"
@@ -112,6 +129,27 @@ class Workspace:
         self._cleanup: asyncio.Task[None] | None = None
         self.last_run: Runner | None = None
         """The latest run (its :attr:`~Runner.result` holds what a cancelled run had done)."""
+
+    # -- life --------------------------------------------------------------------------------
+    def start(self) -> None:
+        """What an open folder does in the background: watch its memory for hand edits and
+        delete expired sessions (a folder whose memory cannot be watched still works)."""
+        try:
+            self.memory.start_watching()
+        except OSError as exc:
+            log.warning("cannot watch the memory folders of %s: %s", self.root, exc)
+        self.start_cleanup()
+
+    async def announce_pending(self) -> None:
+        """Proposals waiting from an earlier process: tell the listener (reads the folder off
+        the loop)."""
+        try:
+            await asyncio.to_thread(self.memory.announce_proposals, initial=True)
+        except OSError as exc:
+            log.warning("cannot read the memory proposals of %s: %s", self.root, exc)
+
+    def stop_watching(self) -> None:
+        self.memory.stop_watching()
 
     # -- settings and provider -------------------------------------------------------------
     @property
@@ -204,8 +242,70 @@ class Workspace:
         return ResumeInfo(opened.session_id, len(loaded.messages), loaded.bad_lines,
                           loaded.repaired)
 
+    async def new_session_aside(self) -> str:
+        """A new session with a log (its header) that does not become current: for a front
+        end whose folder is busy with another session's run (its first prompt resumes it)."""
+        opened = await asyncio.to_thread(
+            new_session, self.store, model=self.settings.model, workspace=str(self.root))
+        try:
+            await asyncio.to_thread(opened.writer.touch)
+        finally:
+            opened.writer.close()
+        return opened.session_id
+
+    def keep_current(self, target: str | None) -> None:
+        """Before switching to ``target``: a current session that has no log yet (new, never
+        prompted) gets one, so it can still be resumed later."""
+        opened = self.session
+        if opened is not None and opened.session_id != target \
+                and not opened.writer.path.is_file():
+            opened.writer.touch()
+
+    def check_session(self, session_id: str) -> str:
+        """``session_id`` when this workspace has that session (``SessionNotFound`` else)."""
+        return self.store.check_id(session_id)
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.store.sessions_dir
+
+    async def has_sessions(self) -> bool:
+        return self.store.sessions_dir.is_dir() and bool(await self.sessions())
+
     async def sessions(self) -> list[SessionInfo]:
         return await asyncio.to_thread(list_sessions, self.store)
+
+    async def load(self, session_id: str) -> LoadedSession:
+        """A session's log replayed (``latest`` or an id), without making it current."""
+        return await asyncio.to_thread(load_session, self.store, session_id)
+
+    async def transcript(self, session_id: str | None, offset: int = 0,
+                         limit: int | None = None) -> tuple[str, int, list[Item]]:
+        """The session (the current one by default) as the user lived it: ``(id, total,
+        items[offset:offset + limit])`` (the whole log is read, off the loop)."""
+        if session_id in (None, ""):
+            if self.session is None:
+                raise WorkspaceError("no active session in this workspace")
+            session_id = self.session.session_id
+        ref, current, running = session_id, self.session_id, self._busy == RUNNING
+
+        def build() -> tuple[str, list[Item]]:
+            assert ref is not None
+            sid = resolve(self.store, ref)
+            path = self.store.log_path(sid)
+            live = running and sid == current
+            return sid, build_transcript(path, running=live) if path.is_file() else []
+
+        sid, items = await asyncio.to_thread(build)
+        end = len(items) if limit is None else offset + limit
+        return sid, len(items), items[offset:end]
+
+    def current_summary(self) -> str | None:
+        """The summary the current conversation starts with, if a compaction made one."""
+        if self.session is None:
+            return None
+        messages = self.session.conversation.messages()
+        return summary_text(messages[0]) if messages and is_summary(messages[0]) else None
 
     async def messages(self, session_id: str | None, offset: int = 0,
                        limit: int | None = None) -> tuple[str, int, list[Message]]:
@@ -283,13 +383,13 @@ class Workspace:
         memory_dir = self.settings.memory.user_dir
         return memory_dir.parent if memory_dir is not None else None
 
-    async def run(self, prompt: str, session: str | None = None) -> tuple[str, RunResult]:
+    async def run(self, prompt: str, session: str | None = None) -> tuple[str, RunOutcome]:
         """Run the agent on ``prompt`` in ``session`` (``new``, an id, ``latest``, or the
         current session — a new one when there is none)."""
         if not prompt.strip():
             raise WorkspaceError("the prompt is empty")
         ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
-        with self._exclusive("start a run", "a run"):
+        with self._exclusive("start a run", RUNNING):
             if session == NEW or (session is None and self.session is None):
                 await self._open_new()
             elif session is not None and session != self.session_id:
@@ -307,6 +407,10 @@ class Workspace:
             self.last_run = runner
             result = await runner.run(prompt)
             return self.session.session_id, result
+
+    def last_outcome(self) -> RunOutcome | None:
+        """What the latest run did (a cancelled run's too: what it had done by then)."""
+        return self.last_run.result if self.last_run is not None else None
 
     def _secrets(self) -> list[str]:
         """The API keys this process knows, so tool output can never carry one."""
@@ -340,7 +444,24 @@ class Workspace:
         source = provenance(session_id, await self._runs_so_far()) if session_id else ""
         return await self.memory.remember(text, level, type, title, source=source)
 
-    async def compact(self, instructions: str = "") -> CompactResult:
+    async def memory_view(self) -> MemoryView:
+        return await self.memory.show()
+
+    async def forget(self, level: str, filename: str) -> bool:
+        return await self.memory.forget(level, filename)
+
+    async def proposals(self) -> list[ProposalRecord]:
+        return await self.memory.list_proposals()
+
+    async def review(self, proposal_id: str, decision: str,
+                     content: str | None = None) -> Reviewed:
+        return await self.memory.review(proposal_id, decision, content)
+
+    def would_ask(self, tool: str) -> bool:
+        """Whether a call of ``tool`` waits for the user's approval now."""
+        return self.gate.would_ask(self.tools.approval_class(tool))
+
+    async def compact(self, instructions: str = "") -> CompactOutcome:
         with self._exclusive("compact", "a compaction"):
             if self.compact_runtime is None:
                 raise WorkspaceError("no active session to compact in this workspace")
@@ -372,7 +493,7 @@ class Workspace:
                                 context_window=config.window,
                                 auto_compact_threshold=config.threshold,
                                 auto_compact_failures=0, auto_compact_tripped=False,
-                                breakdown=Breakdown(free=config.window,
+                                breakdown=TokenBreakdown(free=config.window,
                                                     reserved=config.reserved))
         return self.compact_runtime.state()
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pseudoclaude.lsp import protocol
+from pseudoclaude.api import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_TS = ROOT / "editors" / "vscode" / "src" / "protocol.ts"

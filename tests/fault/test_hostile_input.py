@@ -42,11 +42,11 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from pseudoclaude.agent.approvals import Approver
+from pseudoclaude.api.protocol import REQUESTS
 from pseudoclaude.config import load_settings
 from pseudoclaude.events import Event, ToolResultEvent
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, ToolResult
-from pseudoclaude.lsp.protocol import REQUESTS
 from pseudoclaude.session import (
     SessionNotFound,
     SessionStore,

@@ -19,8 +19,8 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from pseudoclaude.api.protocol import APPROVE, CONTEXT_USAGE, EVENT, MEMORY_CHANGED
 from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.lsp.protocol import APPROVE, CONTEXT_USAGE, EVENT, MEMORY_CHANGED
 
 HOME = tempfile.mkdtemp(prefix="pseudoclaude-lsp-home-")
 SERVER_ENV = {k: v for k, v in os.environ.items()

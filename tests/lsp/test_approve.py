@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import captured_exception_key
 
-from pseudoclaude.lsp.protocol import (
+from pseudoclaude.api.protocol import (
     CONTEXT,
     REQUEST_CANCELLED,
     RUN,

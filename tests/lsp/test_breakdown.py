@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.lsp.protocol import CONTEXT, RUN, SESSIONS_NEW, SESSIONS_RESUME
+from pseudoclaude.api.protocol import CONTEXT, RUN, SESSIONS_NEW, SESSIONS_RESUME
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -87,8 +87,8 @@ async def test_a_restarted_server_shows_what_the_live_server_showed(client: Lang
 
 
 def test_categories_match_the_protocol() -> None:
+    from pseudoclaude.api.protocol import Breakdown
     from pseudoclaude.compact.breakdown import CATEGORIES as SERVER_CATEGORIES
-    from pseudoclaude.lsp.protocol import Breakdown
 
     camel = [name.split("_")[0] + "".join(w.title() for w in name.split("_")[1:])
              for name in SERVER_CATEGORIES]

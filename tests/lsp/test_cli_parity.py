@@ -19,7 +19,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.lsp import protocol as p
+from pseudoclaude.api import protocol as p
 
 pytestmark = pytest.mark.timeout(240)
 

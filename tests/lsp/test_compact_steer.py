@@ -15,8 +15,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.fake_model import prompt_tokens
-from pseudoclaude.lsp.protocol import (
+from pseudoclaude.api.protocol import (
     COMPACT,
     COMPACT_PREVIEW,
     COMPACT_UNDO,
@@ -24,6 +23,7 @@ from pseudoclaude.lsp.protocol import (
     REQUEST_FAILED,
     RUN,
 )
+from pseudoclaude.fake_model import prompt_tokens
 
 BARE_SUMMARY = {"when": {"has_tools": False, "body_contains": "<transcript>"},
                 "reply": {"text": "<summary>Work continues.</summary>"}, "times": None}

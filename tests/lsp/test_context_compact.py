@@ -13,7 +13,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.lsp.protocol import COMPACT, CONTEXT, REQUEST_FAILED, RUN, SESSIONS_NEW
+from pseudoclaude.api.protocol import COMPACT, CONTEXT, REQUEST_FAILED, RUN, SESSIONS_NEW
 
 
 async def test_context_answers_fast_while_a_run_streams(client: LanguageClient,

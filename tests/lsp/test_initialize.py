@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.lsp.protocol import (
+from pseudoclaude.api.protocol import (
     CONTEXT,
     EXPERIMENTAL_KEY,
     MEMORY_SHOW,

@@ -8,7 +8,7 @@ from typing import Any
 
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.lsp.protocol import MEMORY_FORGET, MEMORY_REMEMBER, MEMORY_SHOW
+from pseudoclaude.api.protocol import MEMORY_FORGET, MEMORY_REMEMBER, MEMORY_SHOW
 
 
 async def test_memory_remember_show_forget_and_hand_edit(client: LanguageClient,

@@ -19,8 +19,7 @@ import yaml  # type: ignore[import-untyped]
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.lsp.protocol import (
+from pseudoclaude.api.protocol import (
     INVALID_PARAMS,
     MEMORY_PROPOSALS,
     MEMORY_PROPOSALS_CHANGED,
@@ -30,6 +29,7 @@ from pseudoclaude.lsp.protocol import (
     REQUEST_FAILED,
     RUN,
 )
+from pseudoclaude.fake_model import FakeModelServer
 
 pytestmark = pytest.mark.timeout(240)
 

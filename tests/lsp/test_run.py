@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.lsp.protocol import CONTEXT, REQUEST_CANCELLED, RUN, SESSIONS_MESSAGES
+from pseudoclaude.api.protocol import CONTEXT, REQUEST_CANCELLED, RUN, SESSIONS_MESSAGES
 
 
 async def test_run_streams_events_progress_and_context(client: LanguageClient, env: Any) -> None:

@@ -9,7 +9,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.lsp.protocol import (
+from pseudoclaude.api.protocol import (
     REQUEST_FAILED,
     RUN,
     SESSIONS_LIST,

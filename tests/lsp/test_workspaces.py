@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.lsp.protocol import (
+from pseudoclaude.api.protocol import (
     COMPACT,
     CONTEXT,
     EXPERIMENTAL_KEY,

@@ -83,8 +83,8 @@ from pseudoclaude.acp.updates import (
     wire,
 )
 from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
-from pseudoclaude.compact import CompactResult
-from pseudoclaude.compact.layer2 import BOUNDARY_REMINDER, is_summary
+from pseudoclaude.compact import CompactOutcome
+from pseudoclaude.compact.layer2 import BOUNDARY_REMINDER
 from pseudoclaude.compact.plan import UndoOutcome
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import EXPECTED_ERRORS, one_line
@@ -102,9 +102,9 @@ from pseudoclaude.events import (
 )
 from pseudoclaude.llm.types import Message
 from pseudoclaude.memory.manager import MemoryView
-from pseudoclaude.session import SessionNotFound, is_session_id, new_session
+from pseudoclaude.session import SessionNotFound, is_session_id
 from pseudoclaude.session.listing import rfc3339
-from pseudoclaude.workspace import Workspace, WorkspaceBusy
+from pseudoclaude.workspace import Hooks, Workspace, WorkspaceBusy
 
 log = logging.getLogger("pseudoclaude.acp")
 
@@ -252,20 +252,17 @@ class PseudoClaudeAgent:
         root = self._folder(cwd)
         ws = self.workspaces.get(root)
         if ws is None:
-            ws = Workspace(
-                root, self._settings(root), approver=AcpApprover(self, root),
-                events=lambda sid, event: self._on_loop(self._on_event, root, sid, event),
-                memory_changed=lambda level, source: self._on_loop(self._memory_changed,
-                                                                   root))
+            ws = Workspace(root, self._settings(root), approver=AcpApprover(self, root),
+                           hooks=Hooks(
+                               events=lambda sid, event: self._on_loop(self._on_event, root,
+                                                                       sid, event),
+                               memory_changed=lambda level, source: self._on_loop(
+                                   self._memory_changed, root)))
             self.workspaces[root] = ws
             self._add_secret(ws.settings)
         if start and root not in self._started:
             self._started.add(root)
-            try:
-                ws.memory.start_watching()
-            except OSError as exc:
-                log.warning("cannot watch the memory folders of %s: %s", root, exc)
-            ws.start_cleanup()
+            ws.start()
         return ws
 
     def _add_secret(self, settings: Settings) -> None:
@@ -279,15 +276,6 @@ class PseudoClaudeAgent:
         if settings != ws.settings:
             ws.update_settings(settings)
             self._add_secret(settings)
-
-    @staticmethod
-    def _keep_fresh(ws: Workspace, target: str | None) -> None:
-        """Before the workspace switches to ``target``: a current session that has no log yet
-        (new, never prompted) gets one, so it can still be resumed later."""
-        opened = ws.session
-        if opened is not None and opened.session_id != target \
-                and not opened.writer.path.is_file():
-            opened.writer.touch()
 
     def _session(self, session_id: str) -> Workspace:
         root = self.sessions.get(session_id)
@@ -304,16 +292,10 @@ class PseudoClaudeAgent:
         ws = self.workspace(cwd)
         _ignore_mcp(mcp_servers)
         try:
-            self._keep_fresh(ws, None)
+            ws.keep_current(None)
             session_id = await ws.new_session()
         except WorkspaceBusy:  # another session of the folder is running: make this one aside
-            opened = await asyncio.to_thread(new_session, ws.store, model=ws.settings.model,
-                                             workspace=str(ws.root))
-            try:
-                await asyncio.to_thread(opened.writer.touch)
-            finally:
-                opened.writer.close()
-            session_id = opened.session_id  # its first prompt resumes it
+            session_id = await ws.new_session_aside()  # its first prompt resumes it
         self.sessions[session_id] = ws.root
         self._intro.add(session_id)  # commands and usage follow the response (_after_sent)
         return NewSessionResponse(session_id=session_id)
@@ -342,10 +324,10 @@ class PseudoClaudeAgent:
                                "or wait for it to finish", {"reason": "busy"})
         if ws.session_id != session_id:
             try:
-                self._keep_fresh(ws, session_id)
+                ws.keep_current(session_id)
                 await ws.resume(session_id)
             except WorkspaceBusy:  # another session is running: its next prompt resumes it
-                ws.store.check_id(session_id)
+                ws.check_session(session_id)
         _, _, messages = await ws.messages(session_id)
         self.sessions[session_id] = ws.root
         for item in replay(messages, ws.root):
@@ -423,7 +405,7 @@ class PseudoClaudeAgent:
         command = parse_command(text)
         if command is not None:
             return await self._command(ws, turn, *command)
-        self._keep_fresh(ws, turn.session_id)
+        ws.keep_current(turn.session_id)
         _, result = await ws.run(text, turn.session_id)
         if result.stop_reason == StopReason.ERROR:
             raise RequestError(FAILED, f"the run failed: {result.error or 'unknown error'}",
@@ -452,10 +434,10 @@ class PseudoClaudeAgent:
                        argument: str) -> AcpStopReason:
         session_id = turn.session_id
         if name == "memory":
-            self.post(session_id, agent_text(describe_memory(await ws.memory.show())))
+            self.post(session_id, agent_text(describe_memory(await ws.memory_view())))
             return "end_turn"
         if ws.session_id != session_id:
-            self._keep_fresh(ws, session_id)
+            ws.keep_current(session_id)
             await ws.resume(session_id)
         if name == "compact":
             text = await self._compact(ws, turn, argument)
@@ -525,7 +507,7 @@ class PseudoClaudeAgent:
             if event.layer == 2 and self.compaction:
                 cid = turn.compaction_id if turn and turn.compaction_id else uuid.uuid4().hex
                 self.post_raw(session_id, compaction(cid, "completed",
-                                                     summary=_current_summary(ws)))
+                                                     summary=ws.current_summary()))
                 if turn is not None:
                     turn.compaction_done = True
             self._send_usage(session_id)
@@ -604,7 +586,7 @@ def _ignore_mcp(servers: list[Any] | None) -> None:
 
 def _first_status(ws: Workspace, tool: str) -> ToolCallStatus:
     """``pending`` when the call will wait for approval, else ``in_progress``."""
-    return "pending" if ws.gate.would_ask(ws.tools.approval_class(tool)) else "in_progress"
+    return "pending" if ws.would_ask(tool) else "in_progress"
 
 
 def _diff(request: ApprovalRequest, root: Path) -> list[ToolCallContent] | None:
@@ -622,14 +604,7 @@ def _summary_text(message: Message) -> str:
     return message.content.removesuffix(BOUNDARY_REMINDER).rstrip()
 
 
-def _current_summary(ws: Workspace) -> str | None:
-    if ws.session is None:
-        return None
-    messages = ws.session.conversation.messages()
-    return _summary_text(messages[0]) if messages and is_summary(messages[0]) else None
-
-
-def describe_compaction(result: CompactResult) -> str:
+def describe_compaction(result: CompactOutcome) -> str:
     if not result.summarized and not result.offloaded:
         return (f"Nothing to compact yet ({result.before_tokens:,} tokens): the most recent "
                 "messages are always kept as they are.")

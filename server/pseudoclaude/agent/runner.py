@@ -59,7 +59,7 @@ YIELD_EVERY = 0.002  # seconds of streaming between two turns given to the event
 
 
 @dataclass
-class RunResult:
+class RunOutcome:
     stop_reason: StopReason
     text: str = ""
     iterations: int = 0
@@ -93,7 +93,7 @@ class Runner:
         self.max_iterations = max_iterations
         self.on_completed = on_completed
         self.secrets = [s for s in secrets if s and len(s) >= 8]
-        self.result = RunResult(stop_reason=StopReason.ERROR)
+        self.result = RunOutcome(stop_reason=StopReason.ERROR)
 
     def _append(self, message: Message, appended: list[Message]) -> None:
         """Append and remember it for this run.
@@ -103,10 +103,10 @@ class Runner:
         """
         appended.append(self.conversation.append(message))
 
-    async def run(self, prompt: str) -> RunResult:
+    async def run(self, prompt: str) -> RunOutcome:
         """Run to a stop reason. A cancelled run raises ``CancelledError``; what it had done
         by then (text, iterations, usage, stop reason ``canceled``) stays in :attr:`result`."""
-        result = self.result = RunResult(stop_reason=StopReason.ERROR)
+        result = self.result = RunOutcome(stop_reason=StopReason.ERROR)
         try:
             await self._run(prompt, result)
         except asyncio.CancelledError:
@@ -122,7 +122,7 @@ class Runner:
             self.on_completed(list(result.appended))
         return result
 
-    async def _run(self, prompt: str, result: RunResult) -> None:
+    async def _run(self, prompt: str, result: RunOutcome) -> None:
         appended = result.appended
         self._append(Message(role="user", content=prompt), appended)
         try:
@@ -173,7 +173,7 @@ class Runner:
                 return
         result.stop_reason = StopReason.MAX_ITERATIONS
 
-    def _fail(self, result: RunResult, error: str) -> None:
+    def _fail(self, result: RunOutcome, error: str) -> None:
         result.stop_reason = StopReason.ERROR
         result.error = error
         self.emit(ErrorEvent(error))

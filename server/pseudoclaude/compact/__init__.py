@@ -5,7 +5,7 @@ from pseudoclaude.compact.layer1 import Ledger
 from pseudoclaude.compact.runtime import (
     CompactConfig,
     CompactError,
-    CompactResult,
+    CompactOutcome,
     CompactRuntime,
     ContextState,
 )
@@ -14,7 +14,7 @@ __all__ = [
     "Anchor",
     "CompactConfig",
     "CompactError",
-    "CompactResult",
+    "CompactOutcome",
     "CompactRuntime",
     "ContextState",
     "Ledger",

@@ -16,11 +16,11 @@ from pseudoclaude.llm.types import Message
 
 CATEGORIES = ("system", "rules", "memory", "tools", "summary", "messages", "tool_calls",
               "tool_results", "spilled")
-"""The nine categories, in the order of :meth:`Breakdown.scaled`'s byte counts."""
+"""The nine categories, in the order of :meth:`TokenBreakdown.scaled`'s byte counts."""
 
 
 @dataclass(frozen=True)
-class Breakdown:
+class TokenBreakdown:
     system: int = 0
     """Identity and tool instructions of the system prompt."""
     rules: int = 0
@@ -52,7 +52,7 @@ class Breakdown:
 
     @classmethod
     def scaled(cls, byte_counts: Sequence[int], estimate: int, *, window: int,
-               reserved: int) -> Breakdown:
+               reserved: int) -> TokenBreakdown:
         """The nine categories' byte counts (in :data:`CATEGORIES` order) scaled to
         ``estimate`` tokens with largest-remainder rounding: they add up to it exactly and
         none is negative. ``free`` is ``window − estimate``, not below 0."""

@@ -27,9 +27,9 @@ import msgspec
 from pseudoclaude.compact import factcheck, layer2
 from pseudoclaude.compact.breakdown import (
     SUMMARY,
-    Breakdown,
     MessageSizes,
     RequestOverhead,
+    TokenBreakdown,
 )
 from pseudoclaude.compact.estimate import (
     Anchor,
@@ -122,7 +122,7 @@ class CompactConfig:
 
 
 @dataclass(frozen=True)
-class CompactResult:
+class CompactOutcome:
     before_tokens: int
     after_tokens: int
     offloaded: int
@@ -138,7 +138,7 @@ class ContextState:
     auto_compact_threshold: int
     auto_compact_failures: int
     auto_compact_tripped: bool
-    breakdown: Breakdown = field(default_factory=Breakdown)
+    breakdown: TokenBreakdown = field(default_factory=TokenBreakdown)
 
 
 class CompactError(PseudoClaudeError):
@@ -295,7 +295,7 @@ class CompactRuntime:
             auto_compact_threshold=self.config.threshold,
             auto_compact_failures=self.failures,
             auto_compact_tripped=self.tripped,
-            breakdown=Breakdown.scaled(counts, estimate, window=self.config.window,
+            breakdown=TokenBreakdown.scaled(counts, estimate, window=self.config.window,
                                        reserved=self.config.reserved),
         )
 
@@ -552,7 +552,7 @@ class CompactRuntime:
         if done is not None:
             self.failures = 0
 
-    async def compact(self, instructions: str = "") -> CompactResult:
+    async def compact(self, instructions: str = "") -> CompactOutcome:
         """Manual compaction: bypasses the threshold and the breaker; a success re-arms it."""
         before = self.estimate()
         offloaded = len(self.ledger.offloads)
@@ -564,7 +564,7 @@ class CompactRuntime:
             self.emit(WarningEvent(str(exc)))
             done = None
         if done is None:
-            return CompactResult(before, self.estimate(), offloaded, False)
+            return CompactOutcome(before, self.estimate(), offloaded, False)
         self.failures = 0
         self._announced = False
-        return CompactResult(before, done[1], offloaded, True, done[2])
+        return CompactOutcome(before, done[1], offloaded, True, done[2])

@@ -2,9 +2,9 @@
 
 A client that set ``experimental.pseudoclaude.approvals: true`` in its ``initialize``
 capabilities gets the server → client request ``pseudoclaude/approve``
-(:class:`~pseudoclaude.lsp.protocol.ApproveParams`: the path, ``before`` and ``after`` of a
+(:class:`~pseudoclaude.api.protocol.ApproveParams`: the path, ``before`` and ``after`` of a
 write, the command line and folder of a command) and answers
-:class:`~pseudoclaude.lsp.protocol.ApproveResult` ``{decision}``. Other clients get
+:class:`~pseudoclaude.api.protocol.ApproveResult` ``{decision}``. Other clients get
 ``window/showMessageRequest`` (Warning, actions ``Allow once``, ``Allow for this session``,
 ``Deny``; a dismissed request, null, is a denial).
 
@@ -26,8 +26,8 @@ from lsprotocol import types
 from msgspec import UNSET, UnsetType
 
 from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
+from pseudoclaude.api import protocol as p
 from pseudoclaude.errors import one_line
-from pseudoclaude.lsp import protocol as p
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

@@ -2,7 +2,7 @@
 
 Built by :func:`create_server` (a fresh instance each time, for tests). Custom params stay
 plain dicts (``lsprotocol.converters.get_converter``); each request of
-:data:`pseudoclaude.lsp.methods.REQUESTS` is registered as a request and as the matching
+:data:`pseudoclaude.api.methods.REQUESTS` is registered as a request and as the matching
 ``workspace/executeCommand`` command, and advertised under ``capabilities.experimental``.
 """
 
@@ -23,16 +23,16 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
 from pseudoclaude import __version__
+from pseudoclaude.api import protocol as p
+from pseudoclaude.api.methods import LONG_RUNNING, RequestFailed, call, context_usage
 from pseudoclaude.config import ConfigError, load_settings
 from pseudoclaude.errors import EXPECTED_ERRORS, PseudoClaudeError, one_line
 from pseudoclaude.events import CompactEvent, Event, StopEvent, ToolCallEvent, UsageUpdate
 from pseudoclaude.llm.provider import preload
-from pseudoclaude.lsp import protocol as p
 from pseudoclaude.lsp.approver import LspApprover
 from pseudoclaude.lsp.logs import LspLogHandler
-from pseudoclaude.lsp.methods import LONG_RUNNING, RequestFailed, call, context_usage
 from pseudoclaude.lsp.settings import merge_settings
-from pseudoclaude.workspace import Workspace
+from pseudoclaude.workspace import Hooks, Workspace
 
 log = logging.getLogger("pseudoclaude.lsp")
 
@@ -120,29 +120,16 @@ class PseudoClaudeServer(LanguageServer):
             raise RequestFailed(f"workspace folder {uri} is not a folder on this machine")
         settings = load_settings(root, self.settings_for(uri))
         approver = LspApprover(self, uri)
-        ws = Workspace(root, settings, approver=approver,
-                       events=lambda sid, event: self.on_loop(self._forward, uri, sid, event),
-                       memory_changed=lambda level, source: self.on_loop(
-                           self._memory_changed, uri, level, source),
-                       proposals_changed=lambda count: self.on_loop(
-                           self._proposals_changed, uri, count))
+        ws = Workspace(root, settings, approver=approver, hooks=Hooks(
+            events=lambda sid, event: self.on_loop(self._forward, uri, sid, event),
+            memory_changed=lambda level, source: self.on_loop(
+                self._memory_changed, uri, level, source),
+            proposals_changed=lambda count: self.on_loop(self._proposals_changed, uri, count)))
         approver.session_id = lambda: ws.session_id
         self.workspaces[uri] = ws
-        try:
-            ws.memory.start_watching()
-        except OSError as exc:
-            log.warning("cannot watch the memory folders of %s: %s", uri, exc)
-        self.spawn(self._announce_pending(uri, ws))  # reads the folder: off the loop
-        ws.start_cleanup()
+        ws.start()
+        self.spawn(ws.announce_pending())  # proposals waiting from an earlier process
         return ws
-
-    @staticmethod
-    async def _announce_pending(uri: str, ws: Workspace) -> None:
-        """Proposals waiting from an earlier process: tell the client now."""
-        try:
-            await asyncio.to_thread(ws.memory.announce_proposals, initial=True)
-        except OSError as exc:
-            log.warning("cannot read the memory proposals of %s: %s", uri, exc)
 
     def resolve(self, requested: Any) -> tuple[str, Workspace]:
         """The folder a request is for: ``workspace`` if given, else the only folder."""
@@ -321,7 +308,7 @@ def create_server() -> PseudoClaudeServer:
     @server.feature(types.EXIT)
     def exit_(params: None) -> None:
         for ws in server.workspaces.values():
-            ws.memory.stop_watching()
+            ws.stop_watching()
 
     return server
 

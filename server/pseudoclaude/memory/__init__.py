@@ -18,7 +18,7 @@ from pseudoclaude.memory.manager import (
 )
 from pseudoclaude.memory.notes import LEVELS, NOTE_TYPES, slugify
 from pseudoclaude.memory.operations import Operation, extract_json_array, parse_operations
-from pseudoclaude.memory.store import Change, MemoryStore, MemoryStoreError, NoteInfo
+from pseudoclaude.memory.store import Change, MemoryStoreError, NoteInfo, NoteStore
 from pseudoclaude.memory.watcher import MemoryWatcher
 
 __all__ = [
@@ -27,11 +27,11 @@ __all__ = [
     "Change",
     "IndexText",
     "MemoryManager",
-    "MemoryStore",
     "MemoryStoreError",
     "MemoryView",
     "MemoryWatcher",
     "NoteInfo",
+    "NoteStore",
     "OnChange",
     "Operation",
     "ProviderSource",

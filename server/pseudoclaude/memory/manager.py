@@ -59,8 +59,8 @@ from pseudoclaude.memory.operations import (
 from pseudoclaude.memory.prompt import build_update_prompt
 from pseudoclaude.memory.proposals import (
     PROPOSALS_DIR,
-    Proposal,
     ProposalQueue,
+    ProposalRecord,
     ProposalStale,
     ProposalWatcher,
     UnknownProposal,
@@ -74,9 +74,9 @@ from pseudoclaude.memory.sensitive import find_secret
 from pseudoclaude.memory.store import (
     Change,
     HandEditKept,
-    MemoryStore,
     MemoryStoreError,
     NoteInfo,
+    NoteStore,
     StaleNote,
 )
 from pseudoclaude.memory.watcher import DEBOUNCE, QUIET, MemoryWatcher
@@ -148,6 +148,8 @@ class Reviewed:
 
     applied: bool
     filename: str
+    level: str = ""
+    decision: str = ""
 
 
 def _check_level(level: str) -> str:
@@ -184,8 +186,8 @@ class MemoryManager:
         proposals_dir: Path | str | None = None,
         on_proposals: OnProposals | None = None,
     ) -> None:
-        self.project = MemoryStore("project", project_dir)
-        self.user = MemoryStore("user", user_dir)
+        self.project = NoteStore("project", project_dir)
+        self.user = NoteStore("user", user_dir)
         self.provider = provider
         self.emit = emit
         self.on_change = on_change
@@ -209,11 +211,11 @@ class MemoryManager:
         self._watcher: MemoryWatcher | None = None
 
     @property
-    def stores(self) -> tuple[MemoryStore, MemoryStore]:
+    def stores(self) -> tuple[NoteStore, NoteStore]:
         """Project first: the order operations are applied and the index is built in."""
         return (self.project, self.user)
 
-    def store(self, level: str) -> MemoryStore:
+    def store(self, level: str) -> NoteStore:
         return self.project if _check_level(level) == "project" else self.user
 
     # -- the index ---------------------------------------------------------------------------
@@ -416,7 +418,7 @@ class MemoryManager:
             self._check_health(before)
         return self._report(applied.changes, reasons, rejected, job)
 
-    def _report_proposed(self, proposed: list[Proposal], reasons: list[str], job: _Job
+    def _report_proposed(self, proposed: list[ProposalRecord], reasons: list[str], job: _Job
                          ) -> MemoryEvent:
         if not proposed:
             return self._report([], reasons, [], job)
@@ -499,7 +501,7 @@ class MemoryManager:
         self._check_health(before)
         return change.filename, change.path
 
-    def _remember(self, store: MemoryStore, note_type: str, title: str, text: str,
+    def _remember(self, store: NoteStore, note_type: str, title: str, text: str,
                   source: str) -> Change:
         change = store.create(note_type, title, text, summary=derive_summary(text),
                               source=source)
@@ -532,16 +534,16 @@ class MemoryManager:
 
     # -- proposals (memory.mode: confirm) -----------------------------------------------------
     def propose(self, operations: list[Operation], source: str, session_id: str
-                ) -> tuple[list[Proposal], list[str]]:
+                ) -> tuple[list[ProposalRecord], list[str]]:
         """Queue validated operations as proposals, project first, then user (blocking);
         nothing is written to the stores. Returns the proposals and the refused operations."""
         with self._queue_lock:
             return self._propose(operations, source, session_id)
 
     def _propose(self, operations: list[Operation], source: str, session_id: str
-                 ) -> tuple[list[Proposal], list[str]]:
+                 ) -> tuple[list[ProposalRecord], list[str]]:
         pending = self.pending_proposals()
-        proposed: list[Proposal] = []
+        proposed: list[ProposalRecord] = []
         refused: list[str] = []
         for op in in_level_order(operations):
             try:
@@ -561,13 +563,13 @@ class MemoryManager:
             proposed = [p for p in proposed if p.target != proposal.target] + [proposal]
         return proposed, refused
 
-    def pending_proposals(self) -> list[Proposal]:
+    def pending_proposals(self) -> list[ProposalRecord]:
         """The queue, oldest first, after finishing any accept a crash interrupted
         (blocking)."""
         with self._queue_lock:
             return self._pending_proposals()
 
-    def _pending_proposals(self) -> list[Proposal]:
+    def _pending_proposals(self) -> list[ProposalRecord]:
         proposals = self.proposals.load()
         finished: list[str] = []
         for proposal in proposals:
@@ -587,7 +589,7 @@ class MemoryManager:
                 self._notify(level, "review")
         return self.proposals.load()
 
-    async def list_proposals(self) -> list[Proposal]:
+    async def list_proposals(self) -> list[ProposalRecord]:
         return await asyncio.to_thread(self.pending_proposals)
 
     def announce_proposals(self, *, initial: bool = False) -> int:
@@ -640,7 +642,7 @@ class MemoryManager:
             self.proposals.remove(proposal.id)
             log.info("memory proposal %s rejected (%s/%s)", proposal.id, proposal.level,
                      proposal.filename)
-            return Reviewed(False, proposal.filename), None
+            return Reviewed(False, proposal.filename, proposal.level, decision), None
         store = self.store(proposal.level)
         data = accepted_bytes(proposal, content)
         self.proposals.save(msgspec.structs.replace(proposal, accepting=accept_state(data)))
@@ -658,7 +660,7 @@ class MemoryManager:
         log.info("memory proposal %s accepted%s (%s/%s)", proposal.id,
                  " with an edited text" if content is not None else "", proposal.level,
                  proposal.filename)
-        return Reviewed(True, proposal.filename), change
+        return Reviewed(True, proposal.filename, proposal.level, decision), change
 
     # -- hand edits --------------------------------------------------------------------------
     def _settled(self, level: str, hand_edit: bool) -> None:

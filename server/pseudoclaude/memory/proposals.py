@@ -1,7 +1,7 @@
 """Memory with consent: what a background update would change, waiting for review (SPEC §11).
 
 In ``memory.mode: confirm`` a background update writes nothing: each validated operation
-becomes a :class:`Proposal` holding the whole note file before and after (front matter
+becomes a :class:`ProposalRecord` holding the whole note file before and after (front matter
 included; ``""`` when absent), persisted as one JSON file ``<dataDir>/proposals/<id>.json``
 (folder 0700, files 0600, written atomically: temp file + fsync + rename). Proposals survive
 restarts and crashes; a torn or hand-broken file is skipped with a log line, never fatal.
@@ -71,7 +71,7 @@ from pseudoclaude.memory.notes import (
 )
 from pseudoclaude.memory.operations import MAX_CONTENT_CHARS, Operation
 from pseudoclaude.memory.sensitive import find_secret
-from pseudoclaude.memory.store import MemoryStore, MemoryStoreError, render_update
+from pseudoclaude.memory.store import MemoryStoreError, NoteStore, render_update
 
 log = logging.getLogger("pseudoclaude.memory")
 
@@ -90,7 +90,7 @@ _ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{8}$")
 class ProposalStale(PseudoClaudeError):
     """The note changed since the proposal was made: it is not applied, and stays queued."""
 
-    def __init__(self, proposal: Proposal) -> None:
+    def __init__(self, proposal: ProposalRecord) -> None:
         super().__init__(
             f"proposal {proposal.id} is stale: {proposal.level}/{proposal.filename} changed "
             "since it was proposed (a hand edit or another accepted change); nothing was "
@@ -103,7 +103,7 @@ class UnknownProposal(MemoryStoreError):
         super().__init__(f"there is no pending memory proposal {proposal_id[:80]!r}", "id")
 
 
-class Proposal(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
+class ProposalRecord(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     """One pending proposal, as persisted (the wire shape of SPEC §11 plus bookkeeping)."""
 
     id: str
@@ -152,14 +152,14 @@ def new_id() -> str:
 
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(Proposal)
+_decoder = msgspec.json.Decoder(ProposalRecord)
 
 
-def encode_proposal(proposal: Proposal) -> bytes:
+def encode_proposal(proposal: ProposalRecord) -> bytes:
     return _encoder.encode(proposal) + b"\n"
 
 
-def decode_proposal(data: bytes, stem: str) -> Proposal:
+def decode_proposal(data: bytes, stem: str) -> ProposalRecord:
     """A proposal file's content; ``ValueError`` naming the problem when it is not one."""
     try:
         proposal = _decoder.decode(data)
@@ -199,7 +199,7 @@ class ProposalQueue:
     def ensure(self) -> None:
         make_private_dir(self.dir)
 
-    def load(self) -> list[Proposal]:
+    def load(self) -> list[ProposalRecord]:
         """Every pending proposal, oldest first (one per target: the newest; older files for
         the same target are removed). Broken files are skipped and logged."""
         with self._lock:
@@ -207,7 +207,7 @@ class ProposalQueue:
                 names = os.listdir(self.dir)
             except (FileNotFoundError, NotADirectoryError):
                 return []
-            found: list[Proposal] = []
+            found: list[ProposalRecord] = []
             for name in names:
                 stem, dot, ext = name.rpartition(".")
                 if not dot or ext != "json" or not _ID.match(stem):
@@ -228,7 +228,7 @@ class ProposalQueue:
                 except ValueError as exc:
                     _warn_once(path, str(exc))
             found.sort(key=lambda p: (p.created_ns, p.id))
-            newest: dict[tuple[str, str], Proposal] = {}
+            newest: dict[tuple[str, str], ProposalRecord] = {}
             for proposal in found:
                 older = newest.get(proposal.target)
                 if older is not None:
@@ -238,16 +238,16 @@ class ProposalQueue:
                 newest[proposal.target] = proposal
             return sorted(newest.values(), key=lambda p: (p.created_ns, p.id))
 
-    def get(self, proposal_id: str) -> Proposal | None:
+    def get(self, proposal_id: str) -> ProposalRecord | None:
         return next((p for p in self.load() if p.id == proposal_id), None)
 
-    def save(self, proposal: Proposal) -> None:
+    def save(self, proposal: ProposalRecord) -> None:
         """Write (or rewrite) one proposal file atomically."""
         with self._lock:
             self.ensure()
             replace_file(self.path(proposal.id), encode_proposal(proposal))
 
-    def add(self, proposal: Proposal) -> list[str]:
+    def add(self, proposal: ProposalRecord) -> list[str]:
         """Queue ``proposal``; the pending proposals for the same note are removed (after the
         new one is on disk). Returns their ids."""
         with self._lock:
@@ -280,8 +280,8 @@ class Draft:
     before: bytes | None
     after: bytes | None
 
-    def proposal(self, proposal_id: str, session_id: str) -> Proposal:
-        return Proposal(
+    def proposal(self, proposal_id: str, session_id: str) -> ProposalRecord:
+        return ProposalRecord(
             id=proposal_id, created_at=now_rfc3339(), created_ns=time.time_ns(),
             session_id=session_id, action=self.action, level=self.level, type=self.type,
             title=self.title, summary=self.summary, filename=self.filename,
@@ -299,7 +299,7 @@ def _action(before: bytes | None, after: bytes | None) -> str:
     return "create" if before is None else "update"
 
 
-def draft(store: MemoryStore, op: Operation, source: str, pending: list[Proposal]
+def draft(store: NoteStore, op: Operation, source: str, pending: list[ProposalRecord]
           ) -> Draft | None:
     """What ``op`` (validated) would change in ``store`` now, computed as the update would
     apply it (a ``create`` whose title a note already has updates that note; a new note gets
@@ -335,7 +335,7 @@ def draft(store: MemoryStore, op: Operation, source: str, pending: list[Proposal
                   op.summary or store.summary_of(filename) or derive_summary(op.content), op)
 
 
-def _draft(store: MemoryStore, filename: str, before: bytes | None, after: bytes | None,
+def _draft(store: NoteStore, filename: str, before: bytes | None, after: bytes | None,
            summary: str, op: Operation) -> Draft | None:
     if after == before and after is not None:
         return None
@@ -369,7 +369,7 @@ def with_updated(text: str, now: str) -> str:
     return out if out.endswith("\n") else out + "\n"
 
 
-def accepted_bytes(proposal: Proposal, content: str | None, now: str | None = None
+def accepted_bytes(proposal: ProposalRecord, content: str | None, now: str | None = None
                    ) -> bytes | None:
     """What accepting ``proposal`` writes (None: delete the note): ``after``, or ``content``
     (a whole file with front matter, or a body to which the proposal's front matter is
@@ -408,12 +408,12 @@ def accept_state(data: bytes | None) -> str:
     return digest(data) or ABSENT
 
 
-def note_state(store: MemoryStore, filename: str) -> str:
+def note_state(store: NoteStore, filename: str) -> str:
     """The current state of a note in the terms of :func:`accept_state`."""
     return accept_state(read_bytes(store.note_path(filename)))
 
 
-def finish_interrupted(store: MemoryStore, queue: ProposalQueue, proposal: Proposal) -> bool:
+def finish_interrupted(store: NoteStore, queue: ProposalQueue, proposal: ProposalRecord) -> bool:
     """Complete an accept that a crash interrupted after the note was written (its index
     line, then the proposal's removal). True when it did; False when the note does not hold
     the accepted text (the accept never happened: the proposal stays pending)."""

@@ -1,7 +1,7 @@
 """One memory store: a folder with ``MEMORY.md`` and one note file per memory (SPEC §5).
 
-The store applies single, already validated changes (:meth:`MemoryStore.create`,
-:meth:`~MemoryStore.update`, :meth:`~MemoryStore.delete`); deciding what to change is the
+The store applies single, already validated changes (:meth:`NoteStore.create`,
+:meth:`~NoteStore.update`, :meth:`~NoteStore.delete`); deciding what to change is the
 manager's job. Everything here is blocking file work: call it from a worker thread. All writes
 to one folder in this process are serialised by the folder's lock and go through
 :func:`~pseudoclaude.memory.atomic.commit` (atomic, and merged onto a hand edit made meanwhile).
@@ -172,7 +172,7 @@ def decode_index(data: bytes, path: Path) -> str:
         return data.decode("utf-8", "replace")
 
 
-class MemoryStore:
+class NoteStore:
     """The notes and index of one level (``project`` or ``user``)."""
 
     def __init__(self, level: str, directory: Path | str) -> None:
@@ -188,7 +188,7 @@ class MemoryStore:
         """Test seam: called just before each rename (see :func:`atomic.commit`)."""
 
     def __repr__(self) -> str:
-        return f"MemoryStore({self.level!r}, {str(self.dir)!r})"
+        return f"NoteStore({self.level!r}, {str(self.dir)!r})"
 
     # -- reading -----------------------------------------------------------------------------
     def ensure(self) -> None:
@@ -452,5 +452,13 @@ class MemoryStore:
         return out
 
 
-__all__ = ["Change", "ConflictError", "HandEditKept", "MemoryStore", "MemoryStoreError",
-           "NoteInfo", "StaleNote", "render_update"]
+__all__ = [
+    "Change",
+    "ConflictError",
+    "HandEditKept",
+    "MemoryStoreError",
+    "NoteInfo",
+    "NoteStore",
+    "StaleNote",
+    "render_update",
+]

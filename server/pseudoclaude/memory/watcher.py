@@ -47,7 +47,7 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from pseudoclaude.memory.atomic import digest, read_bytes
 from pseudoclaude.memory.notes import INDEX_NAME, unsafe_filename
-from pseudoclaude.memory.store import MemoryStore
+from pseudoclaude.memory.store import NoteStore
 
 log = logging.getLogger("pseudoclaude.memory")
 
@@ -93,7 +93,7 @@ class MemoryWatcher:
     """Watches the folders of ``stores``; ``start()`` and ``stop()`` may be called any number
     of times (also ``stop()`` before ``start()``)."""
 
-    def __init__(self, stores: Sequence[MemoryStore], on_settled: OnSettled, *,
+    def __init__(self, stores: Sequence[NoteStore], on_settled: OnSettled, *,
                  debounce: float = DEBOUNCE, quiet: float = QUIET) -> None:
         self.stores = list(stores)
         self.on_settled = on_settled
@@ -101,7 +101,7 @@ class MemoryWatcher:
         self.quiet = min(quiet, debounce)
         self.bursts = 0
         """Bursts reported so far (all levels)."""
-        self._dirs: dict[str, list[MemoryStore]] = {}
+        self._dirs: dict[str, list[NoteStore]] = {}
         self._cond = threading.Condition()
         self._pending: dict[str, _Burst] = {}
         self._observer: BaseObserver | None = None

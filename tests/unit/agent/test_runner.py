@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import pytest
 
 from pseudoclaude.agent.approvals import ApprovalPolicy, ApprovalRequest, Decision, Gate
-from pseudoclaude.agent.runner import Runner, RunResult
+from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import (
     Param,
     Tool,
@@ -477,7 +477,7 @@ class Run:
             max_iterations=max_iterations, on_completed=self.completed.append,
             secrets=secrets)
 
-    def go(self, prompt: str = "go") -> RunResult:
+    def go(self, prompt: str = "go") -> RunOutcome:
         return asyncio.run(self.runner.run(prompt))
 
     def kinds(self) -> list[str]:

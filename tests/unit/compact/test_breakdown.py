@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pseudoclaude.compact import CompactConfig, CompactRuntime, layer2
-from pseudoclaude.compact.breakdown import CATEGORIES, Breakdown, scale
+from pseudoclaude.compact.breakdown import CATEGORIES, TokenBreakdown, scale
 from pseudoclaude.compact.estimate import message_bytes, message_parts, tokens_for_bytes
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.fake_model import FakeModelServer
@@ -23,11 +23,11 @@ OVERHEAD = {"system": 3_500, "rules": 700, "memory": 350, "tools": 7_000}
 WINDOW = 200_000
 
 
-def counts(b: Breakdown) -> dict[str, int]:
+def counts(b: TokenBreakdown) -> dict[str, int]:
     return {name: getattr(b, name) for name in CATEGORIES}
 
 
-def check(runtime: CompactRuntime) -> Breakdown:
+def check(runtime: CompactRuntime) -> TokenBreakdown:
     """The state's breakdown, with what must always hold."""
     state = runtime.state()
     b = state.breakdown

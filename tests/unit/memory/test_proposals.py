@@ -29,8 +29,8 @@ from pseudoclaude.memory.index import MAX_LINES, build_index_text
 from pseudoclaude.memory.notes import parse_note
 from pseudoclaude.memory.operations import Operation
 from pseudoclaude.memory.proposals import (
-    Proposal,
     ProposalQueue,
+    ProposalRecord,
     ProposalStale,
     UnknownProposal,
     accept_state,
@@ -83,13 +83,13 @@ class Harness:
     def warnings(self) -> list[str]:
         return [e.message for e in self.events if isinstance(e, WarningEvent)]
 
-    def propose(self, *ops: dict[str, Any], source: str = f"{SID} turn 1") -> list[Proposal]:
+    def propose(self, *ops: dict[str, Any], source: str = f"{SID} turn 1") -> list[ProposalRecord]:
         proposed, refused = self.manager.propose([Operation(**op) for op in ops], source, SID)
         assert not refused, refused
         self.manager.announce_proposals()
         return proposed
 
-    def pending(self) -> list[Proposal]:
+    def pending(self) -> list[ProposalRecord]:
         return self.manager.pending_proposals()
 
     def review(self, proposal_id: str, decision: str, content: str | None = None) -> Any:

@@ -27,11 +27,11 @@ from pseudoclaude.memory.notes import (
     slugify,
     unsafe_filename,
 )
-from pseudoclaude.memory.store import HandEditKept, MemoryStore, MemoryStoreError
+from pseudoclaude.memory.store import HandEditKept, MemoryStoreError, NoteStore
 
 
-def store(tmp_path: Path, level: str = "project") -> MemoryStore:
-    return MemoryStore(level, tmp_path / level / "memory")
+def store(tmp_path: Path, level: str = "project") -> NoteStore:
+    return NoteStore(level, tmp_path / level / "memory")
 
 
 # -- slugs and names -------------------------------------------------------------------------
@@ -223,7 +223,7 @@ def test_create_never_overwrites(tmp_path: Path) -> None:
     assert "one" in first.path.read_text()
     # a file somebody put there by hand is not overwritten either
     (s.dir / "user_preference_x.md").write_text("mine")
-    other = MemoryStore("project", s.dir).create("user_preference", "X", "new")
+    other = NoteStore("project", s.dir).create("user_preference", "X", "new")
     assert other.filename == "user_preference_x-2.md"
     assert (s.dir / "user_preference_x.md").read_text() == "mine"
 
@@ -351,5 +351,5 @@ def test_index_line_with_unsafe_filename_is_skipped(tmp_path: Path) -> None:
 
 def test_unknown_level_is_refused(tmp_path: Path) -> None:
     with pytest.raises(MemoryStoreError) as info:
-        MemoryStore("team", tmp_path)
+        NoteStore("team", tmp_path)
     assert info.value.field == "level"

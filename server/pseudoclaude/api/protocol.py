@@ -2,7 +2,7 @@
 
 One place names every custom request, notification and command, and defines every params,
 result and notification shape as a msgspec ``Struct`` (snake_case in Python, camelCase on the
-wire). Handlers (:mod:`pseudoclaude.lsp.methods`), the server's notifications and the CLI's
+wire). Handlers (:mod:`pseudoclaude.api.methods`), the server's notifications and the CLI's
 ``--json`` output all go through these types; nothing else builds a wire dict by hand.
 The editor clients mirror this module: ``editors/vscode/src/protocol.ts`` and
 ``editors/nvim/lua/pseudoclaude/protocol.lua`` (a test fails when their method sets differ).
@@ -26,6 +26,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 from pseudoclaude.events import Event, FactCheck
 from pseudoclaude.llm.types import clean_value
 from pseudoclaude.session.ids import is_session_id
+from pseudoclaude.transcript import TranscriptItem
 
 # -- names ---------------------------------------------------------------------------------------
 
@@ -43,11 +44,12 @@ SESSIONS_LIST = "pseudoclaude/sessions/list"
 SESSIONS_RESUME = "pseudoclaude/sessions/resume"
 SESSIONS_NEW = "pseudoclaude/sessions/new"
 SESSIONS_MESSAGES = "pseudoclaude/sessions/messages"
+SLASH_COMMANDS = "pseudoclaude/commands"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
-    SESSIONS_NEW, SESSIONS_MESSAGES,
+    SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -85,6 +87,7 @@ def command_name(method: str) -> str:
 
 
 COMMANDS: tuple[str, ...] = tuple(command_name(m) for m in REQUESTS)
+"""The ``workspace/executeCommand`` commands, one per request."""
 
 
 class Capability(Struct, kw_only=True):
@@ -104,6 +107,7 @@ class Wire(Struct, rename="camel", kw_only=True):
 
 
 Level = Literal["project", "user"]
+PreviewReason = Literal["no session", "nothing to summarize", "would not shrink"]
 NonNegative = Annotated[int, Meta(ge=0)]
 Positive = Annotated[int, Meta(ge=1)]
 
@@ -192,7 +196,7 @@ class MessagesParams(Wire):
 # Results.
 
 
-class Usage(Wire):
+class RunUsage(Wire):
     input_tokens: int
     output_tokens: int
 
@@ -202,7 +206,7 @@ class RunResult(Wire):
     stop_reason: str
     text: str
     iterations: int
-    usage: Usage
+    usage: RunUsage
     error: str | UnsetType = UNSET
 
 
@@ -213,6 +217,8 @@ class CompactResult(Wire):
     summarized: bool
     fact_check: FactCheck
     """All zero when nothing was summarised."""
+    message: str
+    """The line a person reads about it."""
 
 
 class SpillPreview(Wire):
@@ -230,9 +236,10 @@ class CompactPreviewResult(Wire):
     kept_messages: int
     first_kept_index: int
     spill: SpillPreview
-    reason: str | UnsetType = UNSET
-    """With ``wouldSummarize: false``: ``no session``, ``nothing to summarize`` or
-    ``would not shrink``."""
+    message: str
+    """The line a person reads about it."""
+    reason: PreviewReason | UnsetType = UNSET
+    """With ``wouldSummarize: false``: why."""
 
 
 class UndoResult(Wire):
@@ -240,6 +247,8 @@ class UndoResult(Wire):
     before_tokens: int
     after_tokens: int
     message_count: int
+    message: str
+    """The line a person reads about it."""
     reason: str | UnsetType = UNSET
     """Why nothing was restored (``restored: false``)."""
 
@@ -340,6 +349,8 @@ class ReviewParams(Wire):
 
 class ReviewResult(Wire):
     applied: bool
+    message: str
+    """The line a person reads about it."""
     filename: str | UnsetType = UNSET
 
 
@@ -379,9 +390,25 @@ class NewSessionResult(Wire):
 
 
 class MessagesResult(Wire):
+    """The session as the user lived it (:mod:`pseudoclaude.transcript`)."""
+
+    session_id: str
     total: int
-    messages: list[dict[str, Any]]
-    """Messages in the v1 log shape of SPEC §3 (snake_case, as inside a ``replace`` line)."""
+    """Items in the whole transcript (``offset``/``limit`` page over them)."""
+    items: list[TranscriptItem]
+
+
+class SlashCommand(Wire):
+    """A slash command every chat offers (``/compact focus on the parser``)."""
+
+    name: str
+    description: str
+    hint: str | UnsetType = UNSET
+    """What the text after the name means, when it takes any."""
+
+
+class CommandsResult(Wire):
+    commands: list[SlashCommand]
 
 
 # Notifications.
@@ -446,6 +473,7 @@ PARAMS: dict[str, type[Wire]] = {
     SESSIONS_RESUME: ResumeParams,
     SESSIONS_NEW: EmptyParams,
     SESSIONS_MESSAGES: MessagesParams,
+    SLASH_COMMANDS: EmptyParams,
 }
 """The params shape of every request (the handlers' input)."""
 

@@ -1,7 +1,7 @@
 """The custom requests (SPEC §8): typed params in, call the workspace, typed result out.
 
 Each handler is ``async (workspace, params) -> result`` over the shapes of
-:mod:`pseudoclaude.lsp.protocol`. Nothing here imports pygls: the server registers
+:mod:`pseudoclaude.api.protocol`. Nothing here imports pygls: the server registers
 :data:`HANDLERS` as requests and ``workspace/executeCommand`` commands, and the CLI calls the
 same handlers for its ``--json`` output, so both print the same objects.
 """
@@ -14,15 +14,18 @@ from typing import Any
 
 from msgspec import UNSET
 
-from pseudoclaude.agent.runner import RunResult as RunOutcome
-from pseudoclaude.compact.breakdown import Breakdown
+from pseudoclaude import words
+from pseudoclaude.agent.runner import RunOutcome
+from pseudoclaude.api import commands
+from pseudoclaude.api import protocol as p
+from pseudoclaude.compact import CompactOutcome
+from pseudoclaude.compact.breakdown import TokenBreakdown
+from pseudoclaude.compact.plan import UndoOutcome
 from pseudoclaude.errors import PseudoClaudeError
-from pseudoclaude.lsp import protocol as p
 from pseudoclaude.memory import MemoryStoreError
 from pseudoclaude.memory.index import MAX_BYTES, MAX_LINES
-from pseudoclaude.memory.proposals import Proposal
+from pseudoclaude.memory.proposals import ProposalRecord
 from pseudoclaude.session import SessionInfo
-from pseudoclaude.session.format import message_to_json
 from pseudoclaude.session.listing import rfc3339
 from pseudoclaude.workspace import Workspace
 
@@ -46,16 +49,21 @@ def run_result(session_id: str, result: RunOutcome) -> p.RunResult:
     return p.RunResult(
         session_id=session_id, stop_reason=result.stop_reason, text=result.text,
         iterations=result.iterations,
-        usage=p.Usage(input_tokens=result.usage.input_tokens,
+        usage=p.RunUsage(input_tokens=result.usage.input_tokens,
                       output_tokens=result.usage.output_tokens),
         error=result.error if result.error else UNSET)
 
 
 async def compact(ws: Workspace, params: p.CompactParams) -> p.CompactResult:
-    result = await ws.compact(params.instructions or "")
-    return p.CompactResult(before_tokens=result.before_tokens, after_tokens=result.after_tokens,
-                           offloaded=result.offloaded, summarized=result.summarized,
-                           fact_check=result.fact_check)
+    return compact_result(await ws.compact(params.instructions or ""))
+
+
+def compact_result(r: CompactOutcome) -> p.CompactResult:
+    return p.CompactResult(
+        before_tokens=r.before_tokens, after_tokens=r.after_tokens, offloaded=r.offloaded,
+        summarized=r.summarized, fact_check=r.fact_check,
+        message=words.compacted(r.before_tokens, r.after_tokens, r.offloaded, r.summarized,
+                                r.fact_check))
 
 
 async def compact_preview(ws: Workspace, params: p.CompactParams) -> p.CompactPreviewResult:
@@ -66,17 +74,26 @@ async def compact_preview(ws: Workspace, params: p.CompactParams) -> p.CompactPr
         summarized_messages=plan.summarized_messages, kept_messages=plan.kept_messages,
         first_kept_index=plan.first_kept_index,
         spill=p.SpillPreview(results=plan.spill_results, bytes=plan.spill_bytes),
-        reason=plan.reason or UNSET)
+        reason=plan.reason or UNSET,  # type: ignore[arg-type]  # one of PreviewReason
+        message=words.previewed(plan.would_summarize, plan.before_tokens,
+                                plan.estimated_after_tokens, plan.summarized_messages,
+                                plan.kept_messages, plan.spill_results, plan.spill_bytes,
+                                plan.reason))
 
 
 async def compact_undo(ws: Workspace, params: p.EmptyParams) -> p.UndoResult:
-    undone = await ws.undo_compact()
-    return p.UndoResult(restored=undone.restored, before_tokens=undone.before_tokens,
-                        after_tokens=undone.after_tokens, message_count=undone.message_count,
-                        reason=undone.reason or UNSET)
+    return undo_result(await ws.undo_compact())
 
 
-def breakdown(b: Breakdown) -> p.Breakdown:
+def undo_result(u: UndoOutcome) -> p.UndoResult:
+    return p.UndoResult(restored=u.restored, before_tokens=u.before_tokens,
+                        after_tokens=u.after_tokens, message_count=u.message_count,
+                        reason=u.reason or UNSET,
+                        message=words.undone(u.restored, u.before_tokens, u.after_tokens,
+                                             u.message_count, u.reason))
+
+
+def breakdown(b: TokenBreakdown) -> p.Breakdown:
     return p.Breakdown(system=b.system, rules=b.rules, memory=b.memory, tools=b.tools,
                        summary=b.summary, messages=b.messages, tool_calls=b.tool_calls,
                        tool_results=b.tool_results, spilled=b.spilled, free=b.free,
@@ -104,7 +121,7 @@ def context_usage(workspace: str, ws: Workspace) -> p.ContextUsageParams:
 
 
 async def memory_show(ws: Workspace, params: p.EmptyParams) -> p.MemoryShowResult:
-    view = await ws.memory.show()
+    view = await ws.memory_view()
     return p.MemoryShowResult(index=view.index, truncated=view.truncated, stores=[
         p.MemoryStore(level=store.level, dir=str(store.dir), index_uri=uri(store.index_path),
                       notes=[p.MemoryNote(filename=n.filename, uri=uri(n.path), type=n.type,
@@ -126,30 +143,32 @@ async def memory_remember(ws: Workspace, params: p.RememberParams) -> p.Remember
 
 async def memory_forget(ws: Workspace, params: p.ForgetParams) -> p.ForgetResult:
     try:
-        removed = await ws.memory.forget(params.level, params.filename)
+        removed = await ws.forget(params.level, params.filename)
     except MemoryStoreError as exc:  # a bad level, type, file name or a refused note
         raise p.ParamError(exc.field or "", str(exc)) from None
     return p.ForgetResult(removed=removed)
 
 
-def proposal(x: Proposal) -> p.Proposal:
+def proposal(x: ProposalRecord) -> p.Proposal:
     return p.Proposal(id=x.id, created_at=x.created_at, session_id=x.session_id,
                       action=x.action, level=x.level, type=x.type, title=x.title,
                       summary=x.summary, filename=x.filename, before=x.before, after=x.after)
 
 
 async def memory_proposals(ws: Workspace, params: p.EmptyParams) -> p.ProposalsResult:
-    return p.ProposalsResult(proposals=[proposal(x) for x in await ws.memory.list_proposals()])
+    return p.ProposalsResult(proposals=[proposal(x) for x in await ws.proposals()])
 
 
 async def memory_review(ws: Workspace, params: p.ReviewParams) -> p.ReviewResult:
     """A stale proposal fails (``ProposalStale``: RequestFailed); an unknown id or an unusable
     edited text is a bad param."""
     try:
-        reviewed = await ws.memory.review(params.id, params.decision, params.content)
+        reviewed = await ws.review(params.id, params.decision, params.content)
     except MemoryStoreError as exc:  # an unknown id, an edited text that cannot be a note
         raise p.ParamError(exc.field or "", str(exc)) from None
-    return p.ReviewResult(applied=reviewed.applied, filename=reviewed.filename)
+    return p.ReviewResult(applied=reviewed.applied, filename=reviewed.filename,
+                          message=words.reviewed(params.decision, reviewed.applied,
+                                                 reviewed.level, reviewed.filename))
 
 
 def session_summary(info: SessionInfo, active: str | None) -> p.SessionSummary:
@@ -176,8 +195,12 @@ async def sessions_new(ws: Workspace, params: p.EmptyParams) -> p.NewSessionResu
 
 
 async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.MessagesResult:
-    _, total, messages = await ws.messages(params.session_id, params.offset, params.limit)
-    return p.MessagesResult(total=total, messages=[message_to_json(m) for m in messages])
+    sid, total, items = await ws.transcript(params.session_id, params.offset, params.limit)
+    return p.MessagesResult(session_id=sid, total=total, items=items)  # type: ignore[arg-type]
+
+
+async def slash_commands(ws: Workspace, params: p.EmptyParams) -> p.CommandsResult:
+    return commands.listing()
 
 
 HANDLERS: dict[str, Handler] = {
@@ -195,6 +218,7 @@ HANDLERS: dict[str, Handler] = {
     p.SESSIONS_RESUME: sessions_resume,
     p.SESSIONS_NEW: sessions_new,
     p.SESSIONS_MESSAGES: sessions_messages,
+    p.SLASH_COMMANDS: slash_commands,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

@@ -1,0 +1,63 @@
+"""The slash commands every chat offers, defined once (``pseudoclaude/commands``).
+
+The VS Code chat, the Neovim chat and ACP's ``available_commands_update`` all list these, with
+these words, and each runs a command by the request named here. Commands of capabilities this
+server does not have are not listed (a chat never offers what cannot run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from msgspec import UNSET
+
+from pseudoclaude.api import protocol as p
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+    request: str
+    """The request the command runs (its text after the name is the request's ``arg``)."""
+    hint: str | None = None
+    arg: str | None = None
+    """The params field the text after the name goes into."""
+
+    def wire(self) -> p.SlashCommand:
+        return p.SlashCommand(name=self.name, description=self.description,
+                              hint=self.hint if self.hint is not None else UNSET)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("compact", "Summarize the earlier conversation now to free context", p.COMPACT,
+            hint="what the summary should focus on (optional)", arg="instructions"),
+    Command("undo", "Bring back what the last compaction summarized", p.COMPACT_UNDO),
+    Command("context", "Show what fills the context window", p.CONTEXT),
+    Command("memory", "Show the memory index the model sees, and the notes", p.MEMORY_SHOW),
+    Command("new", "Start a new session", p.SESSIONS_NEW),
+)
+BY_NAME = {c.name: c for c in COMMANDS}
+
+
+def parse(text: str) -> tuple[Command, str] | None:
+    """``(command, argument)`` when ``text`` is one of :data:`COMMANDS` (``/compact focus on
+    X``); other text, unknown ``/words`` included, is a prompt for the model."""
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    name, _, more = head.partition("\n")
+    command = BY_NAME.get(name)
+    if command is None:
+        return None
+    return command, f"{more} {rest}".strip()
+
+
+def params(command: Command, argument: str) -> dict[str, str]:
+    """The request params of a command and its argument."""
+    return {command.arg: argument} if command.arg and argument else {}
+
+
+def listing() -> p.CommandsResult:
+    return p.CommandsResult(commands=[c.wire() for c in COMMANDS])

@@ -1,0 +1,122 @@
+"""The words a person reads after a compaction, a preview, an undo or a memory review.
+
+Written once, here: the results of ``pseudoclaude/compact``, ``compact/preview``,
+``compact/undo`` and ``memory/review`` carry them as ``message``, the transcript's compaction
+and undo items carry them too, and every front end (the editors, ACP, the CLI) shows that line
+instead of wording it itself. Plain English, one line, no trailing period games: each is a
+sentence.
+"""
+
+from __future__ import annotations
+
+from pseudoclaude.compact.plan import NO_SESSION, NOTHING_TO_SUMMARIZE, WOULD_NOT_SHRINK
+from pseudoclaude.events import FactCheck
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 message``, ``13 messages``, ``1,024 messages`` (``many``: an irregular plural)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
+def tokens(n: int) -> str:
+    """``950``, ``12k``, ``1.2M`` tokens, as the context meter shows them."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if n >= 10_000:
+        return f"{round(n / 1000)}k"
+    if n >= 1_000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return str(n)
+
+
+def change(before: int, after: int) -> str:
+    return f"{tokens(before)} → {tokens(after)} tokens"
+
+
+PREVIEW_REASONS = {
+    NO_SESSION: "there is no conversation yet",
+    NOTHING_TO_SUMMARIZE: "everything is in the recent window",
+    WOULD_NOT_SHRINK: "a summary would not make it smaller",
+}
+"""Why a preview would summarise nothing, in words."""
+
+
+def fact_check(check: FactCheck) -> str:
+    """``summary checked against 12 facts, 3 carried in by the server``."""
+    left = check.missing - check.added
+    text = (f"summary checked against {plural(check.checked, 'fact')}, "
+            f"{check.added:,} carried in by the server")
+    return text + (f", {left:,} not carried (over the budget)" if left > 0 else "")
+
+
+def compacted(before: int, after: int, offloaded: int, summarized: bool,
+              check: FactCheck | None = None) -> str:
+    """After ``pseudoclaude/compact``."""
+    spilled = f", {plural(offloaded, 'tool result')} saved to files" if offloaded else ""
+    if summarized:
+        checked = f"; {fact_check(check)}" if check is not None and check.checked else ""
+        return ("Compacted: the earlier conversation is now a summary "
+                f"({change(before, after)}{spilled}){checked}.")
+    if offloaded:
+        return (f"Saved {plural(offloaded, 'tool result')} to files ({change(before, after)}); "
+                "nothing older than the recent window to summarize.")
+    return (f"Nothing to compact yet ({tokens(before)} tokens): the most recent messages are "
+            "always kept as they are.")
+
+
+def previewed(would_summarize: bool, before: int, after: int, summarized_messages: int,
+              kept_messages: int, spill_results: int, spill_bytes: int,
+              reason: str = "") -> str:
+    """After ``pseudoclaude/compact/preview`` (nothing was changed)."""
+    spill = (f"; {plural(spill_results, 'tool result')} ({spill_bytes:,} bytes) would be saved "
+             "to files" if spill_results else "")
+    if not would_summarize:
+        why = PREVIEW_REASONS.get(reason, reason or "nothing is older than the recent window")
+        return (f"Nothing would be summarized: {why} ({tokens(before)} tokens{spill}).")
+    return (f"Would summarize the {plural(summarized_messages, 'oldest message')} and keep the "
+            f"{plural(kept_messages, 'newest message')} as they are: about "
+            f"{change(before, after)}{spill}.")
+
+
+def undone(restored: bool, before: int, after: int, message_count: int,
+           reason: str = "") -> str:
+    """After ``pseudoclaude/compact/undo``."""
+    if not restored:
+        return f"Nothing to undo: {reason or 'no compaction left to undo'}."
+    return (f"Undone: what the last compaction summarized is back "
+            f"({plural(message_count, 'message')}, {change(before, after)}).")
+
+
+def reviewed(decision: str, applied: bool, level: str, filename: str) -> str:
+    """After ``pseudoclaude/memory/review``."""
+    where = f"{level} memory" if level else "memory"
+    if decision == "reject":
+        return f"Rejected the proposed change to {filename} ({where} is unchanged)."
+    if applied:
+        return f"Accepted: {filename} is written to {where}."
+    return f"Accepted: {filename} needed no change in {where}."
+
+
+def summarized_away(messages: int, kept: int) -> str:
+    """The transcript's compaction item."""
+    return (f"The earlier conversation was summarized: {plural(messages, 'message')} replaced "
+            f"by a summary, {plural(kept, 'recent message')} kept as they were.")
+
+
+def undo_item(restored: int) -> str:
+    """The transcript's undo item."""
+    return (f"The last compaction was undone: {plural(restored, 'message')} are back in the "
+            "conversation." if restored != 1 else
+            "The last compaction was undone: 1 message is back in the conversation.")
+
+
+REWOUND = "The conversation was rewound."
+REPLACED = "The conversation was replaced."
+
+REPLACE_NOTICES = {
+    "repair": "The session was repaired after an interruption (unfinished tool calls were "
+              "closed or dropped).",
+    "clear": "The conversation was cleared.",
+    "import": "The conversation was replaced by an imported one.",
+}
+"""The transcript's notice for a ``replace`` of another reason."""
