@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean editors-test acp-node-test test-vscode crash-campaign
+.PHONY: demo test bench lint venv clean editors-test acp-node-test test-vscode crash-campaign protocol
 
 venv: $(STAMP)
 
@@ -53,6 +53,13 @@ test-vscode: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench
 	$(BIN)/mypy
+	$(BIN)/python -m pseudoclaude.api.codegen --check
+	$(BIN)/lint-imports
+
+# The editors' mirrors of the wire (protocol.ts, protocol.lua), generated from the server's
+# api/protocol.py; `make lint` (and so `make test`) fails when they are stale.
+protocol: $(STAMP)
+	$(BIN)/python -m pseudoclaude.api.codegen
 
 bench: $(STAMP)
 	$(BIN)/python bench/session_bench.py

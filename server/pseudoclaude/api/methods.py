@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from msgspec import UNSET
 
@@ -123,7 +123,8 @@ def context_usage(workspace: str, ws: Workspace) -> p.ContextUsageParams:
 async def memory_show(ws: Workspace, params: p.EmptyParams) -> p.MemoryShowResult:
     view = await ws.memory_view()
     return p.MemoryShowResult(index=view.index, truncated=view.truncated, stores=[
-        p.MemoryStore(level=store.level, dir=str(store.dir), index_uri=uri(store.index_path),
+        p.MemoryStore(level=cast(p.MemoryLevel, store.level), dir=str(store.dir),
+                      index_uri=uri(store.index_path),
                       notes=[p.MemoryNote(filename=n.filename, uri=uri(n.path), type=n.type,
                                           title=n.title, summary=n.summary)
                              for n in store.notes])
@@ -151,7 +152,8 @@ async def memory_forget(ws: Workspace, params: p.ForgetParams) -> p.ForgetResult
 
 def proposal(x: ProposalRecord) -> p.Proposal:
     return p.Proposal(id=x.id, created_at=x.created_at, session_id=x.session_id,
-                      action=x.action, level=x.level, type=x.type, title=x.title,
+                      action=cast(p.ProposalAction, x.action),
+                      level=cast(p.MemoryLevel, x.level), type=x.type, title=x.title,
                       summary=x.summary, filename=x.filename, before=x.before, after=x.after)
 
 

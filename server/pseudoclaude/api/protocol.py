@@ -23,8 +23,10 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from pseudoclaude.compact.breakdown import CATEGORIES
 from pseudoclaude.events import Event, FactCheck
 from pseudoclaude.llm.types import clean_value
+from pseudoclaude.memory.notes import NOTE_TYPES
 from pseudoclaude.session.ids import is_session_id
 from pseudoclaude.transcript import TranscriptItem
 
@@ -66,6 +68,11 @@ SERVER_REQUESTS: tuple[str, ...] = (APPROVE,)
 """Server → client requests (``pseudoclaude/approve`` only to clients that set
 ``experimental.pseudoclaude.approvals: true`` in their ``initialize`` capabilities)."""
 APPROVALS_CAPABILITY = "approvals"
+"""The client capability under ``experimental.pseudoclaude`` that asks for
+``pseudoclaude/approve``."""
+
+APPROVAL_ACTIONS = {"once": "Allow once", "session": "Allow for this session", "deny": "Deny"}
+"""The actions of an approval asked with ``window/showMessageRequest`` (SPEC §8)."""
 
 SESSION_CHANGES = frozenset({SESSIONS_RESUME, SESSIONS_NEW, COMPACT_UNDO})
 """Requests after which the context meter is sent again."""
@@ -106,8 +113,24 @@ class Wire(Struct, rename="camel", kw_only=True):
     """Base of every shape: camelCase keys on the wire."""
 
 
-Level = Literal["project", "user"]
+MEMORY_TYPES: tuple[str, ...] = tuple(NOTE_TYPES)
+"""The types of a memory note."""
+BREAKDOWN_CATEGORIES: tuple[str, ...] = tuple(
+    "".join(w.capitalize() if i else w for i, w in enumerate(c.split("_"))) for c in CATEGORIES)
+"""The nine categories of a breakdown that add up to ``estimatedTokens``, in display order."""
+
+MemoryLevel = Literal["project", "user"]
+MEMORY_LEVELS: tuple[str, ...] = ("project", "user")
+"""The memory stores, project first."""
+Level = MemoryLevel
 PreviewReason = Literal["no session", "nothing to summarize", "would not shrink"]
+"""Why a preview would summarise nothing (``wouldSummarize: false``)."""
+ApprovalDecision = Literal["allowOnce", "allowSession", "deny"]
+"""The answer to ``pseudoclaude/approve``."""
+ApproveKind = Literal["write", "runCommand"]
+ReviewDecision = Literal["accept", "reject"]
+ProposalAction = Literal["create", "update", "delete"]
+"""The effect of a memory proposal on its note file."""
 NonNegative = Annotated[int, Meta(ge=0)]
 Positive = Annotated[int, Meta(ge=1)]
 
@@ -290,7 +313,7 @@ class MemoryNote(Wire):
 
 
 class MemoryStore(Wire):
-    level: str
+    level: MemoryLevel
     dir: str
     index_uri: str
     notes: list[MemoryNote]
@@ -319,9 +342,9 @@ class Proposal(Wire):
     id: str
     created_at: str
     session_id: str
-    action: str
-    """The effect on the file: ``create``, ``update`` or ``delete``."""
-    level: str
+    action: ProposalAction
+    """The effect on the file."""
+    level: MemoryLevel
     type: str
     title: str
     summary: str
@@ -339,7 +362,7 @@ class ProposalsResult(Wire):
 
 class ReviewParams(Wire):
     id: str
-    decision: Literal["accept", "reject"]
+    decision: ReviewDecision
     content: str | None = None
     """An edited ``after`` to accept instead: a whole file, or a body without front matter."""
 
@@ -425,7 +448,7 @@ class ContextUsageParams(Wire):
 
 class MemoryChangedParams(Wire):
     workspace: str
-    level: str
+    level: MemoryLevel
     source: str
 
 
@@ -441,7 +464,7 @@ class ApproveParams(Wire):
     session_id: str
     tool: str
     arguments: Any
-    kind: Literal["write", "runCommand"]
+    kind: ApproveKind
     path: str | UnsetType = UNSET
     """Relative to the workspace (writes)."""
     before: str | UnsetType = UNSET
@@ -455,7 +478,7 @@ class ApproveParams(Wire):
 
 
 class ApproveResult(Wire):
-    decision: Literal["allowOnce", "allowSession", "deny"]
+    decision: ApprovalDecision
 
 
 PARAMS: dict[str, type[Wire]] = {

@@ -27,14 +27,15 @@ from msgspec import UNSET, UnsetType
 
 from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
 from pseudoclaude.api import protocol as p
+from pseudoclaude.api.protocol import APPROVAL_ACTIONS
 from pseudoclaude.errors import one_line
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-ALLOW_ONCE = "Allow once"
-ALLOW_SESSION = "Allow for this session"
-DENY = "Deny"
+ALLOW_ONCE = APPROVAL_ACTIONS["once"]
+ALLOW_SESSION = APPROVAL_ACTIONS["session"]
+DENY = APPROVAL_ACTIONS["deny"]
 _DECISIONS: dict[str, Decision] = {ALLOW_ONCE: "allow_once", ALLOW_SESSION: "allow_session",
                                    DENY: "deny"}
 _WIRE_DECISIONS: dict[str, Decision] = {"allowOnce": "allow_once",

@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -180,7 +180,7 @@ class PseudoClaudeServer(LanguageServer):
 
     def _memory_changed(self, uri: str, level: str, source: str) -> None:
         self.protocol.notify(p.MEMORY_CHANGED, p.to_wire(
-            p.MemoryChangedParams(workspace=uri, level=level, source=source)))
+            p.MemoryChangedParams(workspace=uri, level=cast(p.MemoryLevel, level), source=source)))
         self.send_context_usage(uri)  # the memory index is part of the next request
 
     def _proposals_changed(self, uri: str, count: int) -> None:
