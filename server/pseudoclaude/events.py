@@ -54,6 +54,11 @@ class ToolResultEvent(Event, frozen=True, tag="toolResult"):
     """The first 200 characters of the result (the JSON envelope of SPEC §6)."""
     error: str | UnsetType = UNSET
     """A failed tool's own error message (the envelope's ``error``), for one-line displays."""
+    status: str = "done"
+    """``done``, ``error``, ``denied`` or ``canceled`` (as the transcript's ``toolCall``)."""
+    display: str = ""
+    """The first lines of the result (or its error), readable: what a tool card shows (the
+    transcript's ``preview``)."""
 
 
 class FactCheck(Struct, frozen=True, rename="camel"):

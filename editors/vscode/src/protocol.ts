@@ -501,6 +501,13 @@ export interface ToolResultEvent {
   preview: string;
   /** A failed tool's own error message (the envelope's `error`), for one-line displays. */
   error?: string;
+  /** `done`, `error`, `denied` or `canceled` (as the transcript's `toolCall`). */
+  status: string;
+  /**
+   * The first lines of the result (or its error), readable: what a tool card shows (the
+   * transcript's `preview`).
+   */
+  display: string;
 }
 
 export interface CompactEvent {

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from msgspec import UNSET
 
 from pseudoclaude.agent.approvals import Gate
+from pseudoclaude.agent.results import tool_view
 from pseudoclaude.agent.tools import Preview, ToolError, ToolRegistry
 from pseudoclaude.compact import CompactRuntime
 from pseudoclaude.config import MAX_ITERATIONS
@@ -270,10 +271,11 @@ class Runner:
 
     def _report(self, result: ToolResult) -> None:
         size = len(result.content.encode("utf-8", "surrogatepass"))
-        error = tool_error(result.content) if result.is_error else None
+        view = tool_view(result.content, result.is_error)
         self.emit(ToolResultEvent(result.call_id, result.name, result.is_error, size,
                                   result.content[:PREVIEW_CHARS],
-                                  UNSET if error is None else error))
+                                  UNSET if view.error is None else view.error,
+                                  view.status, view.preview))
 
 
 def tool_error(content: str) -> str | None:

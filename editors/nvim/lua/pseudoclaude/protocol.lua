@@ -430,6 +430,8 @@ M.stop_reasons = {
 --- @field bytes integer
 --- @field preview string The first 200 characters of the result (the JSON envelope of SPEC §6).
 --- @field error? string A failed tool's own error message (the envelope's `error`), for one-line displays.
+--- @field status string `done`, `error`, `denied` or `canceled` (as the transcript's `toolCall`).
+--- @field display string The first lines of the result (or its error), readable: what a tool card shows (the transcript's `preview`).
 
 --- @class pseudoclaude.CompactEvent
 --- @field kind 'compact'
