@@ -131,47 +131,15 @@ async def compact(args: argparse.Namespace) -> int:
     params = {"instructions": args.instructions} if args.instructions else {}
     if args.preview:
         plan = await ask(args, p.COMPACT_PREVIEW, params, p.CompactPreviewResult, session=True)
-        emit(plan, args.json, lambda: describe_preview(plan))
+        emit(plan, args.json, lambda: plan.message)
         return EXIT_OK
     if args.undo:
         undone = await ask(args, p.COMPACT_UNDO, {}, p.UndoResult, session=True)
-        emit(undone, args.json, lambda: describe_undo(undone))
+        emit(undone, args.json, lambda: undone.message)
         return EXIT_OK if undone.restored else EXIT_FAILURE
     result = await ask(args, p.COMPACT, params, p.CompactResult, session=True)
-    emit(result, args.json, lambda: describe_compact(result))
+    emit(result, args.json, lambda: result.message)
     return EXIT_OK
-
-
-def describe_preview(r: p.CompactPreviewResult) -> str:
-    spill = (f"; {r.spill.results} tool result(s) ({r.spill.bytes:,} bytes) would be saved to "
-             "files" if r.spill.results else "")
-    if not r.would_summarize:
-        return (f"nothing would be summarised ({r.reason}): {r.before_tokens:,} -> "
-                f"{r.estimated_after_tokens:,} estimated tokens{spill}")
-    return (f"would summarise the {r.summarized_messages} oldest messages and keep the "
-            f"{r.kept_messages} newest verbatim (from message {r.first_kept_index}): "
-            f"{r.before_tokens:,} -> about {r.estimated_after_tokens:,} estimated tokens{spill}")
-
-
-def describe_undo(r: p.UndoResult) -> str:
-    if not r.restored:
-        return f"nothing undone: {r.reason}"
-    return (f"undone: the summarised messages are back ({r.message_count} messages, "
-            f"{r.before_tokens:,} -> {r.after_tokens:,} estimated tokens)")
-
-
-def describe_compact(r: p.CompactResult) -> str:
-    change = f"{r.before_tokens:,} -> {r.after_tokens:,} estimated tokens"
-    if r.summarized:
-        spilled = f", {r.offloaded} tool result(s) saved to files" if r.offloaded else ""
-        checked = (f"; summary checked against {r.fact_check.checked} facts, "
-                   f"{r.fact_check.added} carried in by the server" if r.fact_check.checked
-                   else "")
-        return f"compacted: older context summarised ({change}{spilled}){checked}"
-    if r.offloaded:
-        return (f"{r.offloaded} tool result(s) saved to files ({change}); nothing older than "
-                "the recent window to summarise")
-    return f"nothing to compact ({r.before_tokens:,} estimated tokens, all in the recent window)"
 
 
 # -- memory -------------------------------------------------------------------------------------
@@ -241,9 +209,7 @@ async def memory_review(args: argparse.Namespace) -> int:
             raise ParamError("--content", "goes with accept (the text to accept instead)")
         params["content"] = read_content(args.content)
     result = await ask(args, p.MEMORY_REVIEW, params, p.ReviewResult, session=False)
-    emit(result, args.json, lambda: (
-        f"accepted proposal {args.id}: wrote {result.filename}" if result.applied
-        else f"rejected proposal {args.id} ({result.filename} unchanged)"))
+    emit(result, args.json, lambda: result.message)
     return EXIT_OK
 
 

@@ -4,6 +4,7 @@ capabilities, against the fake model over loopback."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -19,8 +20,16 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from pseudoclaude.api.protocol import APPROVE, CONTEXT_USAGE, EVENT, MEMORY_CHANGED
+from pseudoclaude.api.protocol import (
+    APPROVE,
+    CONTEXT_USAGE,
+    EVENT,
+    MEMORY_CHANGED,
+    SESSIONS_MESSAGES,
+)
 from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.session import SessionStore, load_session
+from pseudoclaude.session.format import message_to_json
 
 HOME = tempfile.mkdtemp(prefix="pseudoclaude-lsp-home-")
 SERVER_ENV = {k: v for k, v in os.environ.items()
@@ -99,6 +108,24 @@ class Env:
     async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
         """A request to the server, answered within a minute."""
         return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
+
+    def log_messages(self, session_id: str = "latest", folder: int = 0) -> list[dict[str, Any]]:
+        """The messages of a session as its log on disk replays (v1 shape): what the model
+        sees, for tests that look inside tool envelopes."""
+        store = SessionStore(self.folders[folder] / ".PseudoClaude")
+        return [message_to_json(m) for m in load_session(store, session_id).messages]
+
+    def envelopes(self, session_id: str = "latest", folder: int = 0) -> list[dict[str, Any]]:
+        """The tool result envelopes of a session, in order."""
+        return [json.loads(m["tool_result"]["content"])
+                for m in self.log_messages(session_id, folder) if m.get("tool_result")]
+
+    @staticmethod
+    async def items(client: LanguageClient, params: dict[str, Any] | None = None
+                    ) -> list[dict[str, Any]]:
+        """The transcript items of ``pseudoclaude/sessions/messages``."""
+        result = await Env.call(client, SESSIONS_MESSAGES, params or {})
+        return list(result["items"])
 
     @staticmethod
     def read_file(path: str) -> dict[str, Any]:

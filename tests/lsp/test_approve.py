@@ -7,7 +7,6 @@ run cancels its pending approval request."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from pseudoclaude.api.protocol import (
     CONTEXT,
     REQUEST_CANCELLED,
     RUN,
-    SESSIONS_MESSAGES,
     SESSIONS_RESUME,
 )
 
@@ -42,9 +40,8 @@ def leftovers(env: Any) -> list[str]:
 
 
 async def results(client: LanguageClient, env: Any) -> list[dict[str, Any]]:
-    """The tool result envelopes of the current session, in order."""
-    messages = (await env.call(client, SESSIONS_MESSAGES, {}))["messages"]
-    return [json.loads(m["tool_result"]["content"]) for m in messages if m.get("tool_result")]
+    """The tool result envelopes of the current session, in order (from its log)."""
+    return env.envelopes()
 
 
 async def test_deny_leaves_the_file_byte_identical(approving: LanguageClient,
@@ -169,8 +166,10 @@ async def test_cancelling_the_run_cancels_the_pending_approval(approving: Langua
     await env.until(lambda: any(e["kind"] == "stop" for e in env.events))
     assert [e for e in env.events if e["kind"] == "stop"][-1]["stopReason"] == "canceled"
     context = await env.call(approving, CONTEXT)
-    messages = await env.call(approving, SESSIONS_MESSAGES, {})
-    assert messages["total"] == context["messageCount"] == 3
+    assert context["messageCount"] == 3
+    items = await env.items(approving)
+    assert [i["kind"] for i in items] == ["user", "toolCall"]
+    assert items[1]["status"] == "canceled" and items[1]["inContext"]
     [envelope] = await results(approving, env)
     assert envelope["error_type"] == "canceled"
     resumed = await env.call(approving, SESSIONS_RESUME, {"sessionId": context["sessionId"]})

@@ -102,7 +102,7 @@ async def test_compact_json_is_the_compact_result(client: LanguageClient, env: A
     await request(client, p.RUN, {"prompt": "hello"})
     compacted = json_out(cli(env, "compact", "--instructions", "keep the names", "--json"))
     assert set(compacted) == {"beforeTokens", "afterTokens", "offloaded", "summarized",
-                              "factCheck"}
+                              "factCheck", "message"}
     assert compacted["summarized"] is False  # everything is in the recent window
 
 

@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.api.protocol import CONTEXT, REQUEST_CANCELLED, RUN, SESSIONS_MESSAGES
+from pseudoclaude.api.protocol import CONTEXT, REQUEST_CANCELLED, RUN
 
 
 async def test_run_streams_events_progress_and_context(client: LanguageClient, env: Any) -> None:
@@ -57,8 +57,10 @@ async def test_cancel_a_run(client: LanguageClient, env: Any) -> None:
     await env.until(lambda: any(e["kind"] == "stop" for e in env.events))
     assert [e for e in env.events if e["kind"] == "stop"][-1]["stopReason"] == "canceled"
     context = await env.call(client, CONTEXT)  # still serving
-    messages = await env.call(client, SESSIONS_MESSAGES, {})
-    assert messages["total"] == context["messageCount"] == 3
+    assert context["messageCount"] == 3
+    items = await env.items(client)
+    assert [i["kind"] for i in items] == ["user", "toolCall"]
+    assert items[1]["status"] == "canceled" and items[1]["error"]
 
 
 async def test_approval_deny_leaves_a_denied_result(client: LanguageClient, env: Any) -> None:
@@ -72,9 +74,12 @@ async def test_approval_deny_leaves_a_denied_result(client: LanguageClient, env:
     assert asked.type == types.MessageType.Warning and "run_command" in asked.message
     assert [a.title for a in asked.actions] == ["Allow once", "Allow for this session", "Deny"]
     assert not (env.folders[0] / "x").exists()
-    messages = (await env.call(client, SESSIONS_MESSAGES, {}))["messages"]
+    messages = env.log_messages()
     envelope = json.loads(messages[2]["tool_result"]["content"])
     assert envelope["error_type"] == "denied" and messages[2]["tool_result"]["is_error"]
+    call = (await env.items(client))[1]
+    assert call["kind"] == "toolCall" and call["status"] == "denied"
+    assert call["error"] == envelope["error"] and call["preview"] == envelope["error"]
 
 
 async def test_approval_dismissed_is_a_denial_and_allow_runs(client: LanguageClient,

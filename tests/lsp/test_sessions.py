@@ -38,10 +38,13 @@ async def test_sessions_new_list_resume_messages(client: LanguageClient, env: An
     assert resumed == {"sessionId": first["sessionId"], "messageCount": 2, "badLines": 0,
                        "repaired": 0}
     page = await env.call(client, SESSIONS_MESSAGES, {"offset": 1, "limit": 1})
-    assert page == {"total": 2, "messages": [{"role": "assistant",
-                                              "content": "first answer"}]}
+    [answer] = page["items"]
+    assert page["total"] == 2 and page["sessionId"] == first["sessionId"]
+    assert answer["kind"] == "assistant" and answer["text"] == "first answer"
+    assert answer["inContext"] and answer["ts"] > 0
     other = await env.call(client, SESSIONS_MESSAGES, {"sessionId": new["sessionId"]})
-    assert other["messages"][0] == {"role": "user", "content": "second question"}
+    assert {k: other["items"][0][k] for k in ("kind", "text")} == {
+        "kind": "user", "text": "second question"}
     latest = await env.call(client, SESSIONS_RESUME, {"sessionId": "latest"})
     assert latest["sessionId"] in (first["sessionId"], new["sessionId"])
     with pytest.raises(JsonRpcException) as unknown:
