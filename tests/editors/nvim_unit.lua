@@ -147,16 +147,23 @@ test('transcript: result text when nothing streamed, other sessions get a header
   transcript.event({ workspace = 'file:///lib', sessionId = 's9', kind = 'text', delta = 'x' })
   transcript.note('resumed session s9 (3 messages)')
   transcript.history({
-    { role = 'user', content = 'read the\nREADME' },
-    { role = 'assistant', content = '', tool_calls = { { id = 'c', name = 'read_file', arguments = { path = 'R' } } } },
-    { role = 'user', tool_result = { call_id = 'c', name = 'read_file', content = 'abc', is_error = false } },
+    { kind = 'summary', text = 'Earlier work.', inContext = false },
+    { kind = 'user', text = 'read the\nREADME', inContext = true },
+    { kind = 'toolCall', id = 'c', name = 'read_file', arguments = { path = 'R' }, status = 'done', preview = 'abc',
+      bytes = 3, inContext = true },
+    { kind = 'toolCall', id = 'd', name = 'run_command', arguments = { command = 'make' }, status = 'denied',
+      preview = 'denied by the user', error = 'denied by the user', inContext = true },
+    { kind = 'compaction', summarized = 4, kept = 2, message = 'The earlier conversation was summarized.', inContext = true },
   }, 2)
   eq(transcript.lines(), {
     '━━ You · w ━━', 'hi', '━━ PseudoClaude ━━', 'partial',
     '── error · 1 iteration · session s ──', '✗ HTTP 401',
     '── lib · session s9 ──', 'x',
-    '· resumed session s9 (3 messages)', '· (2 earlier messages not shown)',
-    'You: read the README', '  ▸ read_file(path: R)', '  ✓ read_file · 3 B', '',
+    '· resumed session s9 (3 messages)', '· (2 earlier items not shown)',
+    'Summary: Earlier work. (not in context)',
+    'You: read the README', '  ▸ read_file(path: R) · ✓ read_file · 3 B',
+    '  ▸ run_command(command: make) · ⊘ run_command denied: denied by the user',
+    '· The earlier conversation was summarized.', '',
   }, 'transcript')
   eq(vim.bo[transcript.bufnr()].buftype, 'nofile')
   eq(vim.bo[transcript.bufnr()].modifiable, false)
@@ -426,38 +433,26 @@ test('context: the breakdown float lines', function()
   eq(tripped[5], 'Auto-compact at 167,000 tokens; stopped after 3 failures: :PseudoClaudeCompact')
 end)
 
-test('context: preview plans, fact check, compact and undo messages', function()
+test('context: preview plans in the server\'s words, the fact check', function()
   local preview = { wouldSummarize = true, beforeTokens = 170000, estimatedAfterTokens = 24000, summarizedMessages = 12,
-    keptMessages = 8, firstKeptIndex = 12, spill = { results = 2, bytes = 120000 } }
+    keptMessages = 8, firstKeptIndex = 12, spill = { results = 2, bytes = 120000 },
+    message = 'Would summarize the 12 oldest messages and keep the 8 newest messages as they are.' }
   eq(context.preview_plan(preview, 'app'), { kind = 'confirm', message = 'Compact the context of app?', lines = {
-    '12 messages would be summarized, 8 recent messages kept as they are (from message 13).',
-    'Estimate: 170,000 → about 24,000 tokens.',
-    '2 tool results (117.2 KB) would be offloaded to files.',
-  } })
+    'Would summarize the 12 oldest messages and keep the 8 newest messages as they are.' } })
   local nothing = { wouldSummarize = false, reason = 'nothing to summarize', beforeTokens = 900, estimatedAfterTokens = 900,
-    summarizedMessages = 0, keptMessages = 3, firstKeptIndex = 0, spill = { results = 0, bytes = 0 } }
+    summarizedMessages = 0, keptMessages = 3, firstKeptIndex = 0, spill = { results = 0, bytes = 0 },
+    message = 'Nothing would be summarized: everything is recent (900 tokens).' }
   eq(context.preview_plan(nothing, 'app'), { kind = 'nothing',
-    message = 'PseudoClaude: nothing to compact in app: everything is in the recent window (900 tokens).' })
-  local spill_only = vim.tbl_extend('force', nothing, { reason = 'would not shrink', spill = { results = 1, bytes = 60000 } })
-  eq(context.preview_plan(spill_only, 'app'), { kind = 'confirm',
-    message = 'Nothing to summarize in app (a summary would not make it smaller). Offload tool results?',
-    lines = { '1 tool result (58.6 KB) would be offloaded to files.', 'Estimate: 900 → about 900 tokens.' } })
+    message = 'PseudoClaude: Nothing would be summarized: everything is recent (900 tokens).' })
+  local spill_only = vim.tbl_extend('force', nothing, { reason = 'would not shrink', spill = { results = 1, bytes = 60000 },
+    message = 'Nothing would be summarized; 1 tool result would be saved to files.' })
+  eq(context.preview_plan(spill_only, 'app'), { kind = 'confirm', message = 'Offload tool results in app?',
+    lines = { 'Nothing would be summarized; 1 tool result would be saved to files.' } })
   local no_session = vim.tbl_extend('force', spill_only, { reason = 'no session' })
   eq(context.preview_plan(no_session, 'app').kind, 'nothing')
-  eq(context.reason_text('something new'), 'something new')
+  eq(context.message({ message = 'Undone.' }, 'x'), 'PseudoClaude: Undone.')
+  eq(context.message({}, 'nothing to undo.'), 'PseudoClaude: nothing to undo.')
   eq(context.fact_check_text({ checked = 1, missing = 0, added = 0 }), 'summary checked: 1 fact, 0 carried by the server')
-  eq(context.compact_message({ beforeTokens = 170000, afterTokens = 20000, offloaded = 2, summarized = true,
-    factCheck = { checked = 12, missing = 2, added = 2 } }),
-    'PseudoClaude: context compacted (170k → 20k tokens, 2 tool results offloaded); summary checked: 12 facts, 2 carried by the server.')
-  eq(context.compact_message({ beforeTokens = 900, afterTokens = 900, offloaded = 0, summarized = false,
-    factCheck = { checked = 0, missing = 0, added = 0 } }),
-    'PseudoClaude: nothing to compact (900 tokens, all in the recent window).')
-  eq(context.undo_message({ restored = true, beforeTokens = 20000, afterTokens = 170000, messageCount = 42 }, 'app'),
-    'PseudoClaude: compaction undone in app: 42 messages, 20k → 170k tokens.')
-  eq(context.undo_message({ restored = false, reason = 'no compaction to undo', beforeTokens = 0, afterTokens = 0,
-    messageCount = 0 }, 'app'), 'PseudoClaude: nothing to undo in app: no compaction to undo.')
-  eq(context.undo_message({ restored = false, reason = vim.NIL, beforeTokens = 0, afterTokens = 0, messageCount = 0 }, 'app'),
-    'PseudoClaude: nothing to undo in app: no compaction left to undo.')
 end)
 
 test('context: the float shows the lines and closes with q and <Esc>', function()
@@ -526,9 +521,10 @@ test(':PseudoClaudePreview: preview in a float, Compact compacts with the same i
   local r = protocol.requests
   local answers = {
     [r.compact_preview] = { wouldSummarize = true, beforeTokens = 170000, estimatedAfterTokens = 24000,
-      summarizedMessages = 12, keptMessages = 8, firstKeptIndex = 12, spill = { results = 0, bytes = 0 } },
+      summarizedMessages = 12, keptMessages = 8, firstKeptIndex = 12, spill = { results = 0, bytes = 0 },
+      message = 'Would summarize the 12 oldest messages.' },
     [r.compact] = { beforeTokens = 170000, afterTokens = 20000, offloaded = 0, summarized = true,
-      factCheck = { checked = 5, missing = 1, added = 1 } },
+      factCheck = { checked = 5, missing = 1, added = 1 }, message = 'Compacted: the earlier conversation is now a summary.' },
     [r.context] = { sessionId = 's', messageCount = 10, estimatedTokens = 20000, contextWindow = 200000,
       autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false, breakdown = BREAKDOWN },
   }
@@ -542,12 +538,10 @@ test(':PseudoClaudePreview: preview in a float, Compact compacts with the same i
   eq(seen.asked[1].items, { 'Compact', 'Cancel' })
   eq(seen.asked[1].kind, 'pseudoclaude_compact')
   eq(seen.asked[1].prompt, 'Compact the context of app?')
-  eq(seen.asked[1].float, { 'Compact the context of app?', '',
-    '12 messages would be summarized, 8 recent messages kept as they are (from message 13).',
-    'Estimate: 170,000 → about 24,000 tokens.' }, 'the float while asking')
+  eq(seen.asked[1].float, { 'Compact the context of app?', '', 'Would summarize the 12 oldest messages.' },
+    'the float while asking')
   eq(context.float, nil, 'the float closes after the answer')
-  eq(seen.shown[#seen.shown].msg,
-    'PseudoClaude: context compacted (170k → 20k tokens); summary checked: 5 facts, 1 carried by the server.')
+  eq(seen.shown[#seen.shown].msg, 'PseudoClaude: Compacted: the earlier conversation is now a summary.')
 end)
 
 test(':PseudoClaudePreview: Cancel (or dismissing) compacts nothing; nothing to do asks nothing', function()
@@ -566,11 +560,12 @@ test(':PseudoClaudePreview: Cancel (or dismissing) compacts nothing; nothing to 
   end
   local seen = with_fake_server({ [r.compact_preview] = { wouldSummarize = false, reason = 'no session', beforeTokens = 0,
     estimatedAfterTokens = 0, summarizedMessages = 0, keptMessages = 0, firstKeptIndex = 0,
-    spill = { results = 0, bytes = 0 } } }, nil, function()
+    spill = { results = 0, bytes = 0 }, message = 'Nothing would be summarized: no conversation yet (0 tokens).' } },
+    nil, function()
     pc.preview()
   end)
   eq(#seen.asked, 0)
-  eq(seen.shown[1].msg, 'PseudoClaude: nothing to compact in app: no conversation yet (0 tokens).')
+  eq(seen.shown[1].msg, 'PseudoClaude: Nothing would be summarized: no conversation yet (0 tokens).')
   local failed = with_fake_server({ [r.compact_preview] = function()
     return { code = -32803, message = 'a run is in progress' }
   end }, nil, function()
@@ -583,18 +578,19 @@ test(':PseudoClaudeUndo: restored or not, with the reason; the meter refreshes',
   local r = require('pseudoclaude.protocol').requests
   transcript.clear()
   local seen = with_fake_server({ [r.compact_undo] = { restored = true, beforeTokens = 20000, afterTokens = 170000,
-    messageCount = 42 } }, nil, function()
+    messageCount = 42, message = 'Undone: what the last compaction summarized is back (42 messages).' } }, nil, function()
     pc.undo()
   end)
   eq(methods(seen), { r.compact_undo, r.context })
   eq(seen.sent[1].params, { workspace = 'file:///work/app' })
-  eq(seen.shown[1].msg, 'PseudoClaude: compaction undone in app: 42 messages, 20k → 170k tokens.')
-  eq(transcript.lines()[1], '· compaction undone: 42 messages, 20k → 170k tokens')
+  eq(seen.shown[1].msg, 'PseudoClaude: Undone: what the last compaction summarized is back (42 messages).')
+  eq(transcript.lines()[1], '· Undone: what the last compaction summarized is back (42 messages).')
   local not_restored = with_fake_server({ [r.compact_undo] = { restored = false, reason = 'no compaction to undo',
-    beforeTokens = 900, afterTokens = 900, messageCount = 3 } }, nil, function()
+    beforeTokens = 900, afterTokens = 900, messageCount = 3, message = 'Nothing to undo: no compaction to undo.' } },
+    nil, function()
     pc.undo()
   end)
-  eq(not_restored.shown[1].msg, 'PseudoClaude: nothing to undo in app: no compaction to undo.')
+  eq(not_restored.shown[1].msg, 'PseudoClaude: Nothing to undo: no compaction to undo.')
   eq(#not_restored.asked, 0, 'undo asks nothing')
 end)
 
@@ -622,11 +618,17 @@ local diff = require('pseudoclaude.diff')
 local approvals = require('pseudoclaude.approvals')
 local proposals = require('pseudoclaude.proposals')
 
-test('render: calls, results, notices, footers, previews', function()
+test('render: calls, results by status, notices, footers', function()
   eq(render.call('read_file', { path = 'README.md' }), '▸ read_file(path: README.md)')
-  eq(render.result({ name = 'read_file', isError = false, bytes = 2048 }), '✓ read_file · 2.0 KB')
-  eq(render.result({ name = 'run_command', isError = true, preview = '{"ok":false', error = 'denied by the user' }),
-    '✗ run_command failed: denied by the user')
+  eq(render.result({ name = 'read_file', status = 'done', bytes = 2048 }), '✓ read_file · 2.0 KB')
+  eq(render.result({ name = 'read_file', isError = false, bytes = 2048 }), '✓ read_file · 2.0 KB', 'no status: isError')
+  eq(render.result({ name = 'run_command', status = 'error', display = 'exit 2', error = 'the command failed' }),
+    '✗ run_command failed: the command failed')
+  eq(render.result({ name = 'run_command', status = 'error', display = 'exit 2' }), '✗ run_command failed: exit 2')
+  eq(render.result({ name = 'write_file', status = 'denied', error = 'denied by the user' }),
+    '⊘ write_file denied: denied by the user')
+  eq(render.result({ name = 'run_command', status = 'canceled' }), '⊘ run_command canceled')
+  eq(render.result({ name = 'run_command', status = 'pending' }), '… run_command: no result')
   eq(render.notice({ kind = 'memory', status = 'proposed', changes = {
     { action = 'create', level = 'project', filename = 'b.md' } } }),
     '✎ memory proposed: create project b.md (review: :PseudoClaudeProposals)')
@@ -634,65 +636,75 @@ test('render: calls, results, notices, footers, previews', function()
   eq(render.notice({ kind = 'usage' }), nil)
   eq(render.footer({ sessionId = 's', stopReason = 'completed', iterations = 1, usage = { inputTokens = 10, outputTokens = 2 } }, false),
     '── completed · 1 iteration · 10 in / 2 out ──')
-  eq(render.preview_text('{"ok":true,"tool":"read_file","content":"# T\\n\\n\\"q\\" \\u00e9\\tx","metadata":{}}'),
-    '# T\n\n"q" é\tx')
-  eq(render.preview_text('{"ok":true,"tool":"read_file","content":"cut in an esc\\'), 'cut in an esc')
-  eq(render.preview_text('{"ok":true,"tool":"read_file","content":"cut in \\u00'), 'cut in ')
-  eq(render.preview_text('plain text'), 'plain text')
-  local summary = 'Summary.\n\n[Context boundary] The summary above replaces the earlier conversation.'
-  assert(render.is_summary({ role = 'user', content = summary }))
-  assert(not render.is_summary({ role = 'assistant', content = summary }))
-  eq(render.summary_text(summary), 'Summary.')
-  eq(render.log_result({ call_id = 'c', name = 'x', content = '{"ok":false,"tool":"x","error":"boom"}', is_error = true }),
-    { id = 'c', name = 'x', isError = true, bytes = 38, preview = '{"ok":false,"tool":"x","error":"boom"}', error = 'boom' })
   eq(render.proposal_label({ action = 'create', level = 'project', title = 'Build', filename = 'project_knowledge_build.md' }),
     'create · project · Build — project_knowledge_build.md')
   eq(render.proposal_label({ action = 'delete', level = 'user', title = '', filename = 'old.md' }), 'delete · user · old.md')
+  eq(render.decision_of_title['Allow for this session'], 'allowSession')
+  eq(render.decision_of_title['Deny'], 'deny')
 end)
 
 test('chat: item lines, fold lines, slash commands', function()
   eq(chat.item_lines({ kind = 'user', text = 'hi\nthere\n' }, true), { '## You', 'hi', 'there', '', '## PseudoClaude' })
   eq(chat.item_lines({ kind = 'user', text = 'x' }), { '', '## You', 'x', '', '## PseudoClaude' })
-  eq(chat.item_lines({ kind = 'text', text = 'a\n\nb\n' }), { 'a', '', 'b' })
-  local running = { kind = 'tool', name = 'read_file', arguments = { path = 'R' }, status = 'running' }
+  eq(chat.item_lines({ kind = 'assistant', text = 'a\n\nb\n' }), { 'a', '', 'b' })
+  local running = { kind = 'toolCall', name = 'read_file', arguments = { path = 'R' }, status = 'running' }
   eq(chat.item_lines(running), { '▸ read_file(path: R)', '  … running' })
   eq(chat.item_lines(vim.tbl_extend('force', running, { status = 'approval' }))[2], '  ⏸ waiting for your approval')
-  local done = vim.tbl_extend('force', running, { status = 'done', result = { name = 'read_file', isError = false, bytes = 9000,
-    preview = '{"ok":true,"tool":"read_file","content":"1\\n2\\n3\\n4\\n5\\n6\\n7\\n8"' } })
+  local done = vim.tbl_extend('force', running, { status = 'done', bytes = 9000, preview = '1\n2\n3\n4\n5\n6\n7\n8…' })
   eq(chat.item_lines(done), { '▸ read_file(path: R)', '  ✓ read_file · 8.8 KB', '  │ 1', '  │ 2', '  │ 3', '  │ 4', '  │ 5',
     '  │ 6', '  │ …' })
-  local failed = vim.tbl_extend('force', running, { status = 'failed', result = { name = 'read_file', isError = true,
-    error = 'not found' } })
+  local short = vim.tbl_extend('force', done, { preview = 'one\ttab\ntwo…' })
+  eq(chat.item_lines(short), { '▸ read_file(path: R)', '  ✓ read_file · 8.8 KB', '  │ one  tab', '  │ two…' })
+  local failed = vim.tbl_extend('force', running, { status = 'error', preview = 'not found', error = 'not found' })
   eq(chat.item_lines(failed), { '▸ read_file(path: R)', '  ✗ read_file failed: not found' })
   eq(chat.fold_line(done), '▸ read_file(path: R) · ✓ read_file · 8.8 KB')
+  eq(chat.fold_line(vim.tbl_extend('force', done, { inContext = false })),
+    '▸ read_file(path: R) · ✓ read_file · 8.8 KB · not in context')
   eq(chat.item_lines({ kind = 'summary', text = 'one\n\ntwo' }), { '▸ Summary of the earlier conversation', '  one', '', '  two' })
+  eq(chat.item_lines({ kind = 'thinking', text = 'hmm' }), { '▸ Thinking', '  hmm' })
   eq(chat.item_lines({ kind = 'notice', text = '⇣ compacted' }), { '> ⇣ compacted' })
-  eq(chat.item_lines({ kind = 'earlier', count_hidden = 3 }), { '*(3 earlier messages not shown)*' })
+  eq(chat.item_lines({ kind = 'compaction', text = 'The earlier conversation was summarized.' }),
+    { '> The earlier conversation was summarized.' })
+  eq(chat.item_lines({ kind = 'earlier', count_hidden = 3 }), { '*(3 earlier items not shown)*' })
   eq(chat.foldable(done), true)
-  eq(chat.foldable({ kind = 'text' }), false)
+  eq(chat.foldable({ kind = 'thinking' }), true)
+  eq(chat.foldable({ kind = 'assistant' }), false)
+  eq(chat.line_groups({ kind = 'user', text = 'x', inContext = false }, { '', '## You', 'x', '', '## PseudoClaude' }),
+    { 'PseudoClaudeChatOutOfContext', 'PseudoClaudeChatOutOfContext', 'PseudoClaudeChatOutOfContext',
+      'PseudoClaudeChatOutOfContext', 'PseudoClaudeChatOutOfContext' })
+  eq(chat.line_groups(failed, chat.item_lines(failed)), { 'PseudoClaudeChatTool', 'PseudoClaudeChatError' })
   eq(chat.slash('/compact focus on the parser '), { command = 'compact', argument = 'focus on the parser' })
   eq(chat.slash('/UNDO'), { command = 'undo', argument = '' })
   eq(chat.slash('what does /undo do?'), nil)
   eq(chat.slash('/'), nil)
 end)
 
-test('chat: items from a session log', function()
-  local items = chat.items_from_log({
-    { role = 'user', content = 'Summary of work.\n\n[Context boundary] The summary above replaces it.' },
-    { role = 'assistant', content = 'Understood. I have the summary.' },
-    { role = 'user', content = 'read it' },
-    { role = 'assistant', content = 'Reading.', tool_calls = {
-      { id = 'c1', name = 'read_file', arguments = { path = 'R' } },
-      { id = 'c2', name = 'run_command', arguments = { command = 'make' } } } },
-    { role = 'user', tool_result = { call_id = 'c1', name = 'read_file', content = '{"ok":true,"tool":"read_file","content":"x"}' } },
-    { role = 'assistant', content = 'Done.' },
+test('chat: items from the server\'s transcript items', function()
+  local items = chat.from_transcript({
+    { kind = 'user', text = 'first', inContext = false, ts = 1 },
+    { kind = 'summary', text = 'Summary of work.', inContext = true },
+    { kind = 'compaction', summarized = 4, kept = 2, message = 'Summarized 4 messages.', inContext = true },
+    { kind = 'user', text = 'read it', inContext = true },
+    { kind = 'assistant', text = 'Reading.', thinking = 'Which file?', inContext = true },
+    { kind = 'toolCall', id = 'c1', name = 'read_file', arguments = { path = 'R' }, status = 'done', preview = 'x',
+      bytes = 1, inContext = true },
+    { kind = 'toolCall', id = 'c2', name = 'run_command', arguments = { command = 'make' }, status = 'canceled',
+      preview = 'interrupted', error = 'interrupted', inContext = true },
+    { kind = 'assistant', text = '', inContext = true },
+    { kind = 'undo', restored = 4, message = 'The last compaction was undone.', inContext = true },
+    { kind = 'notice', text = 'The conversation was replaced.', inContext = false },
+    { kind = 'newKind', message = 'From a newer server.', inContext = true },
   }, 4)
-  eq(vim.tbl_map(function(i) return i.kind end, items), { 'earlier', 'summary', 'user', 'text', 'tool', 'tool', 'text' })
-  eq(items[2].text, 'Summary of work.')
-  eq(items[5].status, 'done')
-  eq(items[5].result.preview, '{"ok":true,"tool":"read_file","content":"x"}')
-  eq(items[6].status, 'interrupted', 'a call without a result in the log')
-  eq(items[7].text, 'Done.')
+  eq(vim.tbl_map(function(i) return i.kind end, items), { 'earlier', 'user', 'summary', 'compaction', 'user', 'thinking',
+    'assistant', 'toolCall', 'toolCall', 'undo', 'notice', 'notice' })
+  eq(items[1].count_hidden, 4)
+  eq({ items[2].inContext, items[2].ts, items[3].inContext }, { false, 1, true })
+  eq(items[4].text, 'Summarized 4 messages.')
+  eq(items[6].text, 'Which file?')
+  eq({ items[8].status, items[8].preview, items[8].bytes }, { 'done', 'x', 1 })
+  eq({ items[9].status, items[9].error }, { 'canceled', 'interrupted' })
+  eq(items[11].inContext, false)
+  eq(items[12].text, 'From a newer server.')
 end)
 
 test('diff: lines and text keep the final newline', function()
@@ -871,7 +883,7 @@ test('chat: live events render into the buffer, cards fold, results fill their c
     c = chat.show(ws, { enter = false })
   end)
   eq(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false),
-    { '*New conversation in app. Type below; Enter sends, /help lists the commands.*' })
+    { '*New conversation in app. Type below; Enter sends, / lists the commands.*' })
   local function ev(e)
     e.workspace, e.sessionId = ws, 's1'
     chat.event(e)
@@ -882,8 +894,10 @@ test('chat: live events render into the buffer, cards fold, results fill their c
   ev({ kind = 'toolCall', id = 'a', name = 'read_file', arguments = { path = 'A' } })
   ev({ kind = 'toolCall', id = 'b', name = 'read_file', arguments = { path = 'B' } })
   -- Results out of order: each fills its own card.
-  ev({ kind = 'toolResult', id = 'b', name = 'read_file', isError = false, bytes = 2, preview = 'bb' })
-  ev({ kind = 'toolResult', id = 'a', name = 'read_file', isError = true, bytes = 9, preview = 'x', error = 'not found' })
+  ev({ kind = 'toolResult', id = 'b', name = 'read_file', isError = false, bytes = 2, status = 'done',
+    preview = '{"ok":true,"tool":"read_file","content":"bb"}', display = 'bb' })
+  ev({ kind = 'toolResult', id = 'a', name = 'read_file', isError = true, bytes = 9, preview = 'x', error = 'not found',
+    status = 'error', display = 'not found' })
   ev({ kind = 'text', delta = 'Both\nread.' })
   ev({ kind = 'compact', layer = 1, beforeTokens = 9000, afterTokens = 3000, offloaded = 2 })
   chat.end_run(ws, { sessionId = 's1', stopReason = 'completed', text = 'x', iterations = 2,
@@ -915,7 +929,7 @@ test('chat: live events render into the buffer, cards fold, results fill their c
   eq(approval_line, '  ⏸ waiting for your approval')
   chat.abort_run(ws, 'canceled')
   lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
-  eq(vim.list_slice(lines, #lines - 2), { '▸ run_command(command: make)', '  ⊘ interrupted: no result', '── canceled ──' })
+  eq(vim.list_slice(lines, #lines - 2), { '▸ run_command(command: make)', '  ⊘ run_command canceled: no result', '── canceled ──' })
   vim.api.nvim_win_call(win, function()
     eq(vim.fn.foldclosed(6), -1, 'the opened card stayed open')
     eq(vim.fn.foldclosed(8), 8, 'the other stayed closed')
@@ -1004,13 +1018,13 @@ test('chat: a streamed answer grows by its last line, not by rendering the whole
   vim.api.nvim_buf_set_lines = real_set_lines
   assert(ok, err)
   eq(c.open_text.text, answer)
-  local lines = chat.item_lines({ kind = 'text', text = answer })
+  local lines = chat.item_lines({ kind = 'assistant', text = answer })
   eq(vim.api.nvim_buf_get_lines(c.buf, header, -1, false), lines, 'the whole answer')
   eq(calls, #chunks, 'one change of the buffer per chunk')
   eq(widest, 1, 'each chunk replaces at most the last line')
   -- What follows the answer goes below it, and folds.
   ev({ kind = 'toolCall', id = 'a', name = 'read_file', arguments = { path = 'A' } })
-  ev({ kind = 'toolResult', id = 'a', name = 'read_file', isError = false, bytes = 2, preview = 'aa' })
+  ev({ kind = 'toolResult', id = 'a', name = 'read_file', isError = false, bytes = 2, status = 'done', display = 'aa' })
   ev({ kind = 'text', delta = 'Done.\nBye' })
   ev({ kind = 'text', delta = '.' })
   chat.end_run(ws, { sessionId = 's1', stopReason = 'completed', text = 'x', iterations = 2,

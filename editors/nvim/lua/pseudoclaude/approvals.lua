@@ -11,7 +11,7 @@ local render = require('pseudoclaude.render')
 
 local M = {}
 
-local DECISION = protocol.approve_decisions
+local DECISION = protocol.approval_decisions
 
 --- Approvals waiting for the user, oldest first.
 --- @type pseudoclaude.PendingApproval[]
@@ -104,8 +104,8 @@ local function open_diff(pending)
     right = right,
     hint = M.WRITE_HINT,
     keys = {
-      { 'a', decide(DECISION.once), 'PseudoClaude: allow this change once' },
-      { 's', decide(DECISION.session), 'PseudoClaude: allow writes for this session' },
+      { 'a', decide(DECISION.allow_once), 'PseudoClaude: allow this change once' },
+      { 's', decide(DECISION.allow_session), 'PseudoClaude: allow writes for this session' },
       { 'd', decide(DECISION.deny), 'PseudoClaude: deny this change' },
       { 'q', decide(DECISION.deny), 'PseudoClaude: deny this change' },
     },

@@ -1,7 +1,7 @@
 --- What fills the context and what a compaction would do with it (SPEC §11 "Context breakdown",
---- "Compaction preview", "Undo", "Summary fact check"): the text of `:PseudoClaudeContext`,
---- `:PseudoClaudePreview`, `:PseudoClaudeUndo` and of the compaction reports (pure functions), and
---- the floating window they are shown in.
+--- "Compaction preview", "Undo", "Summary fact check"): the text of `:PseudoClaudeContext` and
+--- `:PseudoClaudePreview` (pure functions; the server words the results), and the floating window
+--- they are shown in.
 local fmt = require('pseudoclaude.format')
 local protocol = require('pseudoclaude.protocol')
 
@@ -135,69 +135,35 @@ function M.breakdown_lines(c)
   return lines
 end
 
---- A preview's `reason` in words (unknown reasons as the server said them).
---- @param reason? string
+--- The server's words about a result (`message`), as a notification says them.
+--- @param r {message?: string}
+--- @param fallback string
 --- @return string
-function M.reason_text(reason)
-  local r = protocol.preview_reasons
-  if reason == r.no_session then
-    return 'no conversation yet'
-  elseif reason == r.nothing then
-    return 'everything is in the recent window'
-  elseif reason == r.no_shrink then
-    return 'a summary would not make it smaller'
-  elseif reason == nil or reason == vim.NIL or reason == '' then
-    return 'nothing older than the recent window'
-  end
-  return tostring(reason)
+function M.message(r, fallback)
+  local m = type(r) == 'table' and r.message or nil
+  return 'PseudoClaude: ' .. ((type(m) == 'string' and vim.trim(m) ~= '') and m or fallback)
 end
 
 --- What `:PseudoClaudePreview` shows: `{kind = 'confirm', message, lines}` (ask before compacting)
---- or `{kind = 'nothing', message}` (say why, ask nothing).
+--- or `{kind = 'nothing', message}` (say why, ask nothing). The server words the preview
+--- (`message`); a preview that would summarize nothing but offload tool results still asks.
 --- @param p pseudoclaude.CompactPreviewResult
 --- @param where string the folder's name
 --- @return {kind: 'confirm'|'nothing', message: string, lines: string[]?}
 function M.preview_plan(p, where)
-  local spill
   local s = type(p.spill) == 'table' and p.spill or {}
-  if count(s.results) > 0 then
-    spill = string.format('%s (%s) would be offloaded to files.', fmt.plural(s.results, 'tool result'), fmt.bytes(count(s.bytes)))
-  end
-  local estimate = string.format(
-    'Estimate: %s → about %s tokens.',
-    fmt.count(count(p.beforeTokens)),
-    fmt.count(count(p.estimatedAfterTokens))
-  )
+  local said = type(p.message) == 'string' and p.message or ''
   if p.wouldSummarize then
-    local lines = {
-      string.format(
-        '%s would be summarized, %s kept as they are (from message %d).',
-        fmt.plural(count(p.summarizedMessages), 'message'),
-        fmt.plural(count(p.keptMessages), 'recent message'),
-        count(p.firstKeptIndex) + 1
-      ),
-      estimate,
-    }
-    lines[#lines + 1] = spill
-    return { kind = 'confirm', message = string.format('Compact the context of %s?', where), lines = lines }
+    return { kind = 'confirm', message = string.format('Compact the context of %s?', where), lines = { said } }
   end
-  local why = M.reason_text(p.reason)
-  if spill and p.reason ~= protocol.preview_reasons.no_session then
+  if count(s.results) > 0 and p.reason ~= protocol.preview_reasons.no_session then
     return {
       kind = 'confirm',
-      message = string.format('Nothing to summarize in %s (%s). Offload tool results?', where, why),
-      lines = { spill, estimate },
+      message = string.format('Offload tool results in %s?', where),
+      lines = { said },
     }
   end
-  return {
-    kind = 'nothing',
-    message = string.format(
-      'PseudoClaude: nothing to compact in %s: %s (%s tokens).',
-      where,
-      why,
-      fmt.count(count(p.beforeTokens))
-    ),
-  }
+  return { kind = 'nothing', message = M.message(p, 'nothing to compact in ' .. where .. '.') }
 end
 
 --- `summary checked: 12 facts, 2 carried by the server` (and how many did not fit the budget).
@@ -207,43 +173,6 @@ function M.fact_check_text(f)
   local left = count(f.missing) - count(f.added)
   return string.format('summary checked: %s, %d carried by the server', fmt.plural(count(f.checked), 'fact'), count(f.added))
     .. (left > 0 and string.format(', %d not carried (over the budget)', left) or '')
-end
-
---- The message after `pseudoclaude/compact`.
---- @param r pseudoclaude.CompactResult
---- @return string
-function M.compact_message(r)
-  local change = string.format('%s → %s tokens', fmt.tokens(r.beforeTokens), fmt.tokens(r.afterTokens))
-  local spilled = count(r.offloaded) > 0 and (', ' .. fmt.plural(r.offloaded, 'tool result') .. ' offloaded') or ''
-  if r.summarized then
-    local checked = type(r.factCheck) == 'table' and ('; ' .. M.fact_check_text(r.factCheck)) or ''
-    return string.format('PseudoClaude: context compacted (%s%s)%s.', change, spilled, checked)
-  elseif count(r.offloaded) > 0 then
-    return string.format(
-      'PseudoClaude: %s offloaded (%s); nothing older than the recent window to summarize.',
-      fmt.plural(r.offloaded, 'tool result'),
-      change
-    )
-  end
-  return string.format('PseudoClaude: nothing to compact (%s tokens, all in the recent window).', fmt.tokens(r.beforeTokens))
-end
-
---- The message after `pseudoclaude/compact/undo`.
---- @param r pseudoclaude.UndoResult
---- @param where string the folder's name
---- @return string
-function M.undo_message(r, where)
-  if not r.restored then
-    local why = (type(r.reason) == 'string' and vim.trim(r.reason) ~= '') and r.reason or 'no compaction left to undo'
-    return string.format('PseudoClaude: nothing to undo in %s: %s.', where, why)
-  end
-  return string.format(
-    'PseudoClaude: compaction undone in %s: %s, %s → %s tokens.',
-    where,
-    fmt.plural(count(r.messageCount), 'message'),
-    fmt.tokens(r.beforeTokens),
-    fmt.tokens(r.afterTokens)
-  )
 end
 
 -- The floating window ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ local transcript = require('pseudoclaude.transcript')
 
 local M = {}
 
---- How many messages of a resumed session the transcript replays.
+--- How many items of a resumed session the transcript replays.
 M.HISTORY_MESSAGES = 20
 
 --- Runs in flight: workspace URI -> {client, id, cancelled, done, finish}
@@ -194,6 +194,10 @@ end
 --- @param signal integer
 function M.on_client_exit(client_id, code, signal)
   require('pseudoclaude.approvals').client_exit(client_id)
+  local prompt = package.loaded['pseudoclaude.chat.prompt']
+  if prompt then
+    prompt.forget() -- the next server may offer other slash commands
+  end
   for _, run in pairs(M.runs) do
     if run.client.id == client_id and run.finish then
       local how = (signal and signal ~= 0) and ('signal ' .. signal) or ('code ' .. tostring(code))
@@ -229,7 +233,8 @@ function M.compact(instructions, workspace)
   end
   notify('PseudoClaude: compacting…')
   client.request_or_fail(protocol.requests.compact, params, 'Compact', function(r)
-    notify(ctx.compact_message(r))
+    views('note', params.workspace, r.message)
+    notify(ctx.message(r, 'compacted.'))
   end, function(err, r)
     M.refresh_context(params.workspace)
     fire('PseudoClaudeCompactDone', { error = err, result = r })
@@ -274,18 +279,9 @@ function M.undo(workspace)
   local params = { workspace = workspace }
   client.request_or_fail(protocol.requests.compact_undo, params, 'Undo', function(r)
     if r.restored then
-      views(
-        'note',
-        params.workspace,
-        string.format(
-          'compaction undone: %s, %s → %s tokens',
-          fmt.plural(r.messageCount, 'message'),
-          fmt.tokens(r.beforeTokens),
-          fmt.tokens(r.afterTokens)
-        )
-      )
+      views('note', params.workspace, r.message)
     end
-    notify(ctx.undo_message(r, fmt.basename(params.workspace)))
+    notify(ctx.message(r, r.restored and 'compaction undone.' or 'nothing to undo.'))
   end, function(err, r)
     M.refresh_context(params.workspace)
     fire('PseudoClaudeUndoDone', { error = err, result = r })
@@ -350,10 +346,27 @@ local function pick_item(items, prompt, kind, on_pick)
   end)
 end
 
+--- A window for a file picked from the chat: not the chat's own (one beside it, else a new one).
+local function leave_chat()
+  local chat = package.loaded['pseudoclaude.chat']
+  if not (chat and chat.of_buf(vim.api.nvim_get_current_buf())) then
+    return
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local cfg = vim.api.nvim_win_get_config(win)
+    if cfg.relative == '' and not chat.of_buf(vim.api.nvim_win_get_buf(win)) then
+      return vim.api.nvim_set_current_win(win)
+    end
+  end
+  vim.cmd('topleft vnew')
+end
+
 --- `:PseudoClaudeMemory`: pick the injected index, a MEMORY.md or a note to open.
-function M.memory()
-  client.request_or_fail(protocol.requests.memory_show, {}, 'Memory', function(shown)
+--- @param workspace? string (default: the current buffer's folder)
+function M.memory(workspace)
+  client.request_or_fail(protocol.requests.memory_show, { workspace = workspace }, 'Memory', function(shown)
     pick_item(M.memory_items(shown), 'PseudoClaude memory', 'pseudoclaude_memory', function(item)
+      leave_chat()
       if item.index then
         show_scratch('pseudoclaude://memory-index', shown.index ~= '' and shown.index or '(the memory index is empty)')
       else
@@ -417,13 +430,19 @@ function M.forget()
   end)
 end
 
-local function replay_history(c, ws, session_id, count)
-  local offset = math.max(0, count - M.HISTORY_MESSAGES)
-  local params = { workspace = ws, sessionId = session_id, offset = offset, limit = M.HISTORY_MESSAGES }
-  c:request(protocol.requests.sessions_messages, params, function(err, page)
-    if not err and page then
-      transcript.history(page.messages or {}, offset)
+local function replay_history(c, ws, session_id)
+  local head = { workspace = ws, sessionId = session_id, offset = 0, limit = 0 }
+  c:request(protocol.requests.sessions_messages, head, function(e1, first)
+    if e1 or not first then
+      return
     end
+    local offset = math.max(0, (first.total or 0) - M.HISTORY_MESSAGES)
+    local params = { workspace = ws, sessionId = session_id, offset = offset, limit = M.HISTORY_MESSAGES }
+    c:request(protocol.requests.sessions_messages, params, function(err, page)
+      if not err and page then
+        transcript.history(page.items or {}, offset)
+      end
+    end)
   end)
 end
 
@@ -449,7 +468,7 @@ function M.resume(session_id, workspace)
       notify(string.format('PseudoClaude: resumed session %s (%s).', r.sessionId, fmt.plural(r.messageCount, 'message')))
     end
     if c then
-      replay_history(c, params.workspace, r.sessionId, r.messageCount)
+      replay_history(c, params.workspace, r.sessionId)
     end
     require('pseudoclaude.chat').session_changed(params.workspace)
   end, function(err, r)

@@ -89,12 +89,8 @@ local function send(review, params, verb)
       fire('PseudoClaudeReviewed', { proposal = p, decision = params.decision, error = err })
       return
     end
-    local edited = params.content ~= nil and ' (edited)' or ''
-    if params.decision == protocol.review_decisions.accept then
-      notify(string.format('PseudoClaude: accepted%s: %s (%s memory).', edited, r.filename or p.filename, p.level))
-    else
-      notify(string.format('PseudoClaude: rejected the proposal for %s.', p.filename))
-    end
+    notify('PseudoClaude: ' .. ((type(r.message) == 'string' and r.message ~= '') and r.message
+      or string.format('%s: %s.', params.decision, p.filename)))
     finish(review, { proposal = p, decision = params.decision, result = r, edited = params.content ~= nil })
   end)
 end

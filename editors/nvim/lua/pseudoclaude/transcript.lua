@@ -127,25 +127,48 @@ end
 
 --- A note from the plugin itself (resume, new session...).
 function M.note(text)
+  if type(text) ~= 'string' or text == '' then
+    return
+  end
   line('· ' .. text)
 end
 
---- Messages of a resumed session, replayed briefly.
-function M.history(messages, skipped)
-  if skipped > 0 then
-    line(string.format('· (%s not shown)', fmt.plural(skipped, 'earlier message')))
+--- One line of a transcript item (`pseudoclaude/sessions/messages`), or nil for an empty one.
+--- Items the model no longer sees end in ` (not in context)`.
+--- @param item pseudoclaude.TranscriptItem
+--- @return string?
+function M.item_line(item)
+  local kind, text = item.kind, nil
+  if kind == 'user' then
+    text = vim.trim(item.text or '') ~= '' and ('You: ' .. fmt.one_line(item.text, 400)) or nil
+  elseif kind == 'assistant' then
+    text = vim.trim(item.text or '') ~= '' and ('PseudoClaude: ' .. fmt.one_line(item.text, 400)) or nil
+  elseif kind == 'toolCall' then
+    text = '  ' .. render.call(item.name, item.arguments) .. ' · ' .. render.result(item)
+  elseif kind == 'summary' then
+    text = 'Summary: ' .. fmt.one_line(item.text or '', 400)
+  elseif kind == 'notice' then
+    text = '· ' .. fmt.one_line(item.text or '', 400)
+  elseif item.message then
+    text = '· ' .. fmt.one_line(item.message, 400)
   end
-  for _, m in ipairs(messages) do
-    local r = m.tool_result
-    if type(r) == 'table' then
-      line('  ' .. render.result(render.log_result(r)))
-    else
-      if type(m.content) == 'string' and m.content ~= '' then
-        line(string.format('%s: %s', m.role == 'user' and 'You' or 'PseudoClaude', fmt.one_line(m.content, 400)))
-      end
-      for _, call in ipairs(type(m.tool_calls) == 'table' and m.tool_calls or {}) do
-        line('  ' .. render.call(call.name, call.arguments))
-      end
+  if text and item.inContext == false then
+    text = text .. ' (not in context)'
+  end
+  return text
+end
+
+--- The items of a resumed session, replayed briefly (`skipped`: earlier items not shown).
+--- @param items pseudoclaude.TranscriptItem[]
+--- @param skipped integer
+function M.history(items, skipped)
+  if skipped > 0 then
+    line(string.format('· (%s not shown)', fmt.plural(skipped, 'earlier item')))
+  end
+  for _, item in ipairs(items) do
+    local text = M.item_line(item)
+    if text then
+      line(text)
     end
   end
 end

@@ -1,0 +1,80 @@
+--- The chat's history: the folder's current session as the server tells it
+--- (`pseudoclaude/sessions/messages` items), its newest `HISTORY_ITEMS` items.
+local buffer = require('pseudoclaude.chat.buffer')
+local client = require('pseudoclaude.client')
+local fmt = require('pseudoclaude.format')
+local items = require('pseudoclaude.chat.items')
+local meter = require('pseudoclaude.meter')
+local protocol = require('pseudoclaude.protocol')
+local state = require('pseudoclaude.chat.state')
+
+local M = {}
+
+--- How many transcript items of the session the chat shows when it opens.
+M.HISTORY_ITEMS = 60
+
+--- The hint of an empty chat.
+function M.hint(text)
+  return { kind = 'hint', text = text .. ' Type below; Enter sends, / lists the commands.' }
+end
+
+--- Show the chat's items (the history, or the hint of a new conversation).
+local function show(chat, list, session_id)
+  if #list == 0 then
+    list = { M.hint(string.format('New conversation in %s.', fmt.basename(chat.workspace))) }
+  end
+  chat.items, chat.open_text, chat.session_id, chat.loaded = list, nil, session_id, true
+  chat.prompts = chat.prompts or {}
+  for _, item in ipairs(list) do
+    if item.kind == 'user' then
+      chat.prompts[#chat.prompts + 1] = item.text
+    end
+  end
+  buffer.render_all(chat)
+  state.fire('PseudoClaudeChatLoaded', { workspace = chat.workspace, sessionId = session_id, items = #list })
+end
+
+--- Show the folder's current session (its newest `HISTORY_ITEMS` items). `done(err)` after.
+--- Nothing happens while a run streams into the chat.
+--- @param chat pseudoclaude.Chat
+--- @param done? fun(err?: table)
+function M.reload(chat, done)
+  done = done or function() end
+  if chat.running then
+    return done()
+  end
+  local ws = chat.workspace
+  require('pseudoclaude.chat.prompt').load(chat)
+  client.request(protocol.requests.context, { workspace = ws }, function(err, c)
+    if err then
+      return done(err)
+    end
+    meter.context(ws, c)
+    local sid = type(c.sessionId) == 'string' and c.sessionId or nil
+    local function shown(list)
+      if not chat.running and vim.api.nvim_buf_is_valid(chat.buf) then
+        show(chat, list, sid)
+      end
+      done()
+    end
+    if not sid then
+      return shown({})
+    end
+    local head = { workspace = ws, sessionId = sid, offset = 0, limit = 0 }
+    client.request(protocol.requests.sessions_messages, head, function(e1, first)
+      if e1 then
+        return done(e1)
+      end
+      local offset = math.max(0, (first.total or 0) - M.HISTORY_ITEMS)
+      local page = { workspace = ws, sessionId = sid, offset = offset }
+      client.request(protocol.requests.sessions_messages, page, function(e2, r)
+        if e2 then
+          return done(e2)
+        end
+        shown(items.from_transcript(r.items or {}, offset))
+      end)
+    end)
+  end)
+end
+
+return M

@@ -1,0 +1,293 @@
+--- The chat's prompt: sending a prompt, the slash commands (the server's list,
+--- `pseudoclaude/commands`, and a few of the chat's own), their completion after `/`, and recalling
+--- earlier prompts.
+local client = require('pseudoclaude.client')
+local protocol = require('pseudoclaude.protocol')
+local state = require('pseudoclaude.chat.state')
+
+local M = {}
+
+M.PROMPT = '❯ '
+
+--- The chat's own commands (beside the server's; a server command of the same name wins).
+--- @type pseudoclaude.SlashCommand[]
+M.LOCAL = {
+  { name = 'preview', description = 'Preview a compaction, then compact or not', hint = 'what the summary should focus on (optional)' },
+  { name = 'sessions', description = 'Pick a session to continue' },
+  { name = 'resume', description = 'Continue a session', hint = 'a session id (default: the latest)' },
+  { name = 'proposals', description = 'Review the pending memory proposals' },
+  { name = 'cancel', description = 'Cancel the run' },
+  { name = 'help', description = 'The commands and keys of the chat' },
+}
+
+--- What each command does in the chat of `ws` (`arg`: the text after its name, or nil).
+local ACTIONS = {
+  compact = function(pc, ws, arg)
+    pc.compact(arg, ws)
+  end,
+  undo = function(pc, ws)
+    pc.undo(ws)
+  end,
+  context = function(pc, ws)
+    pc.context(ws)
+  end,
+  memory = function(pc, ws)
+    pc.memory(ws)
+  end,
+  new = function(pc, ws)
+    pc.new_session(ws)
+  end,
+  preview = function(pc, ws, arg)
+    pc.preview(arg, ws)
+  end,
+  sessions = function(pc, ws)
+    pc.sessions(ws)
+  end,
+  resume = function(pc, ws, arg)
+    pc.resume(arg, ws)
+  end,
+  proposals = function(pc, ws)
+    pc.proposals(ws)
+  end,
+  cancel = function(pc, ws)
+    pc.cancel(ws)
+  end,
+  help = function(_, ws)
+    local chat = state.get(ws)
+    state.notify(table.concat(M.help_lines(chat), '\n'))
+  end,
+}
+
+--- The server's slash commands of each folder (`pseudoclaude/commands`), once asked.
+--- @type table<string, pseudoclaude.SlashCommand[]>
+M.server_commands = {}
+
+--- Ask the server for its slash commands (once per folder and server); `cb(list)` after.
+--- @param chat pseudoclaude.Chat
+--- @param cb? fun(list: pseudoclaude.SlashCommand[]?)
+function M.load(chat, cb)
+  local key = state.key(chat.workspace)
+  if M.server_commands[key] then
+    return cb and cb(M.server_commands[key])
+  end
+  client.request(protocol.requests.slash_commands, { workspace = chat.workspace }, function(err, r)
+    if not err and type(r) == 'table' and type(r.commands) == 'table' then
+      M.server_commands[key] = r.commands
+    end
+    if cb then
+      cb(M.server_commands[key])
+    end
+  end)
+end
+
+--- Forget the server's commands (a new server may have others).
+function M.forget()
+  M.server_commands = {}
+end
+
+--- The commands of a chat: the server's (in its order), then the chat's own.
+--- @param chat? pseudoclaude.Chat
+--- @return pseudoclaude.SlashCommand[]
+function M.commands(chat)
+  local out, seen = {}, {}
+  local from_server = chat and M.server_commands[state.key(chat.workspace)] or {}
+  for _, list in ipairs({ from_server, M.LOCAL }) do
+    for _, c in ipairs(list) do
+      if type(c.name) == 'string' and not seen[c.name] then
+        seen[c.name] = true
+        out[#out + 1] = c
+      end
+    end
+  end
+  return out
+end
+
+--- Parse a prompt: `{command, argument}` for `/command argument`, else nil.
+--- @param text string
+--- @return {command: string, argument: string}?
+function M.slash(text)
+  local command, argument = text:match('^/(%a[%w_-]*)%s*(.-)%s*$')
+  if not command then
+    return nil
+  end
+  return { command = command:lower(), argument = argument }
+end
+
+local function given(s)
+  return type(s) == 'string' and s ~= '' and s or nil
+end
+
+--- The completion items of the commands starting with `base` (`/co` or `co`).
+--- @param chat? pseudoclaude.Chat
+--- @param base string
+--- @return table[]
+function M.matches(chat, base)
+  base = (base or ''):gsub('^/', ''):lower()
+  local out = {}
+  for _, c in ipairs(M.commands(chat)) do
+    if vim.startswith(c.name, base) then
+      out[#out + 1] = {
+        word = '/' .. c.name,
+        abbr = '/' .. c.name .. (given(c.hint) and ' …' or ''),
+        menu = c.description,
+        info = given(c.hint) and ('/' .. c.name .. ' <' .. c.hint .. '>\n' .. c.description) or c.description,
+        icase = 1,
+        dup = 0,
+      }
+    end
+  end
+  return out
+end
+
+--- 'completefunc' (and 'omnifunc') of the prompt: the commands, when the prompt starts with `/`.
+function M.completefunc(findstart, base)
+  local buf = vim.api.nvim_get_current_buf()
+  local line = vim.api.nvim_get_current_line()
+  local col = vim.api.nvim_win_get_cursor(0)[2]
+  local prefix = vim.startswith(line, M.PROMPT) and #M.PROMPT or 0
+  if findstart == 1 then
+    local before = line:sub(prefix + 1, col)
+    if before:match('^/[%w_-]*$') then
+      return prefix
+    end
+    return -3
+  end
+  return M.matches(state.of_buf(buf), base)
+end
+
+--- The help of the chat: its keys and commands.
+--- @param chat? pseudoclaude.Chat
+--- @return string[]
+function M.help_lines(chat)
+  local lines = { 'Enter sends · Ctrl-C cancels the run · Up/Down recall earlier prompts · / completes a command' }
+  for _, c in ipairs(M.commands(chat)) do
+    local head = '/' .. c.name .. (given(c.hint) and ' [' .. c.hint .. ']' or '')
+    lines[#lines + 1] = string.format('%-24s %s', head, c.description)
+  end
+  vim.list_extend(lines, {
+    'In the chat: i/a/o prompt · <Tab> or za opens a tool card · C compact · U undo · N new',
+    '             S sessions · R reload the history · <C-c> cancel · q close · g? this help',
+  })
+  return lines
+end
+
+--- Run a `/command` of the chat (`true`), or say it is unknown (`false`).
+local function run_command(chat, slash)
+  local known = false
+  for _, c in ipairs(M.commands(chat)) do
+    known = known or c.name == slash.command
+  end
+  local action = ACTIONS[slash.command]
+  if not known or not action then
+    local why = known and ' is not supported by this version of the plugin' or ' (/help lists them)'
+    state.notify('PseudoClaude: unknown chat command /' .. slash.command .. why, vim.log.levels.WARN)
+    return false
+  end
+  local arg = slash.argument ~= '' and slash.argument or nil
+  action(require('pseudoclaude'), chat.workspace, arg)
+  return true
+end
+
+--- Send a prompt (or run a `/command`) from the chat.
+--- @param chat pseudoclaude.Chat
+--- @param text string
+function M.submit(chat, text)
+  text = vim.trim(text or '')
+  if text == '' then
+    return
+  end
+  local pc = require('pseudoclaude')
+  local slash = M.slash(text)
+  if slash then
+    if M.server_commands[state.key(chat.workspace)] then
+      return run_command(chat, slash)
+    end
+    return M.load(chat, function()
+      run_command(chat, slash)
+    end)
+  end
+  if chat.running or pc.runs[chat.workspace] then
+    return state.notify('PseudoClaude: a run is in progress: wait for it, or Ctrl-C to cancel it.', vim.log.levels.WARN)
+  end
+  chat.prompts[#chat.prompts + 1] = text
+  chat.recall = nil
+  pc.run(text, { workspace = chat.workspace, transcript = false })
+end
+
+local function set_prompt_text(chat, text)
+  local buf = chat.prompt_buf
+  local last = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_buf_set_lines(buf, last - 1, last, false, { M.PROMPT .. text })
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    vim.api.nvim_win_set_cursor(win, { last, #M.PROMPT + #text })
+  end
+end
+
+--- Recall an earlier prompt (`step` -1: older, 1: newer) into the prompt line.
+function M.recall(chat, step)
+  local n = #chat.prompts
+  if n == 0 then
+    return
+  end
+  local i = (chat.recall or (n + 1)) + step
+  if i < 1 then
+    i = 1
+  end
+  if i > n then
+    chat.recall = nil
+    return set_prompt_text(chat, '')
+  end
+  chat.recall = i
+  set_prompt_text(chat, chat.prompts[i])
+end
+
+--- `recall` in the chat of prompt buffer `pb`.
+function M.recall_in(pb, step)
+  local chat = state.of_buf(pb)
+  if chat then
+    M.recall(chat, step)
+  end
+end
+
+--- Set up the prompt buffer of a chat: its prompt, what Enter and Ctrl-C do, and the completion
+--- of the commands (`/` at the start of the prompt opens it; <C-x><C-u> and <C-x><C-o> too).
+--- @param chat pseudoclaude.Chat
+function M.setup(chat)
+  local pb = chat.prompt_buf
+  vim.fn.prompt_setprompt(pb, M.PROMPT)
+  vim.fn.prompt_setcallback(pb, function(text)
+    -- The prompt buffer keeps what was sent above the new prompt line: only the prompt stays.
+    vim.api.nvim_buf_set_lines(pb, 0, -2, false, {})
+    M.submit(chat, text)
+  end)
+  vim.fn.prompt_setinterrupt(pb, function()
+    require('pseudoclaude').cancel(chat.workspace)
+  end)
+  local func = "v:lua.require'pseudoclaude.chat.prompt'.completefunc"
+  vim.bo[pb].completefunc = func
+  vim.bo[pb].omnifunc = func
+  -- Enter sends what is typed even while the menu is open (nothing is chosen until you pick).
+  pcall(function()
+    vim.bo[pb].completeopt = 'menuone,noselect,popup'
+  end)
+  vim.keymap.set('i', '/', function()
+    local line = vim.api.nvim_get_current_line()
+    local col = vim.api.nvim_win_get_cursor(0)[2]
+    if line:sub(1, col) == M.PROMPT and vim.trim(line:sub(col + 1)) == '' then
+      return '/' .. vim.keycode('<C-x><C-u>')
+    end
+    return '/'
+  end, { buffer = pb, expr = true, desc = 'PseudoClaude chat: complete a command' })
+  -- Up and Down recall prompts, or move in the menu while it is open.
+  for lhs, step in pairs({ ['<Up>'] = -1, ['<Down>'] = 1 }) do
+    vim.keymap.set('i', lhs, function()
+      if vim.fn.pumvisible() == 1 then
+        return vim.keycode(lhs)
+      end
+      return string.format("<Cmd>lua require'pseudoclaude.chat.prompt'.recall_in(%d, %d)<CR>", pb, step)
+    end, { buffer = pb, expr = true, desc = step < 0 and 'PseudoClaude chat: the prompt before'
+      or 'PseudoClaude chat: the prompt after' })
+  end
+end
+
+return M

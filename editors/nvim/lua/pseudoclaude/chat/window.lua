@@ -1,0 +1,300 @@
+--- The chat's windows: the chat at the right of the tab, its prompt below it; their buffers,
+--- options, winbar and keys.
+local buffer = require('pseudoclaude.chat.buffer')
+local client = require('pseudoclaude.client')
+local config = require('pseudoclaude.config')
+local fmt = require('pseudoclaude.format')
+local history = require('pseudoclaude.chat.history')
+local meter = require('pseudoclaude.meter')
+local prompt = require('pseudoclaude.chat.prompt')
+local state = require('pseudoclaude.chat.state')
+
+local M = {}
+
+local function set_local(win, options)
+  for name, value in pairs(options) do
+    vim.api.nvim_set_option_value(name, value, { scope = 'local', win = win })
+  end
+end
+
+local function setup_chat_window(win)
+  set_local(win, {
+    wrap = true,
+    linebreak = true,
+    number = false,
+    relativenumber = false,
+    signcolumn = 'no',
+    foldcolumn = '0',
+    foldenable = true,
+    foldmethod = 'expr',
+    foldexpr = "v:lua.require'pseudoclaude.chat.buffer'.foldexpr(v:lnum)",
+    foldtext = "v:lua.require'pseudoclaude.chat.buffer'.foldtext()",
+    foldlevel = 0,
+    winfixwidth = true,
+    winbar = "%!v:lua.require'pseudoclaude.chat.window'.winbar()",
+  })
+end
+
+local function setup_prompt_window(win)
+  set_local(win, {
+    wrap = true,
+    number = false,
+    relativenumber = false,
+    signcolumn = 'no',
+    foldcolumn = '0',
+    winfixheight = true,
+    winbar = ' Enter sends · Ctrl-C cancels · Up/Down earlier prompts · / commands · g? in the chat',
+  })
+end
+
+--- The winbar of a chat window: folder, session, meter, state.
+function M.winbar()
+  local win = vim.g.statusline_winid or vim.api.nvim_get_current_win()
+  local chat = state.by_buf[vim.api.nvim_win_get_buf(win)]
+  if not chat then
+    return ''
+  end
+  local parts = { 'PseudoClaude', fmt.basename(chat.workspace) }
+  parts[#parts + 1] = chat.session_id and ('session ' .. chat.session_id) or 'new session'
+  parts[#parts + 1] = meter.text(chat.workspace)
+  if chat.running then
+    parts[#parts + 1] = 'running… (Ctrl-C cancels)'
+  end
+  return ' ' .. (table.concat(parts, ' · '):gsub('%%', '%%%%'))
+end
+
+--- The chat and prompt windows of a chat in the current tab: `chat_win, prompt_win` (nil when absent).
+local function windows(chat)
+  local tab = vim.api.nvim_get_current_tabpage()
+  local cw, pw
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+    local b = vim.api.nvim_win_get_buf(win)
+    if b == chat.buf then
+      cw = cw or win
+    elseif b == chat.prompt_buf then
+      pw = pw or win
+    end
+  end
+  return cw, pw
+end
+
+--- Close the chat's windows in the current tab (the buffers stay: `:PseudoClaudeChat` shows them).
+function M.close(chat)
+  chat = chat or state.by_buf[vim.api.nvim_get_current_buf()]
+  if not chat then
+    for _, c in pairs(state.chats) do
+      chat = c
+    end
+  end
+  if not chat then
+    return
+  end
+  local cw, pw = windows(chat)
+  for _, win in ipairs({ pw, cw }) do
+    if win and vim.api.nvim_win_is_valid(win) and #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      pcall(vim.api.nvim_win_close, win, true)
+    end
+  end
+end
+
+local function focus_prompt(chat, insert)
+  local _, pw = windows(chat)
+  if not pw then
+    return
+  end
+  vim.api.nvim_set_current_win(pw)
+  local last = vim.api.nvim_buf_line_count(chat.prompt_buf)
+  pcall(vim.api.nvim_win_set_cursor, pw, { last, 0 })
+  if insert ~= false then
+    vim.cmd('startinsert!')
+  end
+end
+
+local function toggle_fold()
+  local lnum = vim.fn.line('.')
+  if vim.fn.foldlevel(lnum) > 0 then
+    vim.cmd('normal! za')
+  end
+end
+
+local function map_keys(chat)
+  local pc = function()
+    return require('pseudoclaude')
+  end
+  local function in_ws(name)
+    return function()
+      if name == 'preview' then
+        pc().preview(nil, chat.workspace)
+      else
+        pc()[name](chat.workspace)
+      end
+    end
+  end
+  local chat_keys = {
+    { { 'i', 'a', 'o', 'I', 'A', 'O' }, function()
+      focus_prompt(chat)
+    end, 'PseudoClaude chat: type a prompt' },
+    { { '<Tab>', '<CR>' }, toggle_fold, 'PseudoClaude chat: open or close the tool card' },
+    { { '<C-c>' }, function()
+      pc().cancel(chat.workspace)
+    end, 'PseudoClaude chat: cancel the run' },
+    { { 'C' }, in_ws('preview'), 'PseudoClaude chat: compact (with a preview)' },
+    { { 'U' }, in_ws('undo'), 'PseudoClaude chat: undo the last compaction' },
+    { { 'N' }, in_ws('new_session'), 'PseudoClaude chat: new session' },
+    { { 'S' }, in_ws('sessions'), 'PseudoClaude chat: pick a session' },
+    { { 'R' }, function()
+      history.reload(chat)
+    end, 'PseudoClaude chat: reload the history' },
+    { { 'q' }, function()
+      M.close(chat)
+    end, 'PseudoClaude chat: close' },
+    { { 'g?' }, function()
+      state.notify(table.concat(prompt.help_lines(chat), '\n'))
+    end, 'PseudoClaude chat: keys' },
+  }
+  for _, k in ipairs(chat_keys) do
+    for _, lhs in ipairs(k[1]) do
+      vim.keymap.set('n', lhs, k[2], { buffer = chat.buf, nowait = true, desc = k[3] })
+    end
+  end
+  local pb = chat.prompt_buf
+  vim.keymap.set('n', '<C-c>', function()
+    pc().cancel(chat.workspace)
+  end, { buffer = pb, desc = 'PseudoClaude chat: cancel the run' })
+  vim.keymap.set('n', 'q', function()
+    M.close(chat)
+  end, { buffer = pb, nowait = true, desc = 'PseudoClaude chat: close' })
+end
+
+local function create(workspace)
+  local name = fmt.basename(workspace)
+  local function new_buf(bufname)
+    local b = vim.fn.bufnr(bufname)
+    if b > 0 then
+      pcall(vim.api.nvim_buf_delete, b, { force = true })
+    end
+    b = vim.api.nvim_create_buf(true, true)
+    vim.api.nvim_buf_set_name(b, bufname)
+    vim.bo[b].bufhidden = 'hide'
+    vim.bo[b].swapfile = false
+    return b
+  end
+  local buf = new_buf('pseudoclaude://chat/' .. name)
+  vim.bo[buf].buftype = 'nofile'
+  -- Vim's markdown syntax marks `_` inside words (read_file) as an error: not here.
+  vim.api.nvim_create_autocmd('Syntax', {
+    buffer = buf,
+    callback = function()
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent! syntax clear markdownError')
+      end)
+    end,
+  })
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = false
+  local pb = new_buf('pseudoclaude://chat/' .. name .. '/prompt')
+  vim.bo[pb].buftype = 'prompt'
+  vim.bo[pb].filetype = 'pseudoclaude_prompt'
+  --- @type pseudoclaude.Chat
+  local chat = { workspace = workspace, buf = buf, prompt_buf = pb, items = {}, running = false, streamed = 0,
+    prompts = {}, loaded = false }
+  prompt.setup(chat)
+  local key = state.key(workspace)
+  state.chats[key] = chat
+  state.by_buf[buf] = chat
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      state.by_buf[buf] = nil
+      if state.chats[key] == chat then
+        state.chats[key] = nil
+      end
+      if vim.api.nvim_buf_is_valid(pb) then
+        vim.schedule(function()
+          pcall(vim.api.nvim_buf_delete, pb, { force = true })
+        end)
+      end
+    end,
+  })
+  map_keys(chat)
+  return chat
+end
+
+local function width()
+  local w = config.options.chat.width
+  if w < 1 then
+    w = math.floor(vim.o.columns * w)
+  end
+  return math.max(30, math.min(math.floor(w), vim.o.columns - 10))
+end
+
+--- Show the chat of `workspace` (at the right of the tab, its prompt below it) and enter the
+--- prompt. A new chat (or one whose buffer was wiped) loads the session's history first.
+--- @param workspace string
+--- @param opts? {enter?: boolean, done?: fun(chat: pseudoclaude.Chat)}
+--- @return pseudoclaude.Chat
+function M.show(workspace, opts)
+  opts = opts or {}
+  local chat = state.get(workspace) or create(workspace)
+  local cw, pw = windows(chat)
+  if not cw and pw then
+    -- Only the prompt is left: both come back together, the prompt below the chat.
+    if not pcall(vim.api.nvim_win_close, pw, true) then -- the last window: it shows the chat
+      vim.api.nvim_win_set_buf(pw, chat.buf)
+      cw = pw
+    end
+    pw = nil
+  end
+  if not cw then
+    vim.cmd('botright vertical sbuffer ' .. chat.buf)
+    cw = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_width(cw, width())
+  end
+  setup_chat_window(cw)
+  if not pw then
+    vim.api.nvim_set_current_win(cw)
+    vim.cmd('belowright sbuffer ' .. chat.prompt_buf)
+    pw = vim.api.nvim_get_current_win()
+  end
+  vim.api.nvim_win_set_height(pw, config.options.chat.prompt_height)
+  setup_prompt_window(pw)
+  buffer.refresh_folds(chat)
+  local function ready()
+    buffer.follow(chat, { cw })
+    if opts.enter ~= false then
+      focus_prompt(chat)
+    end
+    if opts.done then
+      opts.done(chat)
+    end
+  end
+  if not chat.loaded and not chat.running then
+    history.reload(chat, function(err)
+      if err then
+        state.notify('PseudoClaude: Chat failed: ' .. client.error_message(err), vim.log.levels.ERROR)
+      end
+      ready()
+    end)
+  else
+    ready()
+  end
+  return chat
+end
+
+--- `:PseudoClaudeChat`: open the chat of the current buffer's folder.
+function M.open()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local current = state.of_buf(bufnr)
+  if current then
+    return M.show(current.workspace)
+  end
+  client.ensure(function(c, err)
+    if not c then
+      return client.fail('Chat', err)
+    end
+    M.show(assert(client.workspace(c, bufnr)))
+  end)
+end
+
+return M
