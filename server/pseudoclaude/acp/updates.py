@@ -1,6 +1,6 @@
-"""What the core says, as ACP: session updates, stop reasons, prompt text, slash commands.
+"""What the core says, as ACP: session updates, stop reasons, prompt text.
 
-Pure functions over the core's types (messages, events, context state) and the schema types of
+Pure functions over the core's types (events, context state) and the schema types of
 the ``agent-client-protocol`` package. :func:`wire` turns an update into the ``params`` of a
 ``session/update`` notification. The compaction updates (``compaction_update``) are newer than
 the package's schema: they are plain dicts in the shape of the ACP schema (``compactionId``,
@@ -11,7 +11,7 @@ the package's schema: they are plain dicts in the shape of the ACP schema (``com
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,8 +19,6 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AudioContentBlock,
-    AvailableCommand,
-    AvailableCommandInput,
     AvailableCommandsUpdate,
     ContentToolCallContent,
     EmbeddedResourceContentBlock,
@@ -34,17 +32,14 @@ from acp.schema import (
     ToolCallStart,
     ToolCallStatus,
     ToolKind,
-    UnstructuredCommandInput,
     UsageUpdate,
     UserMessageChunk,
 )
 
 from pseudoclaude.agent.approvals import summarize
-from pseudoclaude.agent.runner import PREVIEW_CHARS, tool_error
 from pseudoclaude.compact import ContextState
-from pseudoclaude.compact.layer2 import ACKNOWLEDGEMENT, is_summary
 from pseudoclaude.events import StopReason
-from pseudoclaude.llm.types import Message, ToolCall
+from pseudoclaude.llm.types import ToolCall
 
 Update = (UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart
           | ToolCallProgress | AvailableCommandsUpdate | UsageUpdate)
@@ -66,15 +61,6 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "read_file": "read", "write_file": "edit", "edit_file": "edit",
     "find_files": "search", "search_code": "search", "run_command": "execute",
 }
-
-COMMANDS: dict[str, tuple[str, str | None]] = {
-    "compact": ("Summarise the conversation now to free context (text after it: what the "
-                "summary should focus on)", "what the summary should focus on (optional)"),
-    "memory": ("Show the memory index the model sees, and the notes of both stores", None),
-    "undo-compact": ("Bring back what the last compaction summarised", None),
-}
-"""The slash commands: name → (description, input hint)."""
-
 
 def wire(session_id: str, update: Update) -> dict[str, Any]:
     """The ``params`` of a ``session/update`` notification."""
@@ -128,12 +114,14 @@ def title(call_id: str, name: str, arguments: Any) -> str:
     return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1] + "…"
 
 
-def tool_call(call_id: str, name: str, arguments: Any, root: Path,
-              status: ToolCallStatus) -> ToolCallStart:
+def tool_call(call_id: str, name: str, arguments: Any, root: Path, status: ToolCallStatus, *,
+              text: str | None = None, raw_output: Any = None) -> ToolCallStart:
+    """A call's card; a replayed call comes finished, with its result's ``text``."""
     return ToolCallStart(
         session_update="tool_call", tool_call_id=call_id,
         title=title(call_id, name, arguments), kind=tool_kind(name),
-        status=status, raw_input=arguments, locations=locations(arguments, root))
+        status=status, raw_input=arguments, locations=locations(arguments, root),
+        content=None if text is None else [text_content(text)], raw_output=raw_output)
 
 
 def tool_status(call_id: str, status: ToolCallStatus) -> ToolCallProgress:
@@ -147,62 +135,18 @@ def tool_result(call_id: str, *, is_error: bool, text: str,
     return ToolCallProgress(
         session_update="tool_call_update", tool_call_id=call_id,
         status="failed" if is_error else "completed",
-        content=[ContentToolCallContent(type="content", content=text_block(text))],
-        raw_output=raw_output)
+        content=[text_content(text)], raw_output=raw_output)
 
 
-def result_text(content: str, is_error: bool) -> str:
-    """What a tool call card shows: the error of a failed call, else the result's preview
-    (the first characters of its JSON envelope, as the LSP event carries)."""
-    error = tool_error(content) if is_error else None
-    return error or content[:PREVIEW_CHARS]
+def text_content(text: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=text_block(text))
 
 
-# -- history --------------------------------------------------------------------------------------
-def replay(messages: Sequence[Message], root: Path) -> Iterator[Update | Message]:
-    """A session's messages as updates, in order (``session/load``). A compaction summary
-    message is yielded as is (the caller shows it as a compaction or as text), and the
-    acknowledgement that follows it is skipped."""
-    previous: Message | None = None
-    for message in messages:
-        if previous is not None and is_summary(previous) and message.role == "assistant" \
-                and message.content == ACKNOWLEDGEMENT and not message.tool_calls:
-            previous = message
-            continue
-        previous = message
-        if is_summary(message):
-            yield message
-        elif message.tool_result is not None:
-            result = message.tool_result
-            yield tool_result(result.call_id, is_error=result.is_error,
-                              text=result_text(result.content, result.is_error))
-        elif message.role == "user":
-            if message.content:
-                yield user_text(message.content)
-        else:
-            for block in message.thinking:
-                if block.thinking:
-                    yield thought_text(block.thinking)
-            if message.content:
-                yield agent_text(message.content)
-            for call in message.tool_calls:
-                yield tool_call(call.id, call.name, call.arguments, root, "pending")
-
-
-# -- usage, commands, compaction ------------------------------------------------------------------
+# -- usage, compaction -------------------------------------------------------------------------
 def usage(state: ContextState) -> UsageUpdate:
     """Context tokens (the estimate of the next request) against the window."""
     return UsageUpdate(session_update="usage_update", used=max(0, state.estimated_tokens),
                        size=max(0, state.context_window))
-
-
-def available_commands() -> AvailableCommandsUpdate:
-    return AvailableCommandsUpdate(
-        session_update="available_commands_update",
-        available_commands=[
-            AvailableCommand(name=name, description=description, input=None if hint is None
-                             else AvailableCommandInput(UnstructuredCommandInput(hint=hint)))
-            for name, (description, hint) in COMMANDS.items()])
 
 
 def compaction(compaction_id: str, status: str, *, summary: str | None = None,
@@ -242,18 +186,3 @@ def prompt_text(blocks: Sequence[ContentBlock]) -> str:
             raise UnsupportedContent(f"prompt: {block.type} content is not supported "
                                      "(text and resources only)")
     return "\n".join(parts)
-
-
-def parse_command(text: str) -> tuple[str, str] | None:
-    """``(name, argument)`` when ``text`` is one of :data:`COMMANDS` (``/compact focus on X``);
-    other text, including unknown ``/words``, goes to the model."""
-    stripped = text.strip()
-    if not stripped.startswith("/"):
-        return None
-    name, _, argument = stripped[1:].partition(" ")
-    if "\n" in name:
-        name, _, rest = name.partition("\n")
-        argument = f"{rest} {argument}".strip()
-    if name not in COMMANDS:
-        return None
-    return name, argument.strip()

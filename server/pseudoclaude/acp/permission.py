@@ -1,0 +1,91 @@
+"""Approvals over ACP: the core's approver asks the client with ``session/request_permission``.
+
+A call that ``approvals.*`` says to ask about is sent as a ``pending`` tool call with three
+options; the chosen option's id is the core's decision (the ``cancelled`` outcome, a dismissed
+request, is a denial). A write carries its change as ``diff`` content.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from acp import RequestError
+from acp.interfaces import Client
+from acp.schema import (
+    AllowedOutcome,
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PermissionOption,
+    TerminalToolCallContent,
+    ToolCallStatus,
+    ToolCallUpdate,
+)
+from pydantic import ValidationError
+
+from pseudoclaude.acp.outbox import Outbox
+from pseudoclaude.acp.updates import locations, tool_kind, tool_status
+from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
+from pseudoclaude.errors import one_line
+
+ToolCallContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+
+OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_session", name="Allow for this session",
+                     kind="allow_always"),
+    PermissionOption(option_id="deny", name="Reject", kind="reject_once"),
+]
+"""``session/request_permission`` options; the chosen id is the core's decision."""
+DECISIONS: dict[str, Decision] = {"allow_once": "allow_once", "allow_session": "allow_session",
+                                  "deny": "deny"}
+
+
+class AcpApprover:
+    """The core's :class:`~pseudoclaude.agent.approvals.Approver` for one workspace: asks in
+    the workspace's current session (``session``), through the connection's client."""
+
+    def __init__(self, root: Path, outbox: Outbox, client: Callable[[], Client | None],
+                 session: Callable[[], str | None]) -> None:
+        self._root = root
+        self._outbox = outbox
+        self._client = client
+        self._session = session
+
+    async def ask(self, request: ApprovalRequest) -> Decision | None:
+        client, session_id = self._client(), self._session()
+        if client is None or session_id is None:
+            raise ApprovalUnavailable(f"{request.tool} was not approved: no client to ask")
+        call_id = request.call_id or f"approval-{uuid.uuid4().hex}"
+        status: ToolCallStatus = "pending"
+        update = ToolCallUpdate(tool_call_id=call_id, title=request.summary,
+                                kind=tool_kind(request.tool), status=status,
+                                raw_input=request.arguments,
+                                locations=locations(request.arguments, self._root),
+                                content=diff(request, self._root))
+        try:
+            response = await client.request_permission(
+                session_id=session_id, tool_call=update, options=OPTIONS)
+        except (RequestError, ConnectionError, ValidationError) as exc:
+            raise ApprovalUnavailable(f"{request.tool} was not approved: the client could not "
+                                      f"ask ({one_line(exc)})") from None
+        outcome = response.outcome
+        if not isinstance(outcome, AllowedOutcome):
+            return None  # cancelled: dismissed, a denial
+        decision = DECISIONS.get(outcome.option_id, "deny")
+        if decision != "deny":
+            self._outbox.post(session_id, tool_status(call_id, "in_progress"))
+        return decision
+
+
+def diff(request: ApprovalRequest, root: Path) -> list[ToolCallContent] | None:
+    """A write's change as ACP diff content (SPEC §11 "Diff approvals": the gate computed the
+    whole file without and with the change; no ``oldText`` for a new file)."""
+    if request.path is None or request.after is None:
+        return None
+    content: list[ToolCallContent] = [FileEditToolCallContent(
+        type="diff", path=os.path.normpath(os.path.join(root, request.path)),
+        new_text=request.after, old_text=request.before or None)]
+    return content

@@ -1,0 +1,101 @@
+"""Slash commands over ACP: the server's commands (:mod:`pseudoclaude.api.commands`), listed in
+``available_commands_update`` and run by their request (:func:`pseudoclaude.api.methods.call`).
+
+A prompt that is a command runs it instead of the model, and its answer is one agent message:
+the result's own line (``message``) for ``/compact`` and ``/undo``, the context breakdown and
+the memory view as text (:mod:`pseudoclaude.words`) for ``/context`` and ``/memory``.
+
+``/new`` is not listed: an ACP session is one session log, and the client starts another with
+``session/new`` (its own "new thread" action); typed anyway, it answers with that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from acp.schema import (
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
+    UnstructuredCommandInput,
+)
+
+from pseudoclaude import words
+from pseudoclaude.acp.outbox import Outbox
+from pseudoclaude.acp.turns import Turn
+from pseudoclaude.acp.updates import agent_text
+from pseudoclaude.api import commands, methods
+from pseudoclaude.api import protocol as p
+from pseudoclaude.api.commands import Command
+from pseudoclaude.errors import EXPECTED_ERRORS, one_line
+from pseudoclaude.workspace import Workspace, WorkspaceBusy
+
+NOT_HERE = frozenset({p.SESSIONS_NEW})
+"""Requests a command of ACP does not run (the client has them itself)."""
+COMMANDS: tuple[Command, ...] = tuple(c for c in commands.COMMANDS if c.request not in NOT_HERE)
+"""The commands ACP lists."""
+NEW_SESSION = ("To start a new session, open a new thread with your editor's agent panel (it "
+               "sends `session/new`); this one stays in the session list.")
+NEEDS_SESSION = frozenset({p.COMPACT, p.COMPACT_UNDO, p.CONTEXT})
+"""Requests that act on the current session: the prompt's session is made current first."""
+FAILURES = {p.COMPACT: "Compaction failed", p.COMPACT_UNDO: "Undo failed"}
+
+
+def available_commands() -> AvailableCommandsUpdate:
+    return AvailableCommandsUpdate(
+        session_update="available_commands_update",
+        available_commands=[
+            AvailableCommand(name=c.name, description=c.description, input=None
+                             if c.hint is None else AvailableCommandInput(
+                                 UnstructuredCommandInput(hint=c.hint)))
+            for c in COMMANDS])
+
+
+async def run(ws: Workspace, turn: Turn, outbox: Outbox, command: Command,
+              argument: str) -> None:
+    """Run ``command`` in the turn's session and answer with its text."""
+    session_id = turn.session_id
+    if command.request in NOT_HERE:
+        outbox.post(session_id, agent_text(NEW_SESSION))
+        return
+    if command.request in NEEDS_SESSION and ws.session_id != session_id:
+        ws.keep_current(session_id)
+        await ws.resume(session_id)
+    cid = turn.compaction_id = uuid.uuid4().hex if command.request == p.COMPACT else None
+    if cid is not None:
+        outbox.compaction_update(session_id, cid, "in_progress")
+    try:
+        result = await methods.call(ws, command.request, commands.params(command, argument))
+    except asyncio.CancelledError:
+        if cid is not None:
+            outbox.compaction_update(session_id, cid, "cancelled")
+        raise
+    except WorkspaceBusy:
+        raise
+    except EXPECTED_ERRORS as exc:
+        if cid is not None:
+            outbox.compaction_update(session_id, cid, "failed", error=one_line(exc))
+        failed = FAILURES.get(command.request, f"/{command.name} failed")
+        outbox.post(session_id, agent_text(f"{failed}: {one_line(exc)}"))
+        return
+    text = shown(result)
+    if cid is not None and not turn.compaction_done:  # no summary (Layer 1 only)
+        outbox.compaction_update(session_id, cid, "completed", summary=text)
+    outbox.post(session_id, agent_text(text))
+
+
+def shown(result: p.Wire) -> str:
+    """A command's result as the text of its answer."""
+    if isinstance(result, p.CompactResult | p.UndoResult):
+        return result.message
+    if isinstance(result, p.ContextResult):
+        return fenced(words.describe_context(result))
+    if isinstance(result, p.MemoryShowResult):
+        return fenced(words.describe_memory(result))
+    raise TypeError(f"no text for a {type(result).__name__}")
+
+
+def fenced(text: str) -> str:
+    """Plain text in a Markdown code block, so a chat keeps its lines and columns."""
+    return f"```text\n{text}\n```"
