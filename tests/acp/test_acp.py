@@ -330,6 +330,13 @@ async def test_tool_call_with_permission(env: Env) -> None:
         answer = await call(conn.prompt(session_id=sid, prompt=prompt("echo again")))
         assert answer.stop_reason == "end_turn" and not client.permissions
         assert [s["status"] for s in client.of(sid, "tool_call")] == ["in_progress"]
+        client.clear()  # loaded: each call finished, the denied one failed with its reason
+        await call(conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[]))
+        loaded = client.of(sid, "tool_call")
+        assert [c["status"] for c in loaded] == ["completed", "failed", "completed",
+                                                 "completed", "completed"]
+        assert "denied" in loaded[1]["content"][0]["content"]["text"]
+        assert loaded[0]["content"][0]["content"]["text"].strip() == "hello"
     shown = env.cli("sessions", "show", sid, "--workspace", str(ws))
     results = [m["tool_result"] for m in shown["messages"] if "tool_result" in m]
     assert len(results) == 5 and [r.get("is_error", False) for r in results] == [
@@ -398,6 +405,13 @@ async def test_cancel_a_prompt_and_a_pending_permission(env: Env) -> None:
         client.hold = None
         answer = await call(conn.prompt(session_id=sid, prompt=prompt("and now?")))
         assert answer.stop_reason == "end_turn"
+        client.clear()  # loaded: the canceled call failed, with why
+        await call(conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[]))
+        [canceled] = client.of(sid, "tool_call")
+        assert canceled["status"] == "failed"
+        assert "cancel" in canceled["content"][0]["content"]["text"]
+        assert [u["content"]["text"] for u in client.of(sid, "user_message_chunk")] == [
+            "go", "again", "echo", "and now?"]
     shown = env.cli("sessions", "show", sid, "--workspace", str(ws))
     assert shown["bad_lines"] == 0 and shown["repaired"] == 0
     canceled = [json.loads(m["tool_result"]["content"]) for m in shown["messages"]
