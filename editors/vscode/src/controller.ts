@@ -4,9 +4,9 @@
  */
 import { CancelSource } from './cancel';
 import { COMMANDS } from './commands';
-import { COMPACT_ACTION, compactMessage, previewPlan, undoMessage } from './compaction';
+import { COMPACT_ACTION, previewPlan, said } from './compaction';
 import { describeFailure, errorMessage, isCancelled } from './errors';
-import { formatCount, formatTokens, oneLine, plural } from './format';
+import { formatCount, oneLine, plural } from './format';
 import { meterView, MeterStore } from './meter';
 import { levelItems, memoryItems, sessionItems, typeItems } from './pickers';
 import type { MemoryPick } from './pickers';
@@ -28,8 +28,8 @@ import {
 import type { Transcript } from './transcript';
 import { normalizeUri, sameUri, uriToPath } from './uri';
 
-/** How many messages of a resumed session the transcript replays. */
-export const HISTORY_MESSAGES = 20;
+/** How many items of a resumed session's transcript the output channel replays (the newest). */
+export const HISTORY_ITEMS = 20;
 
 /** A request's params without `workspace` (the folder's URI goes there). */
 export type ParamsBody<M extends RequestMethod> = Omit<ParamsOf<M>, 'workspace'>;
@@ -332,7 +332,7 @@ export class Controller {
           refresh: true,
           params: () => (instructions === undefined ? {} : { instructions }),
           onResult: (r) => {
-            void this.ui.info(compactMessage(r));
+            void this.ui.info(said(r.message));
           },
         });
       },
@@ -347,15 +347,13 @@ export class Controller {
       progress: 'PseudoClaude: undoing the last compaction',
       refresh: true,
       onResult: (r, folder) => {
-        const message = undoMessage(r, folder.name);
         if (r.restored) {
           this.listener.sessionChanged?.(folder);
-          this.transcript.note(
-            `compaction undone: ${plural(r.messageCount, 'message')}, ` +
-              `${formatTokens(r.beforeTokens)} → ${formatTokens(r.afterTokens)} tokens`,
-          );
+          this.transcript.note(r.message);
+          void this.ui.info(said(r.message));
+        } else {
+          void this.ui.warn(said(r.message));
         }
-        void this.ui.info(message);
       },
     });
   }
@@ -499,7 +497,7 @@ export class Controller {
       onResult: async (r, folder) => {
         this.transcript.note(`resumed session ${r.sessionId} (${plural(r.messageCount, 'message')})`);
         this.listener.sessionChanged?.(folder);
-        await this.replayHistory(folder, r.sessionId, r.messageCount);
+        await this.replayHistory(folder, r.sessionId);
         this.ui.showTranscript();
         if (r.badLines > 0 || r.repaired > 0) {
           void this.ui.warn(
@@ -527,16 +525,14 @@ export class Controller {
     return picked?.id;
   }
 
-  private async replayHistory(folder: Folder, sessionId: string, count: number): Promise<void> {
-    const offset = Math.max(0, count - HISTORY_MESSAGES);
+  private async replayHistory(folder: Folder, sessionId: string): Promise<void> {
     try {
-      const page = await this.agent.request(Requests.sessionsMessages, {
-        workspace: folder.uri,
-        sessionId,
-        offset,
-        limit: HISTORY_MESSAGES,
-      });
-      this.transcript.history(page.messages, offset);
+      const params = { workspace: folder.uri, sessionId };
+      const head = await this.agent.request(Requests.sessionsMessages, { ...params, offset: 0, limit: 1 });
+      const offset = Math.max(0, head.total - HISTORY_ITEMS);
+      const page =
+        head.total <= 1 ? head : await this.agent.request(Requests.sessionsMessages, { ...params, offset, limit: HISTORY_ITEMS });
+      this.transcript.history(page.items, offset);
     } catch (e) {
       this.ui.log(`messages of ${sessionId}: ${errorMessage(e)}`);
     }

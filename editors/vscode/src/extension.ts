@@ -54,6 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     onReady: () => {
       void controller?.refreshContext();
       void chat?.reload().then(() => chat?.refreshSessions());
+      void chat?.loadCommands();
       sessionsTree?.refresh();
       memoryTree?.refresh();
     },
@@ -80,6 +81,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     client,
     chatEnv(logChannel, chatView, diffs, context.workspaceState, {
       cancelOtherRun: () => c.cancelRun(),
+      showMemory: () => c.showMemory(),
       sessionsChanged: () => {
         sessions.refresh();
         memory.refresh();

@@ -5,7 +5,7 @@
  */
 import { factCheckText } from './compaction';
 import { formatBytes, formatTokens, oneLine, plural } from './format';
-import type { AgentEvent, LogMessage, RunResult } from './protocol';
+import type { AgentEvent, RunResult, TranscriptItem } from './protocol';
 import { baseName, sameUri } from './uri';
 
 /** Where the text goes (an OutputChannel in VS Code, an array in tests). */
@@ -100,23 +100,47 @@ export class Transcript {
     this.line(`· ${text}`);
   }
 
-  /** Messages of a resumed session, replayed briefly. */
-  history(messages: LogMessage[], skipped: number): void {
+  /**
+   * Items of a resumed session, replayed briefly; what the model no longer sees (summarized
+   * away, undone) is marked `(not in context)`.
+   */
+  history(items: readonly TranscriptItem[], skipped: number): void {
     if (skipped > 0) {
-      this.line(`· (${plural(skipped, 'earlier message')} not shown)`);
+      this.line(`· (${plural(skipped, 'earlier entry', 'earlier entries')} not shown)`);
     }
-    for (const m of messages) {
-      if (m.tool_result) {
-        const mark = m.tool_result.is_error ? '✗' : '✓';
-        this.line(`  ${mark} ${m.tool_result.name} · ${formatBytes(m.tool_result.content.length)}`);
-        continue;
-      }
-      const who = m.role === 'user' ? 'You' : 'PseudoClaude';
-      if (m.content) {
-        this.line(`${who}: ${oneLine(m.content, 400)}`);
-      }
-      for (const call of m.tool_calls ?? []) {
-        this.line(`  ▸ ${call.name}(${summarizeArguments(call.arguments)})`);
+    for (const item of items) {
+      const out = item.inContext === false ? ' (not in context)' : '';
+      switch (item.kind) {
+        case 'user':
+        case 'assistant':
+          if (item.text.trim() !== '') {
+            this.line(`${item.kind === 'user' ? 'You' : 'PseudoClaude'}${out}: ${oneLine(item.text, 400)}`);
+          }
+          break;
+        case 'toolCall': {
+          const call = `${item.name}(${summarizeArguments(item.arguments)})`;
+          const size = item.bytes !== undefined ? ` · ${formatBytes(item.bytes)}` : '';
+          const why = item.error ?? item.preview;
+          const line =
+            item.status === 'done'
+              ? `✓ ${call}${size}`
+              : item.status === 'pending'
+                ? `○ ${call}: no result`
+                : `✗ ${call} ${item.status === 'error' ? 'failed' : item.status}${why ? `: ${oneLine(why, 160)}` : ''}`;
+          this.line(`  ${line}${out}`);
+          break;
+        }
+        case 'summary':
+          this.line(`  ⇣ summary${out}: ${oneLine(item.text, 400)}`);
+          break;
+        case 'compaction':
+        case 'undo':
+        case 'rewind':
+          this.line(`· ${item.message}`);
+          break;
+        case 'notice':
+          this.line(`· ${item.text}`);
+          break;
       }
     }
   }
@@ -139,8 +163,9 @@ export class Transcript {
         this.line(`  ▸ ${e.name}(${summarizeArguments(e.arguments)})`);
         break;
       case 'toolResult':
-        if (e.isError) {
-          this.line(`  ✗ ${e.name} failed: ${oneLine(e.preview, 160)}`);
+        if (e.isError || (e.status !== undefined && e.status !== 'done')) {
+          const how = e.status === undefined || e.status === 'error' ? 'failed' : e.status;
+          this.line(`  ✗ ${e.name} ${how}: ${oneLine(e.error ?? e.display ?? e.preview, 160)}`);
         } else {
           this.line(`  ✓ ${e.name} · ${formatBytes(e.bytes)}`);
         }

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { ChatHost, inlineApprovalCard, lineChanges, modalApprovalCard, modalStatus, type ChatEnv, type DiffRequest } from '../src/chat/host';
 import type { ToWebview } from '../src/chat/messages';
 import type { RequestOptions } from '../src/ports';
-import type { ContextResult, RunResult } from '../src/protocol';
+import type { ContextResult, RunResult, TranscriptItem } from '../src/protocol';
 import { FakeAgent, flush, rpcError } from './fakes';
 
 const WS = 'file:///work/app';
@@ -15,7 +15,7 @@ const CONTEXT: ContextResult = {
   breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
 };
 const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true }] };
-const MESSAGES = { total: 2, messages: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'Hi **there**.' }] };
+const ITEMS: TranscriptItem[] = [{ kind: 'user', text: 'hello', inContext: true }, { kind: 'assistant', text: 'Hi **there**.', inContext: true }];
 const RESULT: RunResult = { sessionId: 's1', stopReason: 'completed', text: 'It is a demo.', iterations: 1, usage: { inputTokens: 10, outputTokens: 5 } };
 
 class FakeEnv implements ChatEnv {
@@ -37,6 +37,8 @@ class FakeEnv implements ChatEnv {
   async reveal() { this.revealed++; }
   async cancelOtherRun() { this.otherCancelled++; }
   sessionsChanged() { this.changed++; }
+  memoryShown = 0;
+  async showMemory() { this.memoryShown++; }
   readonly remembered = new Map<string, string>();
   rememberedSession(f: string) { return this.remembered.get(f); }
   rememberSession(f: string, id: string) { this.remembered.set(f, id); }
@@ -47,8 +49,8 @@ function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}) {
     'pseudoclaude/context': CONTEXT,
     'pseudoclaude/sessions/list': SESSIONS,
     'pseudoclaude/sessions/messages': (p: unknown) => {
-      const { offset = 0, limit } = p as { offset?: number; limit?: number };
-      return { total: MESSAGES.total, messages: MESSAGES.messages.slice(offset, limit === undefined ? undefined : offset + limit) };
+      const { offset = 0, limit, sessionId = 's1' } = p as { offset?: number; limit?: number; sessionId?: string };
+      return { sessionId, total: ITEMS.length, items: ITEMS.slice(offset, limit === undefined ? undefined : offset + limit) };
     },
     ...answers,
   });
@@ -200,12 +202,12 @@ describe('ChatHost: running', () => {
 });
 
 describe('ChatHost: compaction, undo, sessions', () => {
-  const PREVIEW = { wouldSummarize: true, beforeTokens: 150_000, estimatedAfterTokens: 12_000, summarizedMessages: 40, keptMessages: 5, firstKeptIndex: 40, spill: { results: 0, bytes: 0 } };
+  const PREVIEW = { wouldSummarize: true, beforeTokens: 150_000, estimatedAfterTokens: 12_000, summarizedMessages: 40, keptMessages: 5, firstKeptIndex: 40, spill: { results: 0, bytes: 0 }, message: 'Would summarize the 40 oldest messages.' };
 
   it('previews first, compacts on confirm with the instructions, and reports the fact check', async () => {
     const { host, agent } = setup({
       'pseudoclaude/compact/preview': PREVIEW,
-      'pseudoclaude/compact': { beforeTokens: 150_000, afterTokens: 14_000, offloaded: 0, summarized: true, factCheck: { checked: 9, missing: 1, added: 1 } },
+      'pseudoclaude/compact': { beforeTokens: 150_000, afterTokens: 14_000, offloaded: 0, summarized: true, factCheck: { checked: 9, missing: 1, added: 1 }, message: 'Compacted (150k → 14k tokens); summary checked: 9 facts.' },
     });
     await host.handle({ type: 'compactPreview' });
     assert.ok(!agent.methods().includes('pseudoclaude/compact'), 'nothing compacted before the confirmation');
@@ -216,17 +218,17 @@ describe('ChatHost: compaction, undo, sessions', () => {
     const done = host.current.items.find((i) => i.id === card.id);
     assert.ok(done?.kind === 'preview');
     assert.equal(done.status, 'done');
-    assert.match(done.result ?? '', /summary checked: 9 facts, 1 carried by the server/);
+    assert.equal(done.result, 'Compacted (150k → 14k tokens); summary checked: 9 facts.', 'the result\'s message');
     await host.handle({ type: 'compactConfirm', id: card.id });
     assert.equal(agent.methods().filter((m) => m === 'pseudoclaude/compact').length, 1, 'a card compacts once');
   });
 
   it('says why there is nothing to compact; Cancel leaves the context alone', async () => {
-    const { host, agent } = setup({ 'pseudoclaude/compact/preview': { ...PREVIEW, wouldSummarize: false, reason: 'nothing to summarize' } });
+    const { host, agent } = setup({ 'pseudoclaude/compact/preview': { ...PREVIEW, wouldSummarize: false, reason: 'nothing to summarize', message: 'Nothing would be summarized: everything is recent.' } });
     await host.handle({ type: 'compactPreview' });
     const notice = host.current.items[0];
     assert.ok(notice?.kind === 'notice');
-    assert.match(notice.text, /nothing to compact in app: everything is in the recent window/);
+    assert.equal(notice.text, 'Nothing would be summarized: everything is recent.');
     const other = setup({ 'pseudoclaude/compact/preview': PREVIEW });
     await other.host.handle({ type: 'compactPreview' });
     const id = other.host.current.items[0]?.id ?? '';
@@ -235,12 +237,17 @@ describe('ChatHost: compaction, undo, sessions', () => {
     assert.ok(!agent.methods().includes('pseudoclaude/compact'));
   });
 
-  it('undoes a compaction and says what came back', async () => {
-    const { host } = setup({ 'pseudoclaude/compact/undo': { restored: true, beforeTokens: 14_000, afterTokens: 150_000, messageCount: 45 } });
+  it('undoes a compaction, reloads the transcript and says what came back in the server\'s words', async () => {
+    const { host, agent } = setup({ 'pseudoclaude/compact/undo': { restored: true, beforeTokens: 14_000, afterTokens: 150_000, messageCount: 45, message: 'Undone: 45 messages are back.' } });
     await host.handle({ type: 'undo' });
-    const notice = host.current.items[0];
+    assert.ok(agent.methods().includes('pseudoclaude/sessions/messages'), 'reloaded');
+    assert.deepEqual(host.current.items.map((i) => i.kind), ['user', 'assistant', 'notice']);
+    const notice = host.current.items.at(-1);
     assert.ok(notice?.kind === 'notice');
-    assert.match(notice.text, /compaction undone in app: 45 messages, 14k → 150k tokens/);
+    assert.deepEqual([notice.level, notice.text], ['info', 'Undone: 45 messages are back.']);
+    const none = setup({ 'pseudoclaude/compact/undo': { restored: false, beforeTokens: 1, afterTokens: 1, messageCount: 0, message: 'Nothing to undo: no compaction left to undo.' } });
+    await none.host.handle({ type: 'undo' });
+    assert.deepEqual(none.host.current.items.map((i) => i.kind === 'notice' && [i.level, i.text]), [['warning', 'Nothing to undo: no compaction left to undo.']]);
   });
 
   it('starts a new session (an empty chat) and resumes another one (its transcript)', async () => {

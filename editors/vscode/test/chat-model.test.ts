@@ -1,8 +1,8 @@
 /** The chat's reducer and the transcript restored from the log. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { emptyState, fromLog, promptsOf, reduce, summaryText, type ChatAction, type ChatState } from '../src/chat/model';
-import type { AgentEvent, LogMessage } from '../src/protocol';
+import { emptyState, fromItems, promptsOf, reduce, type ChatAction, type ChatState } from '../src/chat/model';
+import type { AgentEvent, TranscriptItem } from '../src/protocol';
 
 const WS = 'file:///work/app';
 const folder = { uri: WS, name: 'app' };
@@ -22,7 +22,7 @@ describe('reduce', () => {
       ev({ kind: 'text', delta: 'Let me ' }),
       ev({ kind: 'text', delta: 'read it.' }),
       ev({ kind: 'toolCall', id: 'c1', name: 'read_file', arguments: { path: 'README.md' } }),
-      ev({ kind: 'toolResult', id: 'c1', name: 'read_file', isError: false, bytes: 42, preview: '# Demo' }),
+      ev({ kind: 'toolResult', id: 'c1', name: 'read_file', isError: false, bytes: 42, preview: '{"ok":true,"content":"# Demo"}', status: 'done', display: '# Demo' }),
       ev({ kind: 'text', delta: 'It is a **demo**.' }),
       ev({ kind: 'stop', stopReason: 'completed' }),
       {
@@ -39,7 +39,7 @@ describe('reduce', () => {
     assert.deepEqual(s.items[1], { kind: 'assistant', id: 'i2', text: 'Let me read it.', streaming: false });
     assert.deepEqual(s.items[2], {
       kind: 'tool', id: 'i3', callId: 'c1', name: 'read_file', arguments: { path: 'README.md' },
-      status: 'done', bytes: 42, preview: '# Demo',
+      status: 'done', bytes: 42, display: '# Demo',
     });
     assert.deepEqual(s.items[4], {
       kind: 'end', id: 'i5', stopReason: 'completed', iterations: 2, inputTokens: 900, outputTokens: 40,
@@ -59,11 +59,18 @@ describe('reduce', () => {
     const s = run([
       { type: 'runStarted', prompt: 'x' },
       ev({ kind: 'toolCall', id: 'c', name: 'run_command', arguments: { command: 'false' } }),
-      ev({ kind: 'toolResult', id: 'c', name: 'run_command', isError: true, bytes: 6, preview: 'denied' }),
+      ev({ kind: 'toolResult', id: 'c', name: 'run_command', isError: true, bytes: 6, preview: '{"ok":false}', status: 'error', display: 'exit 1', error: 'exit 1' }),
+      ev({ kind: 'toolCall', id: 'd', name: 'run_command', arguments: { command: 'rm -rf /' } }),
+      ev({ kind: 'toolResult', id: 'd', name: 'run_command', isError: true, bytes: 6, preview: '{"ok":false}', status: 'denied', display: 'denied by the user' }),
+      ev({ kind: 'toolCall', id: 'e', name: 'read_file', arguments: {} }),
+      ev({ kind: 'toolResult', id: 'e', name: 'read_file', isError: true, bytes: 2, preview: 'old server' }),
       { type: 'runFinished', result: { sessionId: 's1', stopReason: 'completed', text: 'Done.', iterations: 1, usage: { inputTokens: 1, outputTokens: 1 } } },
     ]);
     assert.equal(s.items[1]?.kind === 'tool' && s.items[1].status, 'failed');
-    assert.deepEqual(s.items[2], { kind: 'assistant', id: 'i3', text: 'Done.', streaming: false });
+    assert.equal(s.items[1]?.kind === 'tool' && s.items[1].error, 'exit 1');
+    assert.deepEqual(s.items[2]?.kind === 'tool' && [s.items[2].status, s.items[2].display], ['denied', 'denied by the user']);
+    assert.deepEqual(s.items[3]?.kind === 'tool' && [s.items[3].status, s.items[3].display], ['failed', 'old server'], 'an older server: no status');
+    assert.deepEqual(s.items[4], { kind: 'assistant', id: 'i5', text: 'Done.', streaming: false });
   });
 
   it('marks a cancelled run, its unfinished calls and a pending modal approval', () => {
@@ -110,7 +117,7 @@ describe('reduce', () => {
   it('resolves approvals and previews by their ids', () => {
     let s = run([
       { type: 'approval', id: 'ap1', tool: 'write_file', title: 'Allow?', detail: 'a.txt', mode: 'inline', path: 'a.txt' },
-      { type: 'preview', id: 'pv1', preview: { wouldSummarize: true, beforeTokens: 1, estimatedAfterTokens: 1, summarizedMessages: 1, keptMessages: 1, firstKeptIndex: 1, spill: { results: 0, bytes: 0 } } },
+      { type: 'preview', id: 'pv1', preview: { wouldSummarize: true, beforeTokens: 1, estimatedAfterTokens: 1, summarizedMessages: 1, keptMessages: 1, firstKeptIndex: 1, spill: { results: 0, bytes: 0 }, message: 'Would summarize.' } },
     ]);
     s = reduce(s, { type: 'approvalDone', id: 'ap1', status: 'allowSession' });
     s = reduce(s, { type: 'previewDone', id: 'pv1', status: 'done', result: 'compacted' });
@@ -129,42 +136,64 @@ describe('reduce', () => {
   });
 });
 
-describe('fromLog', () => {
-  const SUMMARY = 'The user asked about X.\n\n[Context boundary] The summary above replaces the earlier conversation.';
-  const messages: LogMessage[] = [
-    { role: 'user', content: SUMMARY },
-    { role: 'assistant', content: 'Understood. I have the summary of our earlier work.' },
-    { role: 'user', content: 'What is this project?' },
-    { role: 'assistant', content: 'Let me read.', tool_calls: [{ id: 'c1', name: 'read_file', arguments: { path: 'README.md' } }] },
-    { role: 'tool', tool_result: { call_id: 'c1', name: 'read_file', content: 'é'.repeat(300) } },
-    { role: 'assistant', content: 'A demo.', tool_calls: [{ id: 'c2', name: 'run_command', arguments: { command: 'make' } }] },
+describe('fromItems', () => {
+  const items: TranscriptItem[] = [
+    { kind: 'user', text: 'What is the parser?', inContext: false, ts: 1 },
+    { kind: 'toolCall', id: 'c0', name: 'read_file', arguments: { path: 'parser.py' }, status: 'done', preview: 'def parse', bytes: 900, inContext: false },
+    { kind: 'summary', text: 'The user asked about the parser.', inContext: true },
+    { kind: 'compaction', summarized: 2, kept: 4, message: 'The earlier conversation was summarized: 2 messages replaced by a summary, 4 recent messages kept as they were.', inContext: true },
+    { kind: 'user', text: 'Run the tests', inContext: true },
+    { kind: 'assistant', text: 'Running them.', thinking: 'make test is the way', inContext: true },
+    { kind: 'toolCall', id: 'c1', name: 'run_command', arguments: { command: 'make test' }, status: 'error', preview: 'exit 2: 1 failed', error: 'exit 2', bytes: 40, inContext: true },
+    { kind: 'toolCall', id: 'c2', name: 'write_file', arguments: { path: 'a.py' }, status: 'denied', preview: 'denied by the user', error: 'denied by the user', inContext: true },
+    { kind: 'toolCall', id: 'c3', name: 'run_command', arguments: { command: 'sleep 99' }, status: 'canceled', preview: '', error: 'the run was cancelled', inContext: true },
+    { kind: 'toolCall', id: 'c4', name: 'read_file', arguments: { path: 'b.py' }, status: 'pending', preview: '', inContext: true },
+    { kind: 'assistant', text: '  ', inContext: true },
+    { kind: 'rewind', message: 'The conversation was rewound.', inContext: true },
+    { kind: 'notice', text: 'Resumed with 1 repair.', inContext: true },
   ];
 
-  it('rebuilds prompts, answers, tool cards with results and the summary card', () => {
-    const s = fromLog(emptyState(folder), 's9', messages, 12);
+  it('renders a resumed session from its items alone: failed, denied, cancelled calls, the summary, what is out of context', () => {
+    const s = fromItems(emptyState(folder), 's9', items, 12);
     assert.equal(s.sessionId, 's9');
     assert.equal(s.earlier, 12);
-    assert.deepEqual(s.items.map((i) => i.kind), ['summary', 'user', 'assistant', 'tool', 'assistant', 'tool']);
-    assert.equal(s.items[0]?.kind === 'summary' && s.items[0].text, 'The user asked about X.');
-    const read = s.items[3];
-    assert.ok(read?.kind === 'tool');
-    assert.equal(read.status, 'done');
-    assert.equal(read.bytes, 600, 'bytes in UTF-8');
-    assert.equal(read.preview?.length, 200);
-    assert.equal(s.items[5]?.kind === 'tool' && s.items[5].status, 'interrupted', 'a call without a result');
-    assert.deepEqual(promptsOf(s), ['What is this project?']);
+    assert.equal(s.running, false);
+    assert.deepEqual(s.items.map((i) => i.kind), [
+      'user', 'tool', 'summary', 'marker', 'user', 'assistant', 'tool', 'tool', 'tool', 'tool', 'marker', 'notice',
+    ]);
+    assert.deepEqual(s.items.map((i) => i.outOfContext === true), [true, true, false, false, false, false, false, false, false, false, false, false]);
+    assert.deepEqual(s.items[0], { kind: 'user', id: 'i1', text: 'What is the parser?', outOfContext: true });
+    assert.deepEqual(s.items[2], { kind: 'summary', id: 'i3', text: 'The user asked about the parser.' });
+    assert.deepEqual(s.items[3], { kind: 'marker', id: 'i4', marker: 'compaction', text: items[3]?.kind === 'compaction' ? items[3].message : '' });
+    assert.deepEqual(s.items[5], { kind: 'assistant', id: 'i6', text: 'Running them.', streaming: false, thinking: 'make test is the way' });
+    const tools = s.items.filter((i) => i.kind === 'tool');
+    assert.deepEqual(tools.map((t) => [t.callId, t.status, t.display, t.error]), [
+      ['c0', 'done', 'def parse', undefined],
+      ['c1', 'failed', 'exit 2: 1 failed', 'exit 2'],
+      ['c2', 'denied', 'denied by the user', 'denied by the user'],
+      ['c3', 'canceled', '', 'the run was cancelled'],
+      ['c4', 'interrupted', undefined, undefined],
+    ]);
+    assert.equal(tools[1]?.bytes, 40);
+    assert.deepEqual(s.items[10], { kind: 'marker', id: 'i11', marker: 'rewind', text: 'The conversation was rewound.' });
+    assert.deepEqual(s.items[11], { kind: 'notice', id: 'i12', level: 'info', text: 'Resumed with 1 repair.' });
+    assert.deepEqual(promptsOf(s), ['What is the parser?', 'Run the tests']);
   });
 
-  it('keeps the folder, the meter and the id counter of the state it replaces', () => {
-    const base = { ...emptyState(folder), seq: 40, meter: null };
-    const s = fromLog(base, null, []);
+  it('keeps the folder, the meter, the commands and the id counter of the state it replaces', () => {
+    const base = { ...emptyState(folder), seq: 40, meter: null, commands: [{ name: 'undo', description: 'Undo' }] };
+    const s = fromItems(base, null, []);
     assert.deepEqual(s.items, []);
     assert.equal(s.folder, folder);
     assert.equal(s.seq, 40);
+    assert.equal(s.commands, base.commands);
   });
 
-  it('summaryText drops the boundary reminder', () => {
-    assert.equal(summaryText('abc\n\n[Context boundary] rest'), 'abc');
-    assert.equal(summaryText('no marker'), 'no marker');
+  it('lists the server\'s commands and shows the context breakdown on /context', () => {
+    const meter = { sessionId: 's1', estimatedTokens: 10, contextWindow: 100, autoCompactThreshold: 80 };
+    const s = run([{ type: 'meter', meter }, { type: 'commands', commands: [{ name: 'new', description: 'New' }] }, { type: 'contextShown' }]);
+    assert.deepEqual(s.commands, [{ name: 'new', description: 'New' }]);
+    assert.deepEqual(s.items, [{ kind: 'context', id: 'i1', meter }]);
+    assert.equal(run([{ type: 'commands', commands: null }]).commands, null);
   });
 });

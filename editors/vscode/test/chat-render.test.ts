@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { chatHtml, contentSecurityPolicy, makeNonce } from '../src/chat/html';
 import { escapeHtml, isAllowedLink, renderMarkdown } from '../src/chat/markdown';
 import { emptyState, type ChatItem } from '../src/chat/model';
-import { barSegments, renderItem, renderMeter, renderSessionOptions, renderWelcome, resultText, BAR_UNITS } from '../src/chat/render';
+import { barSegments, renderEarlier, renderItem, renderMeter, renderSessionOptions, renderWelcome, BAR_UNITS } from '../src/chat/render';
 import type { MeterState } from '../src/meter';
 
 /** No attribute starting with `on`, no `style=`, no `<script`, no `javascript:`. */
@@ -76,7 +76,7 @@ describe('renderItem', () => {
   it('renders a tool call as a collapsible card: name, argument summary, status, result preview', () => {
     const item: ChatItem = {
       kind: 'tool', id: 'i3', callId: 'c', name: 'read_file', arguments: { path: '<README>.md' },
-      status: 'done', bytes: 2048, preview: '# Demo <x>',
+      status: 'done', bytes: 2048, display: '# Demo <x>',
     };
     const closed = renderItem(item);
     assert.match(closed, /^<details class="card tool tool-done" data-id="i3">/);
@@ -86,23 +86,46 @@ describe('renderItem', () => {
     assert.match(closed, /<div class="card-label">Result \(start\)<\/div><pre class="card-pre"># Demo &lt;x&gt;/);
     assert.match(renderItem(item, true), /^<details class="card tool tool-done" data-id="i3" open>/);
     assertInert(closed);
-    const running = renderItem({ ...item, status: 'running', preview: undefined, bytes: undefined });
+    const running = renderItem({ kind: 'tool', id: 'i3', callId: 'c', name: 'read_file', arguments: {}, status: 'running' });
     assert.match(running, /running<\/span>/);
     assert.match(running, /Waiting for the result/);
   });
-  it('shows the content of a result envelope, even when the preview cut it', () => {
-    const whole = JSON.stringify({ ok: true, tool: 'read_file', content: '# Demo\n\nIt keeps "sessions".', metadata: { lines: 3 } });
-    assert.equal(resultText(whole), '# Demo\n\nIt keeps "sessions".');
-    for (let cut = 41; cut < whole.length; cut++) {
-      const text = resultText(whole.slice(0, cut));
-      assert.ok('# Demo\n\nIt keeps "sessions".'.startsWith(text), `cut at ${cut}: ${text}`);
-    }
-    assert.equal(resultText(whole.slice(0, 63)), '# Demo\n\nIt keeps "s');
-    assert.equal(resultText('{"ok":false,"tool":"x","content":"caf\\u00e9 \\u00'), 'café ');
-    assert.equal(resultText('plain text'), 'plain text');
-    assert.equal(resultText('{"other": 1}'), '{"other": 1}');
-    const html = renderItem({ kind: 'tool', id: 'i', callId: 'c', name: 'read_file', arguments: {}, status: 'done', bytes: whole.length, preview: whole });
+  it('shows the server\'s readable result as it is (no envelope decoding here)', () => {
+    const html = renderItem({ kind: 'tool', id: 'i', callId: 'c', name: 'read_file', arguments: {}, status: 'done', bytes: 26, display: '# Demo\n\nIt keeps "sessions".' });
     assert.match(html, /<pre class="card-pre"># Demo\n\nIt keeps &quot;sessions&quot;.<\/pre>/);
+    const envelope = '{"ok":true,"tool":"x","content":"a"}';
+    assert.match(renderItem({ kind: 'tool', id: 'i', callId: 'c', name: 'x', arguments: {}, status: 'done', display: envelope }), /\{&quot;ok&quot;:true/);
+  });
+  it('renders failed, denied and cancelled calls with their own labels and the error', () => {
+    const base = { kind: 'tool' as const, id: 'i', callId: 'c', name: 'run_command', arguments: { command: 'make' } };
+    const failed = renderItem({ ...base, status: 'failed', display: 'exit 2: make: *** no rule', error: 'exit 2' });
+    assert.match(failed, /class="card tool tool-failed"/);
+    assert.match(failed, /failed<\/span>/);
+    assert.match(failed, /<div class="card-label">Error<\/div><pre class="card-pre">exit 2: make/);
+    assert.doesNotMatch(failed, /card-error/, 'an error the display already says is not repeated');
+    const denied = renderItem({ ...base, status: 'denied', display: '', error: 'the user denied it' });
+    assert.match(denied, /tool-denied/);
+    assert.match(denied, /<div class="card-label">Denied<\/div><pre class="card-pre">the user denied it<\/pre>/);
+    const canceled = renderItem({ ...base, status: 'canceled', display: 'stopped', error: 'the run was cancelled' });
+    assert.match(canceled, /cancelled<\/span>/);
+    assert.match(canceled, /<div class="card-label">Cancelled<\/div>/);
+    assert.match(canceled, /<div class="card-error">the run was cancelled<\/div>/);
+    assertInert(failed + denied + canceled);
+  });
+  it('dims and marks what the model no longer sees; shows markers, thinking and the earlier count', () => {
+    const out = renderItem({ kind: 'user', id: 'u', text: 'old', outOfContext: true });
+    assert.match(out, /class="msg user out-of-context"/);
+    assert.match(out, /not in context<\/span>/);
+    assert.doesNotMatch(renderItem({ kind: 'user', id: 'u', text: 'new' }), /out-of-context|not in context/);
+    const summary = renderItem({ kind: 'summary', id: 's', text: 'Earlier', outOfContext: true });
+    assert.match(summary, /card summary out-of-context/);
+    const marker = renderItem({ kind: 'marker', id: 'm', marker: 'compaction', text: 'The earlier conversation was <summarized>.' });
+    assert.match(marker, /event marker marker-compaction/);
+    assert.match(marker, /The earlier conversation was &lt;summarized&gt;./);
+    const thought = renderItem({ kind: 'assistant', id: 'a', text: 'Answer', streaming: false, thinking: 'Let me *think*' });
+    assert.match(thought, /<details class="thinking"><summary>Thinking<\/summary><div class="markdown"><p>Let me <em>think<\/em>/);
+    assert.equal(renderEarlier(1), '<div class="earlier muted">1 earlier entry not shown</div>');
+    assertInert(out + summary + marker + thought);
   });
   it('renders an inline approval with its three buttons and the diff link; a modal one without', () => {
     const inline = renderItem({
@@ -131,16 +154,18 @@ describe('renderItem', () => {
     const preview = {
       wouldSummarize: true, beforeTokens: 150_000, estimatedAfterTokens: 12_000, summarizedMessages: 40,
       keptMessages: 5, firstKeptIndex: 40, spill: { results: 2, bytes: 4096 },
+      message: 'Would summarize the 40 oldest messages and keep the 5 newest <messages> as they are.',
     };
     const asking = renderItem({ kind: 'preview', id: 'pv1', preview, status: 'asking' });
-    assert.match(asking, /40 messages would be summarized, 5 recent messages kept/);
-    assert.match(asking, /2 tool results \(4.0 KB\) would be offloaded/);
+    assert.match(asking, /<div class="card-title">Would summarize the 40 oldest messages and keep the 5 newest &lt;messages&gt; as they are.<\/div>/);
+    assert.match(asking, /<li>Summarized: 40 messages; kept: 5 \(from message 41\)<\/li>/);
+    assert.match(asking, /<li>Offloaded: 2 tool results \(4.0 KB\)<\/li>/);
     assert.match(asking, /<input type="text" class="instructions" data-id="pv1"/);
     assert.match(asking, /data-action="compactConfirm" data-id="pv1">Compact</);
     assert.match(asking, /data-action="compactCancel" data-id="pv1">Cancel</);
-    const done = renderItem({ kind: 'preview', id: 'pv1', preview, status: 'done', result: 'PseudoClaude: context compacted.' });
+    const done = renderItem({ kind: 'preview', id: 'pv1', preview, status: 'done', result: 'Compacted: the earlier conversation is now a summary.' });
     assert.doesNotMatch(done, /data-action/);
-    assert.match(done, /<div class="preview-result">context compacted.<\/div>/);
+    assert.match(done, /<div class="preview-result">Compacted: the earlier conversation is now a summary.<\/div>/, 'the result\'s message');
   });
   it('renders compaction with its fact check, memory changes and the end of a run', () => {
     const compact = renderItem({ kind: 'compact', id: 'i1', layer: 2, beforeTokens: 150_000, afterTokens: 20_000, offloaded: 0, factCheck: { checked: 12, missing: 2, added: 2 } });

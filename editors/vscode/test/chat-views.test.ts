@@ -242,7 +242,7 @@ describe('memory proposal documents', () => {
 
 describe('memory proposals', () => {
   const PROPOSAL = {
-    id: 'p1', createdAt: '2025-06-10T11:00:00Z', sessionId: 's1', action: 'update', level: 'project' as const,
+    id: 'p1', createdAt: '2025-06-10T11:00:00Z', sessionId: 's1', action: 'update' as const, level: 'project' as const,
     type: 'project_knowledge', title: 'Tests', summary: 'make test runs everything', filename: 'tests.md',
     before: '---\ntitle: Tests\n---\nmake\n', after: '---\ntitle: Tests\n---\nmake test\n',
   };
@@ -312,7 +312,7 @@ describe('memory proposals', () => {
   });
 
   it('accepts from the notification: the whole note before/after as a diff, no content when unedited', async () => {
-    const agent = agentWith({ applied: true, filename: 'tests.md' });
+    const agent = agentWith({ applied: true, filename: 'tests.md', message: 'Accepted: tests.md is written to project memory.' });
     const e = env();
     e.state.answer = ACCEPT;
     assert.equal(await new ProposalReviews(agent, e.env).review('file:///w', 'p1'), true);
@@ -322,11 +322,11 @@ describe('memory proposals', () => {
     assert.deepEqual(e.calls.closed, [['p1', true]]);
     assert.deepEqual(e.calls.asked, [reviewMessage(PROPOSAL)]);
     assert.deepEqual(reviewParams(agent), [{ workspace: 'file:///w', id: 'p1', decision: 'accept' }]);
-    assert.deepEqual(e.calls.infos, ['PseudoClaude: accepted: tests.md (project memory).']);
+    assert.deepEqual(e.calls.infos, ['PseudoClaude: Accepted: tests.md is written to project memory.']);
   });
 
   it('accepts the edited right side from the title button', async () => {
-    const agent = agentWith({ applied: true, filename: 'tests.md' });
+    const agent = agentWith({ applied: true, filename: 'tests.md', message: 'Accepted: tests.md is written to project memory.' });
     const e = env();
     const reviews = new ProposalReviews(agent, e.env);
     const done = reviews.review('file:///w', 'p1');
@@ -338,7 +338,7 @@ describe('memory proposals', () => {
     assert.deepEqual(reviewParams(agent), [
       { workspace: 'file:///w', id: 'p1', decision: 'accept', content: `${PROPOSAL.after}Also: make lint.\n` },
     ]);
-    assert.deepEqual(e.calls.infos, ['PseudoClaude: accepted (edited): tests.md (project memory).']);
+    assert.deepEqual(e.calls.infos, ['PseudoClaude: Accepted: tests.md is written to project memory.']);
     assert.equal(reviews.reviewing('p1'), false);
     reviews.decide('p1', 'accept');
     assert.equal(e.calls.infos.at(-1), 'PseudoClaude: that proposal was already accepted.', 'a late click on the old notification');
@@ -346,7 +346,7 @@ describe('memory proposals', () => {
   });
 
   it('rejects from the title button; closing the diff leaves the proposal for later', async () => {
-    const agent = agentWith({ applied: false });
+    const agent = agentWith({ applied: false, message: 'Rejected the proposed change to tests.md (project memory is unchanged).' });
     const e = env();
     const reviews = new ProposalReviews(agent, e.env);
     const rejecting = reviews.review('file:///w', 'p1');
@@ -354,9 +354,9 @@ describe('memory proposals', () => {
     reviews.decide('p1', 'reject');
     assert.equal(await rejecting, true);
     assert.deepEqual(reviewParams(agent), [{ workspace: 'file:///w', id: 'p1', decision: 'reject' }]);
-    assert.deepEqual(e.calls.infos, ['PseudoClaude: rejected the proposal to update tests.md (project memory).']);
+    assert.deepEqual(e.calls.infos, ['PseudoClaude: Rejected the proposed change to tests.md (project memory is unchanged).']);
 
-    const later = agentWith({ applied: true });
+    const later = agentWith({ applied: true, message: 'Accepted: tests.md is written to project memory.' });
     const l = env();
     const laterReviews = new ProposalReviews(later, l.env);
     const closing = laterReviews.review('file:///w', 'p1');
@@ -368,7 +368,7 @@ describe('memory proposals', () => {
   });
 
   it('a second click on the proposal brings its diff back instead of a second review', async () => {
-    const agent = agentWith({ applied: true });
+    const agent = agentWith({ applied: true, message: 'Accepted: tests.md is written to project memory.' });
     const e = env();
     const reviews = new ProposalReviews(agent, e.env);
     const first = reviews.review('file:///w', 'p1');
@@ -386,7 +386,7 @@ describe('memory proposals', () => {
       if (params.decision === 'accept' && refuse) {
         throw rpcError(-32803, 'proposal p1 is stale: project/tests.md changed since it was proposed (a hand edit or another accepted change); nothing was written');
       }
-      return { applied: false };
+      return { applied: false, message: 'Rejected the proposed change to tests.md (project memory is unchanged).' };
     });
     const e = env();
     e.state.answer = ACCEPT;
@@ -406,7 +406,7 @@ describe('memory proposals', () => {
       if (params.content?.includes('sk-')) {
         throw rpcError(-32602, 'refused: the text looks like it contains an API key; memory never stores secrets');
       }
-      return { applied: true, filename: 'tests.md' };
+      return { applied: true, filename: 'tests.md', message: 'Accepted: tests.md is written to project memory.' };
     });
     const e = env();
     const reviews = new ProposalReviews(agent, e.env);
@@ -425,7 +425,7 @@ describe('memory proposals', () => {
     e.state.right = 'make test runs everything\n';
     reviews.decide('p1', 'accept');
     assert.equal(await done, true);
-    assert.equal(e.calls.infos.at(-1), 'PseudoClaude: accepted (edited): tests.md (project memory).');
+    assert.equal(e.calls.infos.at(-1), 'PseudoClaude: Accepted: tests.md is written to project memory.');
   });
 
   it('a proposal reviewed elsewhere meanwhile closes its diff', async () => {

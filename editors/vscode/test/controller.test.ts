@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Controller, HISTORY_MESSAGES } from '../src/controller';
+import { Controller, HISTORY_ITEMS } from '../src/controller';
 import type { RequestOptions } from '../src/ports';
 import type { CompactPreviewResult, CompactResult, ContextResult, MemoryShowResult, RunResult, UndoResult } from '../src/protocol';
 import { Transcript } from '../src/transcript';
@@ -302,14 +302,17 @@ describe('folderRequest: pick the folder, call the request, report the failure',
 const PREVIEW: CompactPreviewResult = {
   wouldSummarize: true, beforeTokens: 170_000, estimatedAfterTokens: 24_000, summarizedMessages: 12,
   keptMessages: 8, firstKeptIndex: 12, spill: { results: 2, bytes: 120_000 },
+  message: 'Would summarize the 12 oldest messages and keep the 8 newest messages as they are: about 170k → 24k tokens.',
 };
 const COMPACTED: CompactResult = {
   beforeTokens: 170_000, afterTokens: 20_000, offloaded: 2, summarized: true,
   factCheck: { checked: 12, missing: 2, added: 2 },
+  message: 'Compacted: the earlier conversation is now a summary (170k → 20k tokens).',
 };
 const NOTHING: CompactPreviewResult = {
   wouldSummarize: false, reason: 'nothing to summarize', beforeTokens: 900, estimatedAfterTokens: 900,
   summarizedMessages: 0, keptMessages: 3, firstKeptIndex: 0, spill: { results: 0, bytes: 0 },
+  message: 'Nothing would be summarized: everything is recent (900 tokens).',
 };
 
 describe('Compact Context', () => {
@@ -325,15 +328,14 @@ describe('Compact Context', () => {
     assert.ok(agent.calls[1]?.options?.onProgress, 'the compaction reports progress');
     assert.deepEqual(ui.progressTitles, ['PseudoClaude: compacting the context']);
     assert.deepEqual(ui.confirmations, [{
-      message: 'Compact the context of app?',
+      message: PREVIEW.message,
       action: 'Compact',
-      detail: '12 messages would be summarized, 8 recent messages kept as they are (from message 13).\n' +
-        'Estimate: 170,000 → about 24,000 tokens.\n' +
-        '2 tool results (117.2 KB) would be offloaded to files.',
+      detail: 'Tokens: 170,000 → about 24,000\n' +
+        'Summarized: 12 messages; kept: 8 (from message 13)\n' +
+        'Offloaded: 2 tool results (117.2 KB)\n' +
+        'Folder: app',
     }]);
-    assert.deepEqual(ui.infos(), [
-      'PseudoClaude: context compacted (170k → 20k tokens, 2 tool results offloaded); summary checked: 12 facts, 2 carried by the server.',
-    ]);
+    assert.deepEqual(ui.infos(), ['PseudoClaude: Compacted: the earlier conversation is now a summary (170k → 20k tokens).'], 'the server\'s line');
     assert.deepEqual(ui.errors(), []);
   });
   it('Cancel in the dialog compacts nothing', async () => {
@@ -355,24 +357,24 @@ describe('Compact Context', () => {
     await controller.compact();
     assert.deepEqual(agent.methods(), ['pseudoclaude/compact/preview']);
     assert.deepEqual(ui.confirmations, []);
-    assert.deepEqual(ui.infos(), ['PseudoClaude: nothing to compact in app: everything is in the recent window (900 tokens).']);
-    const none = setup({ 'pseudoclaude/compact/preview': { ...NOTHING, reason: 'no session', beforeTokens: 0 } });
+    assert.deepEqual(ui.infos(), ['PseudoClaude: Nothing would be summarized: everything is recent (900 tokens).']);
+    const none = setup({ 'pseudoclaude/compact/preview': { ...NOTHING, reason: 'no session', beforeTokens: 0, spill: { results: 1, bytes: 9 }, message: 'Nothing would be summarized: no conversation yet (0 tokens).' } });
     none.ui.inputs = [''];
     await none.controller.compact();
-    assert.deepEqual(none.ui.infos(), ['PseudoClaude: nothing to compact in app: no conversation yet (0 tokens).']);
+    assert.deepEqual(none.ui.infos(), ['PseudoClaude: Nothing would be summarized: no conversation yet (0 tokens).']);
   });
   it('offers to offload tool results when only that would happen', async () => {
     const { agent, ui, controller } = setup({
-      'pseudoclaude/compact/preview': { ...NOTHING, reason: 'would not shrink', spill: { results: 1, bytes: 60_000 } },
-      'pseudoclaude/compact': { beforeTokens: 30_000, afterTokens: 16_000, offloaded: 1, summarized: false, factCheck: { checked: 0, missing: 0, added: 0 } },
+      'pseudoclaude/compact/preview': { ...NOTHING, reason: 'would not shrink', spill: { results: 1, bytes: 60_000 }, message: 'Nothing would be summarized: a summary would not be smaller (900 tokens; 1 tool result (60,000 bytes) would be saved to files).' },
+      'pseudoclaude/compact': { beforeTokens: 30_000, afterTokens: 16_000, offloaded: 1, summarized: false, factCheck: { checked: 0, missing: 0, added: 0 }, message: 'Saved 1 tool result to files (30k → 16k tokens); nothing older than the recent window to summarize.' },
     });
     ui.inputs = [''];
     ui.confirms = [true];
     await controller.compact();
     assert.deepEqual(agent.methods().slice(0, 2), ['pseudoclaude/compact/preview', 'pseudoclaude/compact']);
-    assert.equal(ui.confirmations[0]?.message, 'Nothing to summarize in app (a summary would not make it smaller). Offload tool results?');
-    assert.match(ui.confirmations[0]?.detail ?? '', /^1 tool result \(58\.6 KB\) would be offloaded to files\.\nEstimate: 900 → about 900 tokens\.$/);
-    assert.deepEqual(ui.infos(), ['PseudoClaude: 1 tool result offloaded (30k → 16k tokens); nothing older than the recent window to summarize.']);
+    assert.match(ui.confirmations[0]?.message ?? '', /^Nothing would be summarized: a summary would not be smaller/);
+    assert.equal(ui.confirmations[0]?.detail, 'Tokens: 900 → about 900\nOffloaded: 1 tool result (58.6 KB)\nFolder: app');
+    assert.deepEqual(ui.infos(), ['PseudoClaude: Saved 1 tool result to files (30k → 16k tokens); nothing older than the recent window to summarize.']);
   });
   it('Escape cancels; a failed preview or compaction shows the server message', async () => {
     const { agent, ui, controller } = setup({ 'pseudoclaude/compact/preview': () => { throw rpcError(-32803, 'a run is in progress'); } });
@@ -397,27 +399,24 @@ describe('Compact Context', () => {
 describe('Undo Compaction', () => {
   it('restores the summarized messages, notes it in the transcript and refreshes the meter', async () => {
     const { agent, ui, sink, controller } = setup({
-      'pseudoclaude/compact/undo': { restored: true, beforeTokens: 20_000, afterTokens: 170_000, messageCount: 42 } satisfies UndoResult,
+      'pseudoclaude/compact/undo': { restored: true, beforeTokens: 20_000, afterTokens: 170_000, messageCount: 42, message: 'Undone: what the last compaction summarized is back (42 messages, 20k → 170k tokens).' } satisfies UndoResult,
     });
     await controller.undoCompaction();
     await flush();
     assert.deepEqual(agent.methods(), ['pseudoclaude/compact/undo', 'pseudoclaude/context']);
     assert.deepEqual(agent.calls[0]?.params, { workspace: WS });
     assert.deepEqual(ui.progressTitles, ['PseudoClaude: undoing the last compaction']);
-    assert.deepEqual(ui.infos(), ['PseudoClaude: compaction undone in app: 42 messages, 20k → 170k tokens.']);
-    assert.match(sink.text, /· compaction undone: 42 messages, 20k → 170k tokens/);
+    assert.deepEqual(ui.infos(), ['PseudoClaude: Undone: what the last compaction summarized is back (42 messages, 20k → 170k tokens).']);
+    assert.match(sink.text, /· Undone: what the last compaction summarized is back \(42 messages, 20k → 170k tokens\)/);
     assert.deepEqual(ui.confirmations, [], 'undo does not ask');
   });
   it('says why nothing was restored', async () => {
     const { ui, sink, controller } = setup({
-      'pseudoclaude/compact/undo': { restored: false, reason: 'no compaction to undo', beforeTokens: 900, afterTokens: 900, messageCount: 3 },
+      'pseudoclaude/compact/undo': { restored: false, reason: 'no compaction to undo', beforeTokens: 900, afterTokens: 900, messageCount: 3, message: 'Nothing to undo: no compaction to undo.' },
     });
     await controller.undoCompaction();
-    assert.deepEqual(ui.infos(), ['PseudoClaude: nothing to undo in app: no compaction to undo.']);
+    assert.deepEqual(ui.messages.map((m) => [m.level, m.text]), [['warn', 'PseudoClaude: Nothing to undo: no compaction to undo.']]);
     assert.equal(sink.text, '');
-    const bare = setup({ 'pseudoclaude/compact/undo': { restored: false, beforeTokens: 0, afterTokens: 0, messageCount: 0 } });
-    await bare.controller.undoCompaction();
-    assert.deepEqual(bare.ui.infos(), ['PseudoClaude: nothing to undo in app: no compaction left to undo.']);
   });
   it('a failure shows the server message', async () => {
     const { ui, controller } = setup({ 'pseudoclaude/compact/undo': () => { throw rpcError(-32803, 'a run is in progress'); } });
@@ -429,6 +428,7 @@ describe('Undo Compaction', () => {
 const MEMORY: MemoryShowResult = {
   index: '## Project Memory\n- [project_knowledge] Tests — make test (project_knowledge_tests.md)',
   truncated: false,
+  health: { lines: 2, bytes: 80, maxLines: 200, maxBytes: 25_600 },
   stores: [
     { level: 'project', dir: '/work/app/.PseudoClaude/memory', indexUri: 'file:///work/app/.PseudoClaude/memory/MEMORY.md', notes: [
       { filename: 'project_knowledge_tests.md', uri: 'file:///work/app/.PseudoClaude/memory/project_knowledge_tests.md', type: 'project_knowledge', title: 'Tests', summary: 'make test' },
@@ -499,13 +499,14 @@ describe('sessions', () => {
     const { agent, ui, sink, controller } = setup({
       'pseudoclaude/sessions/list': SESSIONS,
       'pseudoclaude/sessions/resume': { sessionId: '20250610-115500-abcd', messageCount: 30, badLines: 0, repaired: 0 },
-      'pseudoclaude/sessions/messages': { total: 30, messages: [{ role: 'assistant', content: 'Done.' }] },
+      'pseudoclaude/sessions/messages': { sessionId: '20250610-115500-abcd', total: 30, items: [{ kind: 'assistant', text: 'Done.', inContext: true }] },
     });
     ui.picks = ['fix the parser'];
     await controller.resumeSession();
     assert.deepEqual(agent.calls[1]?.params, { workspace: WS, sessionId: '20250610-115500-abcd' });
-    assert.deepEqual(agent.calls[2]?.params, { workspace: WS, sessionId: '20250610-115500-abcd', offset: 30 - HISTORY_MESSAGES, limit: HISTORY_MESSAGES });
-    assert.match(sink.text, /resumed session 20250610-115500-abcd \(30 messages\)\n· \(10 earlier messages not shown\)\nPseudoClaude: Done\./);
+    assert.deepEqual(agent.calls[2]?.params, { workspace: WS, sessionId: '20250610-115500-abcd', offset: 0, limit: 1 });
+    assert.deepEqual(agent.calls[3]?.params, { workspace: WS, sessionId: '20250610-115500-abcd', offset: 30 - HISTORY_ITEMS, limit: HISTORY_ITEMS });
+    assert.match(sink.text, /resumed session 20250610-115500-abcd \(30 messages\)\n· \(10 earlier entries not shown\)\nPseudoClaude: Done\./);
     assert.deepEqual(ui.infos(), ['PseudoClaude: resumed session 20250610-115500-abcd (30 messages).']);
     assert.equal(ui.pickedFrom[0]?.items[0]?.description, '5 min ago · 30 messages · m');
   });
@@ -513,7 +514,7 @@ describe('sessions', () => {
     const { ui, controller } = setup({
       'pseudoclaude/sessions/list': SESSIONS,
       'pseudoclaude/sessions/resume': { sessionId: 'x', messageCount: 3, badLines: 1, repaired: 2 },
-      'pseudoclaude/sessions/messages': { total: 3, messages: [] },
+      'pseudoclaude/sessions/messages': { sessionId: 'x', total: 3, items: [] },
     });
     ui.picks = ['fix'];
     await controller.resumeSession();
@@ -525,7 +526,7 @@ describe('sessions', () => {
   it('Resume Session takes an id argument without listing', async () => {
     const { agent, controller } = setup({
       'pseudoclaude/sessions/resume': { sessionId: 'latest-id', messageCount: 0, badLines: 0, repaired: 0 },
-      'pseudoclaude/sessions/messages': { total: 0, messages: [] },
+      'pseudoclaude/sessions/messages': { sessionId: 'latest-id', total: 0, items: [] },
     });
     await controller.resumeSession('latest');
     assert.equal(agent.calls[0]?.method, 'pseudoclaude/sessions/resume');
@@ -563,7 +564,7 @@ describe('status and context', () => {
     assert.equal(ui.messages[0]?.level, 'warn');
     assert.equal(ui.status?.level, 'error');
     assert.ok(agent.methods().includes('pseudoclaude/compact/preview'));
-    assert.match(ui.infos().at(-1) ?? '', /nothing to compact in app/);
+    assert.equal(ui.infos().at(-1), `PseudoClaude: ${NOTHING.message}`);
   });
   it('an error event refreshes the breaker state', async () => {
     const { agent, controller } = setup();

@@ -67,7 +67,7 @@ describe('package.json', () => {
 describe('protocol names', () => {
   it('match SPEC §8', () => {
     assert.deepEqual(Object.values(Requests).sort(), [
-      'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
+      'pseudoclaude/commands', 'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
       'pseudoclaude/context', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
       'pseudoclaude/memory/remember', 'pseudoclaude/memory/review', 'pseudoclaude/memory/show',
       'pseudoclaude/run',

@@ -25,6 +25,7 @@ describe('memoryItems', () => {
     const items = memoryItems({
       index: '## Project Memory\n- [project_knowledge] Tests — make test (project_knowledge_tests.md)',
       truncated: false,
+      health: { lines: 2, bytes: 80, maxLines: 200, maxBytes: 25_600 },
       stores: [
         { level: 'project', dir: '/w/.PseudoClaude/memory', indexUri: 'file:///w/.PseudoClaude/memory/MEMORY.md', notes: [
           { filename: 'project_knowledge_tests.md', uri: 'file:///w/.PseudoClaude/memory/project_knowledge_tests.md', type: 'project_knowledge', title: 'Tests', summary: 'make test' },
@@ -45,7 +46,7 @@ describe('memoryItems', () => {
     assert.equal(items[3]?.detail, 'make test');
   });
   it('says when the index was truncated', () => {
-    assert.equal(memoryItems({ index: '', truncated: true, stores: [] })[0]?.description, 'truncated');
+    assert.equal(memoryItems({ index: '', truncated: true, stores: [], health: { lines: 2, bytes: 80, maxLines: 200, maxBytes: 25_600 } })[0]?.description, 'truncated');
   });
   it('offers both levels and the four memory types', () => {
     assert.deepEqual(levelItems().map((i) => i.value), ['project', 'user']);

@@ -15,7 +15,7 @@ describe('Transcript', () => {
     t.event(ev({ kind: 'text', delta: 'Let me ' }));
     t.event(ev({ kind: 'text', delta: 'look.' }));
     t.event(ev({ kind: 'toolCall', id: 'c1', name: 'read_file', arguments: { path: 'README.md' } }));
-    t.event(ev({ kind: 'toolResult', id: 'c1', name: 'read_file', isError: false, bytes: 2048, preview: '# x' }));
+    t.event(ev({ kind: 'toolResult', id: 'c1', name: 'read_file', isError: false, bytes: 2048, preview: '{"ok":true}', status: 'done', display: '# x' }));
     t.event(ev({ kind: 'usage', inputTokens: 1, outputTokens: 2, cacheRead: 0, cacheWrite: 0 }));
     t.event(ev({ kind: 'text', delta: 'It keeps sessions.' }));
     t.event(ev({ kind: 'stop', stopReason: 'completed' }));
@@ -50,7 +50,8 @@ describe('Transcript', () => {
     const sink = new StringSink();
     const t = new Transcript(sink);
     t.beginRun(WS, 'go');
-    t.event(ev({ kind: 'toolResult', id: 'c', name: 'run_command', isError: true, bytes: 10, preview: '{"ok": false,\n "error": "denied"}' }));
+    t.event(ev({ kind: 'toolResult', id: 'c', name: 'run_command', isError: true, bytes: 10, preview: '{"ok": false}', status: 'denied', display: 'The user denied\nthis call', error: 'denied by the user' }));
+    t.event(ev({ kind: 'toolResult', id: 'd', name: 'read_file', isError: true, bytes: 10, preview: '{"ok": false}', status: 'error', display: 'no such file: a.txt' }));
     t.event(ev({ kind: 'compact', layer: 2, beforeTokens: 170_000, afterTokens: 20_000, offloaded: 1 }));
     t.event(ev({ kind: 'compact', layer: 2, beforeTokens: 90_000, afterTokens: 9_000, offloaded: 0, factCheck: { checked: 7, missing: 2, added: 2 } }));
     t.event(ev({ kind: 'memory', status: 'updated', changes: [{ action: 'create', level: 'project', filename: 'project_knowledge_x.md' }] }));
@@ -60,7 +61,8 @@ describe('Transcript', () => {
     t.event(ev({ kind: 'error', message: 'auto-compact failed 3 times' }));
     const lines = sink.text.split('\n').slice(3, -1);
     assert.deepEqual(lines, [
-      '  ✗ run_command failed: {"ok": false, "error": "denied"}',
+      '  ✗ run_command denied: denied by the user',
+      '  ✗ read_file failed: no such file: a.txt',
       '  ⇣ compacted (layer 2): 170k → 20k tokens, 1 result offloaded',
       '  ⇣ compacted (layer 2): 90k → 9k tokens; summary checked: 7 facts, 2 carried by the server',
       '  ✎ memory updated: create project project_knowledge_x.md',
@@ -88,21 +90,27 @@ describe('Transcript', () => {
     assert.equal(sink.text, '── lib · session s9 ──\nxy');
   });
 
-  it('replays a resumed history briefly', () => {
+  it('replays a resumed history briefly from its items, marking what is out of context', () => {
     const sink = new StringSink();
     const t = new Transcript(sink);
     t.note('resumed session s1 (3 messages)');
     t.history([
-      { role: 'user', content: 'read the\nREADME' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'c', name: 'read_file', arguments: { path: 'README.md' } }] },
-      { role: 'user', tool_result: { call_id: 'c', name: 'read_file', content: 'abc', is_error: false } },
+      { kind: 'summary', text: 'Earlier: the parser.', inContext: false },
+      { kind: 'user', text: 'read the\nREADME', inContext: true },
+      { kind: 'toolCall', id: 'c', name: 'read_file', arguments: { path: 'README.md' }, status: 'done', preview: 'abc', bytes: 3, inContext: true },
+      { kind: 'toolCall', id: 'd', name: 'run_command', arguments: { command: 'make' }, status: 'denied', preview: 'denied', error: 'the user denied it', inContext: true },
+      { kind: 'toolCall', id: 'e', name: 'run_command', arguments: { command: 'sleep 9' }, status: 'canceled', preview: '', inContext: true },
+      { kind: 'undo', restored: 4, message: 'The last compaction was undone: 4 messages are back in the conversation.', inContext: true },
     ], 2);
     assert.equal(sink.text, [
       '· resumed session s1 (3 messages)',
-      '· (2 earlier messages not shown)',
+      '· (2 earlier entries not shown)',
+      '  ⇣ summary (not in context): Earlier: the parser.',
       'You: read the README',
-      '  ▸ read_file(path: README.md)',
-      '  ✓ read_file · 3 B',
+      '  ✓ read_file(path: README.md) · 3 B',
+      '  ✗ run_command(command: make) denied: the user denied it',
+      '  ✗ run_command(command: sleep 9) canceled',
+      '· The last compaction was undone: 4 messages are back in the conversation.',
       '',
     ].join('\n'));
   });

@@ -6,7 +6,7 @@
  * a panel to post to and the few editor services it needs (`ChatEnv`); tests give it fakes.
  */
 import { CancelSource } from '../cancel';
-import { compactMessage, previewPlan, undoMessage } from '../compaction';
+import { previewPlan } from '../compaction';
 import { describeFailure, errorMessage, isCancelled } from '../errors';
 import { oneLine, plural } from '../format';
 import { MeterStore } from '../meter';
@@ -23,10 +23,11 @@ import {
 } from '../protocol';
 import { normalizeUri, sameUri } from '../uri';
 import { isFromWebview, type FromWebview, type ToWebview } from './messages';
-import { emptyState, fromLog, reduce, type ApprovalStatus, type ChatAction, type ChatFolder, type ChatState } from './model';
+import { parseSlash, type SlashRun } from './slash';
+import { emptyState, fromItems, reduce, type ApprovalStatus, type ChatAction, type ChatFolder, type ChatState } from './model';
 
-/** How many messages of a session the restored transcript shows (the newest). */
-export const RESTORE_MESSAGES = 200;
+/** How many items of a session's transcript the restored chat shows (the newest). */
+export const RESTORE_ITEMS = 200;
 
 export interface ChatPanel {
   post(message: ToWebview): void;
@@ -62,6 +63,8 @@ export interface ChatEnv {
   /** The session the chat showed last in a folder (kept across reloads: a new server resumes it). */
   rememberedSession(folder: string): string | undefined;
   rememberSession(folder: string, sessionId: string): void;
+  /** Show the memory (the Show Memory command: `/memory`). */
+  showMemory(): Promise<void>;
 }
 
 interface PendingApproval {
@@ -336,6 +339,11 @@ export class ChatHost {
   // ------------------------------------------------------------------------ running
 
   async ask(prompt: string): Promise<RunResult | undefined> {
+    const slash = parseSlash(prompt, this.state.commands);
+    if (slash) {
+      await this.slash(slash);
+      return undefined;
+    }
     const folder = this.needFolder();
     if (!folder || prompt.trim() === '') {
       return undefined;
@@ -415,6 +423,87 @@ export class ChatHost {
     }
     await Promise.all([this.refreshContext(), this.refreshSessions()]);
     this.env.sessionsChanged(folder);
+  }
+
+  // ------------------------------------------------------------------------ slash commands
+
+  /**
+   * The server's slash commands, once per server start; a server without the request (an older
+   * one) lists none: the prompt box offers no completion.
+   */
+  async loadCommands(): Promise<void> {
+    try {
+      const r = await this.agent.request(Requests.slashCommands, {});
+      this.dispatch({ type: 'commands', commands: r.commands });
+    } catch (e) {
+      this.env.log(`chat: slash commands: ${errorMessage(e)}`);
+      this.dispatch({ type: 'commands', commands: null });
+    }
+  }
+
+  /** Run a slash command typed in the prompt box. */
+  private async slash(run: SlashRun): Promise<void> {
+    switch (run.name) {
+      case 'compact':
+        await this.compactNow(run.argument);
+        return;
+      case 'undo':
+        await this.undo();
+        return;
+      case 'context':
+        await this.refreshContext();
+        this.dispatch({ type: 'contextShown' });
+        return;
+      case 'memory':
+        await this.env.showMemory().catch((e: unknown) => this.notice('error', describeFailure('Show Memory', e)));
+        return;
+      case 'new':
+        if (this.running()) {
+          this.notice('warning', 'A run is in progress: wait for it, or Stop it first.');
+          return;
+        }
+        await this.newSession();
+        return;
+    }
+  }
+
+  /**
+   * `/compact [instructions]`: compact now (the command is the confirmation), cancellable with
+   * Stop; the transcript is reloaded (what was summarized shows as out of context), then the
+   * server's line says what happened.
+   */
+  private async compactNow(instructions: string): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    if (this.running()) {
+      this.notice('warning', 'A run is in progress: wait for it, or Stop it first.');
+      return;
+    }
+    const source = new CancelSource();
+    this.run = { source, folder: folder.uri };
+    this.dispatch({ type: 'runStarted' });
+    let line: { level: 'info' | 'error'; text: string };
+    try {
+      const r = await this.agent.request(
+        Requests.compact,
+        { workspace: folder.uri, ...(instructions ? { instructions } : {}) },
+        { token: source.token },
+      );
+      line = { level: 'info', text: r.message };
+    } catch (e) {
+      line = {
+        level: 'error',
+        text: isCancelled(e) || source.token.isCancellationRequested ? 'Compaction cancelled.' : describeFailure('Compact', e),
+      };
+    } finally {
+      this.run = undefined;
+    }
+    this.dispatch({ type: 'runFinished' });
+    await this.reload();
+    this.notice(line.level, line.text);
+    await this.afterChange(folder);
   }
 
   // ------------------------------------------------------------------------ notifications
@@ -506,16 +595,16 @@ export class ChatHost {
     }
     let next: ChatState;
     if (sessionId === null) {
-      next = fromLog(this.state, null, []);
+      next = fromItems(this.state, null, []);
     } else {
       try {
         const head = await this.agent.request(Requests.sessionsMessages, { workspace: folder.uri, sessionId, offset: 0, limit: 1 });
-        const offset = Math.max(0, head.total - RESTORE_MESSAGES);
+        const offset = Math.max(0, head.total - RESTORE_ITEMS);
         const page =
           head.total <= 1
             ? head
             : await this.agent.request(Requests.sessionsMessages, { workspace: folder.uri, sessionId, offset });
-        next = fromLog(this.state, sessionId, page.messages, offset);
+        next = fromItems(this.state, sessionId, page.items, offset);
       } catch (e) {
         this.env.log(`chat: messages of ${sessionId}: ${errorMessage(e)}`);
         return;
@@ -565,7 +654,7 @@ export class ChatHost {
     }
     try {
       const r = await this.agent.request(Requests.sessionsNew, { workspace: folder.uri });
-      this.restore({ ...fromLog(this.state, r.sessionId, []) });
+      this.restore({ ...fromItems(this.state, r.sessionId, []) });
       this.focus();
     } catch (e) {
       this.notice('error', describeFailure('New session', e));
@@ -627,7 +716,7 @@ export class ChatHost {
         workspace: folder.uri,
         ...(text ? { instructions: text } : {}),
       });
-      this.dispatch({ type: 'previewDone', id, status: 'done', result: compactMessage(r) });
+      this.dispatch({ type: 'previewDone', id, status: 'done', result: r.message });
     } catch (e) {
       this.dispatch({
         type: 'previewDone',
@@ -646,7 +735,10 @@ export class ChatHost {
     }
     try {
       const r = await this.agent.request(Requests.compactUndo, { workspace: folder.uri });
-      this.notice(r.restored ? 'info' : 'warning', undoMessage(r, folder.name));
+      if (r.restored && !this.running()) {
+        await this.reload(); // what came back is in context again
+      }
+      this.notice(r.restored ? 'info' : 'warning', r.message);
     } catch (e) {
       this.notice('error', describeFailure('Undo compaction', e));
     }

@@ -58,7 +58,8 @@ export function chatHtml(d: ChatDocument): string {
 <section id="meter" class="meter" aria-label="Context window"></section>
 <main id="transcript" class="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="-1"></main>
 <footer class="composer">
-  <textarea id="prompt" rows="3" placeholder="Ask PseudoClaude…" aria-label="Prompt. Enter sends, Shift+Enter adds a line, Up and Down browse earlier prompts" aria-describedby="status"></textarea>
+  <ul id="slash" class="slash-list" role="listbox" aria-label="Slash commands" hidden></ul>
+  <textarea id="prompt" rows="3" placeholder="Ask PseudoClaude… (/ for commands)" aria-label="Prompt. Enter sends, Shift+Enter adds a line, Up and Down browse earlier prompts, / lists commands" aria-describedby="status" aria-autocomplete="list" aria-controls="slash"></textarea>
   <div class="composer-row">
     <span id="status" class="status" role="status"></span>
     <button type="button" id="cancel" data-action="cancel" title="Cancel the run" hidden>Stop</button>

@@ -9,12 +9,15 @@ import type {
   ApprovalDecision,
   CompactPreviewResult,
   FactCheck,
-  LogMessage,
   RunResult,
   SessionSummary,
+  SlashCommand,
+  ToolCallItem,
+  TranscriptItem,
 } from '../protocol';
 
-export type ToolStatus = 'running' | 'waiting' | 'done' | 'failed' | 'interrupted';
+/** `denied`: the user (or the policy) refused it; `canceled`: the run stopped while it ran. */
+export type ToolStatus = 'running' | 'waiting' | 'done' | 'failed' | 'denied' | 'canceled' | 'interrupted';
 
 /** Where an approval is answered: VS Code's modal dialog (`showMessageRequest`) or the card itself. */
 export type ApprovalMode = 'modal' | 'inline';
@@ -24,9 +27,17 @@ export type PreviewStatus = 'asking' | 'compacting' | 'done' | 'cancelled' | 'fa
 
 export type NoticeLevel = 'info' | 'warning' | 'error';
 
-export type ChatItem =
+/** What a restored item says of the model's context: `false` when it no longer sees it (summarized away, undone). */
+export interface ContextFlag {
+  outOfContext?: true;
+}
+
+/** A line of the session's own history (from the server's transcript): a compaction, an undo, a rewind. */
+export type MarkerKind = 'compaction' | 'undo' | 'rewind';
+
+export type ChatItem = (
   | { kind: 'user'; id: string; text: string }
-  | { kind: 'assistant'; id: string; text: string; streaming: boolean }
+  | { kind: 'assistant'; id: string; text: string; streaming: boolean; thinking?: string }
   | {
       kind: 'tool';
       id: string;
@@ -35,7 +46,10 @@ export type ChatItem =
       arguments: unknown;
       status: ToolStatus;
       bytes?: number;
-      preview?: string;
+      /** The result (or its error) as readable text, from the server. */
+      display?: string;
+      /** A failed, denied or canceled call's own message. */
+      error?: string;
     }
   | {
       kind: 'approval';
@@ -48,8 +62,11 @@ export type ChatItem =
       /** A write whose change can be shown in the diff editor (inline approvals). */
       path?: string;
     }
-  /** The summary an earlier compaction put first (from the log). */
+  /** The summary an earlier compaction put first (from the transcript). */
   | { kind: 'summary'; id: string; text: string }
+  | { kind: 'marker'; id: string; marker: MarkerKind; text: string }
+  /** The context breakdown at one moment (`/context`). */
+  | { kind: 'context'; id: string; meter: MeterState | null }
   | {
       kind: 'compact';
       id: string;
@@ -76,7 +93,9 @@ export type ChatItem =
       inputTokens?: number;
       outputTokens?: number;
       error?: string;
-    };
+    }
+) &
+  ContextFlag;
 
 export type ItemKind = ChatItem['kind'];
 export type ItemOf<K extends ItemKind> = Extract<ChatItem, { kind: K }>;
@@ -97,6 +116,8 @@ export interface ChatState {
   running: boolean;
   meter: MeterState | null;
   sessions: SessionSummary[];
+  /** The server's slash commands; `null` until listed (or when the server has none to list). */
+  commands: SlashCommand[] | null;
   /** The next item id. */
   seq: number;
 }
@@ -111,6 +132,7 @@ export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder
     running: false,
     meter: null,
     sessions: [],
+    commands: null,
     seq: 1,
   };
 }
@@ -123,6 +145,9 @@ export type ChatAction =
   | { type: 'meter'; meter: MeterState | null }
   | { type: 'sessions'; sessions: SessionSummary[] }
   | { type: 'folders'; folders: ChatFolder[] }
+  | { type: 'commands'; commands: SlashCommand[] | null }
+  /** The context breakdown as the meter has it, shown in the transcript (`/context`). */
+  | { type: 'contextShown' }
   | {
       type: 'approval';
       id: string;
@@ -210,6 +235,24 @@ function resolvePendingModals(state: ChatState, status: ApprovalStatus): ChatSta
   };
 }
 
+/** A result's status (the server's words) as a card's. */
+export function resultStatus(status: string | undefined, isError = false): ToolStatus {
+  switch (status) {
+    case 'done':
+      return 'done';
+    case 'error':
+      return 'failed';
+    case 'denied':
+      return 'denied';
+    case 'canceled':
+      return 'canceled';
+    case 'pending':
+      return 'interrupted';
+    default:
+      return isError ? 'failed' : 'done';
+  }
+}
+
 // ------------------------------------------------------------------------------------ reducer
 
 function onEvent(state: ChatState, e: AgentEvent): ChatState {
@@ -241,9 +284,11 @@ function onEvent(state: ChatState, e: AgentEvent): ChatState {
     case 'toolResult': {
       const update = (t: ItemOf<'tool'>): ItemOf<'tool'> => ({
         ...t,
-        status: e.isError ? 'failed' : 'done',
+        status: resultStatus(e.status, e.isError),
         bytes: e.bytes,
-        preview: e.preview,
+        // An older server sends no `display`: its error line, else the raw preview.
+        display: e.display ?? e.error ?? e.preview,
+        ...(e.error ? { error: e.error } : {}),
       });
       const found = updateLast(state, 'tool', (t) => t.callId === e.id, update);
       if (found !== state) {
@@ -359,6 +404,12 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return { ...state, sessions: a.sessions };
     case 'folders':
       return { ...state, folders: a.folders };
+    case 'commands':
+      return { ...state, commands: a.commands };
+    case 'contextShown': {
+      const meter = state.meter;
+      return withItem(state, (id) => ({ kind: 'context', id, meter }));
+    }
     case 'approval': {
       const { id, tool, title, detail, mode, path } = a;
       // The call it is about waits for the answer.
@@ -395,81 +446,60 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
   }
 }
 
-// ------------------------------------------------------------------------------------ the log
+// ------------------------------------------------------------------------------------ the transcript
 
-/** The end of a summary message an earlier compaction put first (the server's boundary reminder). */
-export const SUMMARY_MARKER = '[Context boundary]';
-
-export function isSummaryMessage(m: LogMessage): boolean {
-  return m.role === 'user' && typeof m.content === 'string' && m.content.includes(SUMMARY_MARKER);
+function toolOf(t: ToolCallItem, id: string): ItemOf<'tool'> {
+  return {
+    kind: 'tool',
+    id,
+    callId: t.id,
+    name: t.name,
+    arguments: t.arguments,
+    status: resultStatus(t.status),
+    ...(t.bytes !== undefined ? { bytes: t.bytes } : {}),
+    ...(t.status !== 'pending' ? { display: t.preview } : {}),
+    ...(t.error ? { error: t.error } : {}),
+  };
 }
 
-/** The summary text without the server's boundary reminder. */
-export function summaryText(content: string): string {
-  const cut = content.lastIndexOf(SUMMARY_MARKER);
-  return (cut < 0 ? content : content.slice(0, cut)).trim();
+/** The chat item of a transcript item (the server built it; nothing is decoded here). */
+function chatItemOf(t: TranscriptItem, id: string): ChatItem {
+  switch (t.kind) {
+    case 'user':
+      return { kind: 'user', id, text: t.text };
+    case 'assistant':
+      return { kind: 'assistant', id, text: t.text, streaming: false, ...(t.thinking ? { thinking: t.thinking } : {}) };
+    case 'toolCall':
+      return toolOf(t, id);
+    case 'summary':
+      return { kind: 'summary', id, text: t.text };
+    case 'compaction':
+    case 'undo':
+    case 'rewind':
+      return { kind: 'marker', id, marker: t.kind, text: t.message };
+    case 'notice':
+      return { kind: 'notice', id, level: 'info', text: t.text };
+  }
 }
-
-/** Characters of a tool result kept as its preview (as the `toolResult` event's). */
-export const RESULT_PREVIEW_CHARS = 200;
 
 /**
- * The transcript of a session from its messages (`pseudoclaude/sessions/messages`): prompts,
- * answers, tool cards with their results, the summary of an earlier compaction (its
- * acknowledgement is not shown). `earlier`: messages before these that are not shown. Only for a
- * session that is not running: calls without results show as interrupted.
+ * The transcript of a session from its items (`pseudoclaude/sessions/messages`), as the server
+ * built them: prompts, answers, tool cards with their status and readable result, the summary of
+ * a compaction, the compactions, undos and rewinds. Items the model no longer sees stay, marked
+ * `outOfContext`. `earlier`: items before these that are not shown. Only for a session that is
+ * not running: calls still pending show as interrupted.
  */
-export function fromLog(base: ChatState, sessionId: string | null, messages: LogMessage[], earlier = 0): ChatState {
+export function fromItems(base: ChatState, sessionId: string | null, items: readonly TranscriptItem[], earlier = 0): ChatState {
   let state: ChatState = { ...base, sessionId, items: [], earlier, running: false };
-  let afterSummary = false;
-  for (const m of messages) {
-    if (m.tool_result) {
-      const r = m.tool_result;
-      const content = typeof r.content === 'string' ? r.content : JSON.stringify(r.content ?? '');
-      const update = (t: ItemOf<'tool'>): ItemOf<'tool'> => ({
-        ...t,
-        status: r.is_error ? 'failed' : 'done',
-        bytes: new TextEncoder().encode(content).length,
-        preview: content.slice(0, RESULT_PREVIEW_CHARS),
-      });
-      const found = updateLast(state, 'tool', (t) => t.callId === r.call_id, update);
-      state =
-        found !== state
-          ? found
-          : withItem(state, (id) =>
-              update({ kind: 'tool', id, callId: r.call_id, name: r.name, arguments: undefined, status: 'running' }),
-            );
-      afterSummary = false;
+  for (const t of items) {
+    if ((t.kind === 'user' || t.kind === 'assistant') && t.text.trim() === '' && !(t.kind === 'assistant' && t.thinking)) {
       continue;
     }
-    if (isSummaryMessage(m)) {
-      state = withItem(state, (id) => ({ kind: 'summary', id, text: summaryText(m.content ?? '') }));
-      afterSummary = true;
-      continue;
-    }
-    const content = typeof m.content === 'string' ? m.content : '';
-    if (m.role === 'user') {
-      if (content.trim() !== '') {
-        state = withItem(state, (id) => ({ kind: 'user', id, text: content }));
-      }
-    } else if (m.role === 'assistant') {
-      if (content.trim() !== '' && !afterSummary) {
-        state = withItem(state, (id) => ({ kind: 'assistant', id, text: content, streaming: false }));
-      }
-      for (const call of m.tool_calls ?? []) {
-        state = withItem(state, (id) => ({
-          kind: 'tool',
-          id,
-          callId: call.id,
-          name: call.name,
-          arguments: call.arguments,
-          status: 'running',
-        }));
-      }
-    }
-    afterSummary = false;
+    state = withItem(state, (id) => {
+      const item = chatItemOf(t, id);
+      return t.inContext === false ? { ...item, outOfContext: true } : item;
+    });
   }
-  // Calls whose results are not in the log did not finish (a cancelled or crashed run).
   return interruptTools(state);
 }
 

@@ -254,13 +254,7 @@ export class ProposalReviews {
     }
     try {
       const r = await this.agent.request(Requests.memoryReview, params);
-      this.env.info(
-        decision === 'reject'
-          ? `PseudoClaude: rejected the proposal to ${p.action} ${p.filename} (${p.level} memory).`
-          : r.applied
-            ? `PseudoClaude: accepted${content !== undefined ? ' (edited)' : ''}: ${r.filename ?? p.filename} (${p.level} memory).`
-            : `PseudoClaude: the proposal to ${p.action} ${p.filename} (${p.level} memory) was not applied.`,
-      );
+      this.env.info(`PseudoClaude: ${r.message}`);
       return 'done';
     } catch (e) {
       if (isStaleProposal(e)) {

@@ -30,64 +30,35 @@ function prettyArguments(args: unknown): string {
   return JSON.stringify(args, null, 2) ?? '';
 }
 
-/**
- * The readable part of a tool result preview: the `content` of the server's result envelope
- * (`{"ok":true,"tool":"read_file","content":"...","metadata":{...}}`), decoded, even when the
- * preview cut it; any other text as it is.
- */
-export function resultText(preview: string): string {
-  try {
-    const parsed: unknown = JSON.parse(preview);
-    if (parsed && typeof parsed === 'object' && typeof (parsed as { content?: unknown }).content === 'string') {
-      return (parsed as { content: string }).content;
-    }
-    return preview;
-  } catch {
-    // cut inside the envelope: decode the content string up to the cut
-  }
-  const m = /^\{"ok":\s*(?:true|false),\s*"tool":\s*"[^"]*",\s*"content":\s*"/.exec(preview);
-  if (!m) {
-    return preview;
-  }
-  let out = '';
-  const rest = preview.slice(m[0].length);
-  for (let i = 0; i < rest.length; i++) {
-    const c = rest[i];
-    if (c === '"') {
-      break;
-    }
-    if (c !== '\\') {
-      out += c;
-      continue;
-    }
-    const next = rest[++i];
-    if (next === undefined) {
-      break;
-    }
-    if (next === 'u') {
-      const hex = rest.slice(i + 1, i + 5);
-      if (!/^[0-9a-fA-F]{4}$/.test(hex)) {
-        break;
-      }
-      out += String.fromCharCode(parseInt(hex, 16));
-      i += 4;
-    } else {
-      out += ({ n: '\n', t: '\t', r: '\r', b: '\b', f: '\f' } as Record<string, string>)[next] ?? next;
-    }
-  }
-  return out;
-}
-
 const TOOL_STATUS: Record<ToolStatus, { icon: string; text: string }> = {
   running: { icon: '⋯', text: 'running' },
   waiting: { icon: '⋯', text: 'waiting for approval' },
   done: { icon: '✓', text: 'done' },
   failed: { icon: '✗', text: 'failed' },
+  denied: { icon: '⊘', text: 'denied' },
+  canceled: { icon: '○', text: 'cancelled' },
   interrupted: { icon: '○', text: 'no result' },
 };
 
+const RESULT_LABEL: Partial<Record<ToolStatus, string>> = { failed: 'Error', denied: 'Denied', canceled: 'Cancelled' };
+
+/** The class and the note of an item the model no longer sees (summarized away, undone). */
+const OUT_CLASS = ' out-of-context';
+const OUT_NOTE = 'Not in the model\'s context any more (summarized or undone)';
+
+function outOf(item: ChatItem): { cls: string; attr: string; badge: string } {
+  return item.outOfContext
+    ? {
+        cls: OUT_CLASS,
+        attr: ` title="${OUT_NOTE}"`,
+        badge: `<span class="out-badge" aria-label="${OUT_NOTE}">not in context</span>`,
+      }
+    : { cls: '', attr: '', badge: '' };
+}
+
 function toolCard(item: ItemOf<'tool'>, open: boolean): string {
   const status = TOOL_STATUS[item.status];
+  const out = outOf(item);
   const size = item.bytes !== undefined && item.status !== 'running' ? ` · ${formatBytes(item.bytes)}` : '';
   const args = summarizeArguments(item.arguments, 80);
   const body: string[] = [];
@@ -95,12 +66,16 @@ function toolCard(item: ItemOf<'tool'>, open: boolean): string {
   if (pretty) {
     body.push('<div class="card-label">Arguments</div>', `<pre class="card-pre">${esc(pretty)}</pre>`);
   }
-  if (item.preview !== undefined) {
-    const cut = item.bytes !== undefined && item.bytes > new TextEncoder().encode(item.preview).length;
+  const shown = item.display !== undefined && item.display !== '' ? item.display : item.error;
+  if (shown !== undefined) {
+    const cut = item.status === 'done' && item.bytes !== undefined && item.bytes > new TextEncoder().encode(shown).length;
     body.push(
-      `<div class="card-label">${item.status === 'failed' ? 'Error' : 'Result'}${cut ? ' (start)' : ''}</div>`,
-      `<pre class="card-pre">${esc(resultText(item.preview)) || '<span class="muted">(empty)</span>'}${cut ? '<span class="muted">…</span>' : ''}</pre>`,
+      `<div class="card-label">${RESULT_LABEL[item.status] ?? 'Result'}${cut ? ' (start)' : ''}</div>`,
+      `<pre class="card-pre">${esc(shown) || '<span class="muted">(empty)</span>'}${cut ? '<span class="muted">…</span>' : ''}</pre>`,
     );
+    if (item.error && item.display && !item.display.includes(item.error)) {
+      body.push(`<div class="card-error">${esc(oneLine(item.error, 600))}</div>`);
+    }
   } else if (item.status === 'running') {
     body.push('<div class="muted">Waiting for the result…</div>');
   } else if (item.status === 'waiting') {
@@ -109,12 +84,13 @@ function toolCard(item: ItemOf<'tool'>, open: boolean): string {
     body.push('<div class="muted">The call ended without a result (the run was cancelled or failed).</div>');
   }
   return (
-    `<details class="card tool tool-${item.status}" data-id="${esc(item.id)}"${open ? ' open' : ''}>` +
+    `<details class="card tool tool-${item.status}${out.cls}" data-id="${esc(item.id)}"${out.attr}${open ? ' open' : ''}>` +
     `<summary aria-label="${esc(`Tool ${item.name}, ${status.text}`)}">` +
     `<span class="tool-icon" aria-hidden="true">${status.icon}</span>` +
     `<span class="tool-name">${esc(item.name)}</span>` +
     (args ? `<span class="tool-args" title="${esc(oneLine(args, 300))}">${esc(args)}</span>` : '<span class="tool-args"></span>') +
     `<span class="tool-status">${status.text}${size}</span>` +
+    out.badge +
     '</summary>' +
     `<div class="card-body">${body.join('')}</div>` +
     '</details>'
@@ -169,7 +145,7 @@ function approvalCard(item: ItemOf<'approval'>): string {
 }
 
 function previewCard(item: ItemOf<'preview'>): string {
-  const plan = previewPlan(item.preview, 'this session');
+  const plan = previewPlan(item.preview);
   const id = esc(item.id);
   const lines = plan.kind === 'confirm' ? plan.detail.split('\n') : [];
   const parts = [
@@ -271,18 +247,42 @@ function endLine(item: ItemOf<'end'>): string {
   );
 }
 
+const MARKER_ICON: Record<ItemOf<'marker'>['marker'], string> = { compaction: '⇣', undo: '⇡', rewind: '↶' };
+
+function markerLine(item: ItemOf<'marker'>): string {
+  return (
+    `<div class="event marker marker-${item.marker}" data-id="${esc(item.id)}" role="note">` +
+    `<span class="event-icon" aria-hidden="true">${MARKER_ICON[item.marker]}</span>` +
+    `<span>${esc(item.text)}</span></div>`
+  );
+}
+
+/** The context breakdown at one moment (`/context`): the meter with its table unfolded. */
+function contextCard(item: ItemOf<'context'>): string {
+  return (
+    `<section class="card context-card" data-id="${esc(item.id)}" role="group" aria-label="Context">` +
+    '<div class="card-title">What fills the context</div>' +
+    `${renderMeter(item.meter, true)}</section>`
+  );
+}
+
 /** One item of the transcript; `open`: a tool card shown unfolded. */
 export function renderItem(item: ChatItem, open = false): string {
   const id = esc(item.id);
+  const out = outOf(item);
   switch (item.kind) {
     case 'user':
       return (
-        `<div class="msg user" data-id="${id}"><div class="who">You</div>` +
+        `<div class="msg user${out.cls}" data-id="${id}"${out.attr}><div class="who">You${out.badge}</div>` +
         `<div class="user-text">${esc(item.text)}</div></div>`
       );
     case 'assistant':
       return (
-        `<div class="msg assistant${item.streaming ? ' streaming' : ''}" data-id="${id}">` +
+        `<div class="msg assistant${item.streaming ? ' streaming' : ''}${out.cls}" data-id="${id}"${out.attr}>` +
+        out.badge +
+        (item.thinking
+          ? `<details class="thinking"><summary>Thinking</summary><div class="markdown">${renderMarkdown(item.thinking)}</div></details>`
+          : '') +
         `<div class="markdown">${renderMarkdown(item.text)}</div></div>`
       );
     case 'tool':
@@ -291,10 +291,14 @@ export function renderItem(item: ChatItem, open = false): string {
       return approvalCard(item);
     case 'summary':
       return (
-        `<details class="card summary" data-id="${id}"${open ? ' open' : ''}>` +
-        '<summary><span class="event-icon" aria-hidden="true">⇣</span>Summary of the earlier conversation</summary>' +
+        `<details class="card summary${out.cls}" data-id="${id}"${out.attr}${open ? ' open' : ''}>` +
+        `<summary><span class="event-icon" aria-hidden="true">⇣</span>Summary of the earlier conversation${out.badge}</summary>` +
         `<div class="card-body markdown">${renderMarkdown(item.text)}</div></details>`
       );
+    case 'marker':
+      return markerLine(item);
+    case 'context':
+      return contextCard(item);
     case 'compact':
       return compactLine(item);
     case 'preview':
@@ -303,8 +307,8 @@ export function renderItem(item: ChatItem, open = false): string {
       return memoryLine(item);
     case 'notice':
       return (
-        `<div class="notice notice-${item.level}" data-id="${id}" role="${item.level === 'error' ? 'alert' : 'note'}">` +
-        `${esc(item.text)}</div>`
+        `<div class="notice notice-${item.level}${out.cls}" data-id="${id}" role="${item.level === 'error' ? 'alert' : 'note'}"${out.attr}>` +
+        `${esc(item.text)}${out.badge}</div>`
       );
     case 'end':
       return endLine(item);
@@ -329,7 +333,9 @@ export function renderWelcome(state: ChatState): string {
 
 /** The note above a transcript that starts later in the session. */
 export function renderEarlier(earlier: number): string {
-  return earlier > 0 ? `<div class="earlier muted">${esc(plural(earlier, 'earlier message'))} not shown</div>` : '';
+  return earlier > 0
+    ? `<div class="earlier muted">${esc(plural(earlier, 'earlier entry', 'earlier entries'))} not shown</div>`
+    : '';
 }
 
 // ------------------------------------------------------------------------------------ the meter
@@ -397,7 +403,7 @@ function round(n: number): number {
 }
 
 /** The context meter: the stacked bar (a tooltip per segment), the numbers, the breakdown table. */
-export function renderMeter(meter: MeterState | null): string {
+export function renderMeter(meter: MeterState | null, open = false): string {
   if (!meter || meter.contextWindow <= 0) {
     return '<div class="meter-empty muted">Context: no conversation yet</div>';
   }
@@ -440,7 +446,7 @@ export function renderMeter(meter: MeterState | null): string {
   return (
     `<svg class="meter-bar${near ? ' near' : ''}" viewBox="0 0 ${BAR_UNITS} 10" preserveAspectRatio="none" ` +
     `role="img" aria-label="${esc(`Context: ${summary}`)}">${rects}${marker}</svg>` +
-    '<details class="legend">' +
+    `<details class="legend"${open ? ' open' : ''}>` +
     `<summary><span class="meter-text">${esc(`${formatTokens(meter.estimatedTokens)} / ${formatTokens(meter.contextWindow)} tokens`)}</span>` +
     `<span class="muted"> · ${esc(pct)} · auto-compact at ${esc(formatTokens(meter.autoCompactThreshold))}</span></summary>` +
     `<table><thead><tr><th scope="col">Context</th><th scope="col">Tokens</th><th scope="col">Share</th></tr></thead>` +

@@ -121,7 +121,7 @@ export function chatEnv(
   provider: ChatViewProvider,
   diffs: DiffDocuments,
   state: vscode.Memento,
-  hooks: { cancelOtherRun(): Promise<void>; sessionsChanged(folder: ChatFolder): void },
+  hooks: { cancelOtherRun(): Promise<void>; sessionsChanged(folder: ChatFolder): void; showMemory(): Promise<void> },
 ): ChatEnv {
   const key = (folder: string): string => `pseudoclaude.chat.session:${folder}`;
   return {
@@ -161,5 +161,6 @@ export function chatEnv(
     reveal: () => provider.reveal(true),
     cancelOtherRun: hooks.cancelOtherRun,
     sessionsChanged: hooks.sessionsChanged,
+    showMemory: hooks.showMemory,
   };
 }

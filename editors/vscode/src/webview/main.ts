@@ -16,6 +16,9 @@ import {
   renderWelcome,
 } from '../chat/render';
 import { EndPin, atEnd } from '../chat/scroll';
+import { escapeHtml } from '../chat/markdown';
+import { completeSlash, renderSlashList, slashCompletions, slashKey, slashWord } from '../chat/slash';
+import type { SlashCommand } from '../protocol';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -48,6 +51,7 @@ const cancelButton = el<HTMLButtonElement>('cancel');
 const sessionSelect = el<HTMLSelectElement>('session');
 const folderSelect = el<HTMLSelectElement>('folder');
 const status = el<HTMLElement>('status');
+const slashList = el<HTMLUListElement>('slash');
 const sessionButtons = ['new', 'compact', 'undo'].map((id) => el<HTMLButtonElement>(id));
 
 const saved = (api.getState() ?? {}) as Saved;
@@ -176,6 +180,89 @@ function render(): void {
   pin.seen(transcript);
 }
 
+// ------------------------------------------------------------------------ slash completion
+
+/** The completion list shown under the prompt box (empty: hidden). */
+const slash = { items: [] as SlashCommand[], selected: 0, dismissed: '' };
+
+function updateSlash(): void {
+  const value = prompt.value;
+  const items = value === slash.dismissed ? [] : slashCompletions(value, prompt.selectionStart, state.commands);
+  const same = items.length === slash.items.length && items.every((c, i) => c === slash.items[i]);
+  if (!same) {
+    slash.items = items;
+    slash.selected = 0;
+  }
+  showSlash();
+}
+
+function showSlash(): void {
+  const open = slash.items.length > 0;
+  slashList.hidden = !open;
+  prompt.setAttribute('aria-expanded', String(open));
+  if (!open) {
+    slashList.innerHTML = '';
+    prompt.removeAttribute('aria-activedescendant');
+    return;
+  }
+  slashList.innerHTML = renderSlashList(slash.items, slash.selected, escapeHtml);
+  prompt.setAttribute('aria-activedescendant', `slash-${slash.selected}`);
+  slashList.querySelector('.selected')?.scrollIntoView({ block: 'nearest' });
+}
+
+function closeSlash(): void {
+  slash.dismissed = prompt.value;
+  slash.items = [];
+  showSlash();
+}
+
+function completeWith(command: SlashCommand | undefined): void {
+  if (command) {
+    setPrompt(completeSlash(command));
+    slash.items = [];
+    showSlash();
+    prompt.focus();
+  }
+}
+
+/** A key while the list is open; true when it was handled here. */
+function slashKeydown(e: KeyboardEvent): boolean {
+  if (slash.items.length === 0) {
+    return false;
+  }
+  const action = slashKey(e, slashWord(prompt.value, prompt.selectionStart), slash.items[slash.selected]);
+  const n = slash.items.length;
+  switch (action) {
+    case 'next':
+      slash.selected = (slash.selected + 1) % n;
+      showSlash();
+      break;
+    case 'previous':
+      slash.selected = (slash.selected - 1 + n) % n;
+      showSlash();
+      break;
+    case 'complete':
+      completeWith(slash.items[slash.selected]);
+      break;
+    case 'close':
+      closeSlash();
+      break;
+    case 'none':
+      return false;
+  }
+  e.preventDefault();
+  return true;
+}
+
+slashList.addEventListener('mousedown', (e) => {
+  // Keep the caret in the prompt box; a click picks the item.
+  e.preventDefault();
+  const item = e.target instanceof Element ? e.target.closest<HTMLElement>('.slash-item') : null;
+  if (item) {
+    completeWith(slash.items[Number(item.dataset.index)]);
+  }
+});
+
 function send(): void {
   const text = prompt.value;
   if (text.trim() === '' || state.running) {
@@ -183,6 +270,8 @@ function send(): void {
   }
   history.push(text);
   prompt.value = '';
+  slash.items = [];
+  showSlash();
   fitPrompt();
   save();
   post({ type: 'send', prompt: text });
@@ -203,6 +292,9 @@ function setPrompt(text: string): void {
 }
 
 prompt.addEventListener('keydown', (e) => {
+  if (slashKeydown(e)) {
+    return;
+  }
   const action = promptKey(e, prompt.value, prompt.selectionStart, prompt.selectionEnd);
   if (action === 'send') {
     e.preventDefault();
@@ -224,6 +316,11 @@ prompt.addEventListener('keydown', (e) => {
 prompt.addEventListener('input', () => {
   fitPrompt();
   save();
+  updateSlash();
+});
+prompt.addEventListener('blur', () => {
+  slash.items = [];
+  showSlash();
 });
 
 function copyCode(button: HTMLElement): void {
