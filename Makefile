@@ -75,4 +75,4 @@ crash-campaign: $(STAMP)
 	$(BIN)/python bench/crash_campaign.py --kills 1000
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .import_linter_cache

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 import difflib
-import re
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
@@ -26,6 +25,7 @@ from pseudoclaude.api.protocol import ParamError
 from pseudoclaude.config import KEYS, PREFIX, ConfigError, Settings, load_settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
+from pseudoclaude.names import snake
 from pseudoclaude.session import SessionInfo
 from pseudoclaude.session.format import (
     describe_age,
@@ -50,7 +50,7 @@ def workspace_root(value: str | None) -> Path:
     return root.resolve()
 
 
-FLAG_KEYS = {key.name: re.sub(r"(?<!^)(?=[A-Z])", "_", key.name).lower()
+FLAG_KEYS = {key.name: snake(key.name)
              for key in KEYS.values() if "cli" in key.sources}
 """Setting key -> argparse attribute of its flag (the keys ``config.KEYS`` lets the CLI set:
 ``provider``, ``model``, ``baseUrl``, ``contextWindow``, ``maxIterations``)."""

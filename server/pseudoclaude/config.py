@@ -26,11 +26,12 @@ first entry counts as that file's ``provider``/``model``/``baseUrl``/``apiKey``/
 ``contextWindow`` unless the file also sets them directly.
 
 Provider resolution: ``provider`` if set; else ``anthropic`` when ``ANTHROPIC_API_KEY`` is set;
-else ``openai`` when ``OPENAI_API_KEY`` is set; else none, and :meth:`Settings.require_provider`
-(called when a run needs a model) raises :class:`NoProviderConfigured` with one line naming what
-to set. The API key comes from ``apiKey`` in overrides, else the provider's environment
-variable, else ``apiKey`` in a config file. It is held in a :class:`Secret`, whose ``repr`` and
-``str`` are redacted; no message built here ever contains it.
+else ``openai`` when ``OPENAI_API_KEY`` is set; else none, and :meth:`Settings.missing_provider`
+is the one line naming what to set (:func:`pseudoclaude.llm.provider.require_provider`, called
+when a run needs a model, raises it as ``NoProviderConfigured``). The API key comes from
+``apiKey`` in overrides, else the provider's environment variable, else ``apiKey`` in a config
+file. It is held in a :class:`Secret`, whose ``repr`` and ``str`` are redacted; no message
+built here ever contains it.
 
 Errors name the key (or the caller's label for it, such as a CLI flag: see ``override_labels``)
 and the source it came from. They quote a bad value only when it is short and does not look
@@ -55,7 +56,8 @@ from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, get_args
 
 from pseudoclaude.errors import PseudoClaudeError
-from pseudoclaude.llm.errors import NoProviderConfigured
+from pseudoclaude.names import camel, snake
+from pseudoclaude.redact import looks_secret
 
 ProviderName = Literal["anthropic", "openai"]
 Approval = Literal["allow", "ask", "deny"]
@@ -247,7 +249,7 @@ class Key(Generic[T]):
     @property
     def attr(self) -> str:
         """Where :class:`Settings` holds it: ``compact.round_bytes``."""
-        return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), self.name)
+        return snake(self.name)
 
 
 PROVIDER: Key[ProviderName | None] = Key(
@@ -378,48 +380,25 @@ class Settings:
     """The config files that were read, lowest precedence first."""
     unknown_keys: tuple[str, ...] = ()
 
-    def require_provider(self) -> ProviderName:
-        """The provider, or :class:`NoProviderConfigured` with one line naming what to set."""
+    def missing_provider(self) -> str | None:
+        """``None`` when a provider is usable, else one line naming what to set."""
         if self.provider is None:
-            raise NoProviderConfigured(
-                "no model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
-                "or the `provider` setting (with `apiKey`, or `baseUrl` for a local server)"
-            )
+            return ("no model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
+                    "or the `provider` setting (with `apiKey`, or `baseUrl` for a local server)")
         if not self.api_key and not self.base_url:
             env = API_KEY_ENV[self.provider]
-            raise NoProviderConfigured(
-                f"provider {self.provider} has no API key: set {env} or the `apiKey` setting"
-            )
-        return self.provider
+            return f"provider {self.provider} has no API key: set {env} or the `apiKey` setting"
+        return None
 
 
 # --------------------------------------------------------------------------------------------
 # Quoting a bad value in an error.
 
-_SECRET_MARKERS = re.compile(
-    r"\b(?:sk|rk|pk)[-_]"  # sk-..., sk-ant-..., rk_live_...
-    r"|\b(?:gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AKIA|ASIA|AIza|eyJ)"
-    r"|(?i:bearer|secret|token|passw|private.?key|api.?key|credential)"
-    r"|://[^/\s:@]+:[^/\s@]+@"  # a URL with a password
-)
-_TOKEN_RUNS = (re.compile(r"[A-Za-z0-9_+=]{20,}"),  # a token: no word separators
-               re.compile(r"[A-Za-z0-9_+=.~-]{32,}"))  # a long one, such as a UUID
-
-
-def _looks_secret(text: str) -> bool:
-    """Whether ``text`` might be (or contain) a credential: a known token prefix or word, or a
-    long run of token characters mixing letters and digits. Deliberately over-cautious."""
-    if _SECRET_MARKERS.search(text):
-        return True
-    return any(re.search(r"[A-Za-z]", run) and re.search(r"[0-9]", run)
-               for pattern in _TOKEN_RUNS for run in pattern.findall(text))
-
-
 def _quote(value: Any, *, secret: bool = False) -> str:
     """``value`` for an error message: ``(hidden)`` when it may be a secret, else at most
     :data:`SHOWN_CHARS` characters (strings quoted)."""
     text = value if isinstance(value, str) else repr(value)
-    if secret or _looks_secret(text):
+    if secret or looks_secret(text):
         return "(hidden)"
     if len(text) > SHOWN_CHARS:
         text = text[:SHOWN_CHARS] + "..."
@@ -430,16 +409,11 @@ def _quote(value: Any, *, secret: bool = False) -> str:
 # Reading the sources.
 
 
-def _camel(segment: str) -> str:
-    head, *rest = segment.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
 _CANONICAL = {name.lower(): name for name in KEYS}
 
 
 def _canonical(dotted: str) -> str | None:
-    return _CANONICAL.get(".".join(_camel(s) for s in dotted.split(".")).lower())
+    return _CANONICAL.get(".".join(camel(s) for s in dotted.split(".")).lower())
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

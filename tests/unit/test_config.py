@@ -24,6 +24,7 @@ from pseudoclaude.config import (
     load_settings,
 )
 from pseudoclaude.llm.errors import NoProviderConfigured
+from pseudoclaude.llm.provider import require_provider
 
 
 @pytest.fixture
@@ -62,7 +63,7 @@ def test_defaults(dirs: tuple[Path, Path]) -> None:
 
 def test_no_provider_is_one_clear_line(dirs: tuple[Path, Path]) -> None:
     with pytest.raises(NoProviderConfigured) as info:
-        load(dirs).require_provider()
+        require_provider(load(dirs))
     message = str(info.value)
     assert "\n" not in message
     assert "ANTHROPIC_API_KEY" in message and "OPENAI_API_KEY" in message
@@ -79,7 +80,7 @@ def test_provider_from_environment(dirs: tuple[Path, Path], env: dict[str, str],
     s = load(dirs, env=env)
     assert (s.provider, s.model, s.context_window) == (provider, model, window)
     assert s.api_key is not None and s.api_key.reveal() == env[f"{provider.upper()}_API_KEY"]
-    assert s.require_provider() == provider
+    assert require_provider(s) == provider
     # SPEC §4: auto threshold = window − 20,000 − 13,000 (167,000 and 95,000)
     assert CompactConfig.from_settings(s).threshold == window - 33_000
 
@@ -104,12 +105,12 @@ def test_explicit_provider_beats_the_environment(dirs: tuple[Path, Path]) -> Non
              env={"ANTHROPIC_API_KEY": "a"})
     assert s.provider == "openai" and s.api_key is None
     assert s.base_url == "http://127.0.0.1:11434/v1"
-    assert s.require_provider() == "openai"  # a keyless local server is fine
+    assert require_provider(s) == "openai"  # a keyless local server is fine
 
 
 def test_provider_without_key_names_the_variable(dirs: tuple[Path, Path]) -> None:
     with pytest.raises(NoProviderConfigured, match="set ANTHROPIC_API_KEY or the `apiKey`"):
-        load(dirs, {"provider": "anthropic"}).require_provider()
+        require_provider(load(dirs, {"provider": "anthropic"}))
 
 
 def test_key_spellings_nested_dotted_snake_and_wrapped(dirs: tuple[Path, Path]) -> None:

@@ -12,9 +12,7 @@ result undecided (it is retried next time) and is reported, never fatal.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +20,7 @@ from pathlib import Path
 from pseudoclaude.compact.preview import make_preview, safe_name
 from pseudoclaude.config import COMPACT_ROUND_BYTES, COMPACT_SINGLE_RESULT_BYTES
 from pseudoclaude.conversation import Offload
-from pseudoclaude.durable import fsync_dir
+from pseudoclaude.durable import atomic_write
 from pseudoclaude.llm.types import Message
 
 
@@ -96,18 +94,7 @@ class SpillWriter:
                 break
             if path.read_bytes() == data:
                 return path  # the same result spilled before (e.g. a retry after a crash)
-        fd, tmp = tempfile.mkstemp(dir=self.spill_dir, prefix=".spill-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        fsync_dir(self.spill_dir)
+        atomic_write(path, data)
         return path
 
 

@@ -11,10 +11,13 @@ log line or an event, even when a server echoes it back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from pseudoclaude.errors import PseudoClaudeError
+
+# Re-exported: the provider adapters and the front ends scrub through here.
+from pseudoclaude.redact import REDACTED as REDACTED
+from pseudoclaude.redact import scrub as scrub
 
 PROMPT_TOO_LONG_MARKERS: tuple[str, ...] = (
     "prompt is too long",
@@ -30,7 +33,6 @@ PROMPT_TOO_LONG_MARKERS: tuple[str, ...] = (
 """Lower-case fragments by which the Anthropic, OpenAI and OpenAI-compatible APIs say the
 request does not fit the model's context window."""
 
-REDACTED = "[redacted]"
 
 
 class ProviderError(PseudoClaudeError):
@@ -115,19 +117,6 @@ class MaxTokensTruncated(ProviderError):
 
 class NoProviderConfigured(ProviderError):
     """No provider could be chosen: the message names the setting or variable to set."""
-
-
-def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every occurrence of each secret (and of anything shaped like an API key
-    in an ``x-api-key`` / ``Authorization`` header echo) replaced by ``[redacted]``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, REDACTED)
-    return _HEADER_ECHO.sub(lambda m: m.group(1) + REDACTED, text)
-
-
-_HEADER_ECHO = re.compile(r"((?:x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?(?:bearer\s+)?)"
-                          r"[^\s\"',}]+", re.IGNORECASE)
 
 
 def is_prompt_too_long(message: str) -> bool:

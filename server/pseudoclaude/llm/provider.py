@@ -45,13 +45,14 @@ from pseudoclaude import config
 from pseudoclaude.llm.errors import (
     MaxTokensTruncated,
     NetworkError,
+    NoProviderConfigured,
     ProviderError,
     ProviderTimeout,
 )
 from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from pseudoclaude.config import Secret, Settings
+    from pseudoclaude.config import ProviderName, Secret, Settings
 
 log = logging.getLogger("pseudoclaude.llm")
 TurnT = TypeVar("TurnT")
@@ -135,7 +136,7 @@ class ProviderOptions:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ProviderOptions:
-        provider = settings.require_provider()
+        provider = require_provider(settings)
         return cls(
             provider=provider, model=settings.model, api_key=settings.api_key,
             base_url=settings.base_url, max_tokens=settings.max_tokens,
@@ -146,6 +147,15 @@ class ProviderOptions:
 
     def key(self) -> str | None:
         return self.api_key.reveal() if self.api_key else None
+
+
+def require_provider(settings: Settings) -> ProviderName:
+    """The settings' provider, or :class:`NoProviderConfigured` with one line naming what to
+    set (:meth:`~pseudoclaude.config.Settings.missing_provider`)."""
+    missing = settings.missing_provider()
+    if missing is not None or settings.provider is None:
+        raise NoProviderConfigured(missing or "no model provider configured")
+    return settings.provider
 
 
 @runtime_checkable

@@ -20,17 +20,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pseudoclaude.durable import fsync_dir
+from pseudoclaude.durable import PRIVATE, atomic_write, fsync_dir, write_temp
 
 DIR_MODE = 0o700
-FILE_MODE = 0o600
+FILE_MODE = PRIVATE
 COMMIT_ATTEMPTS = 5
 """How often a write is recomputed when the target keeps changing under it."""
 _OWN_STATES = 16
@@ -151,18 +150,7 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes | None:
 
 
 def _write_temp(directory: Path, name: str, data: bytes) -> Path:
-    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    os.chmod(temp, FILE_MODE)
-    return Path(temp)
+    return Path(write_temp(directory, name, data, mode=FILE_MODE))
 
 
 def _link_exclusive(temp: Path, target: Path) -> None:
@@ -182,14 +170,7 @@ def _link_exclusive(temp: Path, target: Path) -> None:
 def replace_file(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file mode 0600 + fsync + rename + fsync of
     the folder), without any merge: for files only this project writes (proposals)."""
-    temp = _write_temp(path.parent, path.name, data)
-    try:
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    fsync_dir(path.parent)
+    atomic_write(path, data, mode=FILE_MODE)
 
 
 def remove_file(path: Path) -> bool:

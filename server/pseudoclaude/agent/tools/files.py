@@ -41,13 +41,12 @@ task is cancelled; a write is atomic, so the file is either old or new, never to
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from pseudoclaude import durable
 from pseudoclaude.agent.tools.base import (
     BINARY_SNIFF_BYTES,
     MAX_CONTENT_BYTES,
@@ -237,7 +236,6 @@ def atomic_write(located: Located, data: bytes, mode: int | None = None) -> bool
         dir_fd = open_dir(located.root, parts[:-1], create=True)
     except OSError as exc:
         raise os_error(exc, located.label) from exc
-    tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     try:
         created = True
         try:
@@ -256,26 +254,7 @@ def atomic_write(located: Located, data: bytes, mode: int | None = None) -> bool
             created = False
             if mode is None:
                 mode = stat.S_IMODE(existing.st_mode)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o666, dir_fd=dir_fd)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-                if mode is not None:
-                    os.fchmod(fd, mode)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
-        with contextlib.suppress(OSError):
-            os.fsync(dir_fd)
+        durable.atomic_write(name, data, mode=mode, dir_fd=dir_fd, folder_sync_optional=True)
         return created
     except OSError as exc:
         raise os_error(exc, located.label) from exc
