@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-import msgspec
 
 from pseudoclaude.compact import factcheck, layer2
 from pseudoclaude.compact.breakdown import (
@@ -31,139 +28,69 @@ from pseudoclaude.compact.breakdown import (
     RequestOverhead,
     TokenBreakdown,
 )
+from pseudoclaude.compact.dryrun import preview_plan
 from pseudoclaude.compact.estimate import (
     Anchor,
     estimate_messages,
     tokens_for_bytes,
 )
-from pseudoclaude.compact.layer1 import DryRunSpill, Layer1Result, Ledger, SpillWriter, plan
-from pseudoclaude.compact.plan import (
-    NOTHING_TO_SUMMARIZE,
-    WOULD_NOT_SHRINK,
-    CompactPlan,
-    UndoOutcome,
+from pseudoclaude.compact.layer1 import Layer1Result, Ledger, SpillWriter, plan
+from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
+from pseudoclaude.compact.summarize import plan_summary, smaller_budget, summarize_chunks
+from pseudoclaude.compact.types import (
+    ASSUMED_SUMMARY_TOKENS,
+    BREAKER_LIMIT,
+    MIN_CHUNK_TOKENS,
+    SUMMARY_OVERHEAD,
+    SUMMARY_RESERVE_TOKENS,
+    SUMMARY_RETRIES,
+    CompactConfig,
+    CompactError,
+    CompactOutcome,
+    ContextState,
+    NoGain,
 )
 from pseudoclaude.compact.undo import undo_plan
-from pseudoclaude.config import (
-    COMPACT_AUTO,
-    COMPACT_ROUND_BYTES,
-    COMPACT_SAFETY_MARGIN_TOKENS,
-    COMPACT_SINGLE_RESULT_BYTES,
-    Settings,
-)
 from pseudoclaude.conversation import Conversation, PastReplace
-from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import CompactEvent, Emit, ErrorEvent, FactCheck, WarningEvent, ignore
-from pseudoclaude.llm.errors import PromptTooLong, ProviderError
-from pseudoclaude.llm.provider import Provider, complete
+from pseudoclaude.llm.errors import ProviderError
+from pseudoclaude.llm.provider import Provider
 from pseudoclaude.llm.types import Message, Usage
-
-SUMMARY_RESERVE_TOKENS = 20_000
-BREAKER_LIMIT = 3
-# What an empty summary costs (the boundary reminder and the acknowledgement), in tokens.
-SUMMARY_OVERHEAD = estimate_messages(layer2.assemble("", []))
-SUMMARY_RETRIES = 3
-ASSUMED_SUMMARY_TOKENS = 2_000
-"""The preview's guess of a summary's size: min(summarised tokens, this) (SPEC §11)."""
-MIN_CHUNK_TOKENS = 500
-"""Below this a summary request cannot hold a useful chunk: the compaction fails."""
-
-
-@dataclass(frozen=True)
-class CompactConfig:
-    """One session's compaction limits: the ``compact.*`` settings (whose defaults these are)
-    and the window. Build it with :meth:`from_settings`."""
-
-    window: int
-    single_result_bytes: int = COMPACT_SINGLE_RESULT_BYTES.default
-    round_bytes: int = COMPACT_ROUND_BYTES.default
-    safety_margin_tokens: int = COMPACT_SAFETY_MARGIN_TOKENS.default
-    auto: bool = COMPACT_AUTO.default
-    reserve_tokens: int = SUMMARY_RESERVE_TOKENS
-    recent_tokens: int = layer2.RECENT_TOKENS
-    recent_messages: int = layer2.RECENT_MESSAGES
-    fact_check: bool = True
-    """Check each summary against the part it replaces (SPEC §11); off only for the
-    fidelity bench's comparison."""
-
-    @classmethod
-    def from_settings(cls, settings: Settings, window: int | None = None) -> CompactConfig:
-        """The settings' limits for ``window`` (default: ``settings.context_window``)."""
-        c = settings.compact
-        return cls(window=settings.context_window if window is None else window,
-                   single_result_bytes=c.single_result_bytes, round_bytes=c.round_bytes,
-                   safety_margin_tokens=c.safety_margin_tokens, auto=c.auto)
-
-    @property
-    def summary_budget(self) -> int:
-        """Tokens a summary request may use: window − reserve − margin (capped, see above)."""
-        reserve = min(self.reserve_tokens, self.window // 4)
-        margin = min(self.safety_margin_tokens, self.window // 8)
-        return self.window - reserve - margin
-
-    @property
-    def threshold(self) -> int:
-        """The auto-compaction threshold (``autoCompactThreshold``): the summary budget."""
-        return self.summary_budget
-
-    @property
-    def reserved(self) -> int:
-        """Summary reserve plus safety margin, as applied after the small-window caps."""
-        return self.window - self.summary_budget
-
-    @property
-    def undo_threshold(self) -> int:
-        """After an undo, automatic compaction waits until window − reserve (capped)."""
-        return self.window - min(self.reserve_tokens, self.window // 4)
-
-    @property
-    def keep_tokens(self) -> int:
-        return min(self.recent_tokens, self.threshold // 4)
-
-
-@dataclass(frozen=True)
-class CompactOutcome:
-    before_tokens: int
-    after_tokens: int
-    offloaded: int
-    summarized: bool
-    fact_check: FactCheck = field(default_factory=FactCheck)
-
-
-@dataclass(frozen=True)
-class ContextState:
-    message_count: int
-    estimated_tokens: int
-    context_window: int
-    auto_compact_threshold: int
-    auto_compact_failures: int
-    auto_compact_tripped: bool
-    breakdown: TokenBreakdown = field(default_factory=TokenBreakdown)
-
-
-class CompactError(PseudoClaudeError):
-    """A summary could not be made or applied; the message is for the user."""
-
-
-class NoGain(CompactError):
-    """The summary would not make the conversation smaller (e.g. it is one already)."""
-
 
 ProviderSource = Callable[[], Awaitable[Provider]]
 
+__all__ = [  # the public names, re-exported from the modules they now live in
+    "ASSUMED_SUMMARY_TOKENS", "BREAKER_LIMIT", "MIN_CHUNK_TOKENS", "SUMMARY_OVERHEAD",
+    "SUMMARY_RESERVE_TOKENS", "SUMMARY_RETRIES", "CompactConfig", "CompactError",
+    "CompactOutcome", "CompactRuntime", "ContextState", "Layer1Pending", "NoGain",
+    "ProviderSource", "Summarized", "smaller_budget",
+]
 
-def smaller_budget(budget: int, error: str, config: CompactConfig) -> int:
-    """The next chunk budget after a prompt-too-long answer: from the maximum the error states
-    (the same caps as the configured window), else half; always smaller than before."""
-    stated = layer2.stated_maximum(error)
-    if stated is not None:
-        from_stated = dataclasses.replace(config, window=stated).summary_budget
-        if 0 < from_stated < budget:
-            return from_stated
-    return budget // 2
+
+@dataclass(frozen=True, slots=True)
+class Layer1Pending:
+    """The messages Layer 1 has not decided yet: ``messages`` from index ``start`` of
+    generation ``generation``, whose length was ``length``."""
+
+    start: int
+    generation: int
+    length: int
+    messages: list[Message]
+
+
+@dataclass(frozen=True, slots=True)
+class Summarized:
+    """A summary applied: the estimates around it and its fact check."""
+
+    before_tokens: int
+    after_tokens: int
+    fact_check: FactCheck
 
 
 class CompactRuntime:
+    """The facade of one session's compaction: the estimate and its anchor, Layer 1 (spills),
+    Layer 2 (:mod:`.summarize`), the preview (:mod:`.dryrun`), undo and the breaker."""
+
     def __init__(
         self,
         conversation: Conversation,
@@ -300,9 +227,9 @@ class CompactRuntime:
         )
 
     # -- Layer 1 -----------------------------------------------------------------------------
-    def _layer1_pending(self) -> tuple[int, int, int, list[Message]] | None:
-        """What Layer 1 has not looked at yet: ``(start, generation, length, messages)``, or
-        None when that holds no tool result (then the cursor simply moves on)."""
+    def _layer1_pending(self) -> Layer1Pending | None:
+        """What Layer 1 has not looked at yet, or None when that holds no tool result (then the
+        cursor simply moves on)."""
         generation = self.conversation.generation
         start = self._scanned if generation == self._scanned_gen else 0
         if self._retry_from is not None:
@@ -311,11 +238,12 @@ class CompactRuntime:
         if not any(m.tool_result is not None for m in tail):
             self._scanned_gen, self._scanned = generation, length
             return None
-        return start, generation, length, tail
+        return Layer1Pending(start, generation, length, tail)
 
-    def _layer1(self, pending: tuple[int, int, int, list[Message]]) -> int:
+    def _layer1(self, pending: Layer1Pending) -> int:
         """Spill and freeze the undecided results (blocking: run in a thread)."""
-        start, generation, length, tail = pending
+        start, generation, length, tail = (
+            pending.start, pending.generation, pending.length, pending.messages)
         before = self.estimate()
         result: Layer1Result = plan(
             tail, start, self.ledger, self._spill,
@@ -355,20 +283,7 @@ class CompactRuntime:
                                           anchor.count)
 
     # -- Layer 2 -----------------------------------------------------------------------------
-    def _plan(self, messages: Sequence[Message]) -> tuple[int, int, str]:
-        """Where the recent window starts, the estimated tokens of the old part before it, and
-        why there is nothing to summarise ("" when there is). The one planner of the preview
-        and of the real compaction."""
-        start = layer2.recent_start(messages, self.config.keep_tokens,
-                                    self.config.recent_messages)
-        if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
-            return start, 0, NOTHING_TO_SUMMARIZE  # nothing old, or only the previous summary
-        old_size = estimate_messages(messages[:start])
-        if old_size <= SUMMARY_OVERHEAD:
-            return start, old_size, WOULD_NOT_SHRINK  # smaller than an empty summary would be
-        return start, old_size, ""
-
-    async def _summarize(self, instructions: str) -> tuple[int, int, FactCheck] | None:
+    async def _summarize(self, instructions: str) -> Summarized | None:
         """Replace old context with a summary. None when there is nothing old to summarise.
 
         Raises CompactError (or a ProviderError) when no summary could be made or applied.
@@ -377,12 +292,14 @@ class CompactRuntime:
             raise CompactError("no model is configured to write the summary")
         generation, length, messages = self.conversation.tail(0)
         before = self.estimate()
-        start, _, reason = self._plan(messages)
-        if reason:
+        planned = plan_summary(messages, self.config)
+        if planned.reason:
             return None
+        start = planned.start
         old = messages[:start]
         provider = await self._provider()
-        summary = await self._summarize_chunks(provider, layer2.units(old), instructions)
+        summary = await summarize_chunks(provider, layer2.units(old), instructions,
+                                         self.config)
         counts = FactCheck()
         if self.config.fact_check:
             checked = factcheck.check(summary, factcheck.gather(old))
@@ -400,41 +317,7 @@ class CompactRuntime:
         self._undone = False
         after = self.estimate()
         self.emit(CompactEvent(2, before, after, fact_check=counts))
-        return before, after, counts
-
-    async def _summarize_chunks(self, provider: Provider, groups: list[list[Message]],
-                                instructions: str) -> str:
-        """One summary of ``groups``: in chunks, oldest first, each chunk's summary carried
-        into the next request, when the whole does not fit one request. A prompt-too-long
-        answer makes the failing chunk smaller (from the maximum the error states, else half)
-        and tries again, at most :data:`SUMMARY_RETRIES` times per chunk."""
-        budget = self.config.summary_budget
-        queue = layer2.chunk(groups, budget, instructions)
-        summary = ""
-        retries = 0
-        i = 0
-        while i < len(queue):
-            prompt = layer2.render(queue[i], 0, instructions, summary)
-            try:
-                completion = await complete(provider, layer2.SUMMARY_SYSTEM,
-                                            [Message(role="user", content=prompt)], [])
-            except PromptTooLong as exc:
-                if retries >= SUMMARY_RETRIES:
-                    raise
-                retries += 1
-                budget = smaller_budget(budget, str(exc), self.config)
-                if budget < MIN_CHUNK_TOKENS:
-                    raise CompactError("the provider accepts too little to summarise "
-                                       f"anything ({exc})") from None
-                queue[i:i + 1] = layer2.chunk(queue[i], budget, instructions)
-                continue
-            try:
-                summary = layer2.extract_summary(completion.message.content)
-            except layer2.SummaryError as exc:
-                raise CompactError(str(exc)) from None
-            i += 1
-            retries = 0
-        return summary
+        return Summarized(before, after, counts)
 
     # -- preview and undo ----------------------------------------------------------------------
     async def preview(self, instructions: str = "") -> CompactPlan:
@@ -443,35 +326,10 @@ class CompactRuntime:
         _, _, messages = self.conversation.tail(0)
         before = self.estimate()
         ledger = Ledger(dict(self.ledger.offloads), set(self.ledger.kept))
-        return await asyncio.to_thread(self._preview, messages, ledger, before)  # O(history)
+        return await asyncio.to_thread(  # O(history)
+            preview_plan, messages, ledger, before, self.config,
+            spill_dir=self._spill.spill_dir, label=self._label)
 
-    def _preview(self, messages: list[Message], ledger: Ledger, before: int) -> CompactPlan:
-        simulated, spilled, spilled_bytes, saved = self._simulate_layer1(messages, ledger)
-        start, old, reason = self._plan(simulated)
-        after_layer1 = max(0, before - tokens_for_bytes(saved))
-        kept = len(simulated) - start
-        if reason:
-            return CompactPlan(False, before, after_layer1, 0, len(simulated), 0, spilled,
-                               spilled_bytes, reason)
-        # The same decision the compaction makes before its model call (it then applies the
-        # summary only if it shrinks the conversation, which no preview can know).
-        after = max(0, after_layer1 - old + SUMMARY_OVERHEAD + min(old, ASSUMED_SUMMARY_TOKENS))
-        return CompactPlan(True, before, after, start, kept, start, spilled, spilled_bytes)
-
-    def _simulate_layer1(self, messages: list[Message], ledger: Ledger
-                         ) -> tuple[list[Message], int, int, int]:
-        """Layer 1 on a copy: (messages with previews, results it would spill, their bytes,
-        bytes it would save)."""
-        dry = DryRunSpill(self._spill.spill_dir, self._label)
-        result = plan(messages, 0, ledger, dry, single_limit=self.config.single_result_bytes,
-                      round_limit=self.config.round_bytes)
-        fresh = [o for o in result.offloads if o.call_id not in ledger.offloads]
-        previews = {o.call_id: o.preview for o in result.offloads}
-        out = [msgspec.structs.replace(m, tool_result=msgspec.structs.replace(
-                   m.tool_result, content=previews[m.tool_result.call_id]))
-               if m.tool_result is not None and m.tool_result.call_id in previews else m
-               for m in messages]
-        return out, len(fresh), sum(o.bytes for o in fresh), sum(result.saved.values())
 
     async def undo(self, history: Callable[[], list[PastReplace]]) -> UndoOutcome:
         """Bring back what the last compaction summarised, in place of its summary pair
@@ -567,4 +425,4 @@ class CompactRuntime:
             return CompactOutcome(before, self.estimate(), offloaded, False)
         self.failures = 0
         self._announced = False
-        return CompactOutcome(before, done[1], offloaded, True, done[2])
+        return CompactOutcome(before, done.after_tokens, offloaded, True, done.fact_check)

@@ -1,0 +1,62 @@
+"""The preview of a compaction (SPEC §11): Layer 1 simulated on a copy (nothing written), then
+the same planner as the real compaction; no model call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from pseudoclaude.compact.estimate import tokens_for_bytes
+from pseudoclaude.compact.layer1 import DryRunSpill, Ledger, plan
+from pseudoclaude.compact.plan import CompactPlan
+from pseudoclaude.compact.summarize import plan_summary
+from pseudoclaude.compact.types import ASSUMED_SUMMARY_TOKENS, SUMMARY_OVERHEAD, CompactConfig
+from pseudoclaude.llm.types import Message
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedLayer1:
+    """Layer 1 on a copy: the messages with previews, the results it would spill, their
+    bytes, and the bytes it would save."""
+
+    messages: list[Message]
+    spilled: int
+    spilled_bytes: int
+    saved_bytes: int
+
+
+def simulate_layer1(messages: list[Message], ledger: Ledger, config: CompactConfig, *,
+                    spill_dir: Path, label: Callable[[Path], str]) -> SimulatedLayer1:
+    dry = DryRunSpill(spill_dir, label)
+    result = plan(messages, 0, ledger, dry, single_limit=config.single_result_bytes,
+                  round_limit=config.round_bytes)
+    fresh = [o for o in result.offloads if o.call_id not in ledger.offloads]
+    previews = {o.call_id: o.preview for o in result.offloads}
+    out = [msgspec.structs.replace(m, tool_result=msgspec.structs.replace(
+               m.tool_result, content=previews[m.tool_result.call_id]))
+           if m.tool_result is not None and m.tool_result.call_id in previews else m
+           for m in messages]
+    return SimulatedLayer1(out, len(fresh), sum(o.bytes for o in fresh),
+                           sum(result.saved.values()))
+
+
+def preview_plan(messages: list[Message], ledger: Ledger, before: int, config: CompactConfig, *,
+                 spill_dir: Path, label: Callable[[Path], str]) -> CompactPlan:
+    """What a compaction would do to ``messages`` (estimated at ``before`` tokens)."""
+    sim = simulate_layer1(messages, ledger, config, spill_dir=spill_dir, label=label)
+    simulated = sim.messages
+    planned = plan_summary(simulated, config)
+    start = planned.start
+    after_layer1 = max(0, before - tokens_for_bytes(sim.saved_bytes))
+    kept = len(simulated) - start
+    if planned.reason:
+        return CompactPlan(False, before, after_layer1, 0, len(simulated), 0, sim.spilled,
+                           sim.spilled_bytes, planned.reason)
+    # The same decision the compaction makes before its model call (it then applies the
+    # summary only if it shrinks the conversation, which no preview can know).
+    after = max(0, after_layer1 - planned.old_tokens + SUMMARY_OVERHEAD
+                + min(planned.old_tokens, ASSUMED_SUMMARY_TOKENS))
+    return CompactPlan(True, before, after, start, kept, start, sim.spilled, sim.spilled_bytes)

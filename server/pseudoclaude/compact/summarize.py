@@ -1,0 +1,89 @@
+"""Layer 2's planning and its model calls: where the recent window starts, what is old enough
+to summarise, and the summary of it in chunks that fit one request each (SPEC §4)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pseudoclaude.compact import layer2
+from pseudoclaude.compact.estimate import estimate_messages
+from pseudoclaude.compact.plan import NOTHING_TO_SUMMARIZE, WOULD_NOT_SHRINK
+from pseudoclaude.compact.types import (
+    MIN_CHUNK_TOKENS,
+    SUMMARY_OVERHEAD,
+    SUMMARY_RETRIES,
+    CompactConfig,
+    CompactError,
+)
+from pseudoclaude.llm.errors import PromptTooLong
+from pseudoclaude.llm.provider import Provider, complete
+from pseudoclaude.llm.types import Message
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryPlan:
+    """Where the recent window starts, the estimated tokens of the old part before it, and
+    why there is nothing to summarise (``""`` when there is)."""
+
+    start: int
+    old_tokens: int
+    reason: str = ""
+
+
+def plan_summary(messages: Sequence[Message], config: CompactConfig) -> SummaryPlan:
+    """The one planner of the preview and of the real compaction."""
+    start = layer2.recent_start(messages, config.keep_tokens, config.recent_messages)
+    if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
+        return SummaryPlan(start, 0, NOTHING_TO_SUMMARIZE)  # nothing old, or the last summary
+    old_size = estimate_messages(messages[:start])
+    if old_size <= SUMMARY_OVERHEAD:
+        return SummaryPlan(start, old_size, WOULD_NOT_SHRINK)  # smaller than an empty summary
+    return SummaryPlan(start, old_size)
+
+
+def smaller_budget(budget: int, error: str, config: CompactConfig) -> int:
+    """The next chunk budget after a prompt-too-long answer: from the maximum the error states
+    (the same caps as the configured window), else half; always smaller than before."""
+    stated = layer2.stated_maximum(error)
+    if stated is not None:
+        from_stated = dataclasses.replace(config, window=stated).summary_budget
+        if 0 < from_stated < budget:
+            return from_stated
+    return budget // 2
+
+
+async def summarize_chunks(provider: Provider, groups: list[list[Message]], instructions: str,
+                           config: CompactConfig) -> str:
+    """One summary of ``groups``: in chunks, oldest first, each chunk's summary carried
+    into the next request, when the whole does not fit one request. A prompt-too-long
+    answer makes the failing chunk smaller (from the maximum the error states, else half)
+    and tries again, at most :data:`SUMMARY_RETRIES` times per chunk."""
+    budget = config.summary_budget
+    queue = layer2.chunk(groups, budget, instructions)
+    summary = ""
+    retries = 0
+    i = 0
+    while i < len(queue):
+        prompt = layer2.render(queue[i], 0, instructions, summary)
+        try:
+            completion = await complete(provider, layer2.SUMMARY_SYSTEM,
+                                        [Message(role="user", content=prompt)], [])
+        except PromptTooLong as exc:
+            if retries >= SUMMARY_RETRIES:
+                raise
+            retries += 1
+            budget = smaller_budget(budget, str(exc), config)
+            if budget < MIN_CHUNK_TOKENS:
+                raise CompactError("the provider accepts too little to summarise "
+                                   f"anything ({exc})") from None
+            queue[i:i + 1] = layer2.chunk(queue[i], budget, instructions)
+            continue
+        try:
+            summary = layer2.extract_summary(completion.message.content)
+        except layer2.SummaryError as exc:
+            raise CompactError(str(exc)) from None
+        i += 1
+        retries = 0
+    return summary
