@@ -573,7 +573,7 @@ async function main() {
   await shot(page, 'vscode-memory-proposal.png', shots);
   await acceptButton.click();
   await proposalDiff.waitFor({ state: 'detached' });
-  await page.locator('.notifications-toasts .notification-toast', { hasText: `accepted (edited): ${NOTE_FILE}` }).first()
+  await page.locator('.notifications-toasts .notification-toast', { hasText: `Accepted: ${NOTE_FILE}` }).first()
     .waitFor({ state: 'visible' });
   const note = existsSync(join(memoryDir, NOTE_FILE)) ? readFileSync(join(memoryDir, NOTE_FILE), 'utf8') : '';
   if (!note.includes('Run the whole test suite with `make check`') || !note.includes(`title: "${NOTE.title}"`) || !note.includes(NOTE_EDIT)) {
@@ -649,11 +649,11 @@ async function main() {
   // (a short session fits the recent window: then the preview only says why there is nothing to do)
   await chat.locator('#compact').click();
   const preview = chat.locator('.card.preview');
-  const nothing = chat.locator('.notice', { hasText: 'nothing to compact' });
+  const nothing = chat.locator('.notice', { hasText: 'Nothing would be summarized' });
   await preview.or(nothing).first().waitFor({ state: 'visible' });
   if (await preview.count()) {
     await preview.locator('button', { hasText: 'Compact' }).click();
-    await preview.locator('.preview-result', { hasText: 'compacted' }).waitFor({ state: 'visible' });
+    await preview.locator('.preview-result').waitFor({ state: 'visible' });
     log(`chat: ${(await preview.locator('.preview-result').innerText()).trim()}`);
   } else {
     log(`chat: compact preview: ${(await nothing.innerText()).trim()}`);

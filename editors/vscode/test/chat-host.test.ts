@@ -367,3 +367,66 @@ describe('ChatHost: small actions', () => {
     assert.deepEqual(env.links, ['https://example.com']);
   });
 });
+
+describe('ChatHost: slash commands', () => {
+  const COMMANDS = { commands: [
+    { name: 'compact', description: 'Summarize now', hint: 'focus' },
+    { name: 'undo', description: 'Undo the last compaction' },
+    { name: 'context', description: 'Show the context' },
+    { name: 'memory', description: 'Show the memory' },
+    { name: 'new', description: 'Start a new session' },
+  ] };
+
+  it('lists the server\'s commands once asked (a server start); an older server lists none', async () => {
+    const { host, posted } = setup({ 'pseudoclaude/commands': COMMANDS });
+    await host.handle({ type: 'ready' });
+    await host.loadCommands();
+    assert.deepEqual(host.current.commands, COMMANDS.commands);
+    assert.ok(posted.some((m) => m.type === 'commands'));
+    const old = setup();
+    await old.host.loadCommands();
+    assert.equal(old.host.current.commands, null);
+    assert.match(old.env.logs.join('\n'), /slash commands: Unhandled method/);
+  });
+
+  it('/compact focus on X compacts with those instructions, reloads the transcript and shows the server\'s line', async () => {
+    const { host, agent } = setup({
+      'pseudoclaude/commands': COMMANDS,
+      'pseudoclaude/compact': { beforeTokens: 9, afterTokens: 3, offloaded: 0, summarized: true, factCheck: { checked: 0, missing: 0, added: 0 }, message: 'Compacted: the earlier conversation is now a summary.' },
+    });
+    await host.loadCommands();
+    assert.equal(await host.ask('/compact focus on X'), undefined);
+    assert.ok(!agent.methods().includes('pseudoclaude/run'), 'not a prompt');
+    const call = agent.calls.find((c) => c.method === 'pseudoclaude/compact');
+    assert.deepEqual(call?.params, { workspace: WS, instructions: 'focus on X' });
+    assert.ok(call?.options?.token, 'Stop cancels it');
+    assert.equal(host.current.running, false);
+    assert.deepEqual(host.current.items.map((i) => i.kind), ['user', 'assistant', 'notice']);
+    const notice = host.current.items.at(-1);
+    assert.equal(notice?.kind === 'notice' && notice.text, 'Compacted: the earlier conversation is now a summary.');
+  });
+
+  it('/undo, /context, /memory and /new run their commands; unknown /words go to the model', async () => {
+    const { host, agent, env } = setup({
+      'pseudoclaude/commands': COMMANDS,
+      'pseudoclaude/compact/undo': { restored: false, beforeTokens: 1, afterTokens: 1, messageCount: 0, message: 'Nothing to undo: no compaction left to undo.' },
+      'pseudoclaude/sessions/new': { sessionId: 's7' },
+      'pseudoclaude/run': RESULT,
+    });
+    await host.loadCommands();
+    await host.handle({ type: 'send', prompt: '/undo' });
+    assert.ok(agent.methods().includes('pseudoclaude/compact/undo'));
+    assert.equal(host.current.items.at(-1)?.kind === 'notice' && (host.current.items.at(-1) as { text: string }).text, 'Nothing to undo: no compaction left to undo.');
+    await host.handle({ type: 'send', prompt: '/context' });
+    const shown = host.current.items.at(-1);
+    assert.ok(shown?.kind === 'context');
+    assert.equal(shown.meter?.estimatedTokens, 12_000, 'the breakdown the meter has');
+    await host.handle({ type: 'send', prompt: '/memory' });
+    assert.equal(env.memoryShown, 1);
+    await host.handle({ type: 'send', prompt: '/new' });
+    assert.equal(host.current.sessionId, 's7');
+    assert.ok(!agent.methods().includes('pseudoclaude/run'));
+    await host.handle({ type: 'send', prompt: '/etc/hosts: what is it for?' });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/run')?.params, { prompt: '/etc/hosts: what is it for?', workspace: WS });
+  });
+});

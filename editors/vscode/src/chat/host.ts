@@ -571,7 +571,7 @@ export class ChatHost {
 
   /**
    * The transcript of the folder's current session from the server's log (the newest
-   * `RESTORE_MESSAGES` messages), sent to the webview as a whole. Overlapping calls share one load.
+   * `RESTORE_ITEMS` items), sent to the webview as a whole. Overlapping calls share one load.
    */
   reload(): Promise<void> {
     this.loading ??= this.load().finally(() => {
