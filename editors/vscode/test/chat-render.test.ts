@@ -178,9 +178,20 @@ describe('renderItem', () => {
     assert.match(end, /end end-warn/);
     assert.match(end, /maxIterations limit/);
   });
+  it('shows the context breakdown of /context with its table unfolded', () => {
+    const meter = { sessionId: 's', estimatedTokens: 5_000, contextWindow: 200_000, autoCompactThreshold: 167_000 };
+    const html = renderItem({ kind: 'context', id: 'c1', meter });
+    assert.match(html, /<section class="card context-card" data-id="c1"/);
+    assert.match(html, /<details class="legend" open>/);
+    assert.match(renderItem({ kind: 'context', id: 'c2', meter: null }), /no conversation yet/);
+    assertInert(html);
+  });
   it('welcomes with the keys, or asks for a folder', () => {
     assert.match(renderWelcome(emptyState({ uri: 'file:///a', name: 'a<b' })), /about <strong>a&lt;b<\/strong>/);
     assert.match(renderWelcome(emptyState()), /Open a folder/);
+    const state = emptyState({ uri: 'file:///a', name: 'a' });
+    assert.doesNotMatch(renderWelcome(state), /lists the commands/);
+    assert.match(renderWelcome({ ...state, commands: [{ name: 'new', description: 'New' }] }), /<kbd>\/<\/kbd> lists the commands/);
   });
 });
 

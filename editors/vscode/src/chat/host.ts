@@ -627,7 +627,7 @@ export class ChatHost {
       return;
     }
     this.otherRun = false;
-    this.restore({ ...emptyState(folder, this.env.folders()), seq: this.state.seq });
+    this.restore({ ...emptyState(folder, this.env.folders()), seq: this.state.seq, commands: this.state.commands });
     this.env.sessionsChanged(folder);
     await this.reload();
     await this.refreshSessions();
@@ -641,7 +641,7 @@ export class ChatHost {
       this.dispatch({ type: 'folders', folders });
       return;
     }
-    this.restore(emptyState(this.env.activeFolder() ?? folders[0] ?? null, folders));
+    this.restore({ ...emptyState(this.env.activeFolder() ?? folders[0] ?? null, folders), commands: this.state.commands });
     void this.reload().then(() => this.refreshSessions());
   }
 

@@ -326,7 +326,9 @@ export function renderWelcome(state: ChatState): string {
     `<p>Ask PseudoClaude${where}. It reads, edits and runs commands in the workspace; ` +
     'what your approval settings say to ask about (by default: running a command) waits for your answer here.</p>' +
     '<p class="muted"><kbd>Enter</kbd> sends · <kbd>Shift</kbd>+<kbd>Enter</kbd> adds a line · ' +
-    '<kbd>↑</kbd> <kbd>↓</kbd> browse earlier prompts</p>' +
+    '<kbd>↑</kbd> <kbd>↓</kbd> browse earlier prompts' +
+    (state.commands && state.commands.length > 0 ? ' · <kbd>/</kbd> lists the commands' : '') +
+    '</p>' +
     '</div>'
   );
 }
