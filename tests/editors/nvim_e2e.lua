@@ -66,7 +66,7 @@ step('compact', function()
   assert(done.error == nil, 'compact failed: ' .. vim.inspect(done.error))
   local r = done.result
   assert(r.summarized == true and r.afterTokens < r.beforeTokens, vim.inspect(r))
-  assert(notified('PseudoClaude: context compacted ('), 'no compact message: ' .. vim.inspect(report.notifications))
+  assert(notified('PseudoClaude: Compacted: the earlier conversation is now a summary ('), 'no compact message: ' .. vim.inspect(report.notifications))
   local after = wait_for('the meter to drop', function()
     local s = require('pseudoclaude').statusline()
     return s ~= before and s:match('^%d[%d.]*k?/200k$') and s

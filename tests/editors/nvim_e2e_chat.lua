@@ -1,7 +1,7 @@
 -- :PseudoClaudeChat in a real Neovim (SPEC §11 "Editors", issue 15): the chat buffer (markdown)
 -- and its prompt (buftype=prompt); a prompt sent from the prompt streams its answer into the
 -- chat; the tool call is a folded card with its result; a memory update shows inline; Ctrl-C
--- cancels; /compact previews; closing and wiping the chat, then a server restart and a resume,
+-- cancels; slash commands complete after / and act; closing and wiping the chat, then a server restart and a resume,
 -- bring the session's history back. Run by test_nvim.py:  nvim --headless --clean -l nvim_e2e_chat.lua
 local h = dofile(vim.fs.joinpath(vim.fs.dirname(_G.arg[0]), 'nvim_harness.lua'))
 local report, step, wait_for, take = h.report, h.step, h.wait_for, h.take
@@ -146,24 +146,44 @@ step('Ctrl-C in the prompt cancels the run', function()
   assert(not chat.running, 'still running')
 end)
 
-step('slash commands: /compact previews, /undo, /help, unknown ones', function()
-  -- (a short conversation: the preview says there is nothing to compact, or asks)
-  local before = #h.selects
-  h.answer({ 'Cancel' })
+step('slash commands: completion from the server\'s list; /compact, /undo, /context; unknown ones', function()
+  -- Typing / at the start of the prompt completes the server's commands (pseudoclaude/commands).
+  local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
+  vim.api.nvim_set_current_win(pw)
+  _G.pc_complete = nil
+  vim.api.nvim_feedkeys('A/' .. vim.keycode("<Cmd>lua _G.pc_complete = vim.fn.complete_info({'mode', 'items'})<CR><C-e><Esc>"),
+    'x', false)
+  vim.api.nvim_buf_set_lines(chat.prompt_buf, -2, -1, false, { '❯ ' })
+  local info = assert(_G.pc_complete, 'no completion after /')
+  local words = vim.tbl_map(function(i) return i.word end, info.items)
+  report.completion = words
+  for _, name in ipairs({ '/compact', '/undo', '/context', '/memory', '/new', '/cancel' }) do
+    assert(vim.tbl_contains(words, name), name .. ' not offered: ' .. vim.inspect(words))
+  end
+  assert(words[1] == '/compact', 'the server\'s commands come first: ' .. vim.inspect(words))
+  -- /compact with instructions compacts (no preview); the server's words show in the chat.
   send('/compact focus on the README')
-  wait_for('the compact preview', function()
-    return #h.selects > before or h.notified('PseudoClaude: nothing to compact in project')
+  local compacted = take('PseudoClaudeCompactDone')
+  assert(compacted.error == nil, vim.inspect(compacted))
+  wait_for('the compaction in the chat', function()
+    return find_line('> ' .. compacted.result.message)
   end)
-  assert(#h.selects == before or h.selects[before + 1].kind == 'pseudoclaude_compact', vim.inspect(h.selects))
-  h.answer({})
+  assert(h.notified('PseudoClaude: ' .. compacted.result.message), vim.inspect(report.notifications))
   send('/undo')
-  wait_for('the undo answer', function()
-    return h.notified('PseudoClaude: nothing to undo in project')
+  local undone = take('PseudoClaudeUndoDone')
+  assert(undone.error == nil, vim.inspect(undone))
+  assert(h.notified('PseudoClaude: ' .. undone.result.message), vim.inspect(report.notifications))
+  send('/context')
+  wait_for('the context float', function()
+    return require('pseudoclaude.context').float
   end)
+  require('pseudoclaude.context').close_float()
   send('/nonsense')
-  assert(h.notified('unknown chat command /nonsense'), vim.inspect(report.notifications))
+  wait_for('the unknown command', function()
+    return h.notified('unknown chat command /nonsense')
+  end)
   -- Nothing of that reached the chat as a prompt.
-  assert(not chat_text():find('/undo', 1, true), 'a command was sent as a prompt')
+  assert(not chat_text():find('## You\n/', 1, true), 'a command was sent as a prompt')
 end)
 
 step('Up recalls the earlier prompts', function()

@@ -115,9 +115,10 @@ step(':PseudoClaudePreview, then Compact: compacts as previewed, with the fact c
   local r = done.result
   assert(r.summarized == true and r.afterTokens < r.beforeTokens, vim.inspect(r))
   assert(type(r.factCheck) == 'table' and r.factCheck.checked >= 1, 'fact check: ' .. vim.inspect(r.factCheck))
-  local n = h.notified('PseudoClaude: context compacted (')
+  local n = h.notified('PseudoClaude: Compacted: the earlier conversation is now a summary (')
   assert(n, 'no compact message: ' .. vim.inspect(report.notifications))
-  contains(n.msg, '; summary checked: ', 'compact message')
+  contains(n.msg, '; summary checked', 'compact message')
+  assert(n.msg == 'PseudoClaude: ' .. r.message, 'not the server\'s message: ' .. n.msg)
   -- SPEC §11: a compaction after a preview keeps exactly keptMessages after its summary pair.
   local after = context_now()
   assert(after.messageCount == preview.keptMessages + 2,
@@ -135,8 +136,8 @@ step(':PseudoClaudeUndo restores the summarized messages', function()
   assert(r.restored == true, vim.inspect(r))
   assert(r.messageCount == messages_before, string.format('%d messages after undo, %d before', r.messageCount, messages_before))
   assert(r.afterTokens > r.beforeTokens, vim.inspect(r))
-  assert(h.notified('PseudoClaude: compaction undone in ' .. name .. ': '), vim.inspect(report.notifications))
-  contains(h.transcript_text(), '· compaction undone: ', 'transcript')
+  assert(h.notified('PseudoClaude: ' .. r.message), vim.inspect(report.notifications))
+  contains(h.transcript_text(), '· ' .. r.message, 'transcript')
   local c = context_now()
   assert(c.messageCount == messages_before and c.breakdown.summary == 0, vim.inspect(c))
   report.undo = r
@@ -148,7 +149,7 @@ step(':PseudoClaudeUndo with nothing left says why', function()
   local done = take('PseudoClaudeUndoDone')
   assert(done.error == nil, 'undo failed: ' .. vim.inspect(done.error))
   assert(done.result.restored == false and type(done.result.reason) == 'string', vim.inspect(done.result))
-  local n = h.notified('PseudoClaude: nothing to undo in ' .. name .. ': ')
+  local n = h.notified('PseudoClaude: Nothing to undo: ')
   assert(n and n.msg:find(done.result.reason, 1, true), vim.inspect(report.notifications))
   report.undo_again = done.result
   shown_errors()

@@ -104,7 +104,7 @@ step('accept after editing the right side: the note holds the edited text', func
   contains(note, 'Run `make build` (edited in Neovim).', 'note')
   assert(not note:find('Run `make build`.\n', 1, true), 'the proposed text was written')
   assert(#vim.api.nvim_list_tabpages() == before_tabs, 'the split did not close')
-  assert(notified('PseudoClaude: accepted (edited): project_knowledge_build.md (project memory).'), vim.inspect(report.notifications))
+  assert(notified('PseudoClaude: Accepted: project_knowledge_build.md is written to project memory.'), vim.inspect(report.notifications))
   wait_for('the meter to count one', function()
     return statusline():find(' · 1 proposal', 1, true)
   end)

@@ -1045,6 +1045,178 @@ test('chat: a streamed answer grows by its last line, not by rendering the whole
   vim.cmd('bwipeout! ' .. c.buf)
 end)
 
+test('chat: a resumed session is rendered from the server\'s items alone; out of context items are marked', function()
+  local protocol = require('pseudoclaude.protocol')
+  local r = protocol.requests
+  local ws = 'file:///work/resumed'
+  local transcript_items = {
+    { kind = 'user', text = 'Read the notes', inContext = false, ts = 1700000000 },
+    { kind = 'toolCall', id = 'c1', name = 'read_file', arguments = { path = 'gone.txt' }, status = 'error',
+      preview = 'gone.txt does not exist', error = 'gone.txt does not exist', bytes = 60, inContext = false },
+    { kind = 'assistant', text = 'It is gone.', inContext = false },
+    { kind = 'summary', text = 'The user asked for the notes; gone.txt is missing.', inContext = true },
+    { kind = 'compaction', summarized = 3, kept = 0, message = 'The earlier conversation was summarized: 3 messages replaced by a summary.', inContext = true },
+    { kind = 'user', text = 'Fix it', inContext = true },
+    { kind = 'assistant', text = 'Writing it.', thinking = 'A new file then.', inContext = true },
+    { kind = 'toolCall', id = 'c2', name = 'write_file', arguments = { path = 'gone.txt' }, status = 'denied',
+      preview = 'write_file was denied by the user', error = 'write_file was denied by the user', inContext = true },
+    { kind = 'toolCall', id = 'c3', name = 'run_command', arguments = { command = 'make' }, status = 'canceled',
+      preview = 'the tool call did not finish (the run ended first)',
+      error = 'the tool call did not finish (the run ended first)', inContext = true },
+    { kind = 'toolCall', id = 'c4', name = 'read_file', arguments = { path = 'a.txt' }, status = 'done',
+      preview = 'alpha\nbeta', bytes = 11, inContext = true },
+  }
+  local pages = {}
+  local answers = {
+    [r.context] = { sessionId = 's7', messageCount = 6, estimatedTokens = 900, contextWindow = 200000,
+      autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false },
+    [r.sessions_messages] = function(params)
+      pages[#pages + 1] = { offset = params.offset, limit = params.limit, sessionId = params.sessionId }
+      local from = (params.offset or 0) + 1
+      local to = params.limit and (from + params.limit - 1) or #transcript_items
+      return nil, { sessionId = 's7', total = #transcript_items, items = vim.list_slice(transcript_items, from, to) }
+    end,
+    [r.slash_commands] = { commands = {
+      { name = 'compact', description = 'Summarize now', hint = 'what to focus on' },
+      { name = 'undo', description = 'Undo the last compaction' },
+      { name = 'context', description = 'What fills the context' },
+      { name = 'memory', description = 'The memory index' },
+      { name = 'new', description = 'Start a new session' },
+      { name = 'brandnew', description = 'A command of a newer server' },
+    } },
+  }
+  local c
+  local seen = with_fake_server(answers, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  eq(vim.tbl_map(function(x) return x.method end, seen.sent), { r.slash_commands, r.context, r.sessions_messages, r.sessions_messages })
+  eq(pages, { { offset = 0, limit = 1, sessionId = 's7' }, { offset = 0, sessionId = 's7' } }, 'the pages asked')
+  eq(c.session_id, 's7')
+  local lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
+  eq(lines, {
+    '## You', 'Read the notes', '', '## PseudoClaude',
+    '▸ read_file(path: gone.txt)', '  ✗ read_file failed: gone.txt does not exist',
+    'It is gone.',
+    '▸ Summary of the earlier conversation', '  The user asked for the notes; gone.txt is missing.',
+    '> The earlier conversation was summarized: 3 messages replaced by a summary.',
+    '', '## You', 'Fix it', '', '## PseudoClaude',
+    '▸ Thinking', '  A new file then.',
+    'Writing it.',
+    '▸ write_file(path: gone.txt)', '  ⊘ write_file denied: write_file was denied by the user',
+    '▸ run_command(command: make)', '  ⊘ run_command canceled: the tool call did not finish (the run ended first)',
+    '▸ read_file(path: a.txt)', '  ✓ read_file · 11 B', '  │ alpha', '  │ beta',
+  })
+  -- Out of context: dimmed, and said at the end of the item's first line.
+  local ns = vim.api.nvim_get_namespaces().pseudoclaude_chat
+  local marks = vim.api.nvim_buf_get_extmarks(c.buf, ns, 0, -1, { details = true })
+  local dim, said = {}, {}
+  for _, m in ipairs(marks) do
+    local d = m[4]
+    if d.hl_group == 'PseudoClaudeChatOutOfContext' then
+      dim[m[2] + 1] = true
+    end
+    if d.virt_text then
+      said[#said + 1] = { m[2] + 1, d.virt_text[1][1] }
+    end
+  end
+  eq(said, { { 1, '  · not in context' }, { 5, '  · not in context' }, { 7, '  · not in context' } })
+  for lnum = 1, 26 do
+    local want = lnum <= 7 and lines[lnum] ~= '' or nil
+    eq(dim[lnum], want, 'dimmed line ' .. lnum)
+  end
+  local win = vim.fn.win_findbuf(c.buf)[1]
+  vim.api.nvim_win_call(win, function()
+    eq({ vim.fn.foldclosed(5), vim.fn.foldclosedend(5) }, { 5, 6 }, 'the failed card')
+    eq(vim.fn.foldtextresult(5), '▸ read_file(path: gone.txt) · ✗ read_file failed: gone.txt does not exist · not in context')
+    eq({ vim.fn.foldclosed(8), vim.fn.foldclosedend(8) }, { 8, 9 }, 'the summary')
+    eq({ vim.fn.foldclosed(16), vim.fn.foldclosedend(16) }, { 16, 17 }, 'the thinking')
+    eq(vim.fn.foldtextresult(21), '▸ run_command(command: make) · ⊘ run_command canceled: the tool call did not finish (the run ended first)')
+  end)
+  -- Only the newest HISTORY_ITEMS items, with how many are not shown.
+  local history = require('pseudoclaude.chat.history')
+  local real = history.HISTORY_ITEMS
+  history.HISTORY_ITEMS = 3
+  pages = {}
+  with_fake_server(answers, nil, function()
+    chat.reload(c)
+  end)
+  history.HISTORY_ITEMS = real
+  eq(pages[2], { offset = 7, sessionId = 's7' })
+  eq(vim.api.nvim_buf_get_lines(c.buf, 0, 1, false), { '*(7 earlier items not shown)*' })
+  vim.cmd('bwipeout! ' .. c.buf)
+  require('pseudoclaude.chat.prompt').forget()
+end)
+
+test('chat: slash commands come from the server, complete after / in the prompt, and run', function()
+  local protocol = require('pseudoclaude.protocol')
+  local r = protocol.requests
+  local prompt = require('pseudoclaude.chat.prompt')
+  local ws = 'file:///work/slash'
+  local answers = {
+    [r.context] = { sessionId = vim.NIL, messageCount = 0, estimatedTokens = 0, contextWindow = 200000,
+      autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false, breakdown = BREAKDOWN },
+    [r.slash_commands] = { commands = {
+      { name = 'compact', description = 'Summarize now', hint = 'what to focus on' },
+      { name = 'undo', description = 'Undo the last compaction' },
+      { name = 'context', description = 'What fills the context' },
+      { name = 'memory', description = 'The memory index' },
+      { name = 'new', description = 'Start a new session' },
+      { name = 'brandnew', description = 'A command of a newer server' },
+    } },
+    [r.compact] = { beforeTokens = 900, afterTokens = 900, offloaded = 0, summarized = false,
+      factCheck = { checked = 0, missing = 0, added = 0 }, message = 'Nothing to compact yet (900 tokens).' },
+    [r.compact_undo] = { restored = false, beforeTokens = 0, afterTokens = 0, messageCount = 0,
+      message = 'Nothing to undo: no compaction left to undo.' },
+    [r.sessions_new] = { sessionId = 's-new' },
+  }
+  local c
+  with_fake_server(answers, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  local names = vim.tbl_map(function(x) return x.name end, chat.commands(c))
+  eq(names, { 'compact', 'undo', 'context', 'memory', 'new', 'brandnew', 'preview', 'sessions', 'resume', 'proposals',
+    'cancel', 'help' }, 'the server\'s first, then the chat\'s own')
+  eq(vim.tbl_map(function(m) return m.word end, chat.matches(c, '/co')), { '/compact', '/context' })
+  eq(chat.matches(c, 'undo')[1].menu, 'Undo the last compaction')
+  eq(chat.matches(c, '/compact')[1].info, '/compact <what to focus on>\nSummarize now')
+  -- Typing / at the start of the prompt opens the completion of the server's list.
+  local pw = vim.fn.win_findbuf(c.prompt_buf)[1]
+  vim.api.nvim_set_current_win(pw)
+  _G.pc_complete = nil
+  vim.api.nvim_feedkeys('A/' .. vim.keycode("<Cmd>lua _G.pc_complete = vim.fn.complete_info({'mode', 'items'})<CR>")
+    .. 'u' .. vim.keycode("<Cmd>lua _G.pc_narrowed = vim.fn.complete_info({'items'})<CR><C-e><Esc>"), 'x', false)
+  local info = assert(_G.pc_complete, 'no completion')
+  eq(info.mode, 'function')
+  eq(vim.tbl_map(function(i) return i.word end, info.items), vim.tbl_map(function(n) return '/' .. n end, names))
+  eq(_G.pc_narrowed.items ~= nil, true, 'the completion stays open while typing')
+  eq(vim.api.nvim_buf_get_lines(c.prompt_buf, -2, -1, false), { '❯ /u' }, 'nothing inserted but what was typed')
+  vim.api.nvim_buf_set_lines(c.prompt_buf, -2, -1, false, { '❯ ' })
+  -- A / inside a prompt is only a /.
+  vim.api.nvim_feedkeys('Aa/b' .. vim.keycode("<Cmd>lua _G.pc_complete = vim.fn.complete_info({'mode'})<CR><Esc>"), 'x', false)
+  eq(_G.pc_complete.mode, '')
+  vim.api.nvim_buf_set_lines(c.prompt_buf, -2, -1, false, { '❯ ' })
+  -- The commands run their requests; the server's words show in the chat.
+  local seen = with_fake_server(answers, nil, function()
+    chat.submit(c, '/compact focus on the parser')
+    chat.submit(c, '/undo')
+    chat.submit(c, '/brandnew')
+    chat.submit(c, '/nonsense')
+    chat.submit(c, '/context')
+    require('pseudoclaude.context').close_float()
+    chat.submit(c, '/new')
+  end)
+  local sent = vim.tbl_filter(function(x) return x.method ~= r.context end, seen.sent)
+  eq(vim.tbl_map(function(x) return x.method end, sent), { r.compact, r.compact_undo, r.sessions_new })
+  eq(sent[1].params, { workspace = ws, instructions = 'focus on the parser' })
+  local shown = vim.tbl_map(function(x) return x.msg end, seen.shown)
+  assert(vim.tbl_contains(shown, 'PseudoClaude: Nothing to compact yet (900 tokens).'), vim.inspect(shown))
+  assert(vim.tbl_contains(shown, 'PseudoClaude: unknown chat command /brandnew is not supported by this version of the plugin'), vim.inspect(shown))
+  assert(vim.tbl_contains(shown, 'PseudoClaude: unknown chat command /nonsense (/help lists them)'), vim.inspect(shown))
+  eq(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false), { '*New session s-new. Type below; Enter sends, / lists the commands.*' })
+  vim.cmd('bwipeout! ' .. c.buf)
+  prompt.forget()
+end)
+
 io.stdout:write(string.format('nvim unit: %d passed, %d failed\n', passed, failed))
 if failed > 0 then
   os.exit(1)

@@ -431,7 +431,7 @@ function M.forget()
 end
 
 local function replay_history(c, ws, session_id)
-  local head = { workspace = ws, sessionId = session_id, offset = 0, limit = 0 }
+  local head = { workspace = ws, sessionId = session_id, offset = 0, limit = 1 }
   c:request(protocol.requests.sessions_messages, head, function(e1, first)
     if e1 or not first then
       return

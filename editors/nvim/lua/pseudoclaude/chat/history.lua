@@ -60,7 +60,7 @@ function M.reload(chat, done)
     if not sid then
       return shown({})
     end
-    local head = { workspace = ws, sessionId = sid, offset = 0, limit = 0 }
+    local head = { workspace = ws, sessionId = sid, offset = 0, limit = 1 }
     client.request(protocol.requests.sessions_messages, head, function(e1, first)
       if e1 then
         return done(e1)
