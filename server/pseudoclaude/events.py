@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
@@ -24,6 +24,11 @@ class StopReason(StrEnum):
     CANCELED = "canceled"
     UNKNOWN_TOOL_LIMIT = "unknown_tool_limit"
     ERROR = "error"
+
+
+ToolStatus = Literal["done", "error", "denied", "canceled", "pending"]
+"""A tool call as the user lived it: finished, failed, denied by the user, canceled (the run
+was cancelled, or interrupted by a crash), or still waiting for its result."""
 
 
 class Event(Struct, frozen=True, tag_field="kind", rename="camel"):
@@ -54,8 +59,8 @@ class ToolResultEvent(Event, frozen=True, tag="toolResult"):
     """The first 200 characters of the result (the JSON envelope of SPEC §6)."""
     error: str | UnsetType = UNSET
     """A failed tool's own error message (the envelope's ``error``), for one-line displays."""
-    status: str = "done"
-    """``done``, ``error``, ``denied`` or ``canceled`` (as the transcript's ``toolCall``)."""
+    status: ToolStatus = "done"
+    """As the transcript's ``toolCall``: ``done``, ``error``, ``denied`` or ``canceled``."""
     display: str = ""
     """The first lines of the result (or its error), readable: what a tool card shows (the
     transcript's ``preview``)."""

@@ -28,8 +28,9 @@ import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from pseudoclaude import words
-from pseudoclaude.agent.results import ToolStatus, short, tool_view
+from pseudoclaude.agent.results import short, tool_view
 from pseudoclaude.compact.layer2 import ACKNOWLEDGEMENT, BOUNDARY_REMINDER, is_summary
+from pseudoclaude.events import ToolStatus
 from pseudoclaude.llm.types import Message, utf8_len
 from pseudoclaude.session.codec import (
     BadLine,

@@ -38,7 +38,7 @@ io.stdout:write(vim.json.encode({
 def test_the_generated_mirrors_are_current() -> None:
     assert codegen.main(["--check"]) == 0, "run `make protocol`"
     for path in codegen.TARGETS:
-        assert codegen.HEADER in path.read_text().splitlines()[0] + path.read_text()[:400]
+        assert codegen.HEADER in path.read_text()[:300], f"{path.name}: no generated header"
 
 
 def test_a_stale_mirror_fails_the_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -52,7 +52,8 @@ def test_a_stale_mirror_fails_the_check(tmp_path: Path, monkeypatch: pytest.Monk
                                              fresh: codegen.render_lua})
     monkeypatch.setattr(codegen, "ROOT", tmp_path)
     assert codegen.main(["--check"]) == 1
-    assert "protocol.ts" in capsys.readouterr().err and "protocol.lua" not in stale.name
+    err = capsys.readouterr().err
+    assert "protocol.ts" in err and "protocol.lua" not in err
     assert codegen.main([]) == 0 and codegen.main(["--check"]) == 0  # `make protocol` mends it
 
 

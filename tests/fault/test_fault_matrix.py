@@ -43,7 +43,7 @@ from pseudoclaude.events import (
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
-from pseudoclaude.workspace import Workspace
+from pseudoclaude.workspace import Hooks, Workspace
 
 MEMORY_SYSTEM = "long-term memory"  # in the memory update's system prompt
 SUMMARY_SYSTEM = "working summary"  # in the Layer-2 summary's system prompt
@@ -167,7 +167,7 @@ def make_workspace(tmp_path: Path, fake: FakeModelServer, provider: str, extra: 
     settings = load_settings(root, overrides, home=tmp_path / "home", env={})
     events: list[tuple[str, Event]] = []
     ws = Workspace(root, settings, approver=approver,
-                   events=lambda sid, e: events.append((sid, e)))
+                   hooks=Hooks(events=lambda sid, e: events.append((sid, e))))
     return ws, events, user_memory
 
 
@@ -400,9 +400,11 @@ async def test_lsp_failed_runs_answer_with_the_error(lsp: LanguageClient, lsp_en
         assert stop_of(env.events, sid) == "error"
         context = await call(lsp, "pseudoclaude/context")
         assert context["sessionId"] == sid
-        messages = await call(lsp, "pseudoclaude/sessions/messages", {})
-        assert messages["total"] == context["messageCount"]
+        transcript = await call(lsp, "pseudoclaude/sessions/messages", {})
         loaded = load_session(store, sid)
+        assert len(loaded.messages) == context["messageCount"]
+        assert transcript["items"][0] == {**transcript["items"][0], "kind": "user",
+                                          "inContext": True}
         assert is_valid(loaded.messages) and loaded.bad_lines == 0 and loaded.repaired == 0
         assert snapshot(*memory_dirs) == before
     assert not memory_requests(env.fake)

@@ -19,7 +19,7 @@ from pseudoclaude.events import Event, MemoryEvent
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.errors import NoProviderConfigured
 from pseudoclaude.session import SessionNotFound, load_session
-from pseudoclaude.workspace import Workspace, WorkspaceBusy, WorkspaceError
+from pseudoclaude.workspace import Hooks, Workspace, WorkspaceBusy, WorkspaceError
 
 MEMORY_OPS = [{"action": "create", "level": "project", "type": "project_knowledge",
                "title": "Build command", "summary": "use make build",
@@ -82,7 +82,7 @@ async def workspace(tmp_path: Path, fake: FakeModelServer
         settings = load_settings(root, overrides, home=tmp_path / "home", env={})
         holder: list[Made] = []
         ws = Workspace(root, settings, approver=Allow(),
-                       events=lambda sid, event: holder[0].events.append((sid, event)))
+                       hooks=Hooks(events=lambda sid, event: holder[0].events.append((sid, event))))
         holder.append(Made(ws))
         made.append(holder[0])
         return holder[0]

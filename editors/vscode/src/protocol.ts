@@ -77,6 +77,12 @@ export const APPROVALS_CAPABILITY = 'approvals';
 
 export const PROTOCOL_VERSION = 1;
 
+/**
+ * A tool call as the user lived it: finished, failed, denied by the user, canceled (the run
+ * was cancelled, or interrupted by a crash), or still waiting for its result.
+ */
+export type ToolStatus = 'done' | 'error' | 'denied' | 'canceled' | 'pending';
+
 export type MemoryLevel = 'project' | 'user';
 
 /** Why a preview would summarise nothing (`wouldSummarize: false`). */
@@ -276,7 +282,7 @@ export interface Proposal {
   createdAt: string;
   sessionId: string;
   /** The effect on the file. */
-  action: 'create' | 'delete' | 'update';
+  action: ProposalAction;
   level: MemoryLevel;
   type: string;
   title: string;
@@ -371,7 +377,7 @@ export interface ToolCallItem {
   id: string;
   name: string;
   arguments: unknown;
-  status: 'canceled' | 'denied' | 'done' | 'error' | 'pending';
+  status: ToolStatus;
   /** The first lines of the result (or its error), readable; `""` until it has one. */
   preview: string;
   /** A failed, denied or canceled call's own message. */
@@ -462,7 +468,7 @@ export interface ApproveParams {
   sessionId: string;
   tool: string;
   arguments: unknown;
-  kind: 'runCommand' | 'write';
+  kind: ApproveKind;
   /** Relative to the workspace (writes). */
   path?: string;
   /** The whole file without the change (`""` for a new file). */
@@ -501,8 +507,8 @@ export interface ToolResultEvent {
   preview: string;
   /** A failed tool's own error message (the envelope's `error`), for one-line displays. */
   error?: string;
-  /** `done`, `error`, `denied` or `canceled` (as the transcript's `toolCall`). */
-  status: string;
+  /** As the transcript's `toolCall`: `done`, `error`, `denied` or `canceled`. */
+  status: ToolStatus;
   /**
    * The first lines of the result (or its error), readable: what a tool card shows (the
    * transcript's `preview`).

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Literal
 
-ToolStatus = Literal["done", "error", "denied", "canceled", "pending"]
-"""A tool call as the user lived it: finished, failed, denied by the user, canceled (the run
-was cancelled, or interrupted by a crash), or still waiting for its result."""
+from pseudoclaude.events import ToolStatus
 
 PREVIEW_LINES = 20
 PREVIEW_CHARS = 1_000

@@ -73,7 +73,7 @@ ERROR_CODES = (("INVALID_PARAMS", p.INVALID_PARAMS), ("REQUEST_FAILED", p.REQUES
 
 def literal_aliases() -> list[tuple[str, tuple[str, ...], str]]:
     """``(name, values, doc)`` of the protocol's ``Literal`` aliases and value tuples."""
-    docs = module_docs(p)
+    docs = {**module_docs(events_module()), **module_docs(p)}
     out = []
     for name, value in vars(p).items():
         if typing.get_origin(value) is typing.Literal and name[0].isupper() and name != "Level":
@@ -174,7 +174,7 @@ def tag_of(cls: type[msgspec.Struct]) -> tuple[str, str] | None:
 
 def literal_name(values: tuple[Any, ...]) -> str | None:
     for name, vals, _ in literal_aliases():
-        if vals == values:
+        if set(vals) == set(values):
             return name
     return None
 
@@ -386,6 +386,11 @@ def render_ts() -> str:
           + [f"  '{m}': {name};" for m, name in notification_params()] + ["}"])
     out.append(TS_EPILOGUE.format())
     return "\n".join(out)
+
+
+def events_module() -> Any:
+    import pseudoclaude.events
+    return pseudoclaude.events
 
 
 def p_stop_reason() -> type[enum.Enum]:

@@ -25,6 +25,7 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from pseudoclaude.compact.breakdown import CATEGORIES
 from pseudoclaude.events import Event, FactCheck
+from pseudoclaude.events import ToolStatus as ToolStatus  # on the wire: a generated alias
 from pseudoclaude.llm.types import clean_value
 from pseudoclaude.memory.notes import NOTE_TYPES
 from pseudoclaude.session.ids import is_session_id

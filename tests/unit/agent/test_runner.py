@@ -60,7 +60,7 @@ from pseudoclaude.llm.provider import (
 from pseudoclaude.llm.types import Message, ToolCall, Usage
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
-from pseudoclaude.workspace import Workspace, WorkspaceBusy
+from pseudoclaude.workspace import Hooks, Workspace, WorkspaceBusy
 
 
 class Allow:
@@ -88,7 +88,7 @@ def workspace(tmp_path: Path, fake: FakeModelServer, **extra: Any
     (root / "b.txt").write_text("beta\n")
     events: list[tuple[str, Event]] = []
     ws = Workspace(root, settings_for(root, fake, **extra), approver=Allow(),
-                   events=lambda sid, e: events.append((sid, e)))
+                   hooks=Hooks(events=lambda sid, e: events.append((sid, e))))
     return ws, events
 
 

@@ -60,6 +60,16 @@ M.approvals_capability = 'approvals'
 --- The protocol's version.
 M.version = 1
 
+--- A tool call as the user lived it: finished, failed, denied by the user, canceled (the run
+--- was cancelled, or interrupted by a crash), or still waiting for its result.
+M.tool_statuss = {
+  done = 'done',
+  error = 'error',
+  denied = 'denied',
+  canceled = 'canceled',
+  pending = 'pending',
+}
+
 --- Why a preview would summarise nothing (`wouldSummarize: false`).
 M.preview_reasons = {
   no_session = 'no session',
@@ -430,7 +440,7 @@ M.stop_reasons = {
 --- @field bytes integer
 --- @field preview string The first 200 characters of the result (the JSON envelope of SPEC §6).
 --- @field error? string A failed tool's own error message (the envelope's `error`), for one-line displays.
---- @field status string `done`, `error`, `denied` or `canceled` (as the transcript's `toolCall`).
+--- @field status 'canceled'|'denied'|'done'|'error'|'pending' As the transcript's `toolCall`: `done`, `error`, `denied` or `canceled`.
 --- @field display string The first lines of the result (or its error), readable: what a tool card shows (the transcript's `preview`).
 
 --- @class pseudoclaude.CompactEvent
