@@ -620,6 +620,7 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/sessions/resume": ["sessionId"],
     "pseudoclaude/sessions/new": [],
     "pseudoclaude/sessions/messages": ["sessionId", "offset", "limit"],
+    "pseudoclaude/commands": [],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",

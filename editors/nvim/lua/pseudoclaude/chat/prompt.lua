@@ -171,24 +171,38 @@ function M.help_lines(chat)
   return lines
 end
 
---- Run a `/command` of the chat (`true`), or say it is unknown (`false`).
+--- Run a `/command` of the chat (`true`); `false` when it is not one (then the text is a prompt,
+--- as in every other PseudoClaude chat).
 local function run_command(chat, slash)
   local known = false
   for _, c in ipairs(M.commands(chat)) do
     known = known or c.name == slash.command
   end
-  local action = ACTIONS[slash.command]
-  if not known or not action then
-    local why = known and ' is not supported by this version of the plugin' or ' (/help lists them)'
-    state.notify('PseudoClaude: unknown chat command /' .. slash.command .. why, vim.log.levels.WARN)
+  if not known then
     return false
+  end
+  local action = ACTIONS[slash.command]
+  if not action then
+    state.notify('PseudoClaude: /' .. slash.command .. ' is not supported by this version of the plugin', vim.log.levels.WARN)
+    return true
   end
   local arg = slash.argument ~= '' and slash.argument or nil
   action(require('pseudoclaude'), chat.workspace, arg)
   return true
 end
 
---- Send a prompt (or run a `/command`) from the chat.
+local function send(chat, text)
+  local pc = require('pseudoclaude')
+  if chat.running or pc.runs[chat.workspace] then
+    return state.notify('PseudoClaude: a run is in progress: wait for it, or Ctrl-C to cancel it.', vim.log.levels.WARN)
+  end
+  chat.prompts[#chat.prompts + 1] = text
+  chat.recall = nil
+  pc.run(text, { workspace = chat.workspace, transcript = false })
+end
+
+--- Send a prompt (or run a `/command`) from the chat. A `/word` that is not a command goes to
+--- the model like any prompt.
 --- @param chat pseudoclaude.Chat
 --- @param text string
 function M.submit(chat, text)
@@ -196,22 +210,21 @@ function M.submit(chat, text)
   if text == '' then
     return
   end
-  local pc = require('pseudoclaude')
   local slash = M.slash(text)
   if slash then
     if M.server_commands[state.key(chat.workspace)] then
-      return run_command(chat, slash)
+      if not run_command(chat, slash) then
+        send(chat, text)
+      end
+      return
     end
     return M.load(chat, function()
-      run_command(chat, slash)
+      if not run_command(chat, slash) then
+        send(chat, text)
+      end
     end)
   end
-  if chat.running or pc.runs[chat.workspace] then
-    return state.notify('PseudoClaude: a run is in progress: wait for it, or Ctrl-C to cancel it.', vim.log.levels.WARN)
-  end
-  chat.prompts[#chat.prompts + 1] = text
-  chat.recall = nil
-  pc.run(text, { workspace = chat.workspace, transcript = false })
+  send(chat, text)
 end
 
 local function set_prompt_text(chat, text)
