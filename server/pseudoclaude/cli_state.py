@@ -17,9 +17,8 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pseudoclaude import words
 from pseudoclaude.agent.approvals import TerminalApprover
-from pseudoclaude.api import methods
+from pseudoclaude.api import methods, views
 from pseudoclaude.api import protocol as p
 from pseudoclaude.api.protocol import ParamError
 from pseudoclaude.config import KEYS, PREFIX, ConfigError, Settings, load_settings
@@ -123,7 +122,7 @@ async def ask(args: argparse.Namespace, method: str, params: dict[str, Any], sha
 
 async def context(args: argparse.Namespace) -> int:
     result = await ask(args, p.CONTEXT, {}, p.ContextResult, session=True)
-    emit(result, args.json, lambda: words.describe_context(result))
+    emit(result, args.json, lambda: views.describe_context(result))
     return EXIT_OK
 
 
@@ -147,7 +146,7 @@ async def compact(args: argparse.Namespace) -> int:
 
 async def memory_show(args: argparse.Namespace) -> int:
     result = await ask(args, p.MEMORY_SHOW, {}, p.MemoryShowResult, session=False)
-    emit(result, args.json, lambda: words.describe_memory(result))
+    emit(result, args.json, lambda: views.describe_memory(result))
     return EXIT_OK
 
 

@@ -21,11 +21,10 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from pseudoclaude import words
 from pseudoclaude.acp.outbox import Outbox
 from pseudoclaude.acp.turns import Turn
 from pseudoclaude.acp.updates import agent_text
-from pseudoclaude.api import commands, methods
+from pseudoclaude.api import commands, methods, views
 from pseudoclaude.api import protocol as p
 from pseudoclaude.api.commands import Command
 from pseudoclaude.errors import EXPECTED_ERRORS, one_line
@@ -90,9 +89,9 @@ def shown(result: p.Wire) -> str:
     if isinstance(result, p.CompactResult | p.UndoResult):
         return result.message
     if isinstance(result, p.ContextResult):
-        return fenced(words.describe_context(result))
+        return fenced(views.describe_context(result))
     if isinstance(result, p.MemoryShowResult):
-        return fenced(words.describe_memory(result))
+        return fenced(views.describe_memory(result))
     raise TypeError(f"no text for a {type(result).__name__}")
 
 

@@ -28,6 +28,7 @@ from pseudoclaude.events import Event, FactCheck
 from pseudoclaude.events import ToolStatus as ToolStatus  # on the wire: a generated alias
 from pseudoclaude.llm.types import clean_value
 from pseudoclaude.memory.notes import NOTE_TYPES
+from pseudoclaude.names import camel, snake
 from pseudoclaude.session.ids import is_session_id
 from pseudoclaude.transcript import TranscriptItem
 
@@ -116,8 +117,7 @@ class Wire(Struct, rename="camel", kw_only=True):
 
 MEMORY_TYPES: tuple[str, ...] = tuple(NOTE_TYPES)
 """The types of a memory note."""
-BREAKDOWN_CATEGORIES: tuple[str, ...] = tuple(
-    "".join(w.capitalize() if i else w for i, w in enumerate(c.split("_"))) for c in CATEGORIES)
+BREAKDOWN_CATEGORIES: tuple[str, ...] = tuple(camel(c) for c in CATEGORIES)
 """The nine categories of a breakdown that add up to ``estimatedTokens``, in display order."""
 
 MemoryLevel = Literal["project", "user"]
@@ -558,14 +558,11 @@ def to_wire(value: Any) -> Any:
 def to_snake(value: Any) -> Any:
     """The snake_case form of a wire value (``sessions list --json`` of SPEC §9)."""
     if isinstance(value, dict):
-        return {_snake(k): to_snake(v) for k, v in value.items()}
+        return {snake(k): to_snake(v) for k, v in value.items()}
     if isinstance(value, list):
         return [to_snake(v) for v in value]
     return value
 
-
-def _snake(key: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
 
 
 def event_params(workspace: str | None, session_id: str, event: Event) -> dict[str, Any]:
