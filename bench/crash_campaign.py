@@ -131,6 +131,7 @@ from pseudoclaude.memory.atomic import read_bytes
 from pseudoclaude.memory.index import parse_line
 from pseudoclaude.memory.notes import INDEX_NAME, parse_note, unsafe_filename
 from pseudoclaude.memory.proposals import ABSENT, accept_state, decode_proposal
+from pseudoclaude.redact import without_credentials
 from pseudoclaude.session import SessionError, SessionStore, list_sessions, load_session
 from pseudoclaude.session.repair import is_valid
 
@@ -259,10 +260,7 @@ def _serve_child(listener: socket.socket, conn: socket.socket,
 
 def server_env(home: Path) -> dict[str, str]:
     """The environment without real API keys, with a private HOME."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-           and not k.startswith(("ANTHROPIC", "OPENAI"))}
-    return env | {"HOME": str(home)}
+    return without_credentials() | {"HOME": str(home)}
 
 
 class Launcher:

@@ -46,6 +46,7 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.client import LanguageClient
 
 from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.redact import without_credentials
 
 OUT = Path(__file__).resolve().parent / "out"
 SERVER = [sys.executable, "-m", "pseudoclaude", "lsp"]
@@ -54,10 +55,7 @@ MEMORY_REPLY = {"when": {"has_tools": False}, "reply": {"text": "[]"}}
 
 
 def server_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-           and not k.startswith(("ANTHROPIC", "OPENAI"))}
-    return env | {"HOME": str(home)}
+    return without_credentials() | {"HOME": str(home)}
 
 
 def percentile(values: list[float], q: float) -> float:

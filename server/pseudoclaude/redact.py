@@ -10,8 +10,9 @@ of the project.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 REDACTED = "[redacted]"
@@ -80,3 +81,18 @@ def looks_secret(text: str) -> bool:
         return True
     return any(re.search(r"[A-Za-z]", run) and re.search(r"[0-9]", run)
                for pattern in _TOKEN_RUNS for run in pattern.findall(text))
+
+
+CREDENTIAL_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+CREDENTIAL_SUFFIXES = ("_API_KEY", "_APIKEY", "_AUTH_TOKEN")
+
+
+def without_credentials(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: ``os.environ``) without the variables that may hold a provider's
+    credentials (``ANTHROPIC_*``, ``OPENAI_*``, ``*_API_KEY``, ``*_APIKEY``, ``*_AUTH_TOKEN``):
+    what ``run_command`` gives the programs it starts, and what a test gives a server it
+    drives against the scripted model."""
+    source = os.environ if env is None else env
+    return {key: value for key, value in source.items()
+            if not key.upper().startswith(CREDENTIAL_PREFIXES)
+            and not key.upper().endswith(CREDENTIAL_SUFFIXES)}

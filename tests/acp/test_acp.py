@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from acp.schema import (
 
 from pseudoclaude.api import commands as api_commands
 from pseudoclaude.fake_model import FakeModelServer
+from support import until
 
 SERVER = [sys.executable, "-m", "pseudoclaude", "acp"]
 API_KEY = "sk-ant-test-acp-0123456789abcdef"
@@ -141,14 +142,6 @@ class Recorder:
     def clear(self) -> None:
         self.updates.clear()
         self.permissions.clear()
-
-
-async def until(predicate: Callable[[], Any], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import tempfile
 import time
@@ -44,6 +43,7 @@ from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
 from pseudoclaude.workspace import Hooks, Workspace
+from support import server_env
 
 MEMORY_SYSTEM = "long-term memory"  # in the memory update's system prompt
 SUMMARY_SYSTEM = "working summary"  # in the Layer-2 summary's system prompt
@@ -304,9 +304,7 @@ def test_prompt_too_long_during_an_automatic_summary(tmp_path: Path, allow: Appr
 # -- the same faults through the real LSP server ---------------------------------------------
 
 HOME = tempfile.mkdtemp(prefix="pseudoclaude-fault-home-")
-SERVER_ENV = {k: v for k, v in os.environ.items()
-              if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-              and not k.startswith(("ANTHROPIC", "OPENAI"))} | {"HOME": HOME}
+SERVER_ENV = server_env(HOME)
 SERVER = [sys.executable, "-m", "pseudoclaude", "lsp"]
 
 

@@ -64,11 +64,10 @@ from pseudoclaude.session.codec import (
 )
 from pseudoclaude.session.repair import is_valid
 from pseudoclaude.workspace import Hooks, Workspace, WorkspaceError
+from support import server_env
 
 HOME = tempfile.mkdtemp(prefix="pseudoclaude-hostile-home-")
-SERVER_ENV = {k: v for k, v in os.environ.items()
-              if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-              and not k.startswith(("ANTHROPIC", "OPENAI"))} | {"HOME": HOME}
+SERVER_ENV = server_env(HOME)
 SERVER = [sys.executable, "-m", "pseudoclaude", "lsp"]
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
 ANSWER_TIMEOUT = 60.0

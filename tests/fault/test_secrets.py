@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
 import stat
 import subprocess
@@ -33,6 +32,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from pseudoclaude.fake_model import FakeModelServer
+from support import server_env
 
 CLI_KEY = "sk-ant-api03-cliSECRETkey-5f2a9e0c7b1d4e3f"
 LSP_KEY = "sk-ant-api03-lspSECRETkey-9a8b7c6d5e4f3a2b"
@@ -115,10 +115,7 @@ def check_private(data_dir: Path, *memory_dirs: Path) -> int:
 
 def cli_run(root: Path, home: Path, fake: FakeModelServer, *args: str,
             key: str = CLI_KEY) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-           and not k.startswith(("ANTHROPIC", "OPENAI"))}
-    env |= {"HOME": str(home), "ANTHROPIC_API_KEY": key}
+    env = server_env(home) | {"ANTHROPIC_API_KEY": key}
     command = [sys.executable, "-m", "pseudoclaude", "run", "--workspace", str(root),
                "--base-url", fake.base_url, "--context-window", "30000", *args]
     return subprocess.run(["sh", "-c", 'umask 000 && exec "$@"', "sh", *command],
@@ -227,10 +224,7 @@ def test_the_data_folder_always_gets_its_gitignore(tmp_path: Path, allow: Any) -
 # -- the LSP server: the key from initializationOptions -------------------------------------
 
 LSP_HOME = Path(tempfile.mkdtemp(prefix="pseudoclaude-secrets-home-"))
-SERVER_ENV = {k: v for k, v in os.environ.items()
-              if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-              and not k.startswith(("ANTHROPIC", "OPENAI"))} | {
-    "HOME": str(LSP_HOME), "PSEUDOCLAUDE_LOG": "debug"}
+SERVER_ENV = server_env(LSP_HOME) | {"PSEUDOCLAUDE_LOG": "debug"}
 SERVER = ["sh", "-c", f"umask 000 && exec {shlex.quote(sys.executable)} -m pseudoclaude lsp"]
 
 

@@ -31,6 +31,7 @@ from pygls.lsp.client import LanguageClient
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session, replay_file
 from pseudoclaude.session.repair import is_valid
+from support import server_env
 
 TIMEOUT = 30.0  # generous: a loaded 2-core CI machine, a cold `anthropic` import per process
 SERVER = [sys.executable, "-m", "pseudoclaude", "lsp"]
@@ -44,14 +45,6 @@ pytestmark = pytest.mark.timeout(180)
 
 def read(path: str) -> dict[str, Any]:
     return {"name": "read_file", "arguments": {"path": path}}
-
-
-def server_env(home: Path) -> dict[str, str]:
-    """The test's environment without any real API key, and a private HOME."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))
-           and not k.startswith(("ANTHROPIC", "OPENAI"))}
-    return env | {"HOME": str(home)}
 
 
 async def until(predicate: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:

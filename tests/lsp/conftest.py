@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,11 +28,10 @@ from pseudoclaude.api.protocol import (
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.format import message_to_json
+from support import server_env, until
 
 HOME = tempfile.mkdtemp(prefix="pseudoclaude-lsp-home-")
-SERVER_ENV = {k: v for k, v in os.environ.items()
-              if not k.endswith(("_API_KEY", "_AUTH_TOKEN")) and not k.startswith(
-                  ("ANTHROPIC", "OPENAI"))} | {"HOME": HOME}
+SERVER_ENV = server_env(HOME)
 SERVER = [sys.executable, "-m", "pseudoclaude", "lsp"]
 MEMORY_REPLY = {"when": {"has_tools": False}, "reply": {"text": "[]"}}
 CLIENTS = ["visual-studio-code", "neovim"]
@@ -132,14 +129,7 @@ class Env:
         """A ``read_file`` tool call, for the fake model's turns."""
         return {"name": "read_file", "arguments": {"path": path}}
 
-    @staticmethod
-    async def until(predicate: Callable[[], Any], timeout: float = 20.0) -> None:
-        """Wait for ``predicate()`` (a notification to arrive, a request to reach the model)."""
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError("timed out waiting")
-            await asyncio.sleep(0.02)
+    until = staticmethod(until)
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 --- closing the tab denies); a command asks with `vim.ui.select`. The answer is sent exactly once:
 --- the user's decision, or RequestCancelled when the server cancels the request
 --- (`$/cancelRequest`, the run was cancelled), which closes what was shown.
+local util = require('pseudoclaude.util')
 local config = require('pseudoclaude.config')
 local diff = require('pseudoclaude.diff')
 local fmt = require('pseudoclaude.format')
@@ -25,9 +26,7 @@ M.pending = {}
 --- @field done boolean
 --- @field settle fun(decision?: string, err?: table)
 
-local function fire(pattern, data)
-  vim.api.nvim_exec_autocmds('User', { pattern = pattern, data = data, modeline = false })
-end
+local fire = util.fire
 
 --- The JSON-RPC id of the server request being handled: Neovim gives handlers only the method and
 --- the params, so it is read from the RPC client's decoded message up the coroutine's stack

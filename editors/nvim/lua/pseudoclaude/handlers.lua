@@ -2,13 +2,12 @@
 --- `pseudoclaude/memoryChanged`, `pseudoclaude/memoryProposals`, approvals
 --- (`pseudoclaude/approve`, or `window/showMessageRequest` without the capability) and the
 --- server's `$/cancelRequest` of a pending approval.
+local util = require('pseudoclaude.util')
 local protocol = require('pseudoclaude.protocol')
 
 local M = {}
 
-local function fire(pattern, data)
-  vim.api.nvim_exec_autocmds('User', { pattern = pattern, data = data, modeline = false })
-end
+local fire = util.fire
 
 M[protocol.notifications.event] = function(_, params)
   require('pseudoclaude.transcript').event(params)

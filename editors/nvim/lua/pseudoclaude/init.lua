@@ -1,5 +1,6 @@
 --- PseudoClaude for Neovim: the commands' logic, the statusline meter and `setup()`.
 --- See `:help pseudoclaude`.
+local util = require('pseudoclaude.util')
 local client = require('pseudoclaude.client')
 local config = require('pseudoclaude.config')
 local ctx = require('pseudoclaude.context')
@@ -17,13 +18,9 @@ M.HISTORY_MESSAGES = 20
 --- @type table<string, {client: vim.lsp.Client, id: integer?, cancelled: boolean, done: boolean, finish: function?}>
 M.runs = {}
 
-local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = 'PseudoClaude' })
-end
+local notify = util.notify
 
-local function fire(pattern, data)
-  vim.api.nvim_exec_autocmds('User', { pattern = pattern, data = data, modeline = false })
-end
+local fire = util.fire
 
 --- Apply options, configure the `pseudoclaude` server and enable it (unless `enable = false`).
 --- Optional: `vim.lsp.enable('pseudoclaude')` alone works with the defaults.

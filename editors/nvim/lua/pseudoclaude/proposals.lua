@@ -3,6 +3,7 @@
 --- accepts (the edited text when the right side was changed; `:w` there does the same), `r`
 --- rejects, `q` leaves it queued. A stale proposal (its note changed since) is refused by the
 --- server: the split stays open with the reason, to reject it or leave it.
+local util = require('pseudoclaude.util')
 local client = require('pseudoclaude.client')
 local diff = require('pseudoclaude.diff')
 local fmt = require('pseudoclaude.format')
@@ -15,13 +16,9 @@ local M = {}
 --- The review on screen: `{proposal, workspace, view}`.
 M.current = nil
 
-local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = 'PseudoClaude' })
-end
+local notify = util.notify
 
-local function fire(pattern, data)
-  vim.api.nvim_exec_autocmds('User', { pattern = pattern, data = data, modeline = false })
-end
+local fire = util.fire
 
 --- The `pseudoclaude/memory/review` params of an accept: `content` only when the right side
 --- differs from the proposed text (and never for a delete).

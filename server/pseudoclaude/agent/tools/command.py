@@ -51,6 +51,7 @@ from pseudoclaude.agent.tools.base import (
     ToolError,
     ToolOutput,
 )
+from pseudoclaude.redact import without_credentials
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
@@ -60,21 +61,9 @@ EOF_GRACE = 1.0
 """Seconds the output pipe may stay open after the program exited."""
 _POLL = 0.1
 _READ_CHUNK = 64 * 1024
-_SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_")
-_SECRET_SUFFIXES = ("_API_KEY", "_APIKEY", "_AUTH_TOKEN")
-
-
-def child_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``env`` (default: ``os.environ``) without the variables that may hold the server's
-    credentials (see the module docstring)."""
-    source = os.environ if env is None else env
-    out: dict[str, str] = {}
-    for key, value in source.items():
-        upper = key.upper()
-        if upper.startswith(_SECRET_PREFIXES) or upper.endswith(_SECRET_SUFFIXES):
-            continue
-        out[key] = value
-    return out
+child_environment = without_credentials
+"""The environment of a command: the server's without the variables that may hold its
+credentials (see the module docstring)."""
 
 
 class OutputCapture:

@@ -66,12 +66,7 @@ function M.of_buf(buf)
   return nil
 end
 
-function M.notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = 'PseudoClaude' })
-end
-
-function M.fire(pattern, data)
-  vim.api.nvim_exec_autocmds('User', { pattern = pattern, data = data, modeline = false })
-end
+M.notify = require('pseudoclaude.util').notify
+M.fire = require('pseudoclaude.util').fire
 
 return M
