@@ -472,7 +472,9 @@ class Workspace:
         answers during a run too)."""
         if self.compact_runtime is None:
             state = self.context()
-            return CompactPlan(False, state.estimated_tokens, state.estimated_tokens, 0, 0, 0,
+            return CompactPlan(would_summarize=False, before_tokens=state.estimated_tokens,
+                               estimated_after_tokens=state.estimated_tokens,
+                               summarized_messages=0, kept_messages=0, first_kept_index=0,
                                reason=NO_SESSION)
         return await self.compact_runtime.preview(instructions)
 

@@ -58,8 +58,9 @@ class TokenBreakdown:
         none is negative. ``free`` is ``window − estimate``, not below 0."""
         (system, rules, memory, tools, summary, messages, tool_calls, tool_results,
          spilled) = scale(byte_counts, estimate)
-        return cls(system, rules, memory, tools, summary, messages, tool_calls, tool_results,
-                   spilled, free=max(0, window - estimate), reserved=max(0, reserved))
+        return cls(system=system, rules=rules, memory=memory, tools=tools, summary=summary,
+                   messages=messages, tool_calls=tool_calls, tool_results=tool_results,
+                   spilled=spilled, free=max(0, window - estimate), reserved=max(0, reserved))
 
 
 def scale(counts: Sequence[int], total: int) -> list[int]:
@@ -83,7 +84,7 @@ def scale(counts: Sequence[int], total: int) -> list[int]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RequestOverhead:
     """What a request carries besides the messages, in bytes: the system prompt's parts and
     the tool schemas."""

@@ -17,7 +17,7 @@ from pseudoclaude.compact.types import ASSUMED_SUMMARY_TOKENS, SUMMARY_OVERHEAD,
 from pseudoclaude.llm.types import Message
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SimulatedLayer1:
     """Layer 1 on a copy: the messages with previews, the results it would spill, their
     bytes, and the bytes it would save."""
@@ -39,8 +39,9 @@ def simulate_layer1(messages: list[Message], ledger: Ledger, config: CompactConf
                m.tool_result, content=previews[m.tool_result.call_id]))
            if m.tool_result is not None and m.tool_result.call_id in previews else m
            for m in messages]
-    return SimulatedLayer1(out, len(fresh), sum(o.bytes for o in fresh),
-                           sum(result.saved.values()))
+    return SimulatedLayer1(messages=out, spilled=len(fresh),
+                           spilled_bytes=sum(o.bytes for o in fresh),
+                           saved_bytes=sum(result.saved.values()))
 
 
 def preview_plan(messages: list[Message], ledger: Ledger, before: int, config: CompactConfig, *,
@@ -53,10 +54,15 @@ def preview_plan(messages: list[Message], ledger: Ledger, before: int, config: C
     after_layer1 = max(0, before - tokens_for_bytes(sim.saved_bytes))
     kept = len(simulated) - start
     if planned.reason:
-        return CompactPlan(False, before, after_layer1, 0, len(simulated), 0, sim.spilled,
-                           sim.spilled_bytes, planned.reason)
+        return CompactPlan(would_summarize=False, before_tokens=before,
+                           estimated_after_tokens=after_layer1, summarized_messages=0,
+                           kept_messages=len(simulated), first_kept_index=0,
+                           spill_results=sim.spilled, spill_bytes=sim.spilled_bytes,
+                           reason=planned.reason)
     # The same decision the compaction makes before its model call (it then applies the
     # summary only if it shrinks the conversation, which no preview can know).
     after = max(0, after_layer1 - planned.old_tokens + SUMMARY_OVERHEAD
                 + min(planned.old_tokens, ASSUMED_SUMMARY_TOKENS))
-    return CompactPlan(True, before, after, start, kept, start, sim.spilled, sim.spilled_bytes)
+    return CompactPlan(would_summarize=True, before_tokens=before, estimated_after_tokens=after,
+                       summarized_messages=start, kept_messages=kept, first_kept_index=start,
+                       spill_results=sim.spilled, spill_bytes=sim.spilled_bytes)

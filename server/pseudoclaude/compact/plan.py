@@ -10,7 +10,7 @@ NOTHING_TO_SUMMARIZE = "nothing to summarize"
 WOULD_NOT_SHRINK = "would not shrink"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompactPlan:
     """The preview of a compaction (``pseudoclaude/compact/preview``)."""
 

@@ -1,5 +1,8 @@
 """The compaction runtime of one session: estimate, Layer 1, Layer 2, the breaker (SPEC §4).
 
+:class:`CompactRuntime` is the facade; the breaker is :mod:`.breaker`, the undo's walk over
+the log's past :mod:`.undo`, the preview :mod:`.dryrun`, the summary :mod:`.summarize`.
+
 ``manage_context()`` runs before every model request: Layer 1, then Layer 2 when the anchored
 estimate reaches the threshold. ``compact()`` is the manual form: Layer 1, then Layer 2
 whatever the threshold or the breaker says. Blocking work (spill files, the log's fsync) runs
@@ -28,6 +31,7 @@ from pseudoclaude.compact.breakdown import (
     RequestOverhead,
     TokenBreakdown,
 )
+from pseudoclaude.compact.breaker import Breaker
 from pseudoclaude.compact.dryrun import preview_plan
 from pseudoclaude.compact.estimate import (
     Anchor,
@@ -50,9 +54,9 @@ from pseudoclaude.compact.types import (
     ContextState,
     NoGain,
 )
-from pseudoclaude.compact.undo import undo_plan
+from pseudoclaude.compact.undo import restore_decisions, undo_plan
 from pseudoclaude.conversation import Conversation, PastReplace
-from pseudoclaude.events import CompactEvent, Emit, ErrorEvent, FactCheck, WarningEvent, ignore
+from pseudoclaude.events import CompactEvent, Emit, FactCheck, WarningEvent, ignore
 from pseudoclaude.llm.errors import ProviderError
 from pseudoclaude.llm.provider import Provider
 from pseudoclaude.llm.types import Message, Usage
@@ -67,7 +71,7 @@ __all__ = [  # the public names, re-exported from the modules they now live in
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Layer1Pending:
     """The messages Layer 1 has not decided yet: ``messages`` from index ``start`` of
     generation ``generation``, whose length was ``length``."""
@@ -78,7 +82,7 @@ class Layer1Pending:
     messages: list[Message]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Summarized:
     """A summary applied: the estimates around it and its fact check."""
 
@@ -120,8 +124,7 @@ class CompactRuntime:
         # Layer 1 has decided everything before `_scanned` (in generation `_scanned_gen`)
         self._scanned_gen, self._scanned = -1, 0
         self._retry_from: int | None = None  # earliest round with a failed spill
-        self.failures = 0
-        self._announced = False
+        self.breaker = Breaker()
         self._undone = False  # after an undo, automatic compaction waits for window − reserve
 
     # -- estimate ----------------------------------------------------------------------------
@@ -197,16 +200,27 @@ class CompactRuntime:
         an anchored estimate already holds them (the provider counted them)."""
         old = self._overhead
         self._overhead = RequestOverhead(
-            old.system if system is None else system, old.rules if rules is None else rules,
-            old.memory if memory is None else memory, old.tools if tools is None else tools)
+            system=old.system if system is None else system,
+            rules=old.rules if rules is None else rules,
+            memory=old.memory if memory is None else memory,
+            tools=old.tools if tools is None else tools)
 
     @property
     def request_overhead(self) -> RequestOverhead:
         return self._overhead
 
     @property
+    def failures(self) -> int:
+        """Automatic compactions failed in a row (the breaker's count)."""
+        return self.breaker.failures
+
+    @failures.setter
+    def failures(self, value: int) -> None:
+        self.breaker.failures = value
+
+    @property
     def tripped(self) -> bool:
-        return self.failures >= BREAKER_LIMIT
+        return self.breaker.tripped
 
     def state(self) -> ContextState:
         """The context state with its breakdown: O(new messages) (the sizes are kept)."""
@@ -238,15 +252,14 @@ class CompactRuntime:
         if not any(m.tool_result is not None for m in tail):
             self._scanned_gen, self._scanned = generation, length
             return None
-        return Layer1Pending(start, generation, length, tail)
+        return Layer1Pending(start=start, generation=generation, length=length, messages=tail)
 
     def _layer1(self, pending: Layer1Pending) -> int:
         """Spill and freeze the undecided results (blocking: run in a thread)."""
-        start, generation, length, tail = (
-            pending.start, pending.generation, pending.length, pending.messages)
+        generation = pending.generation
         before = self.estimate()
         result: Layer1Result = plan(
-            tail, start, self.ledger, self._spill,
+            pending.messages, pending.start, self.ledger, self._spill,
             single_limit=self.config.single_result_bytes, round_limit=self.config.round_bytes,
         )
         for message in result.warnings:
@@ -258,10 +271,11 @@ class CompactRuntime:
                 self.ledger.offloads[offload.call_id] = offload
             self.ledger.kept.update(result.keep)
             self._account_savings(result.saved, generation)
-        self._scanned_gen, self._scanned = generation, length
+        self._scanned_gen, self._scanned = generation, pending.length
         self._retry_from = min(result.failed.values()) if result.failed else None
         if result.offloads:
-            self.emit(CompactEvent(1, before, self.estimate(), len(result.offloads)))
+            self.emit(CompactEvent(layer=1, before_tokens=before, after_tokens=self.estimate(),
+                                   offloaded=len(result.offloads)))
         return changed
 
     async def _run_layer1(self) -> None:
@@ -316,8 +330,9 @@ class CompactRuntime:
             raise CompactError("the conversation changed while it was being summarised")
         self._undone = False
         after = self.estimate()
-        self.emit(CompactEvent(2, before, after, fact_check=counts))
-        return Summarized(before, after, counts)
+        self.emit(CompactEvent(layer=2, before_tokens=before, after_tokens=after,
+                               fact_check=counts))
+        return Summarized(before_tokens=before, after_tokens=after, fact_check=counts)
 
     # -- preview and undo ----------------------------------------------------------------------
     async def preview(self, instructions: str = "") -> CompactPlan:
@@ -330,7 +345,6 @@ class CompactRuntime:
             preview_plan, messages, ledger, before, self.config,
             spill_dir=self._spill.spill_dir, label=self._label)
 
-
     async def undo(self, history: Callable[[], list[PastReplace]]) -> UndoOutcome:
         """Bring back what the last compaction summarised, in place of its summary pair
         (messages added since stay after them), committed as one ``undo`` replace. A second
@@ -338,13 +352,16 @@ class CompactRuntime:
         before = self.estimate()
         past = await asyncio.to_thread(history)
         generation, length, current = self.conversation.tail(0)
-        restored, reason, target = undo_plan(past, current)
-        if restored is None or target is None:
-            return UndoOutcome(False, before, before, len(current), reason)
-        if not await asyncio.to_thread(self._apply_undo, generation, length, restored, target):
+        planned = undo_plan(past, current)
+        if planned.restored is None or planned.target is None:
+            return UndoOutcome(restored=False, before_tokens=before, after_tokens=before,
+                               message_count=len(current), reason=planned.reason)
+        if not await asyncio.to_thread(self._apply_undo, generation, length, planned.restored,
+                                       planned.target):
             raise CompactError("the conversation changed during the undo; try again")
         after = self.estimate()  # no compact event: editors learn of it from the result and
-        return UndoOutcome(True, before, after, len(self.conversation))  # contextUsage
+        return UndoOutcome(restored=True, before_tokens=before, after_tokens=after,  # contextUsage
+                           message_count=len(self.conversation))
 
     def _apply_undo(self, generation: int, length: int, restored: list[Message],
                     target: PastReplace) -> bool:
@@ -352,11 +369,7 @@ class CompactRuntime:
         if current_gen != generation:
             return False
         history = [*restored, *appended]
-        present = {m.tool_result.call_id for m in history if m.tool_result is not None}
-        for call_id, offload in target.offloads.items():  # the restored results' decisions
-            if call_id in present:
-                self.ledger.offloads.setdefault(call_id, offload)
-        self.ledger.kept |= {c for c in target.kept if c in present}
+        restore_decisions(self.ledger, target, history)
         self._commit(history, "undo")
         self._undone = True
         return True
@@ -398,17 +411,10 @@ class CompactRuntime:
         try:
             done = await self._summarize("")
         except (CompactError, ProviderError) as exc:
-            self.failures += 1
-            self.emit(ErrorEvent(
-                f"automatic compaction failed ({self.failures}/{BREAKER_LIMIT}): {exc}"))
-            if self.tripped and not self._announced:
-                self._announced = True
-                self.emit(WarningEvent(
-                    f"automatic compaction is off after {BREAKER_LIMIT} failures in a row; "
-                    "compact manually (PseudoClaude: Compact Context) to turn it back on"))
+            self.breaker.failed(exc, self.emit)
             return
         if done is not None:
-            self.failures = 0
+            self.breaker.succeeded()
 
     async def compact(self, instructions: str = "") -> CompactOutcome:
         """Manual compaction: bypasses the threshold and the breaker; a success re-arms it."""
@@ -422,7 +428,8 @@ class CompactRuntime:
             self.emit(WarningEvent(str(exc)))
             done = None
         if done is None:
-            return CompactOutcome(before, self.estimate(), offloaded, False)
-        self.failures = 0
-        self._announced = False
-        return CompactOutcome(before, done.after_tokens, offloaded, True, done.fact_check)
+            return CompactOutcome(before_tokens=before, after_tokens=self.estimate(),
+                                  offloaded=offloaded, summarized=False)
+        self.breaker.rearm()
+        return CompactOutcome(before_tokens=before, after_tokens=done.after_tokens,
+                              offloaded=offloaded, summarized=True, fact_check=done.fact_check)

@@ -22,7 +22,7 @@ from pseudoclaude.llm.provider import Provider, complete
 from pseudoclaude.llm.types import Message
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SummaryPlan:
     """Where the recent window starts, the estimated tokens of the old part before it, and
     why there is nothing to summarise (``""`` when there is)."""
@@ -36,11 +36,13 @@ def plan_summary(messages: Sequence[Message], config: CompactConfig) -> SummaryP
     """The one planner of the preview and of the real compaction."""
     start = layer2.recent_start(messages, config.keep_tokens, config.recent_messages)
     if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
-        return SummaryPlan(start, 0, NOTHING_TO_SUMMARIZE)  # nothing old, or the last summary
+        # nothing old, or the last summary
+        return SummaryPlan(start=start, old_tokens=0, reason=NOTHING_TO_SUMMARIZE)
     old_size = estimate_messages(messages[:start])
     if old_size <= SUMMARY_OVERHEAD:
-        return SummaryPlan(start, old_size, WOULD_NOT_SHRINK)  # smaller than an empty summary
-    return SummaryPlan(start, old_size)
+        # smaller than an empty summary
+        return SummaryPlan(start=start, old_tokens=old_size, reason=WOULD_NOT_SHRINK)
+    return SummaryPlan(start=start, old_tokens=old_size)
 
 
 def smaller_budget(budget: int, error: str, config: CompactConfig) -> int:

@@ -32,18 +32,19 @@ def test_undo_plan_walks_back_over_compactions() -> None:
     after0 = assemble("S0", kept0)
     c0 = PastReplace("compact", [*old0, *kept0], after0)
     current = [*after0, *msgs("g", "h")]
-    restored, reason, target = undo_plan([c0], current)
-    assert reason == "" and target is c0
+    planned = undo_plan([c0], current)
+    assert planned.reason == "" and planned.target is c0
+    restored = planned.restored
     assert restored == [*old0, *kept0, *msgs("g", "h")]
     # an undo hides the compaction it undid; repair is transparent; clear stops the walk
     undone = PastReplace("undo", current, restored)
-    assert undo_plan([c0, undone], restored)[1] == NOTHING_TO_UNDO
+    assert undo_plan([c0, undone], restored).reason == NOTHING_TO_UNDO
     repair = PastReplace("repair", current, current)
-    assert undo_plan([c0, repair], current)[2] is c0
+    assert undo_plan([c0, repair], current).target is c0
     clear = PastReplace("clear", current, msgs("z"))
-    assert "replaced since (clear)" in undo_plan([c0, clear], msgs("z"))[1]
+    assert "replaced since (clear)" in undo_plan([c0, clear], msgs("z")).reason
     # the conversation no longer starts with that summary: nothing is changed
-    assert undo_plan([c0], msgs("x", "y"))[0] is None
+    assert undo_plan([c0], msgs("x", "y")).restored is None
 
 
 def summary_script() -> dict[str, Any]:
