@@ -4,8 +4,15 @@ Modules: :mod:`.notes` (file names, slugs, front matter), :mod:`.index` (index l
 injected text), :mod:`.atomic` (atomic, race-aware writes), :mod:`.store` (one level's folder),
 :mod:`.operations` (a model's reply → validated operations), :mod:`.sensitive` (secrets are
 refused), :mod:`.prompt` (the update request), :mod:`.proposals` (``memory.mode: confirm``:
-changes queued for review), :mod:`.manager` (one workspace's memory) and :mod:`.watcher`
-(hand edits).
+changes queued for review) and :mod:`.watcher` (hand edits).
+
+One workspace's memory is :class:`MemoryManager` (:mod:`.manager`), a facade over
+:mod:`.levels` (both stores by level), :mod:`.cache` (the injected index, cached),
+:mod:`.reporting` (change callbacks, health warnings, update events), :mod:`.applying`
+(operations written), :mod:`.updates` (one background update), :mod:`.jobs` (the queue of
+updates: one at a time, drained at shutdown), :mod:`.consent` (proposing, announcing,
+reviewing), :mod:`.edits` (``remember`` / ``forget``) and :mod:`.watching` (hand edits and
+other processes' proposals noticed).
 """
 
 from pseudoclaude.memory.index import IndexText, build_index_text
