@@ -26,6 +26,72 @@ end
 -- attribute came from and clears them: the screen's attribute ids are stale until a full redraw.
 local inspecting = false
 
+--- The grid of the completion menu, drawn over the default one: nvim__inspect_cell(1, ...) reads
+--- the default grid only (floating windows are not shown). Each is found by its handle
+--- (probed, while the menu is open) and placed where its first row matches the composed screen (screenstring).
+local function overlays()
+  local regions = {}
+  if vim.fn.pumvisible() == 1 then
+    local p = vim.fn.pum_getpos()
+    regions[#regions + 1] = { row = p.row, col = p.col, rows = p.height }
+  end
+  local found = {}
+  -- Only while the menu is open: the handle of a closed menu's grid still answers, from freed
+  -- memory (Neovim crashes).
+  if vim.fn.pumvisible() ~= 1 then
+    return found
+  end
+  for handle = 2, 3000 do
+    if #found == #regions then
+      break
+    end
+    local ok, first = pcall(vim.api.nvim__inspect_cell, handle, 0, 0)
+    if ok and type(first) == 'table' and first[1] then
+      local cols = 1
+      while cols < vim.o.columns and pcall(vim.api.nvim__inspect_cell, handle, 0, cols) do
+        cols = cols + 1
+      end
+      local rows = 1
+      while rows < vim.o.lines and pcall(vim.api.nvim__inspect_cell, handle, rows, 0) do
+        rows = rows + 1
+      end
+      for _, reg in ipairs(regions) do
+        for _, d in ipairs({ { 0, 0 }, { 0, -1 }, { -1, -1 }, { -1, 0 } }) do
+          local r0, c0, match = reg.row + d[1], reg.col + d[2], true
+          -- (the start of its first row: a grid may be wider than what is drawn of it)
+          for c = 0, math.min(cols, vim.o.columns - c0, 6) - 1 do
+            local cell = vim.api.nvim__inspect_cell(handle, 0, c)
+            if r0 < 0 or c0 < 0 or vim.fn.screenstring(r0 + 1, c0 + c + 1) ~= (cell[1] == '' and '' or cell[1]) then
+              match = false
+              break
+            end
+          end
+          if match and not reg.used then
+            reg.used = true
+            found[#found + 1] = { handle = handle, row = r0, col = c0, rows = rows, cols = cols }
+            break
+          end
+        end
+      end
+    end
+  end
+  return found
+end
+
+--- The cell at screen position (r, c): from a grid drawn over the default one, or the default.
+local function cell_at(over, r, c)
+  for i = #over, 1, -1 do
+    local o = over[i]
+    if r >= o.row and r < o.row + o.rows and c >= o.col and c < o.col + o.cols then
+      local ok, cell = pcall(vim.api.nvim__inspect_cell, o.handle, r - o.row, c - o.col)
+      if ok and cell[1] == vim.fn.screenstring(r + 1, c + 1) then
+        return cell
+      end
+    end
+  end
+  return vim.api.nvim__inspect_cell(1, r, c)
+end
+
 --- Write the screen as `<name>.html`: a grid of fixed-width cells.
 local function snap(name)
   if not inspecting then
@@ -33,13 +99,14 @@ local function snap(name)
     inspecting = true
   end
   vim.cmd('redraw!')
+  local over = overlays()
   local normal = vim.api.nvim_get_hl(0, { name = 'Normal', link = false })
   local fg0, bg0 = hex(normal.fg, '#e0e2ea'), hex(normal.bg, '#14161b')
   local rows = {}
   for r = 0, vim.o.lines - 1 do
     local cells = {}
     for c = 0, vim.o.columns - 1 do
-      local cell = vim.api.nvim__inspect_cell(1, r, c)
+      local cell = cell_at(over, r, c)
       local text, a = cell[1], cell[2] or {}
       local fg, bg = hex(a.foreground, fg0), hex(a.background, bg0)
       if a.reverse then
@@ -77,6 +144,7 @@ local function snap(name)
   f:write(page)
   f:close()
 end
+_G.pc_snap = snap
 
 local client, chat
 
@@ -169,6 +237,74 @@ step('proposal', function()
   end
   snap('nvim-proposal')
   vim.api.nvim_feedkeys('q', 'x', false)
+end)
+
+step('slash', function()
+  -- `/` at the start of the prompt opens the menu of commands; Ctrl-N picks the first (its info
+  -- popup opens beside the menu).
+  local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
+  vim.api.nvim_set_current_win(pw)
+  _G.pc_menu = nil
+  vim.api.nvim_feedkeys('A/' .. vim.keycode('<C-n>')
+    .. vim.keycode("<Cmd>lua _G.pc_menu = vim.fn.pumvisible(); _G.pc_snap('nvim-slash')<CR><C-e><Esc>"), 'x', false)
+  assert(_G.pc_menu == 1, 'no completion menu after /')
+  vim.api.nvim_buf_set_lines(chat.prompt_buf, -2, -1, false, { '❯ ' })
+end)
+
+step('resumed', function()
+  -- A new session with a failed, a denied and a canceled tool call, a large read, then a
+  -- compaction: the chat reopened from the server's items shows the summarized part dimmed.
+  local ws = vim.uri_from_fname(h.workspace)
+  h.forget('PseudoClaudeChatLoaded')
+  require('pseudoclaude').new_session(ws)
+  wait_for('the new session', function()
+    local lines = vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false)
+    return #lines <= 3
+  end)
+  local function run(prompt, answers)
+    h.answer(answers or {})
+    h.forget('PseudoClaudeRunDone')
+    send(prompt)
+    return take('PseudoClaudeRunDone')
+  end
+  run('MISSING-FILE: what is in notes/todo.md?')
+  run('CLEAN-BUILD: remove the build folder', { 'Deny' })
+  h.answer({ 'Allow once' })
+  h.forget('PseudoClaudeRunDone')
+  send('SLOW-CMD: run the long benchmark')
+  wait_for('the slow command', function()
+    return table.concat(vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false), '\n'):find('running', 1, true)
+  end)
+  vim.wait(500)
+  require('pseudoclaude').cancel(ws)
+  take('PseudoClaudeRunDone')
+  run('READ-BIG: read big.txt')
+  run('AGAIN-BIG: read big.txt again')
+  h.forget('PseudoClaudeCompactDone')
+  send('/compact')
+  local done = take('PseudoClaudeCompactDone')
+  assert(done.error == nil and done.result.summarized, vim.inspect(done))
+  -- Reopen the chat from the session's items (as after a restart).
+  vim.cmd('bwipeout! ' .. chat.buf)
+  h.forget('PseudoClaudeChatLoaded')
+  vim.cmd('PseudoClaudeChat')
+  take('PseudoClaudeChatLoaded')
+  chat = require('pseudoclaude.chat').get(ws)
+  -- The end of the dimmed part in the middle of the window; the transcript window (of the
+  -- earlier :PseudoClaudeAsk) closed.
+  for _, w in ipairs(vim.fn.win_findbuf(vim.fn.bufnr('pseudoclaude://transcript'))) do
+    vim.api.nvim_win_close(w, true)
+  end
+  local win = vim.fn.win_findbuf(chat.buf)[1]
+  vim.api.nvim_win_call(win, function()
+    vim.fn.cursor(1, 1)
+    local at = vim.fn.search('^' .. vim.pesc(require('pseudoclaude.chat.items').SUMMARY_TITLE), 'cW')
+    assert(at > 0, 'no summary in the reopened chat')
+    vim.cmd('normal! zz')
+  end)
+  vim.cmd('stopinsert')
+  vim.api.nvim_set_current_win(win)
+  snap('nvim-resumed')
 end)
 
 step('stop', function()

@@ -4,8 +4,9 @@
 real Neovim with its terminal UI, in a pseudo-terminal of 150x40 (a headless Neovim keeps an 80x24
 screen), against the real server and the fake model; the script writes each screen as an HTML
 page (every cell with its colours) and Chromium (``/usr/bin/chromium``) renders it to
-``nvim-chat.png``, ``nvim-approval.png`` and ``nvim-proposal.png`` in OUT_DIR (default
-``editors/media``).
+``nvim-chat.png``, ``nvim-approval.png``, ``nvim-proposal.png``, ``nvim-slash.png`` (the
+command menu after ``/``) and ``nvim-resumed.png`` (a reopened session after a compaction) in
+OUT_DIR (default ``editors/media``).
 """
 
 from __future__ import annotations
@@ -56,6 +57,29 @@ if __name__ == "__main__":
 GREETING = tool_rule("FIX-GREETING", "edit_file",
                      {"path": "app.py", "old_text": 'print("hello")',
                       "new_text": 'print(greet("world"))'})
+
+
+def call_rules(marker: str, name: str, arguments: dict, answer: str,
+               usage: dict | None = None) -> list[dict]:
+    """A run whose prompt contains ``marker`` calls one tool, then answers ``answer`` (once)."""
+    after = {"when": {"has_tools": True, "last_is_tool_result": True, "body_contains": marker},
+             "reply": {"text": answer, "usage": usage or {"input": 900, "output": 20}}, "times": 1}
+    return [after, tool_rule(marker, name, arguments)]
+
+
+# A resumed session with a call of each status and a compaction (nvim-resumed.png): two reads of
+# big.txt (~40 KB) leave the earlier runs out of the recent window, so /compact summarizes them.
+RESUMED = [
+    *call_rules("MISSING-FILE", "read_file", {"path": "notes/todo.md"},
+                "There is no notes/todo.md in this project."),
+    *call_rules("CLEAN-BUILD", "run_command", {"command": "rm", "args": ["-rf", "build"]},
+                "Understood: I left the build folder alone."),
+    tool_rule("SLOW-CMD", "run_command", {"command": "sleep", "args": ["30"]}),
+    *call_rules("READ-BIG", "read_file", {"path": "big.txt"}, "big.txt lists 800 benchmark lines."),
+    *call_rules("AGAIN-BIG", "read_file", {"path": "big.txt"}, "Read it again: nothing changed.",
+                {"input": 24000, "output": 60}),
+]
+BIG = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
 COLUMNS, LINES = 150, 40
 
 
@@ -96,17 +120,18 @@ def main() -> int:
         workspace = make_workspace(tmp)
         (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
         (workspace / "app.py").write_text(APP)
+        (workspace / "big.txt").write_text(BIG)
         shots = tmp / "shots"
         shots.mkdir()
         nvim = Nvim(nvim_binary(), tmp)
-        with FakeModelServer(e2e_script([GREETING, *EDITS, *PROPOSALS])) as model:
+        with FakeModelServer(e2e_script([GREETING, *RESUMED, *EDITS, *PROPOSALS])) as model:
             env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
                            PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
                            PC_REPORT=str(tmp / "report.json"), PC_TIMEOUT_MS="60000",
                            PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
             script = HERE / "nvim_screenshots.lua"
             code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
-                                   workspace, timeout=300)
+                                   workspace, timeout=600)
         report = tmp / "report.json"
         if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
             print(f"exit {code}", report.read_text()[-4000:] if report.exists() else "",

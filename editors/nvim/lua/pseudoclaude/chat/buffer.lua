@@ -229,6 +229,9 @@ function M.foldtext()
   if not item then
     return vim.fn.foldtext()
   end
+  if vim.fn.has('nvim-0.10') == 1 then
+    return items.fold_chunks(item)
+  end
   return items.fold_line(item)
 end
 

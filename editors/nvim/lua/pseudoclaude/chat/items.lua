@@ -187,6 +187,27 @@ function M.fold_line(item)
   return render.call(item.name, item.arguments) .. ' · ' .. M.tool_status(item) .. dim
 end
 
+--- The folded line in highlighted pieces ('foldtext' may return `{text, group}` chunks): the
+--- call, its status in the status's colour; all dimmed when the item is out of the context (the
+--- fold's own highlight would show it as bright as the rest).
+--- @param item pseudoclaude.ChatItem
+--- @return [string, string][]
+function M.fold_chunks(item)
+  if M.out_of_context(item) then
+    return { { M.fold_line(item), 'PseudoClaudeChatOutOfContext' } }
+  end
+  if item.kind == 'summary' or item.kind == 'thinking' then
+    local title = item.kind == 'summary' and M.SUMMARY_TITLE or M.THINKING_TITLE
+    return { { title, 'PseudoClaudeChatTool' },
+      { ' · ' .. fmt.plural((item.count or 1) - 1, 'line'), 'PseudoClaudeChatFooter' } }
+  end
+  return {
+    { render.call(item.name, item.arguments), 'PseudoClaudeChatTool' },
+    { ' · ', 'PseudoClaudeChatFooter' },
+    { M.tool_status(item), TOOL_STATUS[item.status] or 'PseudoClaudeChatFooter' },
+  }
+end
+
 local function blank(s)
   return type(s) ~= 'string' or vim.trim(s) == ''
 end

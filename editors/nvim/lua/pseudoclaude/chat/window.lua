@@ -43,7 +43,8 @@ local function setup_prompt_window(win)
     signcolumn = 'no',
     foldcolumn = '0',
     winfixheight = true,
-    winbar = ' Enter sends · Ctrl-C cancels · Up/Down earlier prompts · / commands · g? in the chat',
+    -- Short, and cut at its end when the window is narrow (its start says the most).
+    winbar = ' Enter sends · Ctrl-C cancels · / commands · Up/Down earlier prompts · g? help%<',
   })
 end
 
