@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean editors-test acp-node-test test-vscode crash-campaign protocol
+.PHONY: demo test bench lint venv clean dist editors-test acp-node-test test-vscode crash-campaign protocol
 
 venv: $(STAMP)
 
@@ -61,6 +61,13 @@ lint: $(STAMP)
 protocol: $(STAMP)
 	$(BIN)/python -m pseudoclaude.api.codegen
 
+# The wheel and the sdist (the wheel built from the sdist, so the sdist is known to be
+# complete), their metadata checked; `pip install dist/pseudoclaude_lsp-*.whl` installs it.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist
+	$(BIN)/twine check --strict dist/*
+
 bench: $(STAMP)
 	$(BIN)/python bench/session_bench.py
 	$(BIN)/python bench/compact_bench.py
@@ -75,4 +82,4 @@ crash-campaign: $(STAMP)
 	$(BIN)/python bench/crash_campaign.py --kills 1000
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) dist build .pytest_cache .ruff_cache .mypy_cache .hypothesis .import_linter_cache

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pseudoclaude import cli_state
+from pseudoclaude import __version__, cli_state
 from pseudoclaude.api.protocol import ParamError
 from pseudoclaude.cli_state import CliError, run_async, settings_for, workspace_root
 from pseudoclaude.config import PROVIDERS, ConfigError
@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pseudoclaude",
         description="A coding agent with visible, resumable sessions and memory.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=Parser)
 

@@ -1,10 +1,11 @@
 """``pseudoclaude demo``: the whole flow, driven as an editor drives it (SPEC §9).
 
-On a copy of ``examples/sample-workspace``: start the scripted model on loopback (or, with
-``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` set, the real provider), start the real server over
-stdio, then initialize, run a task that reads files (one result is large enough to be spilled
-to a file), compact, show memory, list sessions; stop the server, start a second one, resume
-the session and continue it. Every notification is printed as a readable transcript.
+On a copy of ``sample-workspace`` (package data, next to this module): start the scripted
+model on loopback (or, with ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` set, the real provider),
+start the real server over stdio, then initialize, run a task that reads files (one result is
+large enough to be spilled to a file), compact, show memory, list sessions; stop the server,
+start a second one, resume the session and continue it. Every notification is printed as a
+readable transcript.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from pseudoclaude.api import protocol as p
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session.format import plural
 
-SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample-workspace"
+# Package data (pyproject.toml [tool.setuptools.package-data]): there in a checkout and a wheel.
+SAMPLE = Path(__file__).resolve().parent / "sample-workspace"
 PROMPT = ("Which greenhouses are out of range? Look at the code and the data, run the "
           "monitor, and tell me.")
 FOLLOW_UP = "Remind me what we found, in one sentence."
@@ -284,8 +286,8 @@ def run_demo(clean: bool = False) -> int:
     """Run the demo in a new folder under the system's temp folder; the folder is kept (its
     session log, spilled result and memory are there to look at) unless ``clean``."""
     if not SAMPLE.is_dir():
-        print(f"pseudoclaude demo: the sample workspace is missing ({SAMPLE}); run it from a "
-              "checkout of the repository", file=sys.stderr)
+        print(f"pseudoclaude demo: the sample workspace is missing ({SAMPLE}); reinstall "
+              "pseudoclaude-lsp", file=sys.stderr)
         return 1
     root = Path(tempfile.mkdtemp(prefix="pseudoclaude-demo-"))
     try:
