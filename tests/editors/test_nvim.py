@@ -243,3 +243,35 @@ def test_nvim_chat(nvim: Any, tmp_path: Path) -> None:
         "a slash command reached the model"
     assert report["folded_card"].startswith("▸ read_file(path: README.md) · ✓ read_file · ")
     assert "## You" in report["chat_history"]
+
+
+@pytest.mark.timeout(600)
+def test_nvim_install(nvim: Any, tmp_path: Path) -> None:
+    """:PseudoClaudeInstall into a private XDG_DATA_HOME from this checkout (a Python too old and
+    a failing pip first: one clear message, nothing left), then ``setup({})`` starts that
+    environment's server, and ``:checkhealth pseudoclaude`` shows its sections without the key.
+    pip builds and installs the package from the checkout; its dependencies come from this
+    .venv through a .pth (``PC_INSTALL_DEPS=1``: pip installs them from the package index too,
+    about two minutes)."""
+    import os
+    import sysconfig
+
+    workspace = make_workspace(tmp_path)
+    old = tmp_path / "python3.9"
+    old.write_text("#!/bin/sh\necho 3.9.7\n")
+    old.chmod(0o755)
+    report_path = tmp_path / "report.json"
+    extra = {"PC_PLUGIN": str(PLUGIN), "PC_WORKSPACE": str(workspace), "PC_OLD_PYTHON": str(old),
+             "PC_REPORT": str(report_path), "ANTHROPIC_API_KEY": "sk-ant-test-SECRET"}
+    if not os.environ.get("PC_INSTALL_DEPS"):
+        extra["PC_DEPS_SITE"] = sysconfig.get_paths()["purelib"]
+    env = nvim.env(**extra)
+    proc = nvim.run(HERE / "nvim_install.lua", [], env, timeout=560, cwd=workspace)
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    detail = (f"exit {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}\n"
+              f"report: {json.dumps(report, indent=1)[-8000:]}\nlsp.log: {lsp_log(env)}")
+    assert proc.returncode == 0 and report.get("ok"), detail
+    assert "nvim install: 5 steps passed" in proc.stdout, detail
+    assert "sk-ant-test-SECRET" not in proc.stdout + proc.stderr + report_path.read_text()
+    data = Path(env["XDG_DATA_HOME"]) / "nvim" / "pseudoclaude"
+    assert sorted(p.name for p in data.iterdir()) == ["venv"], list(data.iterdir())

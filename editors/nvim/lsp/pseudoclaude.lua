@@ -5,7 +5,8 @@
 
 ---@type vim.lsp.Config
 return {
-  cmd = { 'pseudoclaude', 'lsp' },
+  -- `pseudoclaude lsp`: the one `:PseudoClaudeInstall` installed, else the one on PATH.
+  cmd = (require('pseudoclaude.config').server_cmd({})),
   -- Always a folder (the agent needs one): the root of `.PseudoClaude`, `PSEUDOCLAUDE.md` or
   -- `.git` (never HOME for the user folder `~/.PseudoClaude`), else the current directory when it
   -- holds the file, else the file's folder. See `:help pseudoclaude-root`.

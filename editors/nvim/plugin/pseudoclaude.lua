@@ -110,6 +110,21 @@ local commands = {
     end,
     { nargs = 0, desc = 'PseudoClaude: review memory proposals (a diff split each)' },
   },
+  PseudoClaudeInstall = {
+    function(o)
+      -- Waits without a UI (headless, a plugin manager's build step) or with !; else async.
+      require('pseudoclaude.install').install({
+        python = o.args ~= '' and o.args or nil,
+        sync = (o.bang or #vim.api.nvim_list_uis() == 0) or nil,
+      })
+    end,
+    {
+      nargs = '?',
+      bang = true,
+      complete = 'file',
+      desc = 'PseudoClaude: install the server into a private environment [python]',
+    },
+  },
   PseudoClaudeTranscript = {
     function()
       pc().open_transcript()
@@ -121,3 +136,13 @@ local commands = {
 for name, spec in pairs(commands) do
   vim.api.nvim_create_user_command(name, spec[1], spec[2])
 end
+
+vim.api.nvim_create_autocmd('VimLeavePre', {
+  group = vim.api.nvim_create_augroup('pseudoclaude_install', { clear = true }),
+  callback = function()
+    local install = package.loaded['pseudoclaude.install']
+    if install then
+      install.abort()
+    end
+  end,
+})

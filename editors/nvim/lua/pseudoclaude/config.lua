@@ -2,7 +2,8 @@
 local M = {}
 
 --- @class pseudoclaude.Options
---- @field cmd? string[] How to start the server (default `{'pseudoclaude', 'lsp'}`).
+--- @field cmd? string[] How to start the server (default: the `pseudoclaude` that
+---   `:PseudoClaudeInstall` installed, else `{'pseudoclaude', 'lsp'}` from PATH).
 --- @field python? string A Python that has the package: starts `<python> -m pseudoclaude lsp`.
 --- @field settings? table Server settings (SPEC §7 keys: provider, model, baseUrl, apiKey,
 ---   contextWindow, maxIterations, thinking, approvals = {runCommand, write},
@@ -29,9 +30,11 @@ M.options = vim.deepcopy(M.defaults)
 
 M.DEFAULT_CMD = { 'pseudoclaude', 'lsp' }
 
---- The server command for the options: `cmd`, else `<python> -m pseudoclaude lsp`, else the default.
+--- The server command for the options and where it comes from (`cmd`, `python`, `install`,
+--- `PATH`): `cmd`, else `<python> -m pseudoclaude lsp`, else the environment of
+--- `:PseudoClaudeInstall` when it exists, else `pseudoclaude lsp` from PATH.
 --- @param opts? pseudoclaude.Options
---- @return string[]
+--- @return string[], string
 function M.server_cmd(opts)
   opts = opts or M.options
   if opts.cmd ~= nil then
@@ -46,13 +49,17 @@ function M.server_cmd(opts)
       end
       return true
     end, false, 'a non-empty list of strings, e.g. {"pseudoclaude", "lsp"}')
-    return vim.deepcopy(opts.cmd)
+    return vim.deepcopy(opts.cmd), 'cmd'
   end
   if opts.python ~= nil then
     vim.validate('python', opts.python, 'string')
-    return { vim.fn.expand(opts.python), '-m', 'pseudoclaude', 'lsp' }
+    return { vim.fn.expand(opts.python), '-m', 'pseudoclaude', 'lsp' }, 'python'
   end
-  return vim.deepcopy(M.DEFAULT_CMD)
+  local installed = require('pseudoclaude.install').server_cmd()
+  if installed then
+    return installed, 'install'
+  end
+  return vim.deepcopy(M.DEFAULT_CMD), 'PATH'
 end
 
 --- Merge user options over the defaults.
@@ -107,12 +114,13 @@ local function holds(dir, marker)
   return not (marker == '.PseudoClaude' and same_dir(dir, vim.uv.os_homedir()))
 end
 
---- The workspace folder of a buffer: the root found by `ROOT_MARKERS` (from the buffer's folder,
---- else the current directory); without one, the current directory when it holds the buffer's file
---- (and is not HOME), else the file's own folder; a buffer without a file gets the current directory.
+--- The workspace folder of a buffer and why: the root found by `ROOT_MARKERS` (from the buffer's
+--- folder, else the current directory); without one, the current directory when it holds the
+--- buffer's file (and is not HOME), else the file's own folder; a buffer without a file gets the
+--- current directory.
 --- @param bufnr? integer
---- @return string
-function M.root_dir(bufnr)
+--- @return string root, string why
+function M.root_info(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local cwd = vim.fs.normalize(assert(vim.uv.cwd()))
   local name = ''
@@ -123,21 +131,28 @@ function M.root_dir(bufnr)
   local start = folder or cwd
   for _, marker in ipairs(M.ROOT_MARKERS) do
     if holds(start, marker) then
-      return start
+      return start, 'it holds ' .. marker
     end
     for dir in vim.fs.parents(start) do
       if holds(dir, marker) then
-        return dir
+        return dir, 'it holds ' .. marker
       end
     end
   end
   if not folder then
-    return cwd
+    return cwd, 'no marker, and the buffer has no file: the current directory'
   end
   if not same_dir(cwd, vim.uv.os_homedir()) and vim.fs.relpath(cwd, folder) then
-    return cwd
+    return cwd, 'no marker: the current directory, which holds the file'
   end
-  return folder
+  return folder, "no marker: the file's own folder"
+end
+
+--- The workspace folder of a buffer (`root_info` without the reason).
+--- @param bufnr? integer
+--- @return string
+function M.root_dir(bufnr)
+  return (M.root_info(bufnr))
 end
 
 --- The settings as JSON objects: an empty table would be encoded as `[]`.

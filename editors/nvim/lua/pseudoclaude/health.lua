@@ -1,0 +1,186 @@
+--- `:checkhealth pseudoclaude`: Neovim, the server and its version, provider credentials (whether
+--- they are set, never their values), the workspace root of the current buffer and its data folder.
+local M = {}
+
+local health = vim.health
+
+--- The buffer `:checkhealth` was called from (it runs in its own new buffer).
+local function user_buf()
+  local function is_file_buf(b)
+    return b and b > 0 and vim.api.nvim_buf_is_valid(b) and vim.bo[b].buftype == '' and vim.bo[b].filetype ~= 'checkhealth'
+  end
+  local cur = vim.api.nvim_get_current_buf()
+  if is_file_buf(cur) then
+    return cur
+  end
+  local alt = vim.fn.bufnr('#')
+  if is_file_buf(alt) then
+    return alt
+  end
+  local tab = vim.fn.tabpagenr('#')
+  if tab > 0 then
+    local b = vim.fn.tabpagebuflist(tab)[vim.fn.tabpagewinnr(tab)]
+    if is_file_buf(b) then
+      return b
+    end
+  end
+  return nil
+end
+
+--- The server's `--version` (`pseudoclaude <version>`), or nil when it does not say.
+local function server_version(cmd)
+  local probe = vim.deepcopy(cmd)
+  if probe[#probe] == 'lsp' then
+    probe[#probe] = '--version'
+  else
+    return nil
+  end
+  local ok, res = pcall(function()
+    return vim.system(probe, { text = true }):wait(20000)
+  end)
+  if not ok or res.code ~= 0 then
+    return nil
+  end
+  return require('pseudoclaude.version').parse((res.stdout or '') .. (res.stderr or ''))
+end
+
+local function check_neovim()
+  health.start('Neovim')
+  local v = vim.version()
+  local text = string.format('%d.%d.%d', v.major, v.minor, v.patch)
+  if vim.fn.has('nvim-0.11') == 1 then
+    health.ok('Neovim ' .. text)
+  else
+    health.error('Neovim ' .. text .. ': the plugin needs 0.11 or newer')
+  end
+end
+
+local function check_server()
+  health.start('Server')
+  local config = require('pseudoclaude.config')
+  local install = require('pseudoclaude.install')
+  local version = require('pseudoclaude.version')
+  local cmd, source = config.server_cmd(config.options)
+  local from = ({
+    cmd = 'setup({ cmd })',
+    python = 'setup({ python })',
+    install = 'the environment :PseudoClaudeInstall made',
+    PATH = 'PATH',
+  })[source]
+  local exe = vim.fn.exepath(cmd[1])
+  if exe == '' then
+    health.error(
+      string.format('server command %q not found (from %s)', table.concat(cmd, ' '), from),
+      { 'Run :PseudoClaudeInstall, or pip install the repository, or set setup({ cmd = ... })' }
+    )
+  else
+    health.ok(string.format('server command: %s (from %s)', table.concat(cmd, ' '), from))
+    local plugin = version.plugin() or 'unknown'
+    local server = server_version(cmd) or 'unknown'
+    if server == 'unknown' or plugin == 'unknown' then
+      health.info(string.format('server version %s, plugin version %s', server, plugin))
+    elseif server == plugin then
+      health.ok(string.format('server version %s (same as the plugin)', server))
+    else
+      health.warn(
+        string.format('server version %s, plugin version %s', server, plugin),
+        { 'Run :PseudoClaudeInstall to install the server of this checkout' }
+      )
+    end
+  end
+  if source ~= 'install' then
+    health.info('no environment from :PseudoClaudeInstall (' .. install.venv_dir() .. ')')
+  end
+  local python, why = install.find_python()
+  if python then
+    health.ok(string.format(':PseudoClaudeInstall would use %s (%s)', python, why))
+  else
+    health.warn(':PseudoClaudeInstall: ' .. why)
+  end
+end
+
+local function check_credentials()
+  health.start('Provider credentials')
+  local settings = require('pseudoclaude.config').options.settings or {}
+  local any = false
+  for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY' }) do
+    local value = vim.env[name]
+    if value ~= nil and value ~= '' then
+      any = true
+      health.ok(name .. ' is set')
+    else
+      health.info(name .. ' is not set')
+    end
+  end
+  if type(settings.apiKey) == 'string' and settings.apiKey ~= '' then
+    any = true
+    health.ok('settings.apiKey is set in setup()')
+  end
+  if settings.provider then
+    health.info('provider: ' .. tostring(settings.provider))
+  end
+  if not any then
+    health.warn('no API key in the environment or in setup()', {
+      'Set ANTHROPIC_API_KEY or OPENAI_API_KEY, or apiKey in ~/.PseudoClaude/config.yaml',
+    })
+  end
+end
+
+--- The nearest folder that exists, starting at `dir`.
+local function existing(dir)
+  local d = dir
+  while d and not vim.uv.fs_stat(d) do
+    local up = vim.fs.dirname(d)
+    d = up ~= d and up or nil
+  end
+  return d
+end
+
+local function check_workspace()
+  health.start('Workspace')
+  local config = require('pseudoclaude.config')
+  local buf = user_buf()
+  local root, why = config.root_info(buf or 0)
+  local name = buf and vim.api.nvim_buf_get_name(buf) or ''
+  health.info(string.format('buffer: %s', name ~= '' and name or '(no file)'))
+  health.ok(string.format('workspace root: %s (%s)', root, why))
+  local data_dir = (config.options.settings or {}).dataDir
+  local data, whence
+  if type(data_dir) == 'string' and data_dir ~= '' then
+    data = vim.fs.normalize(vim.fn.expand(data_dir))
+    if not vim.startswith(data, '/') and not data:match('^%a:') then
+      data = vim.fs.joinpath(root, data)
+    end
+    whence = 'the dataDir setting'
+  else
+    data, whence = vim.fs.joinpath(root, '.PseudoClaude'), 'the workspace root'
+  end
+  local stat = vim.uv.fs_stat(data)
+  if stat and stat.type ~= 'directory' then
+    health.error(string.format('data folder %s (from %s) is not a folder', data, whence))
+  elseif stat then
+    if vim.fn.filewritable(data) == 2 then
+      health.ok(string.format('data folder %s (from %s) is writable', data, whence))
+    else
+      health.error(string.format('data folder %s (from %s) is not writable', data, whence))
+    end
+  else
+    local parent = existing(data)
+    if parent and vim.fn.filewritable(parent) == 2 then
+      health.ok(string.format('data folder %s (from %s) will be created', data, whence))
+    else
+      health.error(
+        string.format('data folder %s (from %s) cannot be created: %s is not writable', data, whence, parent)
+      )
+    end
+  end
+end
+
+function M.check()
+  check_neovim()
+  check_server()
+  check_credentials()
+  check_workspace()
+end
+
+return M
