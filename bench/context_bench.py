@@ -31,7 +31,6 @@ import msgspec
 
 from pseudoclaude.agent.prompt import system_prompt_parts
 from pseudoclaude.agent.tools import ToolRegistry
-from pseudoclaude.api import methods
 from pseudoclaude.api import protocol as p
 from pseudoclaude.compact import CompactConfig, CompactRuntime, Ledger, layer2
 from pseudoclaude.compact.estimate import json_bytes
@@ -118,14 +117,14 @@ def bench(n: int, tmp: Path, calls: int) -> dict[str, Any]:
             auto_compact_threshold=state.auto_compact_threshold,
             auto_compact_failures=state.auto_compact_failures,
             auto_compact_tripped=state.auto_compact_tripped,
-            breakdown=methods.breakdown(state.breakdown)))
+            breakdown=state.breakdown))
 
     full = timed(calls, request)
     state = runtime.state()
     assert state.breakdown.total == state.estimated_tokens
     return {"messages": n, "first_ms": first_ms, "idle": percentiles(idle),
             "append": percentiles(append), "request": percentiles(full),
-            "breakdown": msgspec.to_builtins(methods.breakdown(state.breakdown))}
+            "breakdown": msgspec.to_builtins(state.breakdown)}
 
 
 def main() -> int:

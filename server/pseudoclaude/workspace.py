@@ -35,7 +35,7 @@ from pseudoclaude.compact import (
 from pseudoclaude.compact.breakdown import TokenBreakdown
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.layer2 import is_summary
-from pseudoclaude.compact.plan import NO_SESSION, CompactPlan, UndoOutcome
+from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
@@ -475,7 +475,7 @@ class Workspace:
             return CompactPlan(would_summarize=False, before_tokens=state.estimated_tokens,
                                estimated_after_tokens=state.estimated_tokens,
                                summarized_messages=0, kept_messages=0, first_kept_index=0,
-                               reason=NO_SESSION)
+                               reason="no session")
         return await self.compact_runtime.preview(instructions)
 
     async def undo_compact(self) -> UndoOutcome:

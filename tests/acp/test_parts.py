@@ -129,10 +129,13 @@ class StubWorkspace:
 
     async def compact(self, instructions: str = "") -> CompactOutcome:
         self.instructions.append(instructions)
-        return CompactOutcome(48_210, 9_877, 2, True, FactCheck(checked=12, missing=3, added=3))
+        return CompactOutcome(before_tokens=48_210, after_tokens=9_877, offloaded=2,
+                              summarized=True,
+                              fact_check=FactCheck(checked=12, missing=3, added=3))
 
     async def undo_compact(self) -> UndoOutcome:
-        return UndoOutcome(False, 100, 100, 0, "no compaction left to undo")
+        return UndoOutcome(restored=False, before_tokens=100, after_tokens=100, message_count=0,
+                           reason="no compaction left to undo")
 
 
 async def run_command(text: str, *, capable: bool = False,

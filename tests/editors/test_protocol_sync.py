@@ -62,7 +62,8 @@ def test_every_shape_and_method_is_in_the_typescript_mirror() -> None:
     for method in p.REQUESTS + p.NOTIFICATIONS + p.SERVER_REQUESTS:
         assert f"'{method}'" in source
     for shape in codegen.wire_structs():
-        assert re.search(rf"^export (interface|type) {shape.__name__}\b", source, re.M), shape
+        name = codegen.ts_name(shape)
+        assert re.search(rf"^export (interface|type) {name}\b", source, re.M), shape
     assert "export interface RequestTypes {" in source
 
 

@@ -127,7 +127,9 @@ async def test_confirm_mode_writes_nothing_until_accepted(client: LanguageClient
 
     env.memory_changed.clear()
     accepted = await env.call(client, MEMORY_REVIEW, {"id": build["id"], "decision": "accept"})
-    assert accepted == {"applied": True, "filename": "project_knowledge_build.md"}
+    assert accepted == {"applied": True, "filename": "project_knowledge_build.md",
+                        "message": "Accepted: project_knowledge_build.md is written to "
+                                   "project memory."}
     assert project_notes(env) == ["MEMORY.md", "project_knowledge_build.md"]
     assert "Run `make build`." in (env.folders[0] / ".PseudoClaude" / "memory" /
                                    "project_knowledge_build.md").read_text()
@@ -153,8 +155,10 @@ async def test_edited_accept_reject_stale_and_unknown_id(client: LanguageClient,
     assert 'title: "User Profile"' in text and "A Go and Rust engineer." in text
     assert "Go engineer." not in text.replace("Go and Rust engineer.", "")
     # reject: nothing written, the proposal is gone
-    assert await env.call(client, MEMORY_REVIEW, {"id": build["id"], "decision": "reject"}) == {
-        "applied": False, "filename": "project_knowledge_build.md"}
+    rejected = await env.call(client, MEMORY_REVIEW, {"id": build["id"], "decision": "reject"})
+    assert rejected == {"applied": False, "filename": "project_knowledge_build.md",
+                        "message": "Rejected the proposed change to project_knowledge_build.md "
+                                   "(project memory is unchanged)."}
     assert project_notes(env) == []
     await env.until(lambda: seen and seen[-1]["count"] == 0)
     # stale: the note changed by hand after the proposal was made
@@ -243,12 +247,14 @@ async def test_cli_proposals_and_review(client: LanguageClient, env: Any) -> Non
 
     body = env.tmp / "edited.md"
     body.write_text("Edited through the CLI.\n")
-    assert one_json(cli(env, "memory", "review", build["id"], "accept", "--content", str(body),
-                        "--json")) == {"applied": True, "filename": build["filename"]}
+    reviewed = one_json(cli(env, "memory", "review", build["id"], "accept", "--content",
+                            str(body), "--json"))
+    assert {k: reviewed[k] for k in ("applied", "filename")} == {
+        "applied": True, "filename": build["filename"]} and reviewed["message"]
     assert "Edited through the CLI." in (env.folders[0] / ".PseudoClaude" / "memory" /
                                          build["filename"]).read_text()
     rejected = cli(env, "memory", "review", profile["id"], "reject")
-    assert rejected.returncode == 0 and "rejected" in rejected.stdout
+    assert rejected.returncode == 0 and rejected.stdout.startswith("Rejected the proposed change")
     assert one_json(cli(env, "memory", "proposals", "--json")) == {"proposals": []}
     assert "no memory proposals" in cli(env, "memory", "proposals").stdout
 

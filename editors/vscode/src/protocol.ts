@@ -77,6 +77,9 @@ export const APPROVALS_CAPABILITY = 'approvals';
 
 export const PROTOCOL_VERSION = 1;
 
+/** Why a preview would summarise nothing (`wouldSummarize: false`). */
+export type PreviewReason = 'no session' | 'nothing to summarize' | 'would not shrink';
+
 /**
  * A tool call as the user lived it: finished, failed, denied by the user, canceled (the run
  * was cancelled, or interrupted by a crash), or still waiting for its result.
@@ -84,9 +87,6 @@ export const PROTOCOL_VERSION = 1;
 export type ToolStatus = 'done' | 'error' | 'denied' | 'canceled' | 'pending';
 
 export type MemoryLevel = 'project' | 'user';
-
-/** Why a preview would summarise nothing (`wouldSummarize: false`). */
-export type PreviewReason = 'no session' | 'nothing to summarize' | 'would not shrink';
 
 /** The answer to `pseudoclaude/approve`. */
 export type ApprovalDecision = 'allowOnce' | 'allowSession' | 'deny';
@@ -161,15 +161,16 @@ export interface RunResult {
   error?: string;
 }
 
+/** What a compaction did (the wire's `CompactResult` adds the line a person reads). */
 export interface CompactResult {
+  /** The line a person reads about it. */
+  message: string;
   beforeTokens: number;
   afterTokens: number;
   offloaded: number;
   summarized: boolean;
   /** All zero when nothing was summarised. */
   factCheck: FactCheck;
-  /** The line a person reads about it. */
-  message: string;
 }
 
 /**
@@ -183,13 +184,10 @@ export interface FactCheck {
   added: number;
 }
 
-export interface SpillPreview {
-  results: number;
-  bytes: number;
-}
-
 /** What `pseudoclaude/compact` would do now; nothing is written, no model is called. */
 export interface CompactPreviewResult {
+  /** The line a person reads about it. */
+  message: string;
   wouldSummarize: boolean;
   beforeTokens: number;
   estimatedAfterTokens: number;
@@ -197,41 +195,32 @@ export interface CompactPreviewResult {
   keptMessages: number;
   firstKeptIndex: number;
   spill: SpillPreview;
-  /** The line a person reads about it. */
-  message: string;
   /** With `wouldSummarize: false`: why. */
   reason?: PreviewReason;
 }
 
+/** Tool results a compaction would offload to files (Layer 1). */
+export interface SpillPreview {
+  results: number;
+  bytes: number;
+}
+
+/**
+ * What `pseudoclaude/compact/undo` did (the wire's `UndoResult` adds the line a
+ * person reads).
+ */
 export interface UndoResult {
+  /** The line a person reads about it. */
+  message: string;
   restored: boolean;
   beforeTokens: number;
   afterTokens: number;
   messageCount: number;
-  /** The line a person reads about it. */
-  message: string;
   /** Why nothing was restored (`restored: false`). */
   reason?: string;
 }
 
-/**
- * What fills the context, in tokens (SPEC §11): the nine categories add up to
- * `estimatedTokens`; `free` and `reserved` are beside them.
- */
-export interface Breakdown {
-  system: number;
-  rules: number;
-  memory: number;
-  tools: number;
-  summary: number;
-  messages: number;
-  toolCalls: number;
-  toolResults: number;
-  spilled: number;
-  free: number;
-  reserved: number;
-}
-
+/** The context of a session now (the wire's `ContextResult` adds its id). */
 export interface ContextResult {
   sessionId: string | null;
   messageCount: number;
@@ -241,6 +230,35 @@ export interface ContextResult {
   autoCompactFailures: number;
   autoCompactTripped: boolean;
   breakdown: Breakdown;
+}
+
+/**
+ * What fills the context, in tokens: the nine categories add up to `estimatedTokens`;
+ * `free` and `reserved` are beside them (the wire's `Breakdown`).
+ */
+export interface Breakdown {
+  /** Identity and tool instructions of the system prompt. */
+  system: number;
+  /** `PSEUDOCLAUDE.md` files. */
+  rules: number;
+  /** The injected memory index. */
+  memory: number;
+  /** Tool schemas. */
+  tools: number;
+  /** The compaction summary message and its acknowledgement. */
+  summary: number;
+  /** User and assistant text. */
+  messages: number;
+  /** Tool-call ids, names and arguments. */
+  toolCalls: number;
+  /** Tool results carried verbatim (and undecided ones). */
+  toolResults: number;
+  /** Previews of spilled results. */
+  spilled: number;
+  /** The window minus the estimate, not below 0. */
+  free: number;
+  /** Summary reserve plus safety margin, as applied after small-window caps. */
+  reserved: number;
 }
 
 export interface MemoryNote {
@@ -276,14 +294,23 @@ export interface MemoryShowResult {
   health: IndexHealth;
 }
 
-/** A memory change a background update proposed (`memory.mode: confirm`). */
+export interface ProposalsResult {
+  /** Oldest first. */
+  proposals: Proposal[];
+}
+
+/**
+ * A memory change a background update proposed (`memory.mode: confirm`), as a person
+ * reviews it (`pseudoclaude/memory/proposals`).
+ */
 export interface Proposal {
   id: string;
   createdAt: string;
   sessionId: string;
-  /** The effect on the file. */
-  action: ProposalAction;
-  level: MemoryLevel;
+  /** The effect on the file: `create`, `update` or `delete`. */
+  action: string;
+  /** `project` or `user`. */
+  level: string;
   type: string;
   title: string;
   summary: string;
@@ -292,11 +319,6 @@ export interface Proposal {
   before: string;
   /** The whole note file after; `""` for a delete. */
   after: string;
-}
-
-export interface ProposalsResult {
-  /** Oldest first. */
-  proposals: Proposal[];
 }
 
 export interface ReviewParams extends WorkspaceParams {
@@ -356,22 +378,29 @@ export interface MessagesResult {
   items: TranscriptItem[];
 }
 
+/** Base of every transcript item; `kind` is the tag. */
 export interface UserItem {
   kind: 'user';
   text: string;
+  /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
+  /** When it happened (Unix seconds), when the log says. */
   ts?: number;
 }
 
+/** Base of every transcript item; `kind` is the tag. */
 export interface AssistantItem {
   kind: 'assistant';
   text: string;
   /** The model's visible reasoning before this answer, when it gave some. */
   thinking?: string;
+  /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
+  /** When it happened (Unix seconds), when the log says. */
   ts?: number;
 }
 
+/** Base of every transcript item; `kind` is the tag. */
 export interface ToolCallItem {
   kind: 'toolCall';
   id: string;
@@ -384,18 +413,24 @@ export interface ToolCallItem {
   error?: string;
   /** The size of the result the tool returned. */
   bytes?: number;
+  /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
+  /** When it happened (Unix seconds), when the log says. */
   ts?: number;
 }
 
+/** Base of every transcript item; `kind` is the tag. */
 export interface SummaryItem {
   kind: 'summary';
   /** The summary a compaction wrote (without the server's boundary reminder). */
   text: string;
+  /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
+  /** When it happened (Unix seconds), when the log says. */
   ts?: number;
 }
 
+/** Base of every transcript item; `kind` is the tag. */
 export interface CompactionItem {
   kind: 'compaction';
   /** Messages the summary replaced. */
@@ -403,30 +438,41 @@ export interface CompactionItem {
   /** Recent messages kept as they were. */
   kept: number;
   message: string;
+  /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
+  /** When it happened (Unix seconds), when the log says. */
   ts?: number;
 }
 
+/** Base of every transcript item; `kind` is the tag. */
 export interface UndoItem {
   kind: 'undo';
   /** Messages that came back. */
   restored: number;
   message: string;
+  /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
+  /** When it happened (Unix seconds), when the log says. */
   ts?: number;
 }
 
+/** Base of every transcript item; `kind` is the tag. */
 export interface RewindItem {
   kind: 'rewind';
   message: string;
+  /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
+  /** When it happened (Unix seconds), when the log says. */
   ts?: number;
 }
 
+/** Base of every transcript item; `kind` is the tag. */
 export interface NoticeItem {
   kind: 'notice';
   text: string;
+  /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
+  /** When it happened (Unix seconds), when the log says. */
   ts?: number;
 }
 
@@ -485,11 +531,13 @@ export interface ApproveResult {
   decision: ApprovalDecision;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface TextEvent {
   kind: 'text';
   delta: string;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface ToolCallEvent {
   kind: 'toolCall';
   id: string;
@@ -497,6 +545,7 @@ export interface ToolCallEvent {
   arguments: unknown;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface ToolResultEvent {
   kind: 'toolResult';
   id: string;
@@ -516,6 +565,7 @@ export interface ToolResultEvent {
   display: string;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface CompactEvent {
   kind: 'compact';
   layer: number;
@@ -526,6 +576,7 @@ export interface CompactEvent {
   factCheck?: FactCheck;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface MemoryEvent {
   kind: 'memory';
   status: string;
@@ -539,6 +590,7 @@ export interface MemoryChange {
   filename: string;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface UsageUpdate {
   kind: 'usage';
   inputTokens: number;
@@ -547,6 +599,7 @@ export interface UsageUpdate {
   cacheWrite: number;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface WarningEvent {
   kind: 'warning';
   message: string;
@@ -554,11 +607,13 @@ export interface WarningEvent {
   attempt?: number;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface ErrorEvent {
   kind: 'error';
   message: string;
 }
 
+/** Base of every event; `kind` is the tag. */
 export interface StopEvent {
   kind: 'stop';
   stopReason: 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error';

@@ -65,7 +65,9 @@ ERROR_CODES = (("INVALID_PARAMS", p.INVALID_PARAMS), ("REQUEST_FAILED", p.REQUES
 
 def literal_aliases() -> list[tuple[str, tuple[str, ...], str]]:
     """``(name, values, doc)`` of the protocol's ``Literal`` aliases and value tuples."""
-    docs = {**module_docs(events_module()), **module_docs(p)}
+    import pseudoclaude.compact.plan
+    docs = {**module_docs(events_module()), **module_docs(pseudoclaude.compact.plan),
+            **module_docs(p)}
     out = []
     for name, value in vars(p).items():
         if typing.get_origin(value) is typing.Literal and name[0].isupper() and name != "Level":
@@ -100,17 +102,22 @@ _class_docs_cache: dict[type, tuple[str, dict[str, str]]] = {}
 
 
 def class_docs(cls: type) -> tuple[str, dict[str, str]]:
-    """A class's docstring and its fields' docstrings."""
+    """A class's docstring and its fields' docstrings (an inherited field's from its base)."""
     if cls not in _class_docs_cache:
-        try:
-            tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
+        fields: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):
+            if not issubclass(klass, msgspec.Struct) or klass is msgspec.Struct:
+                continue
+            try:
+                tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(klass)))
+            except (OSError, TypeError):
+                continue
             node = tree.body[0]
-            assert isinstance(node, ast.ClassDef)
-            fields = _assignment_docs(node.body)
-        except (OSError, TypeError):
-            fields = {}
-        doc = inspect.getdoc(cls) if cls.__doc__ else ""
-        _class_docs_cache[cls] = (doc or "", fields)
+            if isinstance(node, ast.ClassDef):
+                fields.update(_assignment_docs(node.body))
+        doc = cls.__doc__ or next((k.__doc__ for k in cls.__mro__[1:] if k.__doc__ and issubclass(
+            k, msgspec.Struct) and k not in (msgspec.Struct, p.Wire)), "")
+        _class_docs_cache[cls] = (inspect.cleandoc(doc) if doc else "", fields)
     return _class_docs_cache[cls]
 
 
@@ -218,7 +225,11 @@ def ts_literal(value: Any) -> str:
 
 
 def ts_name(cls: type) -> str:
-    return cls.__name__
+    """A shape's name on the wire: the name the protocol module gives it (``Breakdown`` for
+    the core's ``TokenBreakdown``), else its class name."""
+    aliases = [name for name, value in vars(p).items()
+               if value is cls and name[0].isupper() and name != cls.__name__]
+    return aliases[0] if aliases else cls.__name__
 
 
 def jsdoc(text: str, indent: str = "") -> list[str]:
@@ -438,7 +449,7 @@ def lua_type(t: mi.Type) -> str:
     if isinstance(t, mi.DictType):
         return f"table<string, {lua_type(t.value_type)}>"
     if isinstance(t, mi.StructType):
-        return f"pseudoclaude.{t.cls.__name__}"
+        return f"pseudoclaude.{ts_name(t.cls)}"
     if isinstance(t, mi.UnionType):
         members = list(t.types)
         structs = {m.cls for m in members if isinstance(m, mi.StructType)}
@@ -455,7 +466,7 @@ def lua_class(cls: type[msgspec.Struct]) -> list[str]:
     doc, field_docs = class_docs(cls)
     is_params = cls in PARAMS_SHAPES
     lines = lua_comment(doc)
-    lines.append(f"--- @class pseudoclaude.{cls.__name__}")
+    lines.append(f"--- @class pseudoclaude.{ts_name(cls)}")
     if info.tag_field is not None:
         lines.append(f"--- @field {info.tag_field} '{info.tag}'")
     if is_params:
@@ -530,7 +541,7 @@ def render_lua() -> str:
         block(lua_class(cls))
     for union, name in UNION_NAMES.items():
         block([f"--- @alias pseudoclaude.{name}"]
-              + [f"--- | pseudoclaude.{c.__name__}" for c in union_members(union)])
+              + [f"--- | pseudoclaude.{ts_name(c)}" for c in union_members(union)])
     out.append(LUA_FOOTER)
     return "\n".join(out)
 

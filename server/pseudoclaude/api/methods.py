@@ -13,18 +13,17 @@ from pathlib import Path
 from typing import Any, cast
 
 from msgspec import UNSET
+from msgspec.structs import asdict
 
 from pseudoclaude import words
 from pseudoclaude.agent.runner import RunOutcome
 from pseudoclaude.api import commands
 from pseudoclaude.api import protocol as p
 from pseudoclaude.compact import CompactOutcome
-from pseudoclaude.compact.breakdown import TokenBreakdown
 from pseudoclaude.compact.plan import UndoOutcome
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.memory import MemoryStoreError
 from pseudoclaude.memory.index import MAX_BYTES, MAX_LINES
-from pseudoclaude.memory.proposals import ProposalRecord
 from pseudoclaude.session import SessionInfo
 from pseudoclaude.session.listing import rfc3339
 from pseudoclaude.workspace import Workspace
@@ -60,25 +59,18 @@ async def compact(ws: Workspace, params: p.CompactParams) -> p.CompactResult:
 
 def compact_result(r: CompactOutcome) -> p.CompactResult:
     return p.CompactResult(
-        before_tokens=r.before_tokens, after_tokens=r.after_tokens, offloaded=r.offloaded,
-        summarized=r.summarized, fact_check=r.fact_check,
-        message=words.compacted(r.before_tokens, r.after_tokens, r.offloaded, r.summarized,
-                                r.fact_check))
+        **asdict(r), message=words.compacted(r.before_tokens, r.after_tokens, r.offloaded,
+                                             r.summarized, r.fact_check))
 
 
 async def compact_preview(ws: Workspace, params: p.CompactParams) -> p.CompactPreviewResult:
     plan = await ws.compact_preview(params.instructions or "")
     return p.CompactPreviewResult(
-        would_summarize=plan.would_summarize, before_tokens=plan.before_tokens,
-        estimated_after_tokens=plan.estimated_after_tokens,
-        summarized_messages=plan.summarized_messages, kept_messages=plan.kept_messages,
-        first_kept_index=plan.first_kept_index,
-        spill=p.SpillPreview(results=plan.spill_results, bytes=plan.spill_bytes),
-        reason=plan.reason or UNSET,  # type: ignore[arg-type]  # one of PreviewReason
+        **asdict(plan),
         message=words.previewed(plan.would_summarize, plan.before_tokens,
                                 plan.estimated_after_tokens, plan.summarized_messages,
-                                plan.kept_messages, plan.spill_results, plan.spill_bytes,
-                                plan.reason))
+                                plan.kept_messages, plan.spill.results, plan.spill.bytes,
+                                plan.reason or ""))
 
 
 async def compact_undo(ws: Workspace, params: p.EmptyParams) -> p.UndoResult:
@@ -86,28 +78,12 @@ async def compact_undo(ws: Workspace, params: p.EmptyParams) -> p.UndoResult:
 
 
 def undo_result(u: UndoOutcome) -> p.UndoResult:
-    return p.UndoResult(restored=u.restored, before_tokens=u.before_tokens,
-                        after_tokens=u.after_tokens, message_count=u.message_count,
-                        reason=u.reason or UNSET,
-                        message=words.undone(u.restored, u.before_tokens, u.after_tokens,
-                                             u.message_count, u.reason))
-
-
-def breakdown(b: TokenBreakdown) -> p.Breakdown:
-    return p.Breakdown(system=b.system, rules=b.rules, memory=b.memory, tools=b.tools,
-                       summary=b.summary, messages=b.messages, tool_calls=b.tool_calls,
-                       tool_results=b.tool_results, spilled=b.spilled, free=b.free,
-                       reserved=b.reserved)
+    return p.UndoResult(**asdict(u), message=words.undone(
+        u.restored, u.before_tokens, u.after_tokens, u.message_count, u.reason or ""))
 
 
 async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
-    state = ws.context()
-    return p.ContextResult(
-        session_id=ws.session_id, message_count=state.message_count,
-        estimated_tokens=state.estimated_tokens, context_window=state.context_window,
-        auto_compact_threshold=state.auto_compact_threshold,
-        auto_compact_failures=state.auto_compact_failures,
-        auto_compact_tripped=state.auto_compact_tripped, breakdown=breakdown(state.breakdown))
+    return p.ContextResult(**asdict(ws.context()), session_id=ws.session_id)
 
 
 def context_usage(workspace: str, ws: Workspace) -> p.ContextUsageParams:
@@ -116,8 +92,7 @@ def context_usage(workspace: str, ws: Workspace) -> p.ContextUsageParams:
     return p.ContextUsageParams(
         workspace=workspace, session_id=ws.session_id, estimated_tokens=state.estimated_tokens,
         context_window=state.context_window,
-        auto_compact_threshold=state.auto_compact_threshold,
-        breakdown=breakdown(state.breakdown))
+        auto_compact_threshold=state.auto_compact_threshold, breakdown=state.breakdown)
 
 
 async def memory_show(ws: Workspace, params: p.EmptyParams) -> p.MemoryShowResult:
@@ -150,15 +125,8 @@ async def memory_forget(ws: Workspace, params: p.ForgetParams) -> p.ForgetResult
     return p.ForgetResult(removed=removed)
 
 
-def proposal(x: ProposalRecord) -> p.Proposal:
-    return p.Proposal(id=x.id, created_at=x.created_at, session_id=x.session_id,
-                      action=cast(p.ProposalAction, x.action),
-                      level=cast(p.MemoryLevel, x.level), type=x.type, title=x.title,
-                      summary=x.summary, filename=x.filename, before=x.before, after=x.after)
-
-
 async def memory_proposals(ws: Workspace, params: p.EmptyParams) -> p.ProposalsResult:
-    return p.ProposalsResult(proposals=[proposal(x) for x in await ws.proposals()])
+    return p.ProposalsResult(proposals=[x.shown() for x in await ws.proposals()])
 
 
 async def memory_review(ws: Workspace, params: p.ReviewParams) -> p.ReviewResult:

@@ -23,11 +23,16 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from pseudoclaude.compact.breakdown import CATEGORIES
-from pseudoclaude.events import Event, FactCheck
+from pseudoclaude.compact.breakdown import CATEGORIES, TokenBreakdown
+from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
+from pseudoclaude.compact.plan import PreviewReason as PreviewReason  # on the wire
+from pseudoclaude.compact.plan import SpillPreview as SpillPreview  # on the wire
+from pseudoclaude.compact.types import CompactOutcome, ContextState
+from pseudoclaude.events import Event
 from pseudoclaude.events import ToolStatus as ToolStatus  # on the wire: a generated alias
 from pseudoclaude.llm.types import clean_value
 from pseudoclaude.memory.notes import NOTE_TYPES
+from pseudoclaude.memory.proposals import Proposal as Proposal  # on the wire
 from pseudoclaude.names import camel, snake
 from pseudoclaude.session.ids import is_session_id
 from pseudoclaude.transcript import TranscriptItem
@@ -124,8 +129,6 @@ MemoryLevel = Literal["project", "user"]
 MEMORY_LEVELS: tuple[str, ...] = ("project", "user")
 """The memory stores, project first."""
 Level = MemoryLevel
-PreviewReason = Literal["no session", "nothing to summarize", "would not shrink"]
-"""Why a preview would summarise nothing (``wouldSummarize: false``)."""
 ApprovalDecision = Literal["allowOnce", "allowSession", "deny"]
 """The answer to ``pseudoclaude/approve``."""
 ApproveKind = Literal["write", "runCommand"]
@@ -234,75 +237,30 @@ class RunResult(Wire):
     error: str | UnsetType = UNSET
 
 
-class CompactResult(Wire):
-    before_tokens: int
-    after_tokens: int
-    offloaded: int
-    summarized: bool
-    fact_check: FactCheck
-    """All zero when nothing was summarised."""
+class CompactResult(CompactOutcome, Wire):
     message: str
     """The line a person reads about it."""
 
 
-class SpillPreview(Wire):
-    results: int
-    bytes: int
-
-
-class CompactPreviewResult(Wire):
+class CompactPreviewResult(CompactPlan, Wire):
     """What ``pseudoclaude/compact`` would do now; nothing is written, no model is called."""
 
-    would_summarize: bool
-    before_tokens: int
-    estimated_after_tokens: int
-    summarized_messages: int
-    kept_messages: int
-    first_kept_index: int
-    spill: SpillPreview
     message: str
     """The line a person reads about it."""
-    reason: PreviewReason | UnsetType = UNSET
-    """With ``wouldSummarize: false``: why."""
 
 
-class UndoResult(Wire):
-    restored: bool
-    before_tokens: int
-    after_tokens: int
-    message_count: int
+class UndoResult(UndoOutcome, Wire):
     message: str
     """The line a person reads about it."""
-    reason: str | UnsetType = UNSET
-    """Why nothing was restored (``restored: false``)."""
 
 
-class Breakdown(Wire):
-    """What fills the context, in tokens (SPEC §11): the nine categories add up to
-    ``estimatedTokens``; ``free`` and ``reserved`` are beside them."""
-
-    system: int
-    rules: int
-    memory: int
-    tools: int
-    summary: int
-    messages: int
-    tool_calls: int
-    tool_results: int
-    spilled: int
-    free: int
-    reserved: int
+Breakdown = TokenBreakdown
+"""What fills the context, in tokens: the nine categories add up to ``estimatedTokens``;
+``free`` and ``reserved`` are beside them."""
 
 
-class ContextResult(Wire):
+class ContextResult(ContextState, Wire):
     session_id: str | None
-    message_count: int
-    estimated_tokens: int
-    context_window: int
-    auto_compact_threshold: int
-    auto_compact_failures: int
-    auto_compact_tripped: bool
-    breakdown: Breakdown
 
 
 class MemoryNote(Wire):
@@ -335,25 +293,6 @@ class MemoryShowResult(Wire):
     truncated: bool
     stores: list[MemoryStore]
     health: IndexHealth
-
-
-class Proposal(Wire):
-    """A memory change a background update proposed (``memory.mode: confirm``)."""
-
-    id: str
-    created_at: str
-    session_id: str
-    action: ProposalAction
-    """The effect on the file."""
-    level: MemoryLevel
-    type: str
-    title: str
-    summary: str
-    filename: str
-    before: str
-    """The whole note file (front matter included) before; ``""`` when absent."""
-    after: str
-    """The whole note file after; ``""`` for a delete."""
 
 
 class ProposalsResult(Wire):

@@ -10,6 +10,8 @@ from array import array
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from pseudoclaude.compact.estimate import message_parts
 from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.llm.types import Message
@@ -19,8 +21,10 @@ CATEGORIES = ("system", "rules", "memory", "tools", "summary", "messages", "tool
 """The nine categories, in the order of :meth:`TokenBreakdown.scaled`'s byte counts."""
 
 
-@dataclass(frozen=True)
-class TokenBreakdown:
+class TokenBreakdown(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """What fills the context, in tokens: the nine categories add up to ``estimatedTokens``;
+    ``free`` and ``reserved`` are beside them (the wire's ``Breakdown``)."""
+
     system: int = 0
     """Identity and tool instructions of the system prompt."""
     rules: int = 0

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import msgspec
 
 from pseudoclaude.compact.estimate import tokens_for_bytes
 from pseudoclaude.compact.layer1 import DryRunSpill, Ledger, plan
-from pseudoclaude.compact.plan import CompactPlan
+from pseudoclaude.compact.plan import CompactPlan, PreviewReason, SpillPreview
 from pseudoclaude.compact.summarize import plan_summary
 from pseudoclaude.compact.types import ASSUMED_SUMMARY_TOKENS, SUMMARY_OVERHEAD, CompactConfig
 from pseudoclaude.llm.types import Message
@@ -53,16 +54,16 @@ def preview_plan(messages: list[Message], ledger: Ledger, before: int, config: C
     start = planned.start
     after_layer1 = max(0, before - tokens_for_bytes(sim.saved_bytes))
     kept = len(simulated) - start
+    spill = SpillPreview(results=sim.spilled, bytes=sim.spilled_bytes)
     if planned.reason:
         return CompactPlan(would_summarize=False, before_tokens=before,
                            estimated_after_tokens=after_layer1, summarized_messages=0,
                            kept_messages=len(simulated), first_kept_index=0,
-                           spill_results=sim.spilled, spill_bytes=sim.spilled_bytes,
-                           reason=planned.reason)
+                           spill=spill, reason=cast(PreviewReason, planned.reason))
     # The same decision the compaction makes before its model call (it then applies the
     # summary only if it shrinks the conversation, which no preview can know).
     after = max(0, after_layer1 - planned.old_tokens + SUMMARY_OVERHEAD
                 + min(planned.old_tokens, ASSUMED_SUMMARY_TOKENS))
     return CompactPlan(would_summarize=True, before_tokens=before, estimated_after_tokens=after,
                        summarized_messages=start, kept_messages=kept, first_kept_index=start,
-                       spill_results=sim.spilled, spill_bytes=sim.spilled_bytes)
+                       spill=spill)

@@ -3,16 +3,30 @@ planner that the preview and the real compaction share."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 NO_SESSION = "no session"
 NOTHING_TO_SUMMARIZE = "nothing to summarize"
 WOULD_NOT_SHRINK = "would not shrink"
 
 
-@dataclass(frozen=True, kw_only=True)
-class CompactPlan:
-    """The preview of a compaction (``pseudoclaude/compact/preview``)."""
+PreviewReason = Literal["no session", "nothing to summarize", "would not shrink"]
+"""Why a preview would summarise nothing (``wouldSummarize: false``)."""
+
+
+class SpillPreview(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """Tool results a compaction would offload to files (Layer 1)."""
+
+    results: int = 0
+    bytes: int = 0
+
+
+class CompactPlan(msgspec.Struct, kw_only=True, rename="camel"):
+    """What ``pseudoclaude/compact`` would do now; nothing is written, no model is called (the
+    wire's ``CompactPreviewResult`` adds the line a person reads)."""
 
     would_summarize: bool
     before_tokens: int
@@ -20,19 +34,18 @@ class CompactPlan:
     summarized_messages: int
     kept_messages: int
     first_kept_index: int
-    spill_results: int = 0
-    spill_bytes: int = 0
-    reason: str = ""
-    """With ``would_summarize`` false: :data:`NO_SESSION`, :data:`NOTHING_TO_SUMMARIZE` or
-    :data:`WOULD_NOT_SHRINK`."""
+    spill: SpillPreview = msgspec.field(default_factory=SpillPreview)
+    reason: PreviewReason | UnsetType = UNSET
+    """With ``wouldSummarize: false``: why."""
 
 
-@dataclass(frozen=True)
-class UndoOutcome:
-    """What ``pseudoclaude/compact/undo`` did."""
+class UndoOutcome(msgspec.Struct, kw_only=True, rename="camel"):
+    """What ``pseudoclaude/compact/undo`` did (the wire's ``UndoResult`` adds the line a
+    person reads)."""
 
     restored: bool
     before_tokens: int
     after_tokens: int
     message_count: int
-    reason: str = ""
+    reason: str | UnsetType = UNSET
+    """Why nothing was restored (``restored: false``)."""

@@ -24,6 +24,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from msgspec import UNSET
+
 from pseudoclaude.compact import factcheck, layer2
 from pseudoclaude.compact.breakdown import (
     SUMMARY,
@@ -355,7 +357,7 @@ class CompactRuntime:
         planned = undo_plan(past, current)
         if planned.restored is None or planned.target is None:
             return UndoOutcome(restored=False, before_tokens=before, after_tokens=before,
-                               message_count=len(current), reason=planned.reason)
+                               message_count=len(current), reason=planned.reason or UNSET)
         if not await asyncio.to_thread(self._apply_undo, generation, length, planned.restored,
                                        planned.target):
             raise CompactError("the conversation changed during the undo; try again")

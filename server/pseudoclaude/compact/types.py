@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+import msgspec
 
 from pseudoclaude.compact import layer2
 from pseudoclaude.compact.breakdown import TokenBreakdown
@@ -80,24 +82,27 @@ class CompactConfig:
         return min(self.recent_tokens, self.threshold // 4)
 
 
-@dataclass(frozen=True)
-class CompactOutcome:
+class CompactOutcome(msgspec.Struct, kw_only=True, rename="camel"):
+    """What a compaction did (the wire's ``CompactResult`` adds the line a person reads)."""
+
     before_tokens: int
     after_tokens: int
     offloaded: int
     summarized: bool
-    fact_check: FactCheck = field(default_factory=FactCheck)
+    fact_check: FactCheck = msgspec.field(default_factory=FactCheck)
+    """All zero when nothing was summarised."""
 
 
-@dataclass(frozen=True)
-class ContextState:
+class ContextState(msgspec.Struct, kw_only=True, rename="camel"):
+    """The context of a session now (the wire's ``ContextResult`` adds its id)."""
+
     message_count: int
     estimated_tokens: int
     context_window: int
     auto_compact_threshold: int
     auto_compact_failures: int
     auto_compact_tripped: bool
-    breakdown: TokenBreakdown = field(default_factory=TokenBreakdown)
+    breakdown: TokenBreakdown = msgspec.field(default_factory=TokenBreakdown)
 
 
 class CompactError(PseudoClaudeError):

@@ -103,8 +103,9 @@ class UnknownProposal(MemoryStoreError):
         super().__init__(f"there is no pending memory proposal {proposal_id[:80]!r}", "id")
 
 
-class ProposalRecord(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
-    """One pending proposal, as persisted (the wire shape of SPEC §11 plus bookkeeping)."""
+class Proposal(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
+    """A memory change a background update proposed (``memory.mode: confirm``), as a person
+    reviews it (``pseudoclaude/memory/proposals``)."""
 
     id: str
     created_at: str
@@ -112,14 +113,24 @@ class ProposalRecord(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     action: str
     """The effect on the file: ``create``, ``update`` or ``delete``."""
     level: str
+    """``project`` or ``user``."""
     type: str
     title: str
     summary: str
     filename: str
     before: str
-    """The whole note file when proposed (``""``: no file)."""
+    """The whole note file (front matter included) before; ``""`` when absent."""
     after: str
-    """The whole note file proposed (``""``: deleted)."""
+    """The whole note file after; ``""`` for a delete."""
+
+    def shown(self) -> Proposal:
+        """Just the reviewable part (a :class:`ProposalRecord`'s bookkeeping left out)."""
+        return Proposal(**{name: getattr(self, name) for name in Proposal.__struct_fields__})
+
+
+class ProposalRecord(Proposal, kw_only=True, frozen=True):
+    """One pending proposal, as persisted: what is reviewed, plus bookkeeping."""
+
     before_digest: str | None
     """sha256 of the note's bytes when proposed (None: no file): an accept needs this state."""
     created_ns: int = 0

@@ -60,6 +60,13 @@ M.approvals_capability = 'approvals'
 --- The protocol's version.
 M.version = 1
 
+--- Why a preview would summarise nothing (`wouldSummarize: false`).
+M.preview_reasons = {
+  no_session = 'no session',
+  nothing_to_summarize = 'nothing to summarize',
+  would_not_shrink = 'would not shrink',
+}
+
 --- A tool call as the user lived it: finished, failed, denied by the user, canceled (the run
 --- was cancelled, or interrupted by a crash), or still waiting for its result.
 M.tool_statuss = {
@@ -68,13 +75,6 @@ M.tool_statuss = {
   denied = 'denied',
   canceled = 'canceled',
   pending = 'pending',
-}
-
---- Why a preview would summarise nothing (`wouldSummarize: false`).
-M.preview_reasons = {
-  no_session = 'no session',
-  nothing_to_summarize = 'nothing to summarize',
-  would_not_shrink = 'would not shrink',
 }
 
 --- The answer to `pseudoclaude/approve`.
@@ -167,13 +167,14 @@ M.stop_reasons = {
 --- @field usage pseudoclaude.RunUsage
 --- @field error? string
 
+--- What a compaction did (the wire's `CompactResult` adds the line a person reads).
 --- @class pseudoclaude.CompactResult
+--- @field message string The line a person reads about it.
 --- @field beforeTokens integer
 --- @field afterTokens integer
 --- @field offloaded integer
 --- @field summarized boolean
 --- @field factCheck pseudoclaude.FactCheck All zero when nothing was summarised.
---- @field message string The line a person reads about it.
 
 --- What the server checked in a summary against the part it replaces (SPEC §11): items
 --- (user prompts, changed paths, the last prompt) checked, missing from the summary, and
@@ -183,12 +184,9 @@ M.stop_reasons = {
 --- @field missing integer
 --- @field added integer
 
---- @class pseudoclaude.SpillPreview
---- @field results integer
---- @field bytes integer
-
 --- What `pseudoclaude/compact` would do now; nothing is written, no model is called.
 --- @class pseudoclaude.CompactPreviewResult
+--- @field message string The line a person reads about it.
 --- @field wouldSummarize boolean
 --- @field beforeTokens integer
 --- @field estimatedAfterTokens integer
@@ -196,32 +194,24 @@ M.stop_reasons = {
 --- @field keptMessages integer
 --- @field firstKeptIndex integer
 --- @field spill pseudoclaude.SpillPreview
---- @field message string The line a person reads about it.
 --- @field reason? 'no session'|'nothing to summarize'|'would not shrink' With `wouldSummarize: false`: why.
 
+--- Tool results a compaction would offload to files (Layer 1).
+--- @class pseudoclaude.SpillPreview
+--- @field results integer
+--- @field bytes integer
+
+--- What `pseudoclaude/compact/undo` did (the wire's `UndoResult` adds the line a
+--- person reads).
 --- @class pseudoclaude.UndoResult
+--- @field message string The line a person reads about it.
 --- @field restored boolean
 --- @field beforeTokens integer
 --- @field afterTokens integer
 --- @field messageCount integer
---- @field message string The line a person reads about it.
 --- @field reason? string Why nothing was restored (`restored: false`).
 
---- What fills the context, in tokens (SPEC §11): the nine categories add up to
---- `estimatedTokens`; `free` and `reserved` are beside them.
---- @class pseudoclaude.Breakdown
---- @field system integer
---- @field rules integer
---- @field memory integer
---- @field tools integer
---- @field summary integer
---- @field messages integer
---- @field toolCalls integer
---- @field toolResults integer
---- @field spilled integer
---- @field free integer
---- @field reserved integer
-
+--- The context of a session now (the wire's `ContextResult` adds its id).
 --- @class pseudoclaude.ContextResult
 --- @field sessionId string|nil
 --- @field messageCount integer
@@ -231,6 +221,21 @@ M.stop_reasons = {
 --- @field autoCompactFailures integer
 --- @field autoCompactTripped boolean
 --- @field breakdown pseudoclaude.Breakdown
+
+--- What fills the context, in tokens: the nine categories add up to `estimatedTokens`;
+--- `free` and `reserved` are beside them (the wire's `Breakdown`).
+--- @class pseudoclaude.Breakdown
+--- @field system integer Identity and tool instructions of the system prompt.
+--- @field rules integer `PSEUDOCLAUDE.md` files.
+--- @field memory integer The injected memory index.
+--- @field tools integer Tool schemas.
+--- @field summary integer The compaction summary message and its acknowledgement.
+--- @field messages integer User and assistant text.
+--- @field toolCalls integer Tool-call ids, names and arguments.
+--- @field toolResults integer Tool results carried verbatim (and undecided ones).
+--- @field spilled integer Previews of spilled results.
+--- @field free integer The window minus the estimate, not below 0.
+--- @field reserved integer Summary reserve plus safety margin, as applied after small-window caps.
 
 --- @class pseudoclaude.MemoryNote
 --- @field filename string
@@ -259,22 +264,23 @@ M.stop_reasons = {
 --- @field stores pseudoclaude.MemoryStore[]
 --- @field health pseudoclaude.IndexHealth
 
---- A memory change a background update proposed (`memory.mode: confirm`).
+--- @class pseudoclaude.ProposalsResult
+--- @field proposals pseudoclaude.Proposal[] Oldest first.
+
+--- A memory change a background update proposed (`memory.mode: confirm`), as a person
+--- reviews it (`pseudoclaude/memory/proposals`).
 --- @class pseudoclaude.Proposal
 --- @field id string
 --- @field createdAt string
 --- @field sessionId string
---- @field action 'create'|'delete'|'update' The effect on the file.
---- @field level 'project'|'user'
+--- @field action string The effect on the file: `create`, `update` or `delete`.
+--- @field level string `project` or `user`.
 --- @field type string
 --- @field title string
 --- @field summary string
 --- @field filename string
 --- @field before string The whole note file (front matter included) before; `""` when absent.
 --- @field after string The whole note file after; `""` for a delete.
-
---- @class pseudoclaude.ProposalsResult
---- @field proposals pseudoclaude.Proposal[] Oldest first.
 
 --- @class pseudoclaude.ReviewParams
 --- @field workspace? string
@@ -322,19 +328,22 @@ M.stop_reasons = {
 --- @field total integer Items in the whole transcript (`offset`/`limit` page over them).
 --- @field items pseudoclaude.TranscriptItem[]
 
+--- Base of every transcript item; `kind` is the tag.
 --- @class pseudoclaude.UserItem
 --- @field kind 'user'
 --- @field text string
---- @field inContext boolean
---- @field ts? number
+--- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
+--- @field ts? number When it happened (Unix seconds), when the log says.
 
+--- Base of every transcript item; `kind` is the tag.
 --- @class pseudoclaude.AssistantItem
 --- @field kind 'assistant'
 --- @field text string
 --- @field thinking? string The model's visible reasoning before this answer, when it gave some.
---- @field inContext boolean
---- @field ts? number
+--- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
+--- @field ts? number When it happened (Unix seconds), when the log says.
 
+--- Base of every transcript item; `kind` is the tag.
 --- @class pseudoclaude.ToolCallItem
 --- @field kind 'toolCall'
 --- @field id string
@@ -344,41 +353,46 @@ M.stop_reasons = {
 --- @field preview string The first lines of the result (or its error), readable; `""` until it has one.
 --- @field error? string A failed, denied or canceled call's own message.
 --- @field bytes? integer The size of the result the tool returned.
---- @field inContext boolean
---- @field ts? number
+--- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
+--- @field ts? number When it happened (Unix seconds), when the log says.
 
+--- Base of every transcript item; `kind` is the tag.
 --- @class pseudoclaude.SummaryItem
 --- @field kind 'summary'
 --- @field text string The summary a compaction wrote (without the server's boundary reminder).
---- @field inContext boolean
---- @field ts? number
+--- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
+--- @field ts? number When it happened (Unix seconds), when the log says.
 
+--- Base of every transcript item; `kind` is the tag.
 --- @class pseudoclaude.CompactionItem
 --- @field kind 'compaction'
 --- @field summarized integer Messages the summary replaced.
 --- @field kept integer Recent messages kept as they were.
 --- @field message string
---- @field inContext boolean
---- @field ts? number
+--- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
+--- @field ts? number When it happened (Unix seconds), when the log says.
 
+--- Base of every transcript item; `kind` is the tag.
 --- @class pseudoclaude.UndoItem
 --- @field kind 'undo'
 --- @field restored integer Messages that came back.
 --- @field message string
---- @field inContext boolean
---- @field ts? number
+--- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
+--- @field ts? number When it happened (Unix seconds), when the log says.
 
+--- Base of every transcript item; `kind` is the tag.
 --- @class pseudoclaude.RewindItem
 --- @field kind 'rewind'
 --- @field message string
---- @field inContext boolean
---- @field ts? number
+--- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
+--- @field ts? number When it happened (Unix seconds), when the log says.
 
+--- Base of every transcript item; `kind` is the tag.
 --- @class pseudoclaude.NoticeItem
 --- @field kind 'notice'
 --- @field text string
---- @field inContext boolean
---- @field ts? number
+--- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
+--- @field ts? number When it happened (Unix seconds), when the log says.
 
 --- A slash command every chat offers (`/compact focus on the parser`).
 --- @class pseudoclaude.SlashCommand
@@ -422,16 +436,19 @@ M.stop_reasons = {
 --- @class pseudoclaude.ApproveResult
 --- @field decision 'allowOnce'|'allowSession'|'deny'
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.TextEvent
 --- @field kind 'text'
 --- @field delta string
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ToolCallEvent
 --- @field kind 'toolCall'
 --- @field id string
 --- @field name string
 --- @field arguments any
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ToolResultEvent
 --- @field kind 'toolResult'
 --- @field id string
@@ -443,6 +460,7 @@ M.stop_reasons = {
 --- @field status 'canceled'|'denied'|'done'|'error'|'pending' As the transcript's `toolCall`: `done`, `error`, `denied` or `canceled`.
 --- @field display string The first lines of the result (or its error), readable: what a tool card shows (the transcript's `preview`).
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.CompactEvent
 --- @field kind 'compact'
 --- @field layer integer
@@ -451,6 +469,7 @@ M.stop_reasons = {
 --- @field offloaded integer
 --- @field factCheck? pseudoclaude.FactCheck Layer 2 only.
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.MemoryEvent
 --- @field kind 'memory'
 --- @field status string
@@ -462,6 +481,7 @@ M.stop_reasons = {
 --- @field level string
 --- @field filename string
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.UsageUpdate
 --- @field kind 'usage'
 --- @field inputTokens integer
@@ -469,15 +489,18 @@ M.stop_reasons = {
 --- @field cacheRead integer
 --- @field cacheWrite integer
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.WarningEvent
 --- @field kind 'warning'
 --- @field message string
 --- @field attempt? integer Set on a provider retry: the attempt that failed (the CLI shows these with -v).
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ErrorEvent
 --- @field kind 'error'
 --- @field message string
 
+--- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.StopEvent
 --- @field kind 'stop'
 --- @field stopReason 'completed'|'max_iterations'|'canceled'|'unknown_tool_limit'|'error'
