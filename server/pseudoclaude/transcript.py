@@ -19,7 +19,6 @@ shape, as the run's events are.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,12 +32,10 @@ from pseudoclaude.compact.layer2 import ACKNOWLEDGEMENT, BOUNDARY_REMINDER, is_s
 from pseudoclaude.events import ToolStatus
 from pseudoclaude.llm.types import Message, utf8_len
 from pseudoclaude.session.codec import (
-    BadLine,
     MessageEntry,
     ReplaceEntry,
-    decode,
 )
-from pseudoclaude.session.loader import _TOO_LONG, DEFAULT_LINE_LIMIT, iter_lines
+from pseudoclaude.session.loader import DEFAULT_LINE_LIMIT, iter_entries
 
 # -- the items ------------------------------------------------------------------------------------
 
@@ -239,25 +236,13 @@ class _Builder:
         return self.items
 
 
-def _entries(path: Path, limit: int) -> Iterator[Any]:
-    with open(path, "rb") as f:
-        for raw in iter_lines(f, limit):
-            if raw is _TOO_LONG:
-                continue
-            assert isinstance(raw, bytes)
-            try:
-                yield decode(raw)
-            except BadLine:
-                continue
-
-
 def build_transcript(path: Path | str, *, running: bool = False,
                      limit: int = DEFAULT_LINE_LIMIT) -> list[Item]:
     """The transcript of the log at ``path`` (blocking: the whole log is read). ``running``:
     the session has a run in progress, so its calls without results are still ``pending``."""
     builder = _Builder()
     legacy = False
-    for entry in _entries(Path(path), limit):
+    for entry in iter_entries(path, limit):
         if type(entry) is MessageEntry:
             message = entry.to_message()
             if legacy:  # the lines after a Go marker: the snapshot, matched like a replace

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pseudoclaude.conversation import PastReplace
 from pseudoclaude.llm.types import Message
-from pseudoclaude.session.codec import BadLine, MessageEntry, ReplaceEntry, decode
-from pseudoclaude.session.loader import _TOO_LONG, DEFAULT_LINE_LIMIT, Replay, _State, iter_lines
+from pseudoclaude.session.codec import MessageEntry, ReplaceEntry
+from pseudoclaude.session.loader import DEFAULT_LINE_LIMIT, Replay, _State, iter_entries
 
 
 def _snapshot(state: _State) -> list[Message]:
@@ -25,20 +25,12 @@ def compaction_history(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> lis
     carry no messages, are replayed but not listed)."""
     out: list[PastReplace] = []
     state = _State(Replay())
-    with open(path, "rb") as f:
-        for raw in iter_lines(f, limit):
-            if raw is _TOO_LONG:
-                continue
-            assert isinstance(raw, bytes)
-            try:
-                entry = decode(raw)
-            except BadLine:
-                continue
-            if type(entry) is ReplaceEntry and entry.messages is not None:
-                before = _snapshot(state)
-                offloads, kept = dict(state.r.offloads), frozenset(state.r.kept)
-                state.apply(entry)
-                out.append(PastReplace(entry.reason, before, _snapshot(state), offloads, kept))
-            else:
-                state.apply(entry)
+    for entry in iter_entries(path, limit):
+        if type(entry) is ReplaceEntry and entry.messages is not None:
+            before = _snapshot(state)
+            offloads, kept = dict(state.r.offloads), frozenset(state.r.kept)
+            state.apply(entry)
+            out.append(PastReplace(entry.reason, before, _snapshot(state), offloads, kept))
+        else:
+            state.apply(entry)
     return out

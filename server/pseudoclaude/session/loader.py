@@ -157,6 +157,20 @@ def iter_lines(f: BinaryIO, limit: int = DEFAULT_LINE_LIMIT) -> Iterator[bytes |
         yield _TOO_LONG
 
 
+def iter_entries(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Iterator[Entry]:
+    """Every valid entry of the log at ``path``, in order; bad and over-long lines are skipped,
+    as in any replay (a full read, line by line: for the readers that need the whole past)."""
+    with open(path, "rb") as f:
+        for raw in iter_lines(f, limit):
+            if raw is _TOO_LONG:
+                continue
+            assert isinstance(raw, bytes)
+            try:
+                yield decode(raw)
+            except BadLine:
+                continue
+
+
 _NL_TO_COMMA = bytes.maketrans(b"\n", b",")
 _OPEN, _CLOSE = ord("["), ord("]")
 
