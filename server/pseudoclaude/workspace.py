@@ -91,6 +91,15 @@ class Hooks:
 
 
 @dataclass(frozen=True)
+class TranscriptPage:
+    """A page of a session's transcript (``items[offset:offset + limit]`` of ``total``)."""
+
+    session_id: str
+    total: int
+    items: list[Item]
+
+
+@dataclass(frozen=True)
 class ResumeInfo:
     session_id: str
     message_count: int
@@ -280,9 +289,9 @@ class Workspace:
         return await asyncio.to_thread(load_session, self.store, session_id)
 
     async def transcript(self, session_id: str | None, offset: int = 0,
-                         limit: int | None = None) -> tuple[str, int, list[Item]]:
-        """The session (the current one by default) as the user lived it: ``(id, total,
-        items[offset:offset + limit])`` (the whole log is read, off the loop)."""
+                         limit: int | None = None) -> TranscriptPage:
+        """The session (the current one by default) as the user lived it (the whole log is
+        read, off the loop)."""
         if session_id in (None, ""):
             if self.session is None:
                 raise WorkspaceError("no active session in this workspace")
@@ -298,7 +307,7 @@ class Workspace:
 
         sid, items = await asyncio.to_thread(build)
         end = len(items) if limit is None else offset + limit
-        return sid, len(items), items[offset:end]
+        return TranscriptPage(session_id=sid, total=len(items), items=items[offset:end])
 
     def current_summary(self) -> str | None:
         """The summary the current conversation starts with, if a compaction made one."""

@@ -151,7 +151,7 @@ class PseudoClaudeAgent:
                 await ws.resume(session_id)
             except WorkspaceBusy:  # another session is running: its next prompt resumes it
                 ws.check_session(session_id)
-        _, _, items = await ws.transcript(session_id)
+        items = (await ws.transcript(session_id)).items
         self.folders.sessions[session_id] = ws.root
         for update in replay(items, ws.root, compaction_updates=self.outbox.compaction):
             self.outbox.post(session_id, update)

@@ -165,8 +165,9 @@ async def sessions_new(ws: Workspace, params: p.EmptyParams) -> p.NewSessionResu
 
 
 async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.MessagesResult:
-    sid, total, items = await ws.transcript(params.session_id, params.offset, params.limit)
-    return p.MessagesResult(session_id=sid, total=total, items=items)  # type: ignore[arg-type]
+    page = await ws.transcript(params.session_id, params.offset, params.limit)
+    return p.MessagesResult(session_id=page.session_id, total=page.total,
+                            items=page.items)  # type: ignore[arg-type]  # Item is their base
 
 
 async def slash_commands(ws: Workspace, params: p.EmptyParams) -> p.CommandsResult:
