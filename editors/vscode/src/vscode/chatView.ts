@@ -10,6 +10,7 @@ import type { ChatEnv, ChatHost, DiffRequest } from '../chat/host';
 import { chatHtml, makeNonce } from '../chat/html';
 import { isAllowedLink } from '../chat/escape';
 import type { ChatFolder } from '../chat/model';
+import { openDiff } from './ui';
 
 export const CHAT_VIEW = 'pseudoclaude.chat';
 
@@ -71,14 +72,7 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode
   }
 
   async show(diff: DiffRequest): Promise<void> {
-    const sides = this.store.add(diff.id, diff.path, diff.tool, diff.before, diff.after);
-    await vscode.commands.executeCommand(
-      'vscode.diff',
-      vscode.Uri.parse(sides.before),
-      vscode.Uri.parse(sides.after),
-      sides.title,
-      { preview: true, preserveFocus: true },
-    );
+    await openDiff(this.store.add(diff.id, diff.path, diff.tool, diff.before, diff.after), true);
   }
 
   /** Close the diff editors of approval `id` and forget its texts. */

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { PROPOSAL_SCHEME, ProposalFiles, proposalKey, proposalOf, type ProposalDiff } from '../chat/diffs';
 import type { ReviewEnv } from '../chat/proposals';
+import { openDiff } from './ui';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -113,14 +114,7 @@ export class ProposalDocuments implements vscode.FileSystemProvider, vscode.Disp
   // ------------------------------------------------------------------ the diff editor
 
   async show(diff: ProposalDiff): Promise<void> {
-    const sides = this.files.add(diff);
-    await vscode.commands.executeCommand(
-      'vscode.diff',
-      vscode.Uri.parse(sides.before),
-      vscode.Uri.parse(sides.after),
-      sides.title,
-      { preview: false, preserveFocus: true },
-    );
+    await openDiff(this.files.add(diff), false);
   }
 
   private documents(id: string): vscode.TextDocument[] {

@@ -12,6 +12,20 @@ const FORGET_BUTTON: vscode.QuickInputButton = {
 
 type VsItem<T> = vscode.QuickPickItem & { value?: T; source?: PickItem<T> };
 
+/** Open VS Code's diff editor on the two sides of a change (`before`, `after`: document URIs). */
+export async function openDiff(
+  sides: { before: string; after: string; title: string },
+  preview: boolean,
+): Promise<void> {
+  await vscode.commands.executeCommand(
+    'vscode.diff',
+    vscode.Uri.parse(sides.before),
+    vscode.Uri.parse(sides.after),
+    sides.title,
+    { preview, preserveFocus: true },
+  );
+}
+
 export class VsCodeUi implements Ui, vscode.Disposable {
   private readonly status: vscode.StatusBarItem;
 
