@@ -16,7 +16,11 @@ past the last line is ``invalid_arguments``.
 
 ``write_file{path, content}`` creates the missing parent folders (inside the workspace) and
 writes atomically: a temporary file in the same folder, ``fsync``, ``rename`` over the target,
-``fsync`` of the folder. Replacing a file keeps its permission bits. Metadata: ``path``,
+``fsync`` of the folder. Replacing a file keeps its permission bits. An existing file the
+user cannot write is refused as ``permission_denied`` and left as it is (the rename would
+replace it regardless of its mode): a file whose owner write bit is off (``chmod a-w``, mode
+``000``) counts as unwritable even when the server runs as root, as does one ``os.access``
+says is not writable. The same check applies to ``edit_file``. Metadata: ``path``,
 ``bytes``, ``created``.
 
 ``edit_file{path, old_text, new_text}`` replaces the one occurrence of ``old_text``: none is
@@ -220,6 +224,18 @@ def _read_whole(fd: int, info: os.stat_result, located: Located, max_bytes: int
         raise _binary(located) from exc
 
 
+def _check_writable(located: Located, name: str, dir_fd: int, existing: os.stat_result) -> None:
+    """:class:`ToolError` ``permission_denied`` when the user may not write the existing file.
+
+    The atomic rename replaces a name and never opens the file, so it would replace a file the
+    user cannot write: check first. A file without the owner's write bit is refused even for
+    root (who passes ``os.access``), so the user's "read-only" means read-only to the agent.
+    """
+    if not existing.st_mode & stat.S_IWUSR or not os.access(name, os.W_OK, dir_fd=dir_fd):
+        raise ToolError("permission_denied",
+                        f"{located.label}: permission denied (the file is not writable)")
+
+
 def atomic_write(located: Located, data: bytes, mode: int | None = None) -> bool:
     """Write ``data`` to ``located`` atomically; returns whether the file was created.
 
@@ -252,6 +268,7 @@ def atomic_write(located: Located, data: bytes, mode: int | None = None) -> bool
             if not stat.S_ISREG(existing.st_mode):
                 raise ToolError("not_a_file", f"{located.label} is not a regular file")
             created = False
+            _check_writable(located, name, dir_fd, existing)
             if mode is None:
                 mode = stat.S_IMODE(existing.st_mode)
         durable.atomic_write(name, data, mode=mode, dir_fd=dir_fd, folder_sync_optional=True)
@@ -293,7 +310,8 @@ class WriteFile(Tool):
     name: ClassVar[str] = "write_file"
     description: ClassVar[str] = (
         "Create or overwrite a text file in the workspace with `content` (UTF-8), creating "
-        "missing parent folders. The whole file is replaced atomically. To change part of an "
+        "missing parent folders. The whole file is replaced atomically. A read-only file "
+        "(no write permission) is refused with permission_denied. To change part of an "
         "existing file, prefer edit_file."
     )
     params: ClassVar[tuple[Param, ...]] = (

@@ -178,6 +178,28 @@ def test_write_keeps_the_mode_of_a_replaced_file(ws: Path, registry: ToolRegistr
     assert script.read_text() == "#!/bin/sh\necho hi\n"
 
 
+@pytest.mark.parametrize("mode", [0o000, 0o444, 0o555])
+def test_write_and_edit_refuse_a_file_the_user_cannot_write(
+        ws: Path, registry: ToolRegistry, mode: int) -> None:
+    # Mode-based, so it holds when the tests run as root (who can write anything).
+    locked = ws / "locked.txt"
+    locked.write_text("keep me\n")
+    locked.chmod(mode)
+    try:
+        body = call(registry, "write_file", path="locked.txt", content="new\n")
+        assert body["ok"] is False and body["error_type"] == "permission_denied"
+        body = call(registry, "edit_file", path="locked.txt", old_text="keep",
+                    new_text="lose")
+        if mode & stat.S_IRUSR or os.geteuid() == 0:
+            assert body["error_type"] == "permission_denied"
+        assert stat.S_IMODE(locked.stat().st_mode) == mode
+        locked.chmod(0o600)
+        assert locked.read_text() == "keep me\n"
+        assert sorted(p.name for p in ws.iterdir()) == ["locked.txt"]  # no temp left
+    finally:
+        locked.chmod(0o600)
+
+
 def test_write_errors(ws: Path, registry: ToolRegistry) -> None:
     (ws / "dir").mkdir()
     (ws / "file").write_text("x")
