@@ -1,8 +1,9 @@
 """The ``pseudoclaude`` command (SPEC §9, §11 "CLI parity"): the parser and the exit codes.
 
 Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage (argparse, bad params such as an
-empty prompt or text, an unknown memory proposal id); ``run`` adds 3 (iteration or unknown-tool
-limit) and 130 (canceled). ``memory review`` of a stale proposal is a failure (1).
+empty prompt or text, a session id that is not one); ``run`` adds 3 (iteration or unknown-tool
+limit) and 130 (canceled). A well-formed id of no session, ``memory review`` of an unknown or
+stale proposal and ``memory forget`` of no note are failures (1).
 Every failure the user can fix is a :class:`~pseudoclaude.errors.PseudoClaudeError` (or an
 ``OSError``) and is printed as one line.
 """

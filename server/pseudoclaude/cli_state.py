@@ -25,7 +25,7 @@ from pseudoclaude.config import KEYS, PREFIX, ConfigError, Settings, load_settin
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
 from pseudoclaude.names import snake
-from pseudoclaude.session import SessionInfo
+from pseudoclaude.session import SessionInfo, is_session_id
 from pseudoclaude.session.format import (
     describe_age,
     describe_size,
@@ -113,8 +113,10 @@ async def ask(args: argparse.Namespace, method: str, params: dict[str, Any], sha
     """One request of the server's handlers on ``--workspace`` (its latest session resumed
     when ``session``)."""
     async with open_workspace(args, session=session) as ws:
-        if method in (p.COMPACT, p.COMPACT_UNDO) and ws.session_id is None:
+        if method == p.COMPACT and ws.session_id is None:
             raise CliError(f"no session to compact in {ws.root}")
+        if method == p.COMPACT_UNDO and ws.session_id is None:
+            raise CliError(f"no session to undo a compaction in: {ws.root} has no session yet")
         result = await methods.call(ws, method, params)
     assert isinstance(result, shape)
     return result
@@ -134,8 +136,11 @@ async def compact(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.undo:
         undone = await ask(args, p.COMPACT_UNDO, {}, p.UndoResult, session=True)
-        emit(undone, args.json, lambda: undone.message)
-        return EXIT_OK if undone.restored else EXIT_FAILURE
+        if args.json or undone.restored:
+            emit(undone, args.json, lambda: undone.message)
+        if not undone.restored:  # a failure: one line on stderr
+            raise CliError(undone.message)
+        return EXIT_OK
     result = await ask(args, p.COMPACT, params, p.CompactResult, session=True)
     emit(result, args.json, lambda: result.message)
     return EXIT_OK
@@ -161,9 +166,11 @@ async def memory_remember(args: argparse.Namespace) -> int:
 async def memory_forget(args: argparse.Namespace) -> int:
     result = await ask(args, p.MEMORY_FORGET, {"level": args.level, "filename": args.filename},
                        p.ForgetResult, session=False)
-    emit(result, args.json, lambda: (f"forgot {args.level}/{args.filename}" if result.removed
-                                     else f"no note {args.filename} in {args.level} memory"))
-    return EXIT_OK if result.removed else EXIT_FAILURE
+    if args.json or result.removed:
+        emit(result, args.json, lambda: f"forgot {args.level}/{args.filename}")
+    if not result.removed:  # a failure: one line on stderr
+        raise CliError(f"no note {args.filename} in {args.level} memory")
+    return EXIT_OK
 
 
 async def memory_proposals(args: argparse.Namespace) -> int:
@@ -207,7 +214,12 @@ async def memory_review(args: argparse.Namespace) -> int:
         if args.decision != "accept":
             raise ParamError("--content", "goes with accept (the text to accept instead)")
         params["content"] = read_content(args.content)
-    result = await ask(args, p.MEMORY_REVIEW, params, p.ReviewResult, session=False)
+    try:
+        result = await ask(args, p.MEMORY_REVIEW, params, p.ReviewResult, session=False)
+    except ParamError as exc:
+        if exc.field == "id":  # no such proposal: a failure (1), not a usage error
+            raise CliError(str(exc).removeprefix("id: ")) from None
+        raise
     emit(result, args.json, lambda: result.message)
     return EXIT_OK
 
@@ -238,6 +250,8 @@ def session_line(s: SessionInfo) -> str:
 
 async def sessions_show(args: argparse.Namespace) -> int:
     """The restored history, as the model would see it next; never writes to the log."""
+    if args.id != "latest" and not is_session_id(args.id):  # usage (2), as for run --session
+        raise ParamError("ID", f"must be {p.SESSION_ID_HINT} or 'latest', got {args.id[:60]!r}")
     async with open_workspace(args, session=False) as ws:
         loaded = await ws.load(args.id)
     if args.json:

@@ -259,7 +259,7 @@ async def test_cli_proposals_and_review(client: LanguageClient, env: Any) -> Non
     assert "no memory proposals" in cli(env, "memory", "proposals").stdout
 
     unknown = cli(env, "memory", "review", profile["id"], "accept")
-    assert unknown.returncode == 2 and len(unknown.stderr.splitlines()) == 1
+    assert unknown.returncode == 1 and len(unknown.stderr.splitlines()) == 1
     assert "no pending memory proposal" in unknown.stderr
     usage = cli(env, "memory", "review", profile["id"], "reject", "--content", str(body))
     assert usage.returncode == 2 and "--content" in usage.stderr

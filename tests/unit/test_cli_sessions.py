@@ -80,7 +80,8 @@ def test_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:
     assert unknown.stderr.strip().count("\n") == 0 and "no session" in unknown.stderr
     assert "Traceback" not in unknown.stderr
     bad_id = run("sessions", "show", "../../etc/passwd", "--workspace", str(ws))
-    assert bad_id.returncode == 1 and "not a session id" in bad_id.stderr
+    assert bad_id.returncode == 2 and "must be a session id" in bad_id.stderr
+    assert bad_id.stderr.startswith("pseudoclaude: ") and bad_id.stderr.count("\n") == 1
     missing = run("sessions", "list", "--workspace", str(tmp_path / "nope"))
     assert missing.returncode == 1 and "not a folder" in missing.stderr
     empty = run("sessions", "show", "latest", "--workspace", str(tmp_path))

@@ -1,0 +1,49 @@
+"""Failures of the CLI as a new user meets them: the exit code (README: 0 ok, 1 failure with
+one line on stderr, 2 usage) and one ``pseudoclaude:`` line on stderr, in words."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from support import server_env
+
+
+def cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "pseudoclaude", *args, "--workspace", str(ws)],
+                          capture_output=True, text=True, timeout=60,
+                          env=(env or {}) | server_env(tmp_path / "home"))
+
+
+def one_failure(done: subprocess.CompletedProcess[str], code: int) -> str:
+    """The one stderr line of a failure (nothing on stdout)."""
+    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout == "", done.stdout
+    assert done.stderr.startswith("pseudoclaude: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr and "Error:" not in done.stderr
+    return done.stderr
+
+
+def test_a_session_id_that_is_not_one_is_usage(tmp_path: Path) -> None:
+    line = one_failure(cli(tmp_path, "sessions", "show", "nope"), 2)
+    assert "'nope'" in line and "latest" in line
+    one_failure(cli(tmp_path, "sessions", "show", "20990101-000000-abcd"), 1)  # well-formed
+
+
+def test_an_unknown_proposal_is_a_failure(tmp_path: Path) -> None:
+    line = one_failure(cli(tmp_path, "memory", "review", "bogus", "reject"), 1)
+    assert "no pending memory proposal 'bogus'" in line
+
+
+def test_forgetting_no_note_is_a_failure_on_stderr(tmp_path: Path) -> None:
+    line = one_failure(cli(tmp_path, "memory", "forget", "project", "nothere.md"), 1)
+    assert "no note nothere.md in project memory" in line
+
+
+def test_undo_without_a_session_says_so(tmp_path: Path) -> None:
+    line = one_failure(cli(tmp_path, "compact", "--undo"), 1)
+    assert "no session to undo" in line and "compact in" not in line
