@@ -7,7 +7,8 @@
 // and accepted with the diff's title button (the note has the edit);
 // "PseudoClaude: Ask" still answers in the output channel (and in the chat); the status bar shows
 // the meter; Stop cancels; a reload restores the transcript from the server's log; Compact shows
-// its preview first. The server starts from `pseudoclaude.server.command` in code-server's
+// its preview first; after it a reload shows the summarized part dimmed ("not in context"), with
+// failed and denied calls; typing / in the prompt lists the slash commands. The server starts from `pseudoclaude.server.command` in code-server's
 // Machine settings, with a PATH that has no `pseudoclaude` on it (so only that setting can work).
 // Screenshots of the chat go to --media (the README's pictures).
 //
@@ -83,6 +84,18 @@ const NOTE = {
 const NOTE_FILE = `${NOTE.type}_${NOTE.slug}.md`;
 // Typed into the proposal's right side before it is accepted.
 const NOTE_EDIT = '- Edited in review: the linters need Node 20.';
+// A failed call (a file that is not there), a denied one, then a large read: the earlier runs
+// leave the recent window, so Compact summarizes them and a reload shows them dimmed.
+const MISSING_PROMPT = 'What is in notes/todo.md?';
+const MISSING_ANSWER = 'There is no notes/todo.md in this project.';
+const DENY_PROMPT = 'Clean the build folder';
+const DENIED_ANSWER = 'Understood: I left the build folder alone.';
+const BIG_PROMPT = 'Summarize the benchmark log';
+const BIG_ANSWER = 'The benchmark log has 900 runs, all of them steady.';
+const BIG_AGAIN = 'Read the benchmark log again';
+const BIG_AGAIN_ANSWER = 'Read it again: nothing changed.';
+// ~40 KB: two reads of it fill more than the recent window (a much larger result is offloaded).
+const BIG_LOG = Array.from({ length: 800 }, (_, i) => `run ${i}: sessions, compaction and memory.\n`).join('');
 const codeServer = join(here, 'node_modules', '.bin', 'code-server');
 mkdirSync(opts.out, { recursive: true });
 
@@ -118,6 +131,17 @@ async function startFakeModel(tmp) {
   }
   const script = JSON.parse(demo.stdout);
   script.rules.unshift(
+    ...[
+      [MISSING_PROMPT, { text: 'Let me look.', tool_calls: [{ name: 'read_file', arguments: { path: 'notes/todo.md' } }] }, MISSING_ANSWER],
+      [DENY_PROMPT, { text: 'Removing it.', tool_calls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }] }, DENIED_ANSWER],
+      [BIG_PROMPT, { text: 'Reading it.', tool_calls: [{ name: 'read_file', arguments: { path: 'bench.log' } }] }, BIG_ANSWER],
+      // The demo's fixed usage would anchor the estimate far below what two reads cost.
+      [BIG_AGAIN, { text: 'Reading it again.', tool_calls: [{ name: 'read_file', arguments: { path: 'bench.log' } }] }, BIG_AGAIN_ANSWER,
+        { input: 24000, output: 60 }],
+    ].flatMap(([prompt, call, answer, usage]) => [
+      { when: { has_tools: true, last_is_tool_result: true, body_contains: prompt }, reply: { text: answer, ...(usage ? { usage } : {}) }, times: 1 },
+      { when: { has_tools: true, last_user_contains: prompt }, reply: call },
+    ]),
     {
       // The memory update after MEMORY_PROMPT's run (no tools; its transcript has the prompt):
       // one create operation, which memory.mode: confirm turns into a proposal (once).
@@ -346,6 +370,7 @@ async function main() {
   const folder = join(tmp, 'project');
   mkdirSync(folder);
   writeFileSync(join(folder, 'README.md'), '# Demo project\n\nIt keeps sessions and memory.\n');
+  writeFileSync(join(folder, 'bench.log'), BIG_LOG);
   const dirs = {
     extensions: join(tmp, 'extensions'),
     userData: join(tmp, 'user-data'),
@@ -629,13 +654,32 @@ async function main() {
   await chatIdle(chat);
   log('chat: Stop cancelled the run');
 
+  // A failed call and a denied one, then a large read (the earlier runs leave the recent window).
+  await ask(chat, MISSING_PROMPT);
+  await chat.locator('details.tool.tool-failed', { hasText: 'read_file' }).waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant', { hasText: MISSING_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  await ask(chat, DENY_PROMPT);
+  const denied = chat.locator('.card.approval.pending', { hasText: 'rm -rf build' });
+  await denied.waitFor({ state: 'visible' });
+  await denied.locator('button[data-decision="deny"]').click();
+  await chat.locator('details.tool.tool-denied', { hasText: 'run_command' }).waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant', { hasText: DENIED_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  for (const [prompt, answer] of [[BIG_PROMPT, BIG_ANSWER], [BIG_AGAIN, BIG_AGAIN_ANSWER]]) {
+    await ask(chat, prompt);
+    await chat.locator('.msg.assistant', { hasText: answer }).waitFor({ state: 'visible' });
+    await chatIdle(chat);
+  }
+  log('chat: a failed read_file, a denied run_command, a large read');
+
   // A reload restores the transcript from the server's log.
   await page.reload();
   await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible' });
   chat = await chatFrame(page);
   await chat.locator('.msg.user', { hasText: CHAT_PROMPT }).waitFor({ state: 'visible' });
   await chat.locator('.msg.assistant h2', { hasText: CHAT_HEADING }).waitFor({ state: 'visible' });
-  await chat.locator('details.tool', { hasText: 'run_command' }).waitFor({ state: 'visible' });
+  await chat.locator('details.tool', { hasText: 'run_command' }).first().waitFor({ state: 'visible' });
   log('chat: transcript restored after a reload');
 
   // The Sessions view lists the session, marked active.
@@ -656,8 +700,48 @@ async function main() {
     await preview.locator('.preview-result').waitFor({ state: 'visible' });
     log(`chat: ${(await preview.locator('.preview-result').innerText()).trim()}`);
   } else {
-    log(`chat: compact preview: ${(await nothing.innerText()).trim()}`);
+    throw new Error(`compact preview: ${(await nothing.innerText()).trim()} (the large read should leave the earlier runs out of the recent window)`);
   }
+
+  // After a reload the summarized part is still shown, dimmed and marked "not in context", with
+  // each call's status (failed, denied, done) and the summary.
+  await page.reload();
+  await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible' });
+  chat = await chatFrame(page);
+  await chat.locator('.msg.assistant', { hasText: BIG_AGAIN_ANSWER }).waitFor({ state: 'visible' });
+  const outOfContext = chat.locator('.out-of-context');
+  await outOfContext.first().waitFor({ state: 'attached' });
+  for (const status of ['failed', 'denied']) {
+    await chat.locator(`details.tool.tool-${status}.out-of-context`).first().waitFor({ state: 'attached' });
+  }
+  await chat.locator('.out-badge', { hasText: 'not in context' }).first().waitFor({ state: 'attached' });
+  await chat.locator('.event.marker-compaction').first().waitFor({ state: 'attached' });
+  if ((await chat.locator('.marker.out-of-context, .notice.out-of-context').count()) > 0) {
+    throw new Error('a compaction or undo marker is dimmed: only messages and tool cards are');
+  }
+  // The failed card open; the end of the dimmed part in the middle of the view.
+  const failedCard = chat.locator('details.tool.tool-failed').first();
+  await failedCard.locator('summary').click();
+  await outOfContext.last().evaluate((e) => e.scrollIntoView({ block: 'center' }));
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-chat-resumed.png', shots);
+  await failedCard.locator('summary').click();
+  log(`chat: after a reload, ${await outOfContext.count()} items dimmed as not in context`);
+
+  // Slash commands: typing / in the prompt lists the server's commands.
+  const promptBox = chat.locator('#prompt');
+  await promptBox.click();
+  await promptBox.pressSequentially('/');
+  const slash = chat.locator('#slash');
+  await slash.locator('.slash-item', { hasText: '/compact' }).waitFor({ state: 'visible' });
+  for (const name of ['/undo', '/context', '/memory', '/new']) {
+    await slash.locator('.slash-item', { hasText: name }).first().waitFor({ state: 'visible' });
+  }
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-chat-slash.png', shots);
+  await promptBox.press('Escape');
+  await promptBox.fill('');
+  log('chat: / lists the slash commands');
 
   const errors = await page.locator('.notifications-toasts .notification-toast', { hasText: 'PseudoClaude' }).allInnerTexts();
   if (errors.some((t) => /failed|did not start/i.test(t))) {

@@ -102,6 +102,40 @@ describe('ChatHost: loading', () => {
     assert.deepEqual(host.current.items.map((i) => i.kind), ['user', 'assistant']);
   });
 
+  it('a reload asked for during a load that found no server yet loads again: the remembered session comes back', async () => {
+    // After a window reload the webview's `ready` comes while the server is still starting: the
+    // first load cannot read the context; the server's ready (another reload) must not just
+    // share that failing load, or the chat stays empty ("New session", no meter).
+    let current: string | null = null;
+    let release: () => void = () => undefined;
+    const starting = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let contextCalls = 0;
+    const { host, env } = setup({
+      'pseudoclaude/context': async () => {
+        if (++contextCalls === 1) {
+          await starting;
+          throw new Error('the PseudoClaude server is not running');
+        }
+        return { ...CONTEXT, sessionId: current };
+      },
+      'pseudoclaude/sessions/resume': (p: unknown) => {
+        current = (p as { sessionId: string }).sessionId;
+        return { sessionId: current, messageCount: 2, badLines: 0, repaired: 0 };
+      },
+    });
+    env.remembered.set(WS, 's1');
+    const ready = host.handle({ type: 'ready' });
+    await flush();
+    const serverReady = host.reload();
+    release();
+    await Promise.all([ready, serverReady]);
+    assert.equal(host.current.sessionId, 's1');
+    assert.deepEqual(host.current.items.map((i) => i.kind), ['user', 'assistant']);
+    assert.equal(host.current.meter?.estimatedTokens, 12_000);
+  });
+
   it('remembers the session it shows', async () => {
     const { host, env } = setup();
     await host.handle({ type: 'ready' });

@@ -122,6 +122,15 @@ describe('renderItem', () => {
     const marker = renderItem({ kind: 'marker', id: 'm', marker: 'compaction', text: 'The earlier conversation was <summarized>.' });
     assert.match(marker, /event marker marker-compaction/);
     assert.match(marker, /The earlier conversation was &lt;summarized&gt;./);
+    // Markers and notices come out of context too (a later compaction): never dimmed.
+    for (const item of [
+      { kind: 'marker', id: 'm2', marker: 'undo', text: 'Undone.', outOfContext: true },
+      { kind: 'notice', id: 'n', level: 'info', text: 'Resumed.', outOfContext: true },
+    ] as const) {
+      assert.doesNotMatch(renderItem(item), /out-of-context|not in context/);
+    }
+    const tool = renderItem({ kind: 'tool', id: 't', callId: 'c', name: 'read_file', arguments: {}, status: 'failed', outOfContext: true });
+    assert.match(tool, /class="card tool tool-failed out-of-context"/);
     const thought = renderItem({ kind: 'assistant', id: 'a', text: 'Answer', streaming: false, thinking: 'Let me *think*' });
     assert.match(thought, /<details class="thinking"><summary>Thinking<\/summary><div class="markdown"><p>Let me <em>think<\/em>/);
     assert.equal(renderEarlier(1), '<div class="earlier muted">1 earlier entry not shown</div>');

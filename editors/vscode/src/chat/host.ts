@@ -164,6 +164,7 @@ export class ChatHost {
   private readonly approvals = new Map<string, PendingApproval>();
   private nextKey = 1;
   private loading: Promise<void> | undefined;
+  private reloadAgain = false;
 
   constructor(
     private readonly agent: AgentClient,
@@ -571,10 +572,22 @@ export class ChatHost {
 
   /**
    * The transcript of the folder's current session from the server's log (the newest
-   * `RESTORE_ITEMS` items), sent to the webview as a whole. Overlapping calls share one load.
+   * `RESTORE_ITEMS` items), sent to the webview as a whole. A call during a load is answered
+   * by one more load after it (calls during that one share it).
    */
   reload(): Promise<void> {
-    this.loading ??= this.load().finally(() => {
+    if (this.loading) {
+      // What the load in progress read may be out of date (it may have asked a server that was
+      // still starting, before the session was resumed): one more load follows it.
+      this.reloadAgain = true;
+      return this.loading;
+    }
+    this.loading = (async () => {
+      do {
+        this.reloadAgain = false;
+        await this.load();
+      } while (this.reloadAgain);
+    })().finally(() => {
       this.loading = undefined;
     });
     return this.loading;

@@ -268,6 +268,7 @@ function contextCard(item: ItemOf<'context'>): string {
 
 /** One item of the transcript; `open`: a tool card shown unfolded. */
 export function renderItem(item: ChatItem, open = false): string {
+  // Dimmed when out of context: messages, tool cards and the summary; never markers or notices.
   const id = esc(item.id);
   const out = outOf(item);
   switch (item.kind) {
@@ -307,8 +308,8 @@ export function renderItem(item: ChatItem, open = false): string {
       return memoryLine(item);
     case 'notice':
       return (
-        `<div class="notice notice-${item.level}${out.cls}" data-id="${id}" role="${item.level === 'error' ? 'alert' : 'note'}"${out.attr}>` +
-        `${esc(item.text)}${out.badge}</div>`
+        `<div class="notice notice-${item.level}" data-id="${id}" role="${item.level === 'error' ? 'alert' : 'note'}">` +
+        `${esc(item.text)}</div>`
       );
     case 'end':
       return endLine(item);

@@ -118,6 +118,12 @@ function renderTranscript(): void {
   const welcome = transcript.querySelector('.welcome');
   if (welcome && state.items.length > 0) {
     welcome.remove();
+  } else if (welcome) {
+    // The server's commands (the `/` hint) or the folder may have come after the restore.
+    const html = renderWelcome(state);
+    if (welcome.outerHTML !== html) {
+      welcome.replaceWith(fromHtml(html));
+    }
   }
   for (const item of state.items) {
     const was = shown.get(item.id);
