@@ -254,54 +254,78 @@ class Key(Generic[T]):
 
 PROVIDER: Key[ProviderName | None] = Key(
     "provider", _choice(*PROVIDERS), None,
-    "anthropic or openai; unset: from the environment's API keys",
+    "The model provider: anthropic or openai. Unset: anthropic when ANTHROPIC_API_KEY is set, "
+    "else openai when OPENAI_API_KEY is set",
     frozenset({"file", "lsp", "cli", "env"}))
-MODEL: Key[str] = Key("model", _string, "", "the model; unset: the provider's default",
-                      _ALSO_CLI)
-BASE_URL: Key[str | None] = Key("baseUrl", _url, None,
-                                "an OpenAI-compatible or proxy server's URL", _ALSO_CLI)
+MODEL: Key[str] = Key(
+    "model", _string, "",
+    f"The model name. Unset: the provider's default ({DEFAULT_ANTHROPIC_MODEL} for anthropic, "
+    f"{DEFAULT_OPENAI_MODEL} for openai)", _ALSO_CLI)
+BASE_URL: Key[str | None] = Key(
+    "baseUrl", _url, None,
+    "Base URL of an OpenAI-compatible or proxy server, e.g. http://localhost:11434/v1 for "
+    "Ollama", _ALSO_CLI)
 API_KEY: Key[Secret | None] = Key(
-    "apiKey", _secret, None, "prefer ANTHROPIC_API_KEY / OPENAI_API_KEY",
-    frozenset({"file", "lsp", "env"}), secret=True)
+    "apiKey", _secret, None,
+    "API key; prefer the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY): settings files are "
+    "plain text", frozenset({"file", "lsp", "env"}), secret=True)
 CONTEXT_WINDOW: Key[int] = Key(
     "contextWindow", _integer(1), FALLBACK_CONTEXT_WINDOW,
-    "tokens; unset: the provider's default window", _ALSO_CLI)
+    "Context window in tokens. Unset: the provider's default (200,000 for anthropic, 128,000 "
+    "for openai)", _ALSO_CLI)
 MAX_ITERATIONS: Key[int] = Key("maxIterations", _integer(1), 15,
-                               "model turns per run", _ALSO_CLI)
-THINKING: Key[bool] = Key("thinking", _thinking, False,
-                          'extended thinking: true, a budget in tokens, or "adaptive"')
-THINKING_BUDGET: Key[int] = Key("thinkingBudget", _integer(MIN_THINKING_BUDGET), 4096,
-                                "thinking tokens when thinking is true; < maxTokens")
-MAX_TOKENS: Key[int] = Key("maxTokens", _integer(1), 8192, "output tokens per model turn")
+                               "Model turns per run before it stops with max_iterations",
+                               _ALSO_CLI)
+THINKING: Key[bool] = Key(
+    "thinking", _thinking, False,
+    f'Anthropic extended thinking: false, true, a budget in tokens (>= {MIN_THINKING_BUDGET}), '
+    'or "adaptive"')
+THINKING_BUDGET: Key[int] = Key(
+    "thinkingBudget", _integer(MIN_THINKING_BUDGET), 4096,
+    "Thinking tokens per model turn when thinking is true (less than maxTokens)")
+MAX_TOKENS: Key[int] = Key("maxTokens", _integer(1), 8192, "Output tokens per model turn")
 MAX_RETRIES: Key[int] = Key("maxRetries", _integer(0), 2,
-                            "retries of a failed model request before any output")
-REQUEST_TIMEOUT: Key[float] = Key("requestTimeout", _seconds, 300.0,
-                                  "seconds without a byte from the model server")
+                            "Retries of a failed model request before any of its output")
+REQUEST_TIMEOUT: Key[float] = Key(
+    "requestTimeout", _seconds, 300.0,
+    "Seconds without a byte from the model server before the request fails")
 CONNECT_TIMEOUT: Key[float] = Key("connectTimeout", _seconds, 10.0,
-                                  "seconds to connect to the model server")
-APPROVALS_RUN_COMMAND: Key[Approval] = Key("approvals.runCommand", _choice(*get_args(Approval)),
-                                           "ask", "run_command: allow, ask or deny")
-APPROVALS_WRITE: Key[Approval] = Key("approvals.write", _choice(*get_args(Approval)), "allow",
-                                     "file writes: allow, ask or deny")
-MEMORY_ENABLED: Key[bool] = Key("memory.enabled", _boolean, True, "long-term memory on or off")
+                                  "Seconds to connect to the model server")
+APPROVALS_RUN_COMMAND: Key[Approval] = Key(
+    "approvals.runCommand", _choice(*get_args(Approval)), "ask",
+    "Whether the agent may run commands: allow, ask each time, or deny")
+APPROVALS_WRITE: Key[Approval] = Key(
+    "approvals.write", _choice(*get_args(Approval)), "allow",
+    "Whether the agent may write and edit files: allow, ask each time, or deny")
+MEMORY_ENABLED: Key[bool] = Key(
+    "memory.enabled", _boolean, True,
+    "Keep project and user memory notes and update them after each completed run")
 MEMORY_MODE: Key[MemoryMode] = Key(
     "memory.mode", _choice(*get_args(MemoryMode)), "auto",
-    "background updates: auto (write), confirm (queue proposals to review), off (none); "
-    "memory.enabled: false wins")
+    "How memory is updated after a completed run: auto (written directly), confirm (queued as "
+    "proposals to review) or off (remember and forget still work); memory.enabled false wins")
 MEMORY_USER_DIR: Key[Path | None] = Key("memory.userDir", _path, None,
-                                        "the user memory folder; unset: ~/.PseudoClaude/memory")
-DATA_DIR: Key[Path | None] = Key("dataDir", _path, None,
-                                 "sessions and project memory; unset: <workspace>/.PseudoClaude")
-SESSION_RETENTION_DAYS: Key[int] = Key("session.retentionDays", _integer(0), 30,
-                                       "delete sessions idle this many days; 0 keeps all")
-COMPACT_SINGLE_RESULT_BYTES: Key[int] = Key("compact.singleResultBytes", _integer(1), 50_000,
-                                            "a tool result over this is spilled to a file")
-COMPACT_ROUND_BYTES: Key[int] = Key("compact.roundBytes", _integer(1), 200_000,
-                                    "one round's results are spilled down to this")
+                                        "Folder of the user memory. Unset: ~/.PseudoClaude/memory")
+DATA_DIR: Key[Path | None] = Key(
+    "dataDir", _path, None,
+    "Folder for sessions and project memory. Unset: <workspace>/.PseudoClaude")
+SESSION_RETENTION_DAYS: Key[int] = Key(
+    "session.retentionDays", _integer(0), 30,
+    "Sessions idle this many days are deleted at start-up; 0 keeps them all")
+COMPACT_SINGLE_RESULT_BYTES: Key[int] = Key(
+    "compact.singleResultBytes", _integer(1), 50_000,
+    "A tool result larger than this many bytes is offloaded to a file")
+COMPACT_ROUND_BYTES: Key[int] = Key(
+    "compact.roundBytes", _integer(1), 200_000,
+    "One round's tool results are offloaded, largest first, until their total is under this "
+    "many bytes")
 COMPACT_SAFETY_MARGIN_TOKENS: Key[int] = Key(
     "compact.safetyMarginTokens", _integer(0), 13_000,
-    "auto threshold = window - summary reserve - this (both capped for small windows)")
-COMPACT_AUTO: Key[bool] = Key("compact.auto", _boolean, True, "automatic summaries on or off")
+    "Auto-compact threshold = context window - summary reserve - this margin, in tokens (both "
+    "capped for small windows)")
+COMPACT_AUTO: Key[bool] = Key(
+    "compact.auto", _boolean, True,
+    "Summarize the conversation automatically when it reaches the auto-compact threshold")
 
 KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     PROVIDER, MODEL, BASE_URL, API_KEY, CONTEXT_WINDOW, MAX_ITERATIONS, THINKING,

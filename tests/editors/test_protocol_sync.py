@@ -1,8 +1,9 @@
 """The editors' mirrors of the wire are generated and current.
 
 ``editors/vscode/src/protocol.ts`` and ``editors/nvim/lua/pseudoclaude/protocol.lua`` are
-written by ``make protocol`` from ``server/pseudoclaude/api/protocol.py``; ``make lint`` (and
-this test) fail when either is stale. The Lua mirror is loaded in the real headless Neovim and
+written by ``make protocol`` from ``server/pseudoclaude/api/protocol.py``, and the settings
+``editors/vscode/package.json`` contributes from :data:`pseudoclaude.config.KEYS`; ``make lint``
+(and this test) fail when any is stale. The Lua mirror is loaded in the real headless Neovim and
 must hold the server's names; the TypeScript mirror is compiled by ``npm test``. Neither client
 spells a method name anywhere else.
 """
@@ -18,6 +19,7 @@ import pytest
 
 from pseudoclaude.api import codegen
 from pseudoclaude.api import protocol as p
+from pseudoclaude.config import KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 NVIM_PLUGIN = ROOT / "editors" / "nvim"
@@ -37,8 +39,44 @@ io.stdout:write(vim.json.encode({
 
 def test_the_generated_mirrors_are_current() -> None:
     assert codegen.main(["--check"]) == 0, "run `make protocol`"
-    for path in codegen.TARGETS:
+    for path in (codegen.TS_PATH, codegen.LUA_PATH):
         assert codegen.HEADER in path.read_text()[:300], f"{path.name}: no generated header"
+
+
+def test_vscode_contributes_every_server_setting_from_the_table() -> None:
+    props = json.loads(codegen.PACKAGE_JSON_PATH.read_text())["contributes"]["configuration"][
+        "properties"]
+    server = [k for k in props if not k.startswith("pseudoclaude.server.")]
+    assert server == [f"pseudoclaude.{name}" for name, key in KEYS.items() if "lsp" in key.sources]
+    for name in ("thinkingBudget", "maxTokens", "maxRetries", "requestTimeout", "connectTimeout"):
+        assert props[f"pseudoclaude.{name}"]["default"] == KEYS[name].default
+        assert props[f"pseudoclaude.{name}"]["description"].startswith(KEYS[name].doc)
+    assert props["pseudoclaude.approvals.runCommand"]["enum"] == ["allow", "ask", "deny"]
+    assert props["pseudoclaude.provider"]["enum"] == ["", "anthropic", "openai"]
+    assert props["pseudoclaude.contextWindow"]["default"] is None  # unset: the provider's
+    assert props["pseudoclaude.thinkingBudget"]["minimum"] == 1024
+    assert props["pseudoclaude.requestTimeout"]["type"] == "number"
+    assert props["pseudoclaude.dataDir"]["scope"] == "resource"
+    assert {"pseudoclaude.server.command", "pseudoclaude.server.pythonPath",
+            "pseudoclaude.server.installStrategy"} <= set(props)
+
+
+def test_a_stale_package_json_fails_the_check_and_keeps_the_hand_written_settings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = json.loads(codegen.PACKAGE_JSON_PATH.read_text())
+    props = manifest["contributes"]["configuration"]["properties"]
+    del props["pseudoclaude.maxTokens"]
+    props["pseudoclaude.model"]["default"] = "stale"
+    stale = tmp_path / "package.json"
+    stale.write_text(json.dumps(manifest, indent=2) + "\n")
+    monkeypatch.setattr(codegen, "PACKAGE_JSON_PATH", stale)
+    monkeypatch.setattr(codegen, "TARGETS", {stale: codegen.render_package_json})
+    monkeypatch.setattr(codegen, "ROOT", tmp_path)
+    assert codegen.main(["--check"]) == 1
+    assert "package.json" in capsys.readouterr().err
+    assert codegen.main([]) == 0 and codegen.main(["--check"]) == 0
+    assert stale.read_text() == codegen.PACKAGE_JSON_PATH.read_text()  # the real one, again
 
 
 def test_a_stale_mirror_fails_the_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

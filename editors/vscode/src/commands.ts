@@ -22,6 +22,7 @@ export const COMMANDS = {
   showContext: { id: 'pseudoclaude.showContext', title: 'PseudoClaude: Show Context' },
   showTranscript: { id: 'pseudoclaude.showTranscript', title: 'PseudoClaude: Show Transcript' },
   restartServer: { id: 'pseudoclaude.restartServer', title: 'PseudoClaude: Restart Server' },
+  showServerStatus: { id: 'pseudoclaude.showServerStatus', title: 'PseudoClaude: Show Server Status' },
   openChat: { id: 'pseudoclaude.openChat', title: 'PseudoClaude: Open Chat' },
   refreshSessions: { id: 'pseudoclaude.refreshSessions', title: 'PseudoClaude: Refresh Sessions' },
   refreshMemory: { id: 'pseudoclaude.refreshMemory', title: 'PseudoClaude: Refresh Memory' },

@@ -9,10 +9,12 @@ import { ProposalReviews, serverProposals } from './chat/proposals';
 import { TREE_COMMANDS } from './chat/trees';
 import { COMMANDS, type CommandName } from './commands';
 import { Controller } from './controller';
-import { needsRestart } from './settings';
+import { statusText } from './install';
+import { describeCommand, needsRestart } from './settings';
 import { Transcript } from './transcript';
 import { CHAT_VIEW, ChatViewProvider, DiffDocuments, chatEnv } from './vscode/chatView';
 import { AgentLanguageClient } from './vscode/client';
+import { ServerProvider } from './vscode/server';
 import { ProposalDocuments, reviewEnv } from './vscode/proposals';
 import { MemoryTree, SessionsTree } from './vscode/trees';
 import { VsCodeUi } from './vscode/ui';
@@ -34,6 +36,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   let chat: ChatHost | undefined;
   let sessionsTree: SessionsTree | undefined;
   let memoryTree: MemoryTree | undefined;
+  // Retry (after a failed managed install) starts again; the next start always tries again.
+  const servers = new ServerProvider(context, logChannel, () => void running?.start().catch(() => undefined));
   const client = new AgentLanguageClient(logChannel, {
     onEvent: (e) => {
       controller?.onEvent(e);
@@ -61,7 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     onApprovalShown: (message) => chat?.modalApprovalShown(message),
     onApprovalAnswered: (id, title) => chat?.modalApprovalAnswered(id, title),
     onApprove: (params, token) => (chat ? chat.approve(params, token) : Promise.resolve({ decision: 'deny' })),
-  });
+  }, servers);
   running = client;
   controller = new Controller(client, ui, transcript);
   const c = controller;
@@ -147,6 +151,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     showTranscript: () => transcriptChannel.show(true),
     restartServer: async () => {
       await client.restart().catch(() => undefined);
+    },
+    showServerStatus: async () => {
+      const { title, detail } = statusText(await client.status(), describeCommand);
+      const choice = await vscode.window.showInformationMessage(title, { modal: true, detail }, 'Show Log');
+      if (choice === 'Show Log') {
+        logChannel.show();
+      }
     },
     openChat: async () => {
       await chatView.reveal(false);

@@ -3,7 +3,11 @@
  * process is started. Pure: VS Code's configuration is reached through an injected `inspect`.
  */
 
-/** The server's keys (SPEC §7), as contributed under `pseudoclaude.*`. */
+/**
+ * The server's keys (SPEC §7), as contributed under `pseudoclaude.*` (package.json's are
+ * generated from the server's table by `make protocol`; the manifest test holds this list to
+ * them).
+ */
 export const SERVER_SETTING_KEYS = [
   'provider',
   'model',
@@ -12,6 +16,11 @@ export const SERVER_SETTING_KEYS = [
   'contextWindow',
   'maxIterations',
   'thinking',
+  'thinkingBudget',
+  'maxTokens',
+  'maxRetries',
+  'requestTimeout',
+  'connectTimeout',
   'approvals.runCommand',
   'approvals.write',
   'memory.enabled',
@@ -26,7 +35,14 @@ export const SERVER_SETTING_KEYS = [
 ] as const;
 
 /** The editor's own keys: how to start the server. Never sent to it. */
-export const CLIENT_SETTING_KEYS = ['server.command', 'server.pythonPath'] as const;
+export const CLIENT_SETTING_KEYS = ['server.command', 'server.pythonPath', 'server.installStrategy'] as const;
+
+export type InstallStrategy = 'managed' | 'environment';
+
+/** `pseudoclaude.server.installStrategy`: `managed` unless the user chose `environment`. */
+export function installStrategy(inspect: Inspect): InstallStrategy {
+  return explicitValue(inspect('server.installStrategy')) === 'environment' ? 'environment' : 'managed';
+}
 
 export const DEFAULT_SERVER_COMMAND: readonly string[] = ['pseudoclaude', 'lsp'];
 
@@ -88,8 +104,11 @@ export function collectServerSettings(inspect: Inspect): Record<string, unknown>
 export interface ServerCommand {
   command: string;
   args: string[];
-  /** Which setting chose it, for error messages. */
-  source: 'pseudoclaude.server.command' | 'pseudoclaude.server.pythonPath' | 'default';
+  /**
+   * Where it came from: a setting; `default` (`pseudoclaude lsp`, not yet looked up); `PATH`
+   * (`pseudoclaude` found there); `managed` (the extension's own virtual environment).
+   */
+  source: 'pseudoclaude.server.command' | 'pseudoclaude.server.pythonPath' | 'default' | 'PATH' | 'managed';
 }
 
 export interface Variables {

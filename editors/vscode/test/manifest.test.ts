@@ -55,6 +55,17 @@ describe('package.json', () => {
     assert.equal(props['pseudoclaude.session.retentionDays']?.default, 30);
     assert.equal(props['pseudoclaude.compact.safetyMarginTokens']?.default, 13000);
   });
+  it('packages the server wheel (bundled/) and defaults to the managed install', () => {
+    const scripts = (manifest as unknown as { scripts: Record<string, string> }).scripts;
+    assert.match(scripts.package ?? '', /npm run bundle-server && vsce package/);
+    assert.equal(scripts['bundle-server'], 'node scripts/bundle-server.mjs');
+    const ignored = readFileSync(join(root, '.vscodeignore'), 'utf8').split('\n').map((l) => l.trim());
+    assert.ok(!ignored.some((l) => l.startsWith('bundled') || l === '**/*.whl'), 'bundled/ must go into the .vsix');
+    assert.ok(ignored.includes('scripts/**'));
+    const strategy = manifest.contributes.configuration.properties['pseudoclaude.server.installStrategy'];
+    assert.deepEqual(strategy?.enum, ['managed', 'environment']);
+    assert.equal(strategy?.default, 'managed');
+  });
   it('targets VS Code >= 1.91 (vscode-languageclient 11) with matching types', () => {
     assert.match(manifest.engines.vscode, /^\^1\.(9[1-9]|[1-9]\d\d)\./);
     assert.equal(manifest.dependencies['vscode-languageclient'], '11.0.0');
@@ -86,7 +97,7 @@ describe('protocol names', () => {
 describe('source layout', () => {
   it('imports vscode only in the adapters', () => {
     const src = join(root, 'src');
-    const adapters = new Set(['extension.ts', ...['client.ts', 'ui.ts', 'chatView.ts', 'trees.ts', 'proposals.ts'].map((f) => join('vscode', f))]);
+    const adapters = new Set(['extension.ts', ...['client.ts', 'server.ts', 'ui.ts', 'chatView.ts', 'trees.ts', 'proposals.ts'].map((f) => join('vscode', f))]);
     const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
     assert.ok(files.length >= 10);
     for (const f of files) {

@@ -4,7 +4,6 @@
  * `vscode-languageclient`.
  */
 import { randomUUID } from 'node:crypto';
-import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
   type CancellationToken,
@@ -38,13 +37,14 @@ import {
   type ResultOf,
   type WorkDoneProgress as Progress,
 } from '../protocol';
+import type { ServerStatus } from '../install';
 import {
   collectServerSettings,
   describeCommand,
-  resolveServerCommand,
   type Inspect,
   type ServerCommand,
 } from '../settings';
+import { InstallFailed, type ServerProvider } from './server';
 
 export interface Listeners {
   onEvent(e: AgentEvent): void;
@@ -93,18 +93,29 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly listeners: Listeners,
+    /** Which server to start (settings, PATH, or the managed install). */
+    private readonly servers: ServerProvider,
   ) {}
 
   private firstFolder(): vscode.WorkspaceFolder | undefined {
     return vscode.workspace.workspaceFolders?.[0];
   }
 
-  private serverCommand(): ServerCommand {
-    const folder = this.firstFolder();
-    return resolveServerCommand(inspector(folder?.uri), {
-      workspaceFolder: folder?.uri.fsPath,
-      userHome: os.homedir(),
-    });
+  /** What Show Server Status reports: the command in use (or the one that would be). */
+  async status(): Promise<ServerStatus> {
+    const running = this.client?.state === State.Running;
+    const resolved = this.servers.last ?? (await this.servers.resolve(this.firstFolder(), false).catch(() => undefined));
+    const command: ServerCommand = resolved?.command ?? { command: 'pseudoclaude', args: ['lsp'], source: 'default' };
+    const version =
+      (running ? this.client?.initializeResult?.serverInfo?.version : undefined) ??
+      (await this.servers.askVersion(command));
+    const status: ServerStatus = { command, running };
+    const interpreter = resolved ? await this.servers.interpreterOf(resolved) : undefined;
+    if (version) status.version = version;
+    if (interpreter) status.interpreter = interpreter;
+    if (resolved?.venv) status.venv = resolved.venv;
+    if (!running && this.lastStartError) status.error = this.lastStartError;
+    return status;
   }
 
   /** Start the server; a failure is shown once with what to change, and remembered. */
@@ -121,15 +132,18 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
     if (this.client?.state === State.Running) {
       return;
     }
+    const folder = this.firstFolder();
     let command: ServerCommand;
     try {
-      command = this.serverCommand();
+      command = (await this.servers.resolve(folder)).command;
     } catch (e) {
       this.lastStartError = errorMessage(e);
-      void this.startFailed(this.lastStartError);
+      if (!(e instanceof InstallFailed)) {
+        // A failed install has shown its own notification already.
+        void this.startFailed(this.lastStartError);
+      }
       throw e;
     }
-    const folder = this.firstFolder();
     const server: ServerOptions = {
       command: command.command,
       args: command.args,
@@ -187,8 +201,11 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
   private async startFailed(message: string, command?: ServerCommand): Promise<void> {
     const hint =
       command?.source === 'default'
-        ? ' Install the pseudoclaude package, or set pseudoclaude.server.pythonPath or pseudoclaude.server.command.'
-        : '';
+        ? ' Install the pseudoclaude-lsp package, set pseudoclaude.server.pythonPath or pseudoclaude.server.command, ' +
+          'or set pseudoclaude.server.installStrategy to managed.'
+        : command?.source === 'managed'
+          ? ' Show the log for the server\'s output; deleting the extension\'s server folder (see Show Server Status) reinstalls it.'
+          : '';
     const choice = await vscode.window.showErrorMessage(
       `PseudoClaude: the server did not start: ${message}.${hint}`,
       'Open Settings',
