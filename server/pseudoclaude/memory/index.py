@@ -11,6 +11,7 @@ as it was.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -95,6 +96,19 @@ def delete_lines(text: str, filename: str) -> str:
 
 def has_line(text: str, filename: str) -> bool:
     return any(_names(line, filename) for line in text.splitlines())
+
+
+def broken_reason(data: bytes, *, final: bool = True) -> str:
+    """Why index bytes cannot be used as text ("" when they can): NUL bytes, or not valid
+    UTF-8 (``final=False``: ``data`` is a prefix, so a character cut at its end is fine)."""
+    if b"\x00" in data:
+        return "contains NUL bytes"
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        decoder.decode(data, final)
+    except UnicodeDecodeError:
+        return "is not valid UTF-8"
+    return ""
 
 
 def clean_text(text: str) -> str:

@@ -8,11 +8,13 @@ to one folder in this process are serialised by the folder's lock and go through
 
 Hand-broken files never raise out of a read: a note without front matter, a binary note or a
 10 MB ``MEMORY.md`` are read as far as they make sense, and the reason is logged (once per
-file state).
+file state). A ``MEMORY.md`` with NUL bytes or invalid UTF-8 is ignored, not patched up: the
+index is rebuilt from the note files, and no write touches the file until it is fixed.
 """
 
 from __future__ import annotations
 
+import codecs
 import logging
 import os
 from collections.abc import Collection, Iterator
@@ -163,13 +165,42 @@ def _warn_once(path: Path, reason: str) -> None:
         log.warning("memory file %s: %s", path, reason)
 
 
-def decode_index(data: bytes, path: Path) -> str:
-    """The text of an index file; invalid UTF-8 is replaced (and logged), never fatal."""
+_SCAN_CHUNK = 1024 * 1024
+_scanned: dict[str, tuple[tuple[int, int, int], str]] = {}
+
+
+def _file_broken(path: Path) -> str:
+    """:func:`~pseudoclaude.memory.index.broken_reason` of the whole file at ``path``, read in
+    chunks (cached per file state: a 10 MB index is scanned once per change)."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        _warn_once(path, "not valid UTF-8 (invalid bytes replaced)")
-        return data.decode("utf-8", "replace")
+        st = path.stat()
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        cached = _scanned.get(str(path))
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        reason = ""
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        with open(path, "rb") as f:
+            while True:
+                chunk = f.read(_SCAN_CHUNK)
+                if b"\x00" in chunk:
+                    reason = "contains NUL bytes"
+                    break
+                try:
+                    decoder.decode(chunk, not chunk)
+                except UnicodeDecodeError:
+                    reason = "is not valid UTF-8"
+                    break
+                if not chunk:
+                    break
+    except OSError:
+        return ""
+    _scanned[str(path)] = (stamp, reason)
+    return reason
+
+
+_IGNORED = (f"ignored: the index is built from the note files instead, and {INDEX_NAME} is "
+            "not updated until it is fixed")
 
 
 class NoteStore:
@@ -207,7 +238,12 @@ class NoteStore:
         return path
 
     def read_index(self, limit: int | None = INDEX_READ_LIMIT) -> str:
-        """The raw ``MEMORY.md`` text ("" when missing), at most ``limit`` bytes."""
+        """The raw ``MEMORY.md`` text ("" when missing), at most ``limit`` bytes.
+
+        A broken ``MEMORY.md`` (NUL bytes or invalid UTF-8 anywhere in it) is ignored: what is
+        returned is an index rebuilt from the note files (:meth:`notes_index`), so none of its
+        bytes reach the prompt, and writes leave the file as it is (see
+        :meth:`_index_upsert`) until the user fixes or removes it."""
         try:
             data = read_bytes(self.index_path, None if limit is None else limit + 1)
         except OSError as exc:
@@ -215,13 +251,30 @@ class NoteStore:
             return ""
         if data is None:
             return ""
+        whole = limit is None or len(data) <= limit
+        broken = idx.broken_reason(data, final=whole)
+        if not broken and not whole:
+            broken = _file_broken(self.index_path)
+        if broken:
+            _warn_once(self.index_path, f"{broken}; {_IGNORED}")
+            return self.notes_index()
         if limit is not None and len(data) > limit:
             _warn_once(self.index_path,
                        f"larger than {limit} bytes; only the first {limit} bytes are read")
             data = cut_utf8(data, limit)  # never a character cut in two by the limit
-        if b"\x00" in data:
-            _warn_once(self.index_path, "contains NUL bytes (binary content ignored)")
-        return decode_index(data, self.index_path)
+        return data.decode("utf-8")
+
+    def notes_index(self) -> str:
+        """An index made from the note files alone (name order; title and type from the front
+        matter, the summary from the body): what stands in for a broken ``MEMORY.md``."""
+        lines = []
+        for name in self.note_files():
+            note = self.read_note(name, FRONT_MATTER_MAX)
+            if note is None:
+                continue
+            lines.append(idx.format_line(note.type or type_from_filename(name), note.title,
+                                         derive_summary(note.body), name))
+        return "\n".join(lines) + "\n" if lines else ""
 
     def read_note(self, filename: str, limit: int | None = None) -> Note | None:
         """A parsed note (None when there is no such file); hand-broken notes are returned
@@ -304,18 +357,28 @@ class NoteStore:
         return commit(path, transform, self.files, exclusive=exclusive,
                       before_rename=self.before_rename)
 
+    def _skip_broken(self, old: bytes) -> None:
+        """Raise :class:`Skip` for a broken ``MEMORY.md``: it is never rewritten (its broken
+        bytes would be written back); the note files carry the change meanwhile."""
+        broken = idx.broken_reason(old)
+        if broken:
+            _warn_once(self.index_path, f"{broken}; {_IGNORED}")
+            raise Skip(f"{INDEX_NAME} {broken}")
+
     def _index_upsert(self, filename: str, line: str) -> Committed:
         def apply(old: bytes | None) -> bytes:
-            text = "" if old is None else decode_index(old, self.index_path)
-            return idx.upsert_line(text, filename, line).encode()
+            if old is None:
+                return idx.upsert_line("", filename, line).encode()
+            self._skip_broken(old)
+            return idx.upsert_line(old.decode("utf-8"), filename, line).encode()
         return self._commit(self.index_path, apply)
 
     def _index_delete(self, filename: str) -> Committed:
         def apply(old: bytes | None) -> bytes | None:
             if old is None:
                 raise Skip("no index")
-            text = decode_index(old, self.index_path)
-            return idx.delete_lines(text, filename).encode()
+            self._skip_broken(old)
+            return idx.delete_lines(old.decode("utf-8"), filename).encode()
         return self._commit(self.index_path, apply)
 
     def summary_of(self, filename: str) -> str:

@@ -109,6 +109,44 @@ def test_show_returns_exactly_the_prompt_index(tmp_path: Path) -> None:
     assert user.notes[0].type == "user_preference"
 
 
+@pytest.mark.parametrize("junk", [
+    b"- [project_knowledge] Secret \xe2\x80\x94 SMUGGLED\x00 text (project_knowledge_x.md)\n",
+    b"- [project_knowledge] Latin \xe2\x80\x94 SMUGGLED caf\xe9 (project_knowledge_x.md)\n",
+], ids=["nul", "invalid-utf8"])
+def test_broken_index_is_ignored_not_injected_nor_rewritten(tmp_path: Path, junk: bytes) -> None:
+    h = Harness(tmp_path)
+    h.project_dir.mkdir(parents=True)
+    index_path = h.project_dir / "MEMORY.md"
+    index_path.write_bytes(junk)
+    assert "SMUGGLED" not in h.manager.refresh().text  # left out of the system prompt
+
+    async def scenario() -> MemoryView:
+        await h.manager.remember("Run make build.", "project", title="Build")
+        return await h.manager.show()
+
+    view = asyncio.run(scenario())
+    assert index_path.read_bytes() == junk  # never rewritten (with its broken bytes)
+    text = h.manager.index_text()
+    assert view.index == text
+    assert "SMUGGLED" not in text and "\x00" not in text and "\ufffd" not in text
+    # ...but rebuilt from the notes, so the note just remembered is in the prompt
+    assert "- [project_knowledge] Build — Run make build. (project_knowledge_build.md)" in text
+    assert [n.filename for n in view.stores[0].notes] == ["project_knowledge_build.md"]
+    index_path.write_text("- [project_knowledge] Fixed — by hand (project_knowledge_build.md)\n")
+    assert "Fixed — by hand" in h.manager.refresh().text  # a fixed index is used again
+
+
+def test_broken_tail_of_a_huge_index_is_found(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    h.project_dir.mkdir(parents=True)
+    index_path = h.project_dir / "MEMORY.md"
+    big = b"- [project_knowledge] filler \xe2\x80\x94 SMUGGLED (f.md)\n" * 40_000
+    index_path.write_bytes(big + b"\x00tail\n")  # the NUL is past the 1 MiB read for the prompt
+    assert "SMUGGLED" not in h.manager.refresh().text
+    asyncio.run(h.manager.remember("Run make build.", "project", title="Build"))
+    assert index_path.read_bytes() == big + b"\x00tail\n"
+
+
 # -- updates ---------------------------------------------------------------------------------
 def test_update_applies_project_then_user_and_reports(tmp_path: Path) -> None:
     with FakeModelServer({"rules": [reply_rule("Sure: " + json.dumps(CREATE_BOTH) + " Done.")]}

@@ -324,13 +324,17 @@ def test_broken_note_is_listed_and_repaired_on_update(
 def test_binary_and_huge_index_never_crash(tmp_path: Path) -> None:
     s = store(tmp_path)
     s.ensure()
-    s.index_path.write_bytes(b"- [a] A \xff\xfe\x00 (a.md)\n" + b"\x00" * 1000)
+    broken = b"- [a] A \xff\xfe\x00 (a.md)\n" + b"\x00" * 1000
+    s.index_path.write_bytes(broken)
     text = s.read_index()
     index = build_index_text(text, "")
-    assert "\x00" not in index.text
+    assert "\x00" not in index.text and "(a.md)" not in index.text  # ignored
     index.text.encode("utf-8")
-    s.create("project_knowledge", "After", "works")  # writing still works
-    assert "After" in s.index_path.read_text(errors="replace")
+    change = s.create("project_knowledge", "After", "works")  # writing still works
+    assert s.index_path.read_bytes() == broken  # the broken index is left as it is
+    assert f"After — works ({change.filename})" in s.read_index()  # rebuilt from the notes
+    s.delete(change.filename)
+    assert s.index_path.read_bytes() == broken and s.read_index() == ""
     # 10 MB of index: read bounded for the prompt, still editable
     big = ("- [project_knowledge] filler — " + "x" * 90 + " (f.md)\n") * 80_000
     s.index_path.write_text(big)
