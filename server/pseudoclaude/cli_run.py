@@ -103,8 +103,8 @@ class TerminalPrinter:
             return f"[memory] {event.status}: {changes}"
         if isinstance(event, WarningEvent):
             return f"warning: {event.message}"
-        if isinstance(event, ErrorEvent):
-            return f"error: {event.message}"
+        if isinstance(event, ErrorEvent):  # a failure: the prefix of every other one
+            return f"pseudoclaude: {event.message}"
         return None
 
 

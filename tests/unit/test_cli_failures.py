@@ -3,6 +3,7 @@ one line on stderr, 2 usage) and one ``pseudoclaude:`` line on stderr, in words.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,14 @@ def test_forgetting_no_note_is_a_failure_on_stderr(tmp_path: Path) -> None:
 def test_undo_without_a_session_says_so(tmp_path: Path) -> None:
     line = one_failure(cli(tmp_path, "compact", "--undo"), 1)
     assert "no session to undo" in line and "compact in" not in line
+
+
+def test_an_unreachable_provider_names_the_url(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        base = f"http://127.0.0.1:{s.getsockname()[1]}"
+    (tmp_path / "ws" / ".PseudoClaude").mkdir(parents=True)
+    (tmp_path / "ws" / ".PseudoClaude" / "config.yaml").write_text("maxRetries: 0\n")
+    line = one_failure(cli(tmp_path, "run", "--base-url", base, "hi",
+                           env={"ANTHROPIC_API_KEY": "sk-test"}), 1)
+    assert f"connection failed to {base}/v1/messages" in line

@@ -33,6 +33,7 @@ from pseudoclaude.llm.errors import (
     NetworkError,
     ProviderError,
     ProviderTimeout,
+    connection_failed,
     from_status,
     from_transport,
     scrub,
@@ -208,9 +209,7 @@ class AnthropicProvider(SdkProvider[_Turn]):
             return ProviderTimeout(f"anthropic: request timed out after "
                                    f"{self.options.read_timeout:g}s", provider=self.name)
         if isinstance(exc, anthropic.APIConnectionError):
-            cause = exc.__cause__ or exc.__context__
-            detail = f" ({type(cause).__name__})" if cause else ""
-            return NetworkError(f"anthropic: connection failed{detail}", provider=self.name)
+            return connection_failed(exc, provider=self.name, secrets=secrets)
         if isinstance(exc, anthropic.APIStatusError):
             body = exc.body if isinstance(exc.body, dict) else {}
             inner = body.get("error")

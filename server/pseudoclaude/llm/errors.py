@@ -178,5 +178,29 @@ def from_transport(exc: BaseException, *, provider: str, secrets: Iterable[str |
         return None
     detail = scrub(f"{type(exc).__name__}: {exc}".rstrip(": "), secrets)
     if "TimeoutException" in names:
-        return ProviderTimeout(f"{provider}: timed out ({detail})", provider=provider)
-    return NetworkError(f"{provider}: connection failed ({detail})", provider=provider)
+        return ProviderTimeout(f"{provider}: timed out{_to(exc, secrets)} ({detail})",
+                               provider=provider)
+    return NetworkError(f"{provider}: connection failed{_to(exc, secrets)} ({detail})",
+                        provider=provider)
+
+
+def _to(exc: BaseException, secrets: Iterable[str | None]) -> str:
+    """`` to <url>``: the URL the failed request went to (without its query), when the
+    exception knows it (``httpx`` errors and the SDKs' connection errors carry the request)."""
+    try:
+        request = getattr(exc, "request", None)  # httpx: a RuntimeError when it has none
+        url = str(request.url) if request is not None else ""
+    except (AttributeError, RuntimeError):
+        return ""
+    return f" to {scrub(url.partition('?')[0], secrets)}" if url else ""
+
+
+def connection_failed(exc: BaseException, *, provider: str,
+                      secrets: Iterable[str | None] = ()) -> NetworkError:
+    """An SDK's connection error (the provider unreachable): names the URL it tried and the
+    cause (``anthropic: connection failed to http://127.0.0.1:9/v1/messages
+    (ConnectError)``)."""
+    cause = exc.__cause__ or exc.__context__
+    detail = f" ({type(cause).__name__})" if cause else ""
+    return NetworkError(f"{provider}: connection failed{_to(exc, secrets)}{detail}",
+                        provider=provider)

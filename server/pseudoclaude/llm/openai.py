@@ -39,6 +39,7 @@ from pseudoclaude.llm.errors import (
     NetworkError,
     ProviderError,
     ProviderTimeout,
+    connection_failed,
     from_status,
     from_transport,
     scrub,
@@ -189,9 +190,7 @@ class OpenAIProvider(SdkProvider[_Turn]):
             return ProviderTimeout(f"openai: request timed out after "
                                    f"{self.options.read_timeout:g}s", provider=self.name)
         if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__ or exc.__context__
-            detail = f" ({type(cause).__name__})" if cause else ""
-            return NetworkError(f"openai: connection failed{detail}", provider=self.name)
+            return connection_failed(exc, provider=self.name, secrets=secrets)
         if isinstance(exc, openai.APIError):
             body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
             inner = body.get("error")
