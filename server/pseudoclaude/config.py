@@ -521,8 +521,15 @@ def _read_yaml(path: Path) -> dict[str, Any] | None:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{PREFIX}cannot read {path}: {type(exc).__name__}") from None
+    except NotADirectoryError:  # its folder is a file: nothing to read (see _check_folder)
+        return None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{PREFIX}{path} is not a text file (UTF-8 YAML expected)") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{PREFIX}{path} is a folder, not a file: move it away") from None
+    except OSError as exc:
+        why = (exc.strerror or type(exc).__name__).lower()
+        raise ConfigError(f"{PREFIX}cannot read {path}: {why}") from None
     import yaml  # type: ignore[import-untyped]  # PyYAML is light (~20 ms); imported only when a file exists.
 
     try:
@@ -537,6 +544,14 @@ def _read_yaml(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise ConfigError(f"{PREFIX}{path} must hold a mapping of settings")
     return data
+
+
+def _check_folder(folder: Path, key: str) -> None:
+    """A ``.PseudoClaude`` that is a file (not a folder) where the data would go: said in
+    words, naming the setting that moves the data elsewhere."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{PREFIX}{folder} is a file, not a folder: move it away or set "
+                          f"{key}")
 
 
 def load_settings(
@@ -645,6 +660,10 @@ def _resolve(
 
     fields[MEMORY_USER_DIR.attr] = directory(MEMORY_USER_DIR, home / CONFIG_DIR / "memory")
     fields[DATA_DIR.attr] = directory(DATA_DIR, ws / CONFIG_DIR if ws is not None else None)
+    if MEMORY_USER_DIR.name not in values:
+        _check_folder(home / CONFIG_DIR, MEMORY_USER_DIR.name)
+    if ws is not None and DATA_DIR.name not in values:
+        _check_folder(ws / CONFIG_DIR, DATA_DIR.name)
 
     top: dict[str, Any] = {"workspace": ws, "sources": sources, "unknown_keys": unknown}
     groups: dict[str, dict[str, Any]] = {name: {} for name in _GROUPS}

@@ -20,11 +20,12 @@ def cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None
                           env=(env or {}) | server_env(tmp_path / "home"))
 
 
-def one_failure(done: subprocess.CompletedProcess[str], code: int) -> str:
+def one_failure(done: subprocess.CompletedProcess[str], code: int,
+                prefix: str = "pseudoclaude: ") -> str:
     """The one stderr line of a failure (nothing on stdout)."""
     assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
     assert done.stdout == "", done.stdout
-    assert done.stderr.startswith("pseudoclaude: ") and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(prefix) and done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr and "Error:" not in done.stderr
     return done.stderr
 
@@ -59,3 +60,25 @@ def test_an_unreachable_provider_names_the_url(tmp_path: Path) -> None:
     line = one_failure(cli(tmp_path, "run", "--base-url", base, "hi",
                            env={"ANTHROPIC_API_KEY": "sk-test"}), 1)
     assert f"connection failed to {base}/v1/messages" in line
+
+
+def test_a_data_folder_that_is_a_file_is_said_in_words(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / ".PseudoClaude").write_text("not a folder")
+    line = one_failure(cli(tmp_path, "sessions", "list"), 1, "pseudoclaude settings: ")
+    assert f"{tmp_path / 'ws' / '.PseudoClaude'} is a file, not a folder" in line
+    assert "set dataDir" in line and "NotADirectoryError" not in line
+    elsewhere = tmp_path / "data"
+    (tmp_path / "home" / ".PseudoClaude").mkdir(parents=True)
+    (tmp_path / "home" / ".PseudoClaude" / "config.yaml").write_text(f"dataDir: {elsewhere}\n")
+    moved = cli(tmp_path, "sessions", "list")  # the way out the message names works
+    assert moved.returncode == 0 and moved.stderr == "", moved.stderr
+
+
+def test_a_binary_config_is_said_in_words(tmp_path: Path) -> None:
+    config = tmp_path / "ws" / ".PseudoClaude" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_bytes(bytes(range(128, 256)))
+    line = one_failure(cli(tmp_path, "memory", "show"), 1, "pseudoclaude settings: ")
+    assert f"{config} is not a text file (UTF-8 YAML expected)" in line
+    assert "UnicodeDecodeError" not in line
