@@ -270,6 +270,7 @@ export class ServerProvider {
       });
       if (r.code !== 0) {
         await fs.rm(plan.staging, { recursive: true, force: true }).catch(() => undefined);
+        await fs.rmdir(plan.versionDir).catch(() => undefined); // only when empty
         const f: StepFailure = {
           step: kinds[i] ?? 'pip',
           command: [path.basename(step.command), ...step.args.slice(0, 3)].join(' '),
