@@ -35,6 +35,7 @@ from pseudoclaude.events import (
     WarningEvent,
 )
 from pseudoclaude.session.format import describe_size
+from pseudoclaude.words import plural
 from pseudoclaude.workspace import Hooks, Workspace
 
 EXIT_OK, EXIT_FAILURE, EXIT_LIMIT, EXIT_CANCELED = 0, 1, 3, 130
@@ -91,7 +92,8 @@ class TerminalPrinter:
             detail = f": {event.error}" if isinstance(event.error, str) else ""
             return f"  {status} ({describe_size(event.bytes)}){detail}"
         if isinstance(event, CompactEvent):
-            what = (f"{event.offloaded} large tool result(s) saved to files" if event.layer == 1
+            what = (f"{plural(event.offloaded, 'large tool result')} saved to files"
+                    if event.layer == 1
                     else "older context summarised")
             return (f"[compact] {what}: {event.before_tokens:,} -> {event.after_tokens:,} "
                     "estimated tokens")

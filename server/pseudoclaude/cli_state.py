@@ -32,6 +32,7 @@ from pseudoclaude.session.format import (
     message_to_json,
     render_message,
 )
+from pseudoclaude.words import plural
 from pseudoclaude.workspace import Hooks, Workspace
 
 EXIT_OK, EXIT_FAILURE = 0, 1
@@ -183,7 +184,7 @@ def describe_proposals(r: p.ProposalsResult) -> str:
     """The queue, oldest first: one header per proposal and the unified diff of its note."""
     if not r.proposals:
         return "no memory proposals are waiting for review"
-    lines = [f"{len(r.proposals)} memory proposal(s) waiting for review, oldest first:"]
+    lines = [f"{plural(len(r.proposals), 'memory proposal')} waiting for review, oldest first:"]
     for x in r.proposals:
         name = f"{x.level}/{x.filename}"
         lines += ["", f"{x.id}  {x.action} {name}  [{x.type}] {x.title}",
@@ -242,7 +243,7 @@ async def sessions_list(args: argparse.Namespace) -> int:
 
 
 def session_line(s: SessionInfo) -> str:
-    meta = [describe_age(s.updated), f"{s.message_count} messages", describe_size(s.bytes)]
+    meta = [describe_age(s.updated), plural(s.message_count, "message"), describe_size(s.bytes)]
     if s.model:
         meta.append(s.model)
     return f"{s.id}  {s.title}\n    {' · '.join(meta)}"
@@ -259,8 +260,9 @@ async def sessions_show(args: argparse.Namespace) -> int:
                              "messages": [message_to_json(m) for m in loaded.messages],
                              "bad_lines": loaded.bad_lines, "repaired": loaded.repaired}))
         return EXIT_OK
-    print(f"session {loaded.session_id}: {len(loaded.messages)} messages, "
-          f"{loaded.bad_lines} bad lines skipped, {loaded.repaired} repairs")
+    print(f"session {loaded.session_id}: {plural(len(loaded.messages), 'message')}, "
+          f"{plural(loaded.bad_lines, 'bad line')} skipped, "
+          f"{plural(loaded.repaired, 'repair')}")
     for m in loaded.messages:
         print(render_message(m))
     return EXIT_OK

@@ -21,6 +21,7 @@ from pseudoclaude.llm.types import Message
 from pseudoclaude.session import SessionStore, list_sessions, load_session, repair, resume_session
 from pseudoclaude.session.format import describe_size, render_message
 from pseudoclaude.session.simulate import expected_states
+from pseudoclaude.words import plural
 
 SEED = 7
 OPS = 400
@@ -79,8 +80,8 @@ def run_demo(clean: bool = False) -> int:
         loaded = load_session(store, "latest")
         # The child may have finished one more operation between its ack and the kill.
         candidates = [repair(states[k])[0] for k in (acked, acked + 1) if k < len(states)]
-        _say(f"   {len(loaded.messages)} messages, {loaded.bad_lines} bad lines, "
-             f"{loaded.repaired} repair(s)")
+        _say(f"   {plural(len(loaded.messages), 'message')}, "
+             f"{plural(loaded.bad_lines, 'bad line')}, {plural(loaded.repaired, 'repair')}")
         same = loaded.messages in candidates
         _say(f"   equals the acknowledged conversation (repaired): {same}")
         for m in loaded.messages[-3:]:
@@ -94,8 +95,8 @@ def run_demo(clean: bool = False) -> int:
         _say(f"   committed: type={last['type']} reason={last.get('reason')} "
              f"messages={len(last.get('messages', []))}")
         again = load_session(store, "latest")
-        _say(f"   a second resume needs {again.repaired} repairs; "
-             f"{len(again.messages)} messages")
+        _say(f"   a second resume needs {plural(again.repaired, 'repair')}; "
+             f"{plural(len(again.messages), 'message')}")
 
         _say("\n== 4. Listing (what `pseudoclaude sessions list` prints)")
         for info in list_sessions(store):

@@ -25,7 +25,7 @@ from pygls.lsp.client import LanguageClient
 
 from pseudoclaude.api import protocol as p
 from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.session.format import plural
+from pseudoclaude.words import plural
 
 # Package data (pyproject.toml [tool.setuptools.package-data]): there in a checkout and a wheel.
 SAMPLE = Path(__file__).resolve().parent / "sample-workspace"
@@ -99,10 +99,10 @@ class Transcript:
             self.line(f"   > {params['name']} {json.dumps(params['arguments'])[:100]}")
         elif kind == "toolResult":
             status = "error" if params["isError"] else "ok"
-            self.line(f"     {status}, {params['bytes']:,} bytes")
+            self.line(f"     {status}, {plural(params['bytes'], 'byte')}")
         elif kind == "compact":
-            what = (f"{params['offloaded']} large result(s) saved to files" if params["layer"]
-                    == 1 else "older context summarised")
+            what = (f"{plural(params['offloaded'], 'large result')} saved to files"
+                    if params["layer"] == 1 else "older context summarised")
             self.line(f"   [compact, layer {params['layer']}] {what}: "
                       f"{params['beforeTokens']:,} -> {params['afterTokens']:,} tokens")
         elif kind == "memory":
@@ -226,8 +226,9 @@ async def demo(root: Path) -> int:
         print("\n== 4. pseudoclaude/compact/preview, then pseudoclaude/compact "
               "(instructions: keep the findings)")
         plan = await request(client, p.COMPACT_PREVIEW, {"instructions": "keep the findings"})
-        show.line(f"   preview: would summarise {plan['summarizedMessages']} and keep "
-                  f"{plan['keptMessages']} messages, {plan['beforeTokens']:,} -> about "
+        show.line(f"   preview: would summarise {plural(plan['summarizedMessages'], 'message')} "
+                  f"and keep {plural(plan['keptMessages'], 'message')}, "
+                  f"{plan['beforeTokens']:,} -> about "
                   f"{plan['estimatedAfterTokens']:,} tokens (no model call, nothing written)")
         compacted = await request(client, p.COMPACT,
                                   {"instructions": "keep the findings"})
@@ -249,7 +250,7 @@ async def demo(root: Path) -> int:
         print("\n== 6. pseudoclaude/sessions/list")
         for s in (await request(client, p.SESSIONS_LIST, {}))["sessions"]:
             show.line(f"   {s['id']}  {s['title'][:50]}  {plural(s['messageCount'], 'message')}, "
-                      f"{s['bytes']:,} bytes{'  (active)' if s['active'] else ''}")
+                      f"{plural(s['bytes'], 'byte')}{'  (active)' if s['active'] else ''}")
         await stop_server(client)
         show.line("   server stopped (shutdown drained the memory update, closed the log)")
 

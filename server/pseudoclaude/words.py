@@ -70,8 +70,8 @@ def previewed(would_summarize: bool, before: int, after: int, summarized_message
               kept_messages: int, spill_results: int, spill_bytes: int,
               reason: str = "") -> str:
     """After ``pseudoclaude/compact/preview`` (nothing was changed)."""
-    spill = (f"; {plural(spill_results, 'tool result')} ({spill_bytes:,} bytes) would be saved "
-             "to files" if spill_results else "")
+    spill = (f"; {plural(spill_results, 'tool result')} ({plural(spill_bytes, 'byte')}) "
+             "would be saved to files" if spill_results else "")
     if not would_summarize:
         why = PREVIEW_REASONS.get(reason, reason or "nothing is older than the recent window")
         return (f"Nothing would be summarized: {why} ({tokens(before)} tokens{spill}).")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pseudoclaude.session import SessionStore
+from pseudoclaude.session.codec import MessageEntry, encode
 from support import server_env
 
 
@@ -82,3 +84,28 @@ def test_a_binary_config_is_said_in_words(tmp_path: Path) -> None:
     line = one_failure(cli(tmp_path, "memory", "show"), 1, "pseudoclaude settings: ")
     assert f"{config} is not a text file (UTF-8 YAML expected)" in line
     assert "UnicodeDecodeError" not in line
+
+
+def test_every_count_reads_as_english(tmp_path: Path) -> None:
+    from pseudoclaude.cli_run import TerminalPrinter
+    from pseudoclaude.cli_state import session_line
+    from pseudoclaude.events import CompactEvent, ToolResultEvent
+    from pseudoclaude.session.format import describe_size
+    from pseudoclaude.session.listing import session_info
+    from pseudoclaude.words import previewed
+
+    ws = tmp_path / "ws"
+    store = SessionStore(ws / ".PseudoClaude")
+    sid = "20260617-120000-abcd"
+    store.session_dir(sid).mkdir(parents=True)
+    store.log_path(sid).write_bytes(encode(MessageEntry(role="user", content="hi", ts=1.0))
+                                    + b"garbage\n")
+    assert " · 1 message · " in session_line(session_info(store, sid))  # sessions list
+    shown = cli(tmp_path, "sessions", "show", sid)
+    assert shown.stdout.startswith(f"session {sid}: 1 message, 1 bad line skipped, 0 repairs")
+    assert describe_size(1) == "1 byte" and describe_size(12) == "12 bytes"
+    done = TerminalPrinter.line(ToolResultEvent("c1", "read_file", False, 1, "x"))
+    assert done == "  ok (1 byte)"
+    spilled = TerminalPrinter.line(CompactEvent(1, 10_000, 2_000, offloaded=1))
+    assert spilled is not None and "1 large tool result saved" in spilled
+    assert "(1 byte)" in previewed(False, 10, 10, 0, 0, 1, 1)

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from pseudoclaude.llm.types import Message
+from pseudoclaude.words import plural
 
 
 def message_to_json(message: Message) -> dict[str, Any]:
@@ -18,17 +19,12 @@ def message_to_json(message: Message) -> dict[str, Any]:
     return value
 
 
-def plural(n: int, word: str) -> str:
-    """``1 message``, ``13 messages``."""
-    return f"{n:,} {word if n == 1 else word + 's'}"
-
-
 def describe_size(n: int) -> str:
     if n >= 1024 * 1024:
         return f"{n / (1024 * 1024):.1f} MB"
     if n >= 1024:
         return f"{n / 1024:.1f} KB"
-    return f"{n} B"
+    return plural(n, "byte")
 
 
 def describe_age(moment: datetime, now: datetime | None = None) -> str:
@@ -44,7 +40,9 @@ def describe_age(moment: datetime, now: datetime | None = None) -> str:
 
 
 def _short(text: str, limit: int = 400) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... [{plural(len(text) - limit, 'more char')}]"
 
 
 def render_message(message: Message) -> str:
@@ -56,7 +54,7 @@ def render_message(message: Message) -> str:
         lines.append(f"[tool result {r.name} {r.call_id} {status}] {_short(r.content)}")
         return "\n".join(lines)
     if message.thinking:
-        lines.append(f"[{message.role} thinking: {len(message.thinking)} block(s)]")
+        lines.append(f"[{message.role} thinking: {plural(len(message.thinking), 'block')}]")
     if message.content:
         lines.append(f"[{message.role}] {_short(message.content)}")
     for call in message.tool_calls:
