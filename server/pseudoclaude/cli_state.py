@@ -232,7 +232,7 @@ async def sessions_list(args: argparse.Namespace) -> int:
     async with open_workspace(args, session=False) as ws:
         if args.json:
             result = await methods.call(ws, p.SESSIONS_LIST, {})
-            print(p.encode_line(p.to_snake(p.to_wire(result))))  # SPEC §9: snake_case
+            print(p.encode_line(result))  # the LSP result (camelCase), as everywhere
             return EXIT_OK
         sessions = await ws.sessions()
         if not sessions:

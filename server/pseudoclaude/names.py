@@ -1,5 +1,5 @@
-"""camelCase ⇄ snake_case, once: the wire and the settings are camelCase, Python and the CLI's
-JSON output (SPEC §9) snake_case. Pure."""
+"""camelCase ⇄ snake_case, once: the wire, the settings and the CLI's ``--json`` output are
+camelCase, Python snake_case. Pure."""
 
 from __future__ import annotations
 

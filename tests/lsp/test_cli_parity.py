@@ -79,11 +79,10 @@ async def test_json_output_is_the_lsp_result(client: LanguageClient, env: Any) -
 
     assert json_out(cli(env, "memory", "show", "--json")) == lsp_memory
 
-    # sessions list --json is the same listing in snake_case (SPEC §9); only the server has
-    # an active session
+    # sessions list --json is the same listing (camelCase); only the server has an active
+    # session
     listed = json_out(cli(env, "sessions", "list", "--json"))
-    assert listed == p.to_snake({"sessions": [dict(s, active=False)
-                                              for s in lsp_sessions["sessions"]]})
+    assert listed == {"sessions": [dict(s, active=False) for s in lsp_sessions["sessions"]]}
 
     remembered = json_out(cli(env, "memory", "remember", "Prefer pytest fixtures.",
                               "--title", "Fixtures", "--json"))

@@ -40,10 +40,10 @@ def test_list_json(tmp_path: Path) -> None:
     data = json.loads(proc.stdout)
     [s] = data["sessions"]
     assert s["id"] == "20260617-120000-abcd" and s["title"] == "list the files"
-    assert s["message_count"] == 4 and s["model"] == "m1" and s["active"] is False
+    assert s["messageCount"] == 4 and s["model"] == "m1" and s["active"] is False
     assert s["bytes"] == (ws / ".PseudoClaude/sessions/20260617-120000-abcd/"
                           "conversation.jsonl").stat().st_size
-    assert {"created_at", "updated_at"} <= set(s)
+    assert {"createdAt", "updatedAt"} <= set(s)  # the LSP result's shape (camelCase)
 
 
 def test_list_text_defaults_to_the_current_folder(tmp_path: Path) -> None:
