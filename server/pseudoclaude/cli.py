@@ -254,7 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except ParamError as exc:
         return _fail(str(exc), EXIT_USAGE)
-    except BrokenPipeError:
+    except BrokenPipeError:  # stdout closed (| head): a quiet end
+        from pseudoclaude.cli_run import silence
+
+        silence(sys.stdout)
         return 0
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""

@@ -13,7 +13,9 @@ Exit codes: 0 ``completed``, 1 failure (one line on stderr), 3 ``max_iterations`
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -44,12 +46,47 @@ EXIT_CODES = {StopReason.COMPLETED: EXIT_OK, StopReason.MAX_ITERATIONS: EXIT_LIM
               StopReason.ERROR: EXIT_FAILURE}
 
 
+def silence(stream: TextIO) -> None:
+    """Point a closed pipe's file descriptor at the null device, so that what is still
+    buffered (and Python's flush at exit) goes nowhere instead of raising BrokenPipeError."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, stream.fileno())
+        finally:
+            os.close(null)
+    except (OSError, ValueError):
+        pass
+
+
 @dataclass
-class TerminalPrinter:
-    """Human output: the answer on ``out``, everything else on ``err``."""
+class Output:
+    """Writes to stdout that end quietly when the reader closes it (``| head -1``): the first
+    BrokenPipeError silences the stream and calls ``on_closed`` (the run stops); later writes,
+    such as the background memory update's event, are dropped."""
 
     out: TextIO
-    err: TextIO
+    closed: bool = False
+    on_closed: Callable[[], object] | None = None
+
+    def put(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            silence(self.out)
+            if self.on_closed is not None:
+                self.on_closed()
+
+
+@dataclass
+class TerminalPrinter(Output):
+    """Human output: the answer on ``out``, everything else on ``err``."""
+
+    err: TextIO = sys.stderr
     verbose: bool = False
     _mid_line: bool = False
     errors: list[str] = field(default_factory=list)
@@ -58,16 +95,14 @@ class TerminalPrinter:
         if isinstance(event, ErrorEvent):
             self.errors.append(event.message)
         if isinstance(event, TextEvent):
-            self.out.write(event.delta)
-            self.out.flush()
+            self.put(event.delta)
             self._mid_line = not event.delta.endswith("\n")
             return
         line = self.line(event)
         if line is None or (self._is_retry(event) and not self.verbose):
             return
         if self._mid_line:
-            self.out.write("\n")
-            self.out.flush()
+            self.put("\n")
             self._mid_line = False
         self.err.write(line + "\n")
         self.err.flush()
@@ -78,8 +113,7 @@ class TerminalPrinter:
 
     def finish(self) -> None:
         if self._mid_line:
-            self.out.write("\n")
-            self.out.flush()
+            self.put("\n")
             self._mid_line = False
 
     @staticmethod
@@ -111,15 +145,12 @@ class TerminalPrinter:
 
 
 @dataclass
-class JsonPrinter:
-    out: TextIO
-
+class JsonPrinter(Output):
     def __call__(self, session_id: str, event: Event) -> None:
         self.write(p.event_params(None, session_id, event))
 
     def write(self, value: Any) -> None:
-        self.out.write(p.encode_line(value) + "\n")
-        self.out.flush()
+        self.put(p.encode_line(value) + "\n")
 
 
 def result_line(result: p.RunResult) -> dict[str, Any]:
@@ -136,15 +167,20 @@ def canceled_result(workspace: Workspace) -> p.RunResult:
 
 async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: str,
                           as_json: bool, verbose: bool = False) -> int:
-    printer = JsonPrinter(sys.stdout) if as_json else TerminalPrinter(sys.stdout, sys.stderr,
-                                                                     verbose)
+    printer: JsonPrinter | TerminalPrinter = (
+        JsonPrinter(sys.stdout) if as_json
+        else TerminalPrinter(sys.stdout, err=sys.stderr, verbose=verbose))
     workspace = Workspace(root, settings, approver=TerminalApprover(),
                           hooks=Hooks(events=printer))
+    run = asyncio.ensure_future(methods.call(workspace, p.RUN, {"prompt": prompt,
+                                                                "sessionId": session}))
+    printer.on_closed = run.cancel  # stdout closed (| head): nobody reads the rest
     try:
         try:
-            result = await methods.call(workspace, p.RUN, {"prompt": prompt,
-                                                           "sessionId": session})
+            result = await run
         except asyncio.CancelledError:
+            if printer.closed:  # a quiet end, not a Ctrl-C
+                return EXIT_OK
             if isinstance(printer, JsonPrinter) and workspace.session_id:
                 printer.write(result_line(canceled_result(workspace)))
             raise

@@ -3,11 +3,13 @@ one line on stderr, 2 usage) and one ``pseudoclaude:`` line on stderr, in words.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore
 from pseudoclaude.session.codec import MessageEntry, encode
 from support import server_env
@@ -109,3 +111,22 @@ def test_every_count_reads_as_english(tmp_path: Path) -> None:
     spilled = TerminalPrinter.line(CompactEvent(1, 10_000, 2_000, offloaded=1))
     assert spilled is not None and "1 large tool result saved" in spilled
     assert "(1 byte)" in previewed(False, 10, 10, 0, 0, 1, 1)
+
+
+def test_a_closed_stdout_ends_the_run_quietly(tmp_path: Path) -> None:
+    """``run --json | head``: the reader goes away before the memory update's event."""
+    memory = {"when": {"has_tools": False}, "reply": {"text": "[]", "delay": 1}}
+    (tmp_path / "ws").mkdir()
+    env = server_env(tmp_path / "home") | {"ANTHROPIC_API_KEY": "sk-test"}
+    with FakeModelServer({"turns": [{"text": ["Hel", "lo"]}], "rules": [memory]}) as fake:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pseudoclaude", "run", "--json", "--workspace",
+             str(tmp_path / "ws"), "--base-url", fake.base_url, "hi"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert proc.stdout is not None and proc.stderr is not None
+        kinds = [json.loads(proc.stdout.readline())["kind"] for _ in range(4)]
+        assert kinds == ["text", "text", "usage", "stop"]
+        proc.stdout.close()  # before the memory update's event
+        err = proc.stderr.read()
+        assert proc.wait(60) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Broken pipe" not in err, err
