@@ -29,7 +29,7 @@ SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compa
                  "pseudoclaude/memory/forget", "pseudoclaude/memory/proposals",
                  "pseudoclaude/memory/review", "pseudoclaude/sessions/list",
                  "pseudoclaude/sessions/resume", "pseudoclaude/sessions/new",
-                 "pseudoclaude/sessions/messages"]
+                 "pseudoclaude/sessions/messages", "pseudoclaude/commands"]
 
 
 async def test_initialize_advertises_the_custom_surface(client: LanguageClient,

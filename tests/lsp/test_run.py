@@ -60,7 +60,7 @@ async def test_cancel_a_run(client: LanguageClient, env: Any) -> None:
     assert context["messageCount"] == 3
     items = await env.items(client)
     assert [i["kind"] for i in items] == ["user", "toolCall"]
-    assert items[1]["status"] == "canceled" and items[1]["error"]
+    assert items[1]["status"] == "done"  # the read finished; the model's next turn was cut
 
 
 async def test_approval_deny_leaves_a_denied_result(client: LanguageClient, env: Any) -> None:
