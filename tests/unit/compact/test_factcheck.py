@@ -67,3 +67,12 @@ def test_carried_facts_count_again_at_the_next_compaction() -> None:
     assert again.paths == ["x.py"]
     second = check("still bare", again)
     assert "CONSTRAINT: never touch vendor/" in second.summary and "x.py" in second.summary
+
+
+def test_presence_is_case_sensitive() -> None:
+    """Paths are case-sensitive on most systems: ``src/app.py`` in the summary does not carry
+    ``src/App.py``, and a prompt differing in case is not the prompt."""
+    facts = Facts(prompts=["Rename App"], paths=["src/App.py"])
+    done = check("The user asked to rename app; changed src/app.py.", facts)
+    assert (done.counts.checked, done.counts.missing, done.counts.added) == (2, 2, 2)
+    assert "- src/App.py" in done.summary and "- Rename App" in done.summary
