@@ -1,5 +1,6 @@
-"""camelCase ⇄ snake_case, once: the wire, the settings and the CLI's ``--json`` output are
-camelCase, Python snake_case. Pure."""
+"""Names of things, once: counted nouns (``1 message``, ``2 messages``) and camelCase ⇄
+snake_case (the wire, the settings and the CLI's ``--json`` output are camelCase, Python
+snake_case). Pure."""
 
 from __future__ import annotations
 
@@ -24,3 +25,8 @@ def snake(name: str) -> str:
             out.append("_")
         out.append(ch.lower())
     return "".join(out)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 message``, ``13 messages``, ``1,024 messages`` (``many``: an irregular plural)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"

@@ -13,11 +13,7 @@ from __future__ import annotations
 
 from pseudoclaude.compact.plan import NO_SESSION, NOTHING_TO_SUMMARIZE, WOULD_NOT_SHRINK
 from pseudoclaude.events import FactCheck
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 message``, ``13 messages``, ``1,024 messages`` (``many``: an irregular plural)."""
-    return f"{n:,} {word if n == 1 else many or word + 's'}"
+from pseudoclaude.names import plural as plural  # the counts of every message
 
 
 def tokens(n: int) -> str:

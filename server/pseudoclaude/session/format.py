@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from pseudoclaude.llm.types import Message
-from pseudoclaude.words import plural
+from pseudoclaude.names import plural
 
 
 def message_to_json(message: Message) -> dict[str, Any]:
