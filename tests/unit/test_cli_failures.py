@@ -130,3 +130,16 @@ def test_a_closed_stdout_ends_the_run_quietly(tmp_path: Path) -> None:
         err = proc.stderr.read()
         assert proc.wait(60) == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err and "Broken pipe" not in err, err
+
+
+def test_remember_does_not_repeat_the_title_as_the_summary(tmp_path: Path) -> None:
+    done = cli(tmp_path, "memory", "remember", "X.")
+    assert done.returncode == 0, done.stderr
+    index = (tmp_path / "ws" / ".PseudoClaude" / "memory" / "MEMORY.md").read_text()
+    assert "- [project_knowledge] X. (project_knowledge_x.md)" in index, index
+    titled = cli(tmp_path, "memory", "remember", "Tests run with make test.", "--title", "Tests")
+    assert titled.returncode == 0, titled.stderr
+    index = (tmp_path / "ws" / ".PseudoClaude" / "memory" / "MEMORY.md").read_text()
+    assert "- [project_knowledge] Tests — Tests run with make test. (" in index, index
+    shown = cli(tmp_path, "memory", "show")
+    assert "X. — X." not in shown.stdout and "  [project_knowledge] X. (" in shown.stdout

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pseudoclaude.api import protocol as p
+from pseudoclaude.memory.index import same_text
 from pseudoclaude.words import plural
 
 
@@ -47,7 +48,9 @@ def describe_memory(m: p.MemoryShowResult) -> str:
     lines: list[str] = []
     for store in m.stores:
         lines.append(f"{store.level} memory ({store.dir}): {plural(len(store.notes), 'note')}")
-        lines += [f"  [{n.type}] {n.title} — {n.summary} ({n.filename})" for n in store.notes]
+        lines += [f"  [{n.type}] {n.title}"
+                  + ("" if not n.summary or same_text(n.title, n.summary) else f" — {n.summary}")
+                  + f" ({n.filename})" for n in store.notes]
     lines.append("")
     lines.append("index in the system prompt"
                  + (" (truncated):" if m.truncated else ":") if m.index else

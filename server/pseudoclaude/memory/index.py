@@ -1,7 +1,9 @@
 """``MEMORY.md`` lines and the index text injected into the system prompt (SPEC §5).
 
 Index line: ``- [<type>] <title> — <summary> (<filename>)`` (the separator is a space, U+2014
-EM DASH, a space). :func:`upsert_line` and :func:`delete_lines` edit an index text in place of
+EM DASH, a space); ``- [<type>] <title> (<filename>)`` when the summary would only repeat the
+title (a short note whose title is its whole text, docs/memory.md).
+:func:`upsert_line` and :func:`delete_lines` edit an index text in place of
 its lines for one file and keep every other line (hand-written headings and notes included)
 as it was.
 
@@ -39,9 +41,18 @@ class IndexEntry:
     filename: str
 
 
+def same_text(title: str, summary: str) -> bool:
+    """Whether a summary says no more than its title (case and a final period aside)."""
+    def bare(text: str) -> str:
+        return " ".join(text.split()).rstrip(" .").casefold()
+    return bare(title) == bare(summary)
+
+
 def format_line(note_type: str, title: str, summary: str, filename: str) -> str:
     title = one_line(title, 200) or filename
     summary = one_line(summary, SUMMARY_MAX_CHARS) or DEFAULT_SUMMARY
+    if same_text(title, summary):  # "X. — X." says it twice: once is enough
+        return f"- [{note_type}] {title} ({filename})"
     return f"- [{note_type}] {title} — {summary} ({filename})"
 
 
