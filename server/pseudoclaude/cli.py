@@ -78,7 +78,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         return run_crash_demo(clean=args.clean)
     from pseudoclaude.demo import run_demo
 
-    return run_demo(clean=args.clean)
+    return run_demo(clean=args.clean, offline=args.offline)
 
 
 class Parser(argparse.ArgumentParser):
@@ -231,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo", help="the whole flow through the real server (offline unless an API key is set)")
+    demo.add_argument("--offline", action="store_true",
+                      help="always the built-in scripted model: never a provider key from the "
+                           "environment")
     demo.add_argument("--clean", action="store_true",
                       help="remove the demo's folder at the end (kept by default)")
     demo.add_argument("--keep", action="store_true", help=argparse.SUPPRESS)  # the default now

@@ -1,10 +1,11 @@
 """``pseudoclaude demo``: the whole flow, driven as an editor drives it (SPEC §9).
 
 On a copy of ``sample-workspace`` (package data, next to this module): start the scripted
-model on loopback (or, with ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` set, the real provider),
-start the real server over stdio, then initialize, run a task that reads files (one result is
-large enough to be spilled to a file), compact, show memory, list sessions; stop the server,
-start a second one, resume the session and continue it. Every notification is printed as a
+model on loopback (or, with ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY`` set and no
+``--offline``, the real provider), start the real server over stdio, then initialize, run a
+task that reads files (one result is large enough to be spilled to a file), compact, show
+memory, list sessions; stop the server, start a second one, resume the session and continue
+it. Every notification is printed as a
 readable transcript.
 """
 
@@ -23,7 +24,9 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.client import LanguageClient
 
+from pseudoclaude.agent.tools.base import MAX_CONTENT_BYTES
 from pseudoclaude.api import protocol as p
+from pseudoclaude.config import API_KEY_ENV
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.words import plural
 
@@ -81,8 +84,20 @@ def script() -> dict[str, Any]:
 class Transcript:
     """Prints notifications as they arrive."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None) -> None:
         self.mid_line = False
+        self.folder = folder
+        self.reading = 0
+        """The size of the file the last ``read_file`` call asked for."""
+
+    def file_size(self, params: dict[str, Any]) -> int:
+        path = params["arguments"].get("path") if isinstance(params["arguments"], dict) else None
+        if self.folder is None or not isinstance(path, str):
+            return 0
+        try:
+            return (self.folder / path).stat().st_size
+        except OSError:
+            return 0
 
     def line(self, text: str) -> None:
         if self.mid_line:
@@ -97,9 +112,14 @@ class Transcript:
             self.mid_line = True
         elif kind == "toolCall":
             self.line(f"   > {params['name']} {json.dumps(params['arguments'])[:100]}")
+            self.reading = self.file_size(params) if params["name"] == "read_file" else 0
         elif kind == "toolResult":
             status = "error" if params["isError"] else "ok"
             self.line(f"     {status}, {plural(params['bytes'], 'byte')}")
+            if params["name"] == "read_file" and self.reading > MAX_CONTENT_BYTES:
+                self.line(f"     (read_file returns at most {MAX_CONTENT_BYTES // 1024} KiB: this "
+                          f"is the start of the {self.reading:,}-byte file, and the result "
+                          "says where to read on with offset)")
         elif kind == "compact":
             what = (f"{plural(params['offloaded'], 'large result')} saved to files"
                     if params["layer"] == 1 else "older context summarised")
@@ -181,19 +201,22 @@ def describe_log(path: Path) -> str:
     return ", ".join(plural(n, k) for k, n in kinds.items())
 
 
-async def demo(root: Path) -> int:
-    show = Transcript()
+async def demo(root: Path, offline: bool = False) -> int:
     folder = root / "greenhouse"
+    show = Transcript(folder)
     shutil.copytree(SAMPLE, folder)
-    real = "ANTHROPIC_API_KEY" in os.environ or "OPENAI_API_KEY" in os.environ
+    real = not offline and any(os.environ.get(k) for k in API_KEY_ENV.values())
     env = dict(os.environ) | {"HOME": str(root / "home")}
+    if not real:  # never a provider key from the environment (nor the user's config: HOME)
+        env = {k: v for k, v in env.items() if k not in API_KEY_ENV.values()}
     # A 5,000-token window, so that this short session has an old part to summarise.
     options: dict[str, Any] = {"memory": {"userDir": str(root / "home" / "user-memory")},
                                "approvals": {"runCommand": "allow"}, "contextWindow": 5_000}
     fake: FakeModelServer | None = None
     if real:
         print("== Using the REAL provider from your environment (ANTHROPIC_API_KEY or "
-              "OPENAI_API_KEY is set); unset it for the offline scripted model.")
+              "OPENAI_API_KEY is set); --offline (or unsetting it) uses the built-in scripted "
+              "model.")
         env["HOME"] = os.environ.get("HOME", env["HOME"])
     else:
         fake = FakeModelServer(script()).start()
@@ -283,7 +306,7 @@ async def demo(root: Path) -> int:
             fake.stop()
 
 
-def run_demo(clean: bool = False) -> int:
+def run_demo(clean: bool = False, offline: bool = False) -> int:
     """Run the demo in a new folder under the system's temp folder; the folder is kept (its
     session log, spilled result and memory are there to look at) unless ``clean``."""
     if not SAMPLE.is_dir():
@@ -292,7 +315,7 @@ def run_demo(clean: bool = False) -> int:
         return 1
     root = Path(tempfile.mkdtemp(prefix="pseudoclaude-demo-"))
     try:
-        return asyncio.run(demo(root))
+        return asyncio.run(demo(root, offline))
     finally:
         if clean:
             shutil.rmtree(root, ignore_errors=True)
