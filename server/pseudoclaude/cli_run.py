@@ -1,7 +1,8 @@
 """``pseudoclaude run``: the agent in a terminal (SPEC §9).
 
-The answer streams to stdout; tool calls, compaction and memory events are one line each on
-stderr (so ``pseudoclaude run ... > answer.md`` keeps only the answer); provider retries are
+The model's text (of every turn) streams to stdout; tool calls, compaction and memory events
+are one line each on stderr (so ``> answer.md`` keeps the text without them; the final answer
+alone is the ``text`` of the ``--json`` result line); provider retries are
 shown only with ``--verbose``. With ``--json`` every event is a JSON object on its own stdout
 line and the last line is the result (the ``pseudoclaude/run`` result with ``"kind":
 "result"``), whatever the outcome: completed, error, limit or canceled.
