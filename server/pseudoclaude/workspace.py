@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import PseudoClaudeError
-from pseudoclaude.events import Event, StopReason
+from pseudoclaude.events import Event
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message
 from pseudoclaude.memory import MemoryManager, OnChange
@@ -400,8 +399,7 @@ class Workspace:
             raise WorkspaceError("the prompt is empty")
         ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
         with self._exclusive("start a run", RUNNING):
-            opened_here = session == NEW or (session is None and self.session is None)
-            if opened_here:
+            if session == NEW or (session is None and self.session is None):
                 await self._open_new()
             elif session is not None and session != self.session_id:
                 await self._open_resumed(session)
@@ -416,28 +414,8 @@ class Workspace:
                 secrets=self._secrets(),
             )
             self.last_run = runner
-            session_id = self.session.session_id
             result = await runner.run(prompt)
-            if opened_here and result.stop_reason == StopReason.ERROR and not any(
-                    m.role == "assistant" for m in result.appended):
-                await asyncio.to_thread(self._discard_failed_session)
-            return session_id, result
-
-    def _discard_failed_session(self) -> None:
-        """Forget the session this run just opened: its first run failed before any answer
-        (provider unreachable, prompt too long), so its log holds only the prompt. Keeping it
-        would make it ``latest`` and the target of ``context`` and ``compact``; the user still
-        has the prompt (the failure is shown) and runs it again in a new session."""
-        opened = self.session
-        if opened is None:
-            return
-        opened.writer.close()
-        with contextlib.suppress(OSError):
-            shutil.rmtree(self.store.session_dir(opened.session_id))
-        self.session = None
-        self.compact_runtime = None
-        self._turn_session = None
-        self._turn = 0
+            return self.session.session_id, result
 
     def last_outcome(self) -> RunOutcome | None:
         """What the latest run did (a cancelled run's too: what it had done by then)."""

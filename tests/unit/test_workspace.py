@@ -136,30 +136,6 @@ async def test_no_provider_fails_before_anything_is_written(workspace: Any, tmp_
     assert tree(tmp_path) == before  # no .PseudoClaude/, no .gitignore, no memory folder
 
 
-@pytest.mark.parametrize("failure", ["prompt_too_long", "server_error"])
-async def test_a_new_session_whose_first_run_fails_is_not_kept(
-        workspace: Any, fake: FakeModelServer, failure: str) -> None:
-    fake.add_turns({"text": "first answer"}, {"error": failure})
-    w = workspace()
-    first, _ = await w.ws.run("a real question")
-    failed, result = await w.ws.run("this one fails", session="new")
-    assert result.stop_reason == "error" and result.error
-    assert failed != first and not w.ws.store.session_dir(failed).exists()
-    assert [s.id for s in await w.ws.sessions()] == [first]
-    assert (await w.ws.load("latest")).session_id == first  # not the failed one
-    assert w.ws.session is None and w.ws.context().message_count == 0  # context: no session
-    with pytest.raises(WorkspaceError, match="no active session"):
-        await w.ws.compact()
-    again, result = await w.ws.run("this one fails")  # run again: a new session
-    assert result.stop_reason == "completed" and again not in (first, failed)
-    assert (await w.ws.sessions())[0].id == again
-    # A session that had answered before keeps its log when a later run fails.
-    fake.add_turns({"error": failure})
-    _, result = await w.ws.run("fails in a used session", session=again)
-    assert result.stop_reason == "error" and w.ws.session_id == again
-    assert w.ws.store.log_path(again).is_file()
-
-
 async def test_one_run_at_a_time(workspace: Any, fake: FakeModelServer) -> None:
     fake.add_turns({"text": "slow answer", "stall": 30}, {"text": "after the cancel"})
     w = workspace()

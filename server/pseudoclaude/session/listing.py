@@ -44,9 +44,6 @@ class SessionInfo:
     bytes: int
     model: str
     path: Path
-    has_messages: bool = True
-    """The log holds a message (a ``message`` line, or a ``replace``). One without (opened by
-    an editor and never prompted: only its header) is left out of :func:`list_sessions`."""
 
     def to_json(self, *, active: bool = False) -> dict[str, object]:
         """The snake_case shape of ``sessions list --json``."""
@@ -164,41 +161,18 @@ def session_info(store: SessionStore, session_id: str) -> SessionInfo:
         bytes=stat.st_size,
         model=model,
         path=path,
-        has_messages=bool(replay.messages) or _has_message_line(path),
     )
 
 
-def _has_message_line(path: Path) -> bool:
-    """Whether the log has a ``message`` or ``replace`` line (read only when the replay found
-    no live message: a session emptied by a replace still counts)."""
-    with open(path, "rb") as f:
-        for line in iter_lines(f, DEFAULT_LINE_LIMIT):
-            if not isinstance(line, bytes):
-                continue
-            try:
-                entry = decode(line)
-            except BadLine:
-                continue
-            if isinstance(entry, (MessageEntry, ReplaceEntry)):
-                return True
-    return False
-
-
 def list_sessions(store: SessionStore) -> list[SessionInfo]:
-    """Every session with a log and at least one message, newest first by last update: the
-    LSP server's and ACP's ``sessions/list``, ``sessions list``, and what ``latest`` means.
-    Unreadable ones are skipped, and so are logs with no message (an editor opened the session
-    and never prompted it, as codecompanion.nvim does on every ``session/load``); such a log is
-    kept, and its id still resumes it."""
+    """Every session with a log, newest first by last update. Unreadable ones are skipped."""
     infos = []
     for session_id in store.session_ids():
         if not os.path.isfile(store.log_path(session_id)):
             continue
         try:
-            info = session_info(store, session_id)
+            infos.append(session_info(store, session_id))
         except (SessionNotFound, OSError):
             continue
-        if info.has_messages:
-            infos.append(info)
     infos.sort(key=lambda s: (s.updated, s.id), reverse=True)
     return infos
