@@ -202,3 +202,46 @@ def test_replace_is_one_line_and_the_ledger_is_recorded_again(tmp_path: Path,
     assert loaded.messages == conv.messages()
     assert "c9" in loaded.offloads
     shutil.rmtree(store.data_dir)
+
+
+def _marker(message: Message) -> str:
+    """How ``message`` starts in a summary request's transcript."""
+    if message.tool_calls:
+        return f"[assistant calls read_file {message.tool_calls[0].id}] "
+    if message.tool_result is not None:
+        return f"[tool result for read_file {message.tool_result.call_id}]\n"
+    return f"[{message.role}]\n{message.content}\n"
+
+
+def test_a_prompt_too_long_first_chunk_is_rechunked_alone_and_nothing_is_lost(
+        harness: Any, call: Callable[..., Message], result: Callable[..., Message],
+        summary_rule: dict[str, Any]) -> None:
+    """Guards the re-chunking in ``compact/summarize.py``: when the first of several chunks
+    is refused as too long, only that chunk is split again; the later chunks still follow,
+    so every old message goes into exactly one accepted summary request."""
+    conv = Conversation()
+    for i in range(12):  # 12 rounds of ~2k tokens: several chunks in a 20,000-token window
+        conv.add_user(f"task {i}")
+        conv.append(call(f"c{i}"))
+        conv.append(result(f"c{i}", f"r{i} " + "d" * 7_000))
+        conv.add_assistant(f"done {i}")
+    original = conv.messages()
+    too_long = {"when": {"has_tools": False}, "reply": {"error": "prompt_too_long"},
+                "times": 1}
+    with FakeModelServer({"rules": [too_long, summary_rule]}) as fake:
+        h = harness(fake, window=20_000, conversation=conv)
+        outcome = asyncio.run(h.runtime.compact())
+        requests = fake.requests
+    assert outcome.summarized
+    assert [r["status"] for r in requests][:1] == [400]
+    accepted = ["".join(block["text"] for block in r["body"]["messages"][0]["content"])
+                for r in requests if r["status"] == 200]
+    assert len(accepted) == len(requests) - 1 >= 3  # the split chunk, then the later ones
+    old = original[:len(original) - len(h.conversation.messages()[2:])]
+    assert len(old) > 30
+    for message in old:
+        holders = [i for i, text in enumerate(accepted) if _marker(message) in text]
+        assert len(holders) == 1, _marker(message)
+        if message.tool_calls:  # a call and its result travel together
+            call_id = message.tool_calls[0].id
+            assert f"[tool result for read_file {call_id}]\n" in accepted[holders[0]]

@@ -8,6 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from pseudoclaude.compact.estimate import estimate_messages
+from pseudoclaude.compact.types import ASSUMED_SUMMARY_TOKENS, SUMMARY_OVERHEAD
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.events import CompactEvent, ErrorEvent, WarningEvent
 from pseudoclaude.fake_model import FakeModelServer
@@ -90,3 +92,36 @@ def test_the_preview_says_what_the_compaction_then_does_for_a_small_old_part(
         outcome = asyncio.run(h.runtime.compact())
         assert plan.would_summarize is outcome.summarized is True
         assert len(h.conversation.messages()) == 2 + plan.kept_messages
+
+
+def test_the_preview_plans_on_the_history_layer1_leaves_not_the_raw_one(
+        harness: Any, call: Callable[..., Message], result: Callable[..., Message],
+        summary_rule: dict[str, Any]) -> None:
+    """Guards the preview's Layer-1 simulation (``compact/dryrun.py``): a result over
+    ``single_result_bytes`` in the recent window is planned as its preview, so the preview's
+    kept window (messages and tokens) is the one the real compaction keeps."""
+    conv = Conversation()
+    for i in range(16):
+        conv.append(Message(role="user" if i % 2 == 0 else "assistant",
+                            content=f"m{i} " + "x" * 4_000))
+    conv.add_user("read the log")
+    conv.append(call("c1"))
+    conv.append(result("c1", "L" * 60_000))  # over the 50,000-byte single limit: spilled
+    conv.add_assistant("done")
+    original = conv.messages()
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        h = harness(fake, conversation=conv)
+        plan = asyncio.run(h.runtime.preview())
+        assert plan.would_summarize and plan.spill.results == 1
+        assert fake.requests == [] and h.conversation.messages() == original
+        outcome = asyncio.run(h.runtime.compact())
+    assert outcome.summarized and outcome.offloaded == 1
+    kept = h.conversation.messages()[2:]
+    spilled = [m.tool_result for m in kept if m.tool_result is not None]
+    assert [r.content[:20] for r in spilled] == ["[content offloaded] "]  # kept, as a preview
+    assert plan.kept_messages == len(kept) > 5  # not cut short by the raw 60,000 bytes
+    assert plan.summarized_messages == plan.first_kept_index == len(original) - len(kept)
+    assert kept[0] == original[plan.first_kept_index]
+    # the kept part's tokens in the preview's estimate (old part > the assumed summary size)
+    preview_kept = plan.estimated_after_tokens - SUMMARY_OVERHEAD - ASSUMED_SUMMARY_TOKENS
+    assert abs(preview_kept - estimate_messages(kept)) <= 2  # ceil() of three terms

@@ -35,9 +35,11 @@ from pseudoclaude.memory.proposals import (
     UnknownProposal,
     accept_state,
     accepted_bytes,
+    decode_proposal,
     encode_proposal,
     with_updated,
 )
+from pseudoclaude.memory.store import Change
 from pseudoclaude.session.turns import count_prompts
 from pseudoclaude.workspace import Workspace
 
@@ -339,6 +341,33 @@ def test_an_accept_interrupted_after_the_note_was_written_is_finished(tmp_path: 
     fresh.manager.proposals.save(msgspec.structs.replace(
         again, accepting=accept_state(b"never written")))
     assert [p.id for p in fresh.pending()] == [again.id]
+
+
+def test_an_accept_journals_accepting_on_disk_before_it_writes_the_note(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards the journalled accept (``memory/consent.py``): when the store writes the note,
+    the proposal file on disk already says ``accepting`` (the digest of the bytes written),
+    so a crash between the two can be finished on the next load."""
+    h = Harness(tmp_path)
+    (proposal,) = h.propose(note("Alpha"))
+    store = h.manager.project
+    real_replace = store.replace_note
+    seen: list[tuple[str, str]] = []  # (accepting on disk, the state the write gives)
+
+    def spy(filename: str, expected: str | None, data: bytes | None, *,
+            summary: str = "") -> Change:
+        path = h.proposals_dir / f"{proposal.id}.json"
+        on_disk = decode_proposal(path.read_bytes(), proposal.id)
+        seen.append((on_disk.accepting, accept_state(data)))
+        return real_replace(filename, expected, data, summary=summary)
+
+    monkeypatch.setattr(store, "replace_note", spy)
+    assert h.review(proposal.id, "accept").applied
+    assert len(seen) == 1
+    on_disk, written = seen[0]
+    assert on_disk == written != ""
+    assert written == accept_state((h.project_dir / proposal.filename).read_bytes())
+    assert h.pending() == []
 
 
 # -- provenance --------------------------------------------------------------------------------
