@@ -275,3 +275,37 @@ def test_nvim_install(nvim: Any, tmp_path: Path) -> None:
     assert "sk-ant-test-SECRET" not in proc.stdout + proc.stderr + report_path.read_text()
     data = Path(env["XDG_DATA_HOME"]) / "nvim" / "pseudoclaude"
     assert sorted(p.name for p in data.iterdir()) == ["venv"], list(data.iterdir())
+
+
+def readme_block(lang: str, needle: str) -> str:
+    """The first ``lang`` code block of editors/nvim/README.md that contains ``needle``."""
+    text = (PLUGIN / "README.md").read_text()
+    for block in text.split(f"```{lang}\n")[1:]:
+        body = block.split("```", 1)[0]
+        if needle in body:
+            return body
+    raise AssertionError(f"no ```{lang} block with {needle!r} in editors/nvim/README.md")
+
+
+def test_nvim_packadd_lines_from_the_readme(nvim: Any, tmp_path: Path) -> None:
+    """The README's ``packadd`` install, as a user runs it: its shell lines (with the clone in
+    ``~/src/pseudoclaude-lsp`` being this checkout) and its Lua lines as init.lua, in a Neovim
+    that reads its configuration (no ``--clean``): the commands exist and ``setup`` ran."""
+    env = nvim.env()
+    home = Path(env["HOME"])
+    (home / "src").mkdir()
+    (home / "src" / "pseudoclaude-lsp").symlink_to(ROOT)
+    shell = [line for line in readme_block("sh", "packadd").splitlines()
+             if line.strip() and not line.startswith("nvim ")]
+    assert any(line.startswith("ln -s") for line in shell), shell
+    subprocess.run(["sh", "-ec", "\n".join(shell)], env=env, check=True, timeout=30)
+    init = Path(env["XDG_CONFIG_HOME"]) / "nvim" / "init.lua"
+    init.parent.mkdir(parents=True)
+    init.write_text(readme_block("lua", "vim.cmd.packadd"))
+    probe = ("lua io.stdout:write(vim.fn.exists(':PseudoClaudeInstall'), ' ', "
+             "vim.fn.exists(':PseudoClaudeChat'), ' ', "
+             "tostring(vim.lsp.is_enabled('pseudoclaude')), '\\n')")
+    proc = subprocess.run([nvim.binary, "--headless", "-i", "NONE", f"+{probe}", "+qa!"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.split() == ["2", "2", "true"], proc.stdout + proc.stderr

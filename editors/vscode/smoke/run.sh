@@ -4,8 +4,9 @@
 # Sets up what it needs (idempotent, cached under editors/vscode/smoke/): Debian's chromium and
 # libkrb5-dev (for code-server's native modules), Node 24 and npm 10 from the npm registry,
 # code-server 4.139.1 and playwright-core; then builds and packages the extension (.vsix) and
-# runs smoke.mjs. Usage: run.sh PYTHON (a Python with the pseudoclaude package). The chat's
-# screenshots are copied to editors/media/ (SMOKE_MEDIA=DIR elsewhere).
+# runs smoke.mjs, then managed.mjs (the managed server install; needs PyPI). Usage: run.sh PYTHON
+# (a Python with the pseudoclaude package). The chat's and the install's screenshots are copied
+# to editors/media/ (SMOKE_MEDIA=DIR elsewhere).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -48,3 +49,11 @@ echo "== smoke test"
 rm -rf "$out"
 node "$here/smoke.mjs" --python "$python" --vsix "$ext/pseudoclaude.vsix" --out "$out" \
     --media "${SMOKE_MEDIA:-$(dirname "$ext")/media}"
+
+# The managed install (no server settings, only the system's python3 on PATH): installed from
+# the package index, then failing with the index unreachable. SMOKE_MANAGED=0 skips it.
+if [[ "${SMOKE_MANAGED:-1}" != 0 ]]; then
+    echo "== managed install"
+    node "$here/managed.mjs" --python "$python" --vsix "$ext/pseudoclaude.vsix" --out "$out/managed" \
+        --media "${SMOKE_MEDIA:-$(dirname "$ext")/media}"
+fi

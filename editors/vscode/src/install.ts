@@ -198,9 +198,9 @@ export function installPlan(input: PlanInput): InstallPlan {
     staging,
     python: venvPython(venv, input.platform),
     steps: [
-      { title: 'Creating a virtual environment', command: input.basePython, args: ['-m', 'venv', staging] },
+      { title: 'Creating a private virtual environment', command: input.basePython, args: ['-m', 'venv', staging] },
       {
-        title: 'Installing the server',
+        title: 'Installing pseudoclaude-lsp and its dependencies with pip',
         command: venvPython(staging, input.platform),
         args: ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', input.wheel],
       },
@@ -236,7 +236,10 @@ export function pipStep(line: string): string | undefined {
     return undefined;
   }
   const [, verb, rest = ''] = m;
-  const what = rest.replace(/\s*\(.*\)\s*$/, '').replace(/^.*[\\/]/, '');
+  const file = rest.replace(/\s*\(.*\)\s*$/, '').replace(/^.*[\\/]/, '');
+  // A wheel's or source archive's file name as `name version`: the notification has one line.
+  const dist = /^([A-Za-z0-9_.]+?)-(\d[^-]*?)(?:-[^/]*\.whl|\.tar\.gz|\.zip)$/.exec(file);
+  const what = dist ? `${dist[1]} ${dist[2]}` : file;
   const short = what.length > 60 ? `${what.slice(0, 57)}...` : what;
   return `${verb === 'Installing collected packages:' ? 'Installing' : verb} ${short}`;
 }
@@ -315,11 +318,16 @@ export function classifyFailure(f: StepFailure): Failure {
     };
   }
   if (f.step === 'pip' && NETWORK.some((re) => re.test(output))) {
+    const index = /Looking in indexes:\s*(\S+)/.exec(output)?.[1]?.replace(/,$/, '');
+    const requirement = /No matching distribution found for (\S+)/.exec(output)?.[1];
+    const what = requirement ? `the server's dependencies (${requirement} first)` : "the server's dependencies";
+    const where = index ? `the package index ${index}` : 'the package index';
     return {
       kind: 'network',
       message:
-        `pip could not download the server's dependencies from the package index (${pipError(output)}). ` +
-        "Check the network connection, or pip's index and proxy settings (pip.conf, PIP_INDEX_URL, HTTPS_PROXY); then try again.",
+        `pip could not get ${what} from ${where}. ` +
+        "Check the network connection, or pip's index and proxy settings (pip.conf, PIP_INDEX_URL, HTTPS_PROXY), " +
+        "then Retry. Show Log has pip's output.",
     };
   }
   if (f.step === 'files') {
@@ -411,8 +419,11 @@ export function statusText(s: ServerStatus, describe: (c: ServerCommand) => stri
     `Version: ${s.version ?? 'unknown'}`,
     `Command: ${describe(s.command)}`,
     `From: ${describeOrigin(s.command.source)}`,
-    `Interpreter: ${s.interpreter ?? 'unknown'}`,
   ];
+  // The managed command runs the interpreter itself: its path once is enough.
+  if (s.interpreter !== s.command.command) {
+    lines.push(`Interpreter: ${s.interpreter ?? 'unknown'}`);
+  }
   if (s.venv) {
     lines.push(`Virtual environment: ${s.venv}`);
   }

@@ -130,9 +130,10 @@ describe('the install plan', () => {
   });
 
   it('shows pip\'s current step', () => {
-    assert.equal(pipStep('Processing /ext/bundled/pseudoclaude_lsp-0.2.0-py3-none-any.whl'), 'Processing pseudoclaude_lsp-0.2.0-py3-none-any.whl');
+    assert.equal(pipStep('Processing /ext/bundled/pseudoclaude_lsp-0.2.0-py3-none-any.whl'), 'Processing pseudoclaude_lsp 0.2.0');
     assert.equal(pipStep('Collecting pygls>=2.0 (from pseudoclaude-lsp==0.2.0)'), 'Collecting pygls>=2.0');
-    assert.equal(pipStep('  Downloading msgspec-0.19.0-cp312-cp312-manylinux.whl (213 kB)'), 'Downloading msgspec-0.19.0-cp312-cp312-manylinux.whl');
+    assert.equal(pipStep('  Downloading msgspec-0.19.0-cp312-cp312-manylinux.whl (213 kB)'), 'Downloading msgspec 0.19.0');
+    assert.equal(pipStep('Downloading https://files.example/pyyaml-6.0.2.tar.gz (130 kB)'), 'Downloading pyyaml 6.0.2');
     assert.equal(pipStep('Installing collected packages: attrs, pygls'), 'Installing attrs, pygls');
     assert.equal(pipStep('Requirement already satisfied: pip'), undefined);
   });
@@ -164,7 +165,10 @@ describe('install failures', () => {
     const f = classifyFailure({ step: 'pip', exitCode: 1, output });
     assert.equal(f.kind, 'network');
     assert.match(f.message, /package index/);
-    assert.match(f.message, /No matching distribution found for pygls>=2/);
+    assert.match(f.message, /pygls>=2 first/);
+    assert.match(f.message, /then Retry/);
+    const named = classifyFailure({ step: 'pip', exitCode: 1, output: `Looking in indexes: http://127.0.0.1:9/simple\n${output}` });
+    assert.match(named.message, /from the package index http:\/\/127\.0\.0\.1:9\/simple\./);
     assert.match(f.message, /PIP_INDEX_URL/);
   });
 
@@ -211,7 +215,6 @@ describe('server status', () => {
       'Version: 0.2.0',
       'Command: /gs/server/0.2.0/venv/bin/python -m pseudoclaude lsp',
       "From: the extension's own installation (a private virtual environment)",
-      'Interpreter: /gs/server/0.2.0/venv/bin/python',
       'Virtual environment: /gs/server/0.2.0/venv',
     ]);
     const down = statusText({ command: { command: 'pseudoclaude', args: ['lsp'], source: 'default' }, running: false, error: 'spawn pseudoclaude ENOENT' }, describeCommand);

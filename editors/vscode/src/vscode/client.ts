@@ -219,6 +219,7 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
   }
 
   async restart(): Promise<void> {
+    this.servers.forgetFailure();
     await this.stop();
     await this.start();
   }

@@ -85,6 +85,12 @@ function run(command: string, args: string[], timeoutMs: number): Promise<{ code
 export class ServerProvider {
   private counter = 0;
   last: ResolvedServer | undefined;
+  /**
+   * The last failed install, until Retry or a restart (settings change, Restart Server): every
+   * request would start the server again, and each start would otherwise install again and
+   * show another notification.
+   */
+  private failed: InstallFailed | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -129,6 +135,9 @@ export class ServerProvider {
         const plan = this.plan();
         resolved = { command: managedCommand(plan), interpreter: plan.python, venv: plan.venv };
         if (install && !(await isExecutableFile(plan.python))) {
+          if (this.failed) {
+            throw this.failed;
+          }
           await this.installWithProgress(folder);
         }
       }
@@ -147,14 +156,21 @@ export class ServerProvider {
     );
     if (failure) {
       this.log.error(`managed install failed: ${failure.message}`);
+      this.failed = new InstallFailed(failure.message);
       void this.notifyFailure(failure);
-      throw new InstallFailed(failure.message);
+      throw this.failed;
     }
+  }
+
+  /** The next start installs again (Retry, Restart Server, a changed setting). */
+  forgetFailure(): void {
+    this.failed = undefined;
   }
 
   private async notifyFailure(f: Failure): Promise<void> {
     const choice = await vscode.window.showErrorMessage(failureNotification(f), ...FAILURE_ACTIONS);
     if (choice === 'Retry') {
+      this.forgetFailure();
       this.retry();
     } else if (choice === 'Show Log') {
       this.log.show();
