@@ -82,12 +82,12 @@ def print_event(session_id: str, event: Event) -> None:
 @contextlib.asynccontextmanager
 async def open_workspace(args: argparse.Namespace, *, session: bool) -> AsyncIterator[Workspace]:
     """The workspace of ``--workspace``; with ``session``, its latest session resumed (when
-    there is one)."""
+    there is one: see :func:`~pseudoclaude.session.resume.latest_id`)."""
     root = workspace_root(args.workspace)
     ws = Workspace(root, settings_for(args, root), approver=TerminalApprover(),
                    hooks=Hooks(events=print_event))
     try:
-        if session and await ws.has_sessions():
+        if session and await ws.has_latest():
             await ws.resume("latest")
         yield ws
     finally:

@@ -51,6 +51,7 @@ from pseudoclaude.session import (
     SessionStore,
     cleanup_expired,
     compaction_history,
+    latest_id,
     list_sessions,
     load_session,
     new_session,
@@ -278,8 +279,10 @@ class Workspace:
     def sessions_dir(self) -> Path:
         return self.store.sessions_dir
 
-    async def has_sessions(self) -> bool:
-        return self.store.sessions_dir.is_dir() and bool(await self.sessions())
+    async def has_latest(self) -> bool:
+        """Whether ``latest`` names a session (one the model answered in)."""
+        return self.store.sessions_dir.is_dir() and (
+            await asyncio.to_thread(latest_id, self.store)) is not None
 
     async def sessions(self) -> list[SessionInfo]:
         return await asyncio.to_thread(list_sessions, self.store)

@@ -459,6 +459,25 @@ async def test_list_and_load_in_a_new_process(env: Env) -> None:
     assert shown["id"] == sid and len(shown["messages"]) == 6
 
 
+async def test_codecompanion_new_then_load_leaves_no_listed_empty_session(env: Env) -> None:
+    ws = env.folder()
+    env.fake.add_turns({"text": "Hello."})
+    async with agent(env, Recorder()) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        await call(conn.prompt(session_id=sid, prompt=prompt("hi")))
+    for _ in range(3):  # codecompanion.nvim: a chat opens (session/new), then loads another
+        async with agent(env, Recorder()) as conn:
+            empty = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+            await call(conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[]))
+            assert [s.session_id for s in (await call(conn.list_sessions())).sessions] == [sid]
+            assert [s.session_id for s in (await call(conn.list_sessions(cwd=str(ws))))
+                    .sessions] == [sid]
+        assert env.cli("sessions", "show", empty, "--workspace", str(ws))["id"] == empty  # kept
+    listed = env.cli("sessions", "list", "--workspace", str(ws))
+    assert [s["id"] for s in listed["sessions"]] == [sid]
+    assert env.cli("sessions", "show", "latest", "--workspace", str(ws))["id"] == sid
+
+
 async def test_two_workspaces_in_one_process(env: Env) -> None:
     one, two = env.folder("one"), env.folder("two")
     env.fake.add_turns({"text": "slow answer", "delay": 0.3}, {"text": "fast answer"})

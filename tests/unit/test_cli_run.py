@@ -123,9 +123,15 @@ def test_ctrl_c_exits_130_and_leaves_a_valid_session(tmp_path: Path, as_json: bo
         last = json.loads(out.splitlines()[-1])
         assert last["kind"] == "result" and last["stopReason"] == "canceled"
         assert last["sessionId"] and last["iterations"] == 1
-    listed = subprocess.run([sys.executable, "-m", "pseudoclaude", "sessions", "show", "latest",
-                             "--workspace", str(ws), "--json"], capture_output=True, text=True,
-                            env=env_for(tmp_path), timeout=60)
-    shown = json.loads(listed.stdout)
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pseudoclaude", *args, "--workspace",
+                               str(ws)], capture_output=True, text=True,
+                              env=env_for(tmp_path), timeout=60)
+
+    [listed] = json.loads(cli("sessions", "list", "--json").stdout)["sessions"]
+    # Never answered: listed, kept, but not `latest` (context and compact do not land on it).
+    latest = cli("sessions", "show", "latest")
+    assert latest.returncode == 1 and "the model never answered in 1 session" in latest.stderr
+    shown = json.loads(cli("sessions", "show", listed["id"], "--json").stdout)
     assert shown["messages"] == [{"role": "user", "content": "wait"}]
     assert shown["repaired"] == 0

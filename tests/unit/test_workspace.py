@@ -136,6 +136,45 @@ async def test_no_provider_fails_before_anything_is_written(workspace: Any, tmp_
     assert tree(tmp_path) == before  # no .PseudoClaude/, no .gitignore, no memory folder
 
 
+@pytest.mark.parametrize("failure", ["prompt_too_long", "server_error"])
+async def test_a_session_whose_first_run_failed_is_kept_but_not_latest(
+        workspace: Any, fake: FakeModelServer, failure: str) -> None:
+    """A new session whose first run fails before any answer keeps its prompt (listed,
+    resumable by id) but is not ``latest``: a later process's ``context`` and ``compact`` act on
+    the session that answered. Once it answers, it is ``latest``."""
+    fake.add_turns({"text": "first answer"}, {"error": failure})
+    w = workspace()
+    first, _ = await w.ws.run("a real question")
+    failed, result = await w.ws.run("this one fails", session="new")
+    assert result.stop_reason == "error" and result.error and failed != first
+    listed = {s.id: s for s in await w.ws.sessions()}
+    assert set(listed) == {first, failed}
+    assert listed[failed].answered is False and listed[first].answered is True
+    assert (await w.ws.load(failed)).messages[0].content == "this one fails"  # nothing lost
+    assert (await w.ws.load("latest")).session_id == first
+    later = workspace()  # the next process (the CLI's context, compact, --session latest)
+    assert await later.ws.has_latest()
+    assert (await later.ws.resume("latest")).session_id == first
+    # Run again in the failed session: once it answers, it is latest.
+    fake.add_turns({"text": "now it works"})
+    _, result = await w.ws.run("try again", session=failed)
+    assert result.stop_reason == "completed"
+    assert (await w.ws.load("latest")).session_id == failed
+
+
+async def test_only_failed_sessions_means_no_latest(workspace: Any,
+                                                     fake: FakeModelServer) -> None:
+    fake.add_turns({"error": "server_error"})
+    w = workspace()
+    failed, result = await w.ws.run("fails")
+    assert result.stop_reason == "error"
+    assert [s.id for s in await w.ws.sessions()] == [failed]
+    later = workspace()
+    assert not await later.ws.has_latest()
+    with pytest.raises(SessionNotFound, match="the model never answered in 1 session"):
+        await later.ws.load("latest")
+
+
 async def test_one_run_at_a_time(workspace: Any, fake: FakeModelServer) -> None:
     fake.add_turns({"text": "slow answer", "stall": 30}, {"text": "after the cancel"})
     w = workspace()

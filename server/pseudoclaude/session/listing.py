@@ -44,6 +44,12 @@ class SessionInfo:
     bytes: int
     model: str
     path: Path
+    answered: bool = True
+    """The model answered in it at least once (an assistant message in the log). A session whose
+    first run failed before any answer holds only the prompt: it is listed, but not ``latest``."""
+    has_messages: bool = True
+    """The log holds a message (a ``message`` or ``replace`` line). One with only its header (an
+    editor opened it and never prompted it) is left out of :func:`list_sessions`."""
 
     def to_json(self, *, active: bool = False) -> dict[str, object]:
         """The snake_case shape of ``sessions list --json``."""
@@ -152,6 +158,10 @@ def session_info(store: SessionStore, session_id: str) -> SessionInfo:
         with contextlib.suppress(ValueError):
             created = datetime.fromisoformat(replay.header.created).astimezone()
     updated = _local(replay.last_ts or stat.st_mtime)
+    if any(m.role == "assistant" for m in replay.messages):
+        has_messages = answered = True
+    else:
+        has_messages, answered = _scan_lines(path)
     return SessionInfo(
         id=session_id,
         title=title or UNTITLED,
@@ -161,18 +171,50 @@ def session_info(store: SessionStore, session_id: str) -> SessionInfo:
         bytes=stat.st_size,
         model=model,
         path=path,
+        has_messages=has_messages,
+        answered=answered,
     )
 
 
+def _scan_lines(path: Path) -> tuple[bool, bool]:
+    """``(has a message, was ever answered)`` from every line of the log: read only when what
+    it replays to has no assistant message (a session a ``replace`` emptied or repaired down to
+    its prompt still counts as what it was)."""
+    has_message = answered = False
+    with open(path, "rb") as f:
+        for line in iter_lines(f, DEFAULT_LINE_LIMIT):
+            if not isinstance(line, bytes):
+                continue
+            try:
+                entry = decode(line)
+            except BadLine:
+                continue
+            if isinstance(entry, MessageEntry):
+                has_message = True
+                answered = answered or entry.role == "assistant"
+            elif isinstance(entry, ReplaceEntry):
+                has_message = True
+                answered = answered or any(m.role == "assistant" for m in entry.messages or ())
+            if answered:
+                break
+    return has_message, answered
+
+
 def list_sessions(store: SessionStore) -> list[SessionInfo]:
-    """Every session with a log, newest first by last update. Unreadable ones are skipped."""
+    """Every session with a log and a message, newest first by last update: the LSP server's
+    and ACP's ``sessions/list`` and ``sessions list``. Unreadable ones are skipped, and so are
+    logs with no message (an editor opened the session and never prompted it, as
+    codecompanion.nvim does before every ``session/load``); such a log stays, and its id still
+    resumes it."""
     infos = []
     for session_id in store.session_ids():
         if not os.path.isfile(store.log_path(session_id)):
             continue
         try:
-            infos.append(session_info(store, session_id))
+            info = session_info(store, session_id)
         except (SessionNotFound, OSError):
             continue
+        if info.has_messages:
+            infos.append(info)
     infos.sort(key=lambda s: (s.updated, s.id), reverse=True)
     return infos

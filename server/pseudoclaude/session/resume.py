@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from pseudoclaude.conversation import Conversation, Offload
 from pseudoclaude.llm.types import Message
+from pseudoclaude.names import plural
 from pseudoclaude.session.listing import list_sessions
 from pseudoclaude.session.loader import UsageAnchor, replay_file
 from pseudoclaude.session.repair import repair
@@ -49,14 +50,27 @@ class OpenSession:
         return self.writer.session_id
 
 
+def latest_id(store: SessionStore) -> str | None:
+    """What ``latest`` means: the newest session the model answered in. One whose first run
+    failed (or was cancelled) before any answer holds only its prompt: it is listed and resumes
+    by its id, but is not ``latest``, so ``context`` and ``compact`` never land on it."""
+    return next((s.id for s in list_sessions(store) if s.answered), None)
+
+
 def resolve(store: SessionStore, ref: str) -> str:
-    """A session id from an id or ``latest`` (an error when there is no session at all)."""
-    if ref == LATEST:
-        sessions = list_sessions(store)
-        if not sessions:
-            raise SessionNotFound(f"no session to resume in {store.sessions_dir}")
-        return sessions[0].id
-    return store.check_id(ref)
+    """A session id from an id or ``latest`` (an error when there is no such session)."""
+    if ref != LATEST:
+        return store.check_id(ref)
+    sessions = list_sessions(store)
+    latest = next((s.id for s in sessions if s.answered), None)
+    if latest is not None:
+        return latest
+    if sessions:
+        raise SessionNotFound(
+            f"no session with an answer to resume in {store.sessions_dir} (the model never "
+            f"answered in {plural(len(sessions), 'session')}: resume one by its id, "
+            f"e.g. {sessions[0].id})")
+    raise SessionNotFound(f"no session to resume in {store.sessions_dir}")
 
 
 def load_session(store: SessionStore, ref: str) -> LoadedSession:

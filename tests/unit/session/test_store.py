@@ -137,8 +137,14 @@ def test_latest_and_unknown_ids(store: SessionStore) -> None:
         load_session(store, "../../etc")
     with pytest.raises(SessionNotFound, match="no session 20990101-000000-abcd"):
         load_session(store, "20990101-000000-abcd")
-    _log(store, "20260617-120000-aaaa", [MessageEntry(role="user", content="a", ts=5.0)])
-    _log(store, "20260101-120000-bbbb", [MessageEntry(role="user", content="b", ts=9.0)])
+    _log(store, "20260617-120000-aaaa", [MessageEntry(role="user", content="a", ts=5.0),
+                                         MessageEntry(role="assistant", content="A", ts=6.0)])
+    _log(store, "20260101-120000-bbbb", [MessageEntry(role="user", content="b", ts=9.0),
+                                         MessageEntry(role="assistant", content="B", ts=9.5)])
+    assert load_session(store, "latest").session_id == "20260101-120000-bbbb"
+    # Newer, but never answered (its first run failed): listed, not latest.
+    _log(store, "20260201-120000-cccc", [MessageEntry(role="user", content="c", ts=12.0)])
+    assert list_sessions(store)[0].id == "20260201-120000-cccc"
     assert load_session(store, "latest").session_id == "20260101-120000-bbbb"
 
 

@@ -12,6 +12,7 @@ from pseudoclaude.session import (
     load_session,
     new_session,
     resume_session,
+    session_info,
 )
 
 
@@ -24,8 +25,8 @@ def test_touch_makes_a_new_session_resumable(tmp_path: Path) -> None:
     opened.writer.touch()  # once
     opened.writer.close()
     assert len(path.read_bytes().splitlines()) == 1
-    [info] = list_sessions(store)
-    assert info.id == opened.session_id and info.message_count == 0
+    assert list_sessions(store) == []  # no message yet: not listed, never `latest` ...
+    assert session_info(store, opened.session_id).message_count == 0  # ... but kept
     resumed = resume_session(store, opened.session_id, model="m", workspace="/w")
     resumed.conversation.append(Message(role="user", content="hello"))
     resumed.writer.close()
