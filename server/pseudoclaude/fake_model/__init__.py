@@ -27,7 +27,8 @@ the ``#`` comments below are for illustration only)::
         {"text": ["Hel", "lo"], "usage": {"input": 120, "output": 5, "cache_read": 100}}
       ],
       "default": {"text": "..."},      # when no rule matches and no turn is left
-      "limit": {"max_tokens": 30000}    # optional: the provider's real context window
+      "limit": {"max_tokens": 30000},   # optional: the provider's real context window
+      "cache": true                     # optional: bill prompts through the cache simulation
     }
 
 ``when`` conditions (all must hold): ``last_user_contains`` (text of the last user message),
@@ -48,6 +49,12 @@ a request is recorded with ``reply: "limit"`` and ``status: 400``. Through the p
 providers both become :class:`~pseudoclaude.llm.errors.PromptTooLong` whose ``str()`` is
 ``anthropic API error 400: prompt is too long: X tokens > N maximum`` or ``openai API error
 400: This model's maximum context length is N tokens. However, ...``.
+
+``cache`` (``true``): every reply's prompt usage (unless the reply scripts ``usage.input``) is
+what the provider's prompt cache would bill for that request — Anthropic's breakpoints, reads
+and writes, OpenAI's automatic prefix caching — from one :class:`~.cache.PrefixCache` per
+server (:mod:`.cache`); each such request is recorded with ``usage`` (``input``,
+``cache_read``, ``cache_write``, ``output``).
 
 The two modes the compaction tests use, as examples::
 
@@ -79,7 +86,8 @@ contains both a ``<summary>`` block and an empty JSON array ``[]``.
 
 Modules: :mod:`.script` (rules, turns, their checks), :mod:`.reply` (a reply normalised),
 :mod:`.anthropic_wire` and :mod:`.openai_wire` (the two wire formats), :mod:`.errors` (injected
-failures), :mod:`.tokens` (the ``limit`` mode's estimate), :mod:`.server` (the HTTP server and
+failures), :mod:`.tokens` (the ``limit`` mode's estimate), :mod:`.cache` (the prompt-cache
+simulation), :mod:`.server` (the HTTP server and
 :class:`FakeModelServer`), :mod:`.command` (``pseudoclaude fake-model``).
 """
 

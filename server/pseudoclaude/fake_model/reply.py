@@ -8,6 +8,8 @@ import itertools
 import json
 from typing import Any
 
+from pseudoclaude.fake_model.cache import CacheUsage
+
 ANTHROPIC_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens",
                   "content_filter": "refusal"}
 
@@ -28,7 +30,8 @@ def pieces(text: str, count: int) -> list[str]:
 class Reply:
     """A normalised reply: the content both wire formats are generated from."""
 
-    def __init__(self, spec: dict[str, Any], body: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], body: dict[str, Any],
+                 cache: CacheUsage | None = None) -> None:
         text = spec.get("text", "")
         self.chunks = [str(t) for t in text] if isinstance(text, list) else (
             pieces(text, int(spec.get("chunks", 3))) if text else [])
@@ -55,6 +58,9 @@ class Reply:
         stop = str(spec.get("stop_reason") or ("tool_use" if self.calls else "end_turn"))
         self.stop = ANTHROPIC_STOP.get(stop, stop)
         usage = spec.get("usage") or {}
+        if cache is not None and "input" not in usage:  # the simulation's bill
+            usage = {**usage, "input": cache.input, "cache_read": cache.read,
+                     "cache_write": cache.write}
         self.input = int(usage.get("input", max(1, len(json.dumps(body)) // 4)))
         self.output = int(usage.get("output", max(1, len(self.text) // 4 + 5 * len(self.calls))))
         self.cache_read = int(usage.get("cache_read", 0))

@@ -117,7 +117,7 @@ class Script:
             spec = {"turns": spec}
         if not isinstance(spec, dict):
             raise ScriptError("fake-model script: expected an object or a list of turns")
-        unknown = set(spec) - {"turns", "rules", "default", "limit"}
+        unknown = set(spec) - {"turns", "rules", "default", "limit", "cache"}
         if unknown:
             raise ScriptError(f"fake-model script: unknown key(s) {sorted(unknown)}")
         self._lock = threading.Lock()
@@ -142,6 +142,12 @@ class Script:
         self.default = _check_reply(spec.get("default") or DEFAULT_REPLY, "default")
         self.max_tokens = _check_limit(spec.get("limit"))
         """The ``limit`` mode's N (None: no limit)."""
+        cache = spec.get("cache", False)
+        if not isinstance(cache, bool):
+            raise ScriptError(f"fake-model script: cache must be true or false, got {cache!r}"
+                              [:160])
+        self.cache = cache
+        """Bill prompts through the prefix-cache simulation (:mod:`.cache`)."""
         self._next_turn = 0
 
     def add_turns(self, *turns: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from pseudoclaude.fake_model import anthropic_wire, openai_wire
+from pseudoclaude.fake_model.cache import PrefixCache
 from pseudoclaude.fake_model.errors import error_body, limit_error
 from pseudoclaude.fake_model.reply import Reply
 from pseudoclaude.fake_model.script import Script, ScriptError, request_facts
@@ -126,6 +127,8 @@ class FakeModelServer:
     def __init__(self, script: Any = None, *, port: int = 0) -> None:
         self.script = script if isinstance(script, Script) else Script(script)
         self._records: list[dict[str, Any]] = []
+        self.cache = PrefixCache()
+        """The prompt cache of the ``"cache": true`` mode (all models; keys name the model)."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = _HTTPServer((HOST, port), _Handler)
@@ -237,7 +240,12 @@ class FakeModelServer:
             handler.send_json(status, payload, headers)
             self._update(record, status=status, completed=True)
             return
-        reply = Reply(spec, body)
+        billed = self.cache.bill(protocol, body) if script.cache else None
+        reply = Reply(spec, body, billed)
+        if billed is not None:
+            self._update(record, usage={"input": reply.input, "cache_read": reply.cache_read,
+                                        "cache_write": reply.cache_write,
+                                        "output": reply.output})
         if not stream:
             self._sleep(float(spec.get("stall", 0)))
             if spec.get("cut_after") is not None:
