@@ -43,7 +43,9 @@ Extra keys beyond SPEC §4 and §7, for the providers (defaults in :data:`KEYS`)
 ``thinkingBudget`` (used when ``thinking`` is ``true``; ``thinking`` may also be a budget in
 tokens, or ``"adaptive"``), ``maxRetries``, ``requestTimeout`` (seconds without a byte from the
 server) and ``connectTimeout`` (seconds). From SPEC §11: ``memory.mode`` (``auto``,
-``confirm``: background updates queue proposals for review, ``off``).
+``confirm``: background updates queue proposals for review, ``off``). From SPEC §12:
+``compact.model`` and ``memory.model`` (another model of the same provider for summaries and
+memory updates; ``""``: the session's).
 """
 
 from __future__ import annotations
@@ -304,6 +306,10 @@ MEMORY_MODE: Key[MemoryMode] = Key(
     "memory.mode", _choice(*get_args(MemoryMode)), "auto",
     "How memory is updated after a completed run: auto (written directly), confirm (queued as "
     "proposals to review) or off (remember and forget still work); memory.enabled false wins")
+MEMORY_MODEL: Key[str] = Key(
+    "memory.model", _string, "",
+    "Model for the memory updates after a run (same provider), e.g. a cheaper one. Unset: the "
+    "session's model")
 MEMORY_USER_DIR: Key[Path | None] = Key("memory.userDir", _path, None,
                                         "Folder of the user memory. Unset: ~/.PseudoClaude/memory")
 DATA_DIR: Key[Path | None] = Key(
@@ -326,13 +332,18 @@ COMPACT_SAFETY_MARGIN_TOKENS: Key[int] = Key(
 COMPACT_AUTO: Key[bool] = Key(
     "compact.auto", _boolean, True,
     "Summarize the conversation automatically when it reaches the auto-compact threshold")
+COMPACT_MODEL: Key[str] = Key(
+    "compact.model", _string, "",
+    "Model for summaries (same provider), e.g. a cheaper one. Unset: the session's model, "
+    "whose prompt cache the summary then reads; another model has its own cache, so the "
+    "summary's input is billed at the full rate of that model")
 
 KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     PROVIDER, MODEL, BASE_URL, API_KEY, CONTEXT_WINDOW, MAX_ITERATIONS, THINKING,
     THINKING_BUDGET, MAX_TOKENS, MAX_RETRIES, REQUEST_TIMEOUT, CONNECT_TIMEOUT,
-    APPROVALS_RUN_COMMAND, APPROVALS_WRITE, MEMORY_ENABLED, MEMORY_MODE, MEMORY_USER_DIR,
-    DATA_DIR, SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES, COMPACT_ROUND_BYTES,
-    COMPACT_SAFETY_MARGIN_TOKENS, COMPACT_AUTO,
+    APPROVALS_RUN_COMMAND, APPROVALS_WRITE, MEMORY_ENABLED, MEMORY_MODE, MEMORY_MODEL,
+    MEMORY_USER_DIR, DATA_DIR, SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES,
+    COMPACT_ROUND_BYTES, COMPACT_SAFETY_MARGIN_TOKENS, COMPACT_AUTO, COMPACT_MODEL,
 )}
 """Every setting key by name, in documentation order."""
 
@@ -353,6 +364,8 @@ class MemorySettings:
     mode: MemoryMode = MEMORY_MODE.default
     """``auto``: background updates write; ``confirm``: they queue proposals; ``off``: none
     (remember and forget still work, the index is still injected)."""
+    model: str = MEMORY_MODEL.default
+    """The memory updates' model; ``""``: the session's."""
     user_dir: Path | None = MEMORY_USER_DIR.default
     """Resolved by :func:`load_settings` to ``~/.PseudoClaude/memory`` when not set."""
 
@@ -369,6 +382,8 @@ class CompactSettings:
     round_bytes: int = COMPACT_ROUND_BYTES.default
     safety_margin_tokens: int = COMPACT_SAFETY_MARGIN_TOKENS.default
     auto: bool = COMPACT_AUTO.default
+    model: str = COMPACT_MODEL.default
+    """The summaries' model; ``""``: the session's."""
 
 
 _GROUPS: dict[str, type[Any]] = {"approvals": ApprovalSettings, "memory": MemorySettings,

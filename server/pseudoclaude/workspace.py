@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -120,7 +121,8 @@ class Workspace:
         self.store = SessionStore(data_dir)
         user_memory = settings.memory.user_dir or Path.home() / ".PseudoClaude" / "memory"
         self._memory_changed = memory_changed
-        self.memory = MemoryManager(data_dir / "memory", user_memory, provider=self.provider,
+        self.memory = MemoryManager(data_dir / "memory", user_memory,
+                                    provider=self.memory_provider,
                                     emit=self._emit, on_change=self._on_memory_change,
                                     mode=settings.memory.mode,
                                     proposals_dir=data_dir / PROPOSALS_DIR,
@@ -133,8 +135,9 @@ class Workspace:
         self.tools = ToolRegistry(self.root)
         self._tools_bytes: int | None = None  # the JSON of the tool schemas (they never change)
         self.gate = Gate(ApprovalPolicy.from_settings(settings), approver)
-        self._provider: Provider | None = None
-        self._provider_key: ProviderOptions | None = None
+        self._providers: list[tuple[ProviderOptions, Provider]] = []
+        """The providers in use, one per distinct options (the session's, ``compact.model``'s,
+        ``memory.model``'s)."""
         self._busy: str | None = None  # what is in progress
         self._cleanup: asyncio.Task[None] | None = None
         self.last_run: Runner | None = None
@@ -175,14 +178,39 @@ class Workspace:
         if self.compact_runtime is not None:
             self.compact_runtime.config = self._compact_config()
 
-    async def provider(self) -> Provider:
+    def _options(self, model: str = "") -> ProviderOptions:
+        """The session's provider options, with ``model`` instead of its model when set."""
         options = ProviderOptions.from_settings(self.settings)  # raises NoProviderConfigured
-        if self._provider is None or options != self._provider_key:
-            if self._provider is not None:
-                await self._provider.aclose()
-            self._provider = await create_provider(options)
-            self._provider_key = options
-        return self._provider
+        return dataclasses.replace(options, model=model) if model else options
+
+    async def _provider_for(self, options: ProviderOptions) -> Provider:
+        """The provider of ``options``, made on first use; those no setting names any more
+        (the settings changed) are closed."""
+        wanted = [self._options(), self._options(self.settings.compact.model),
+                  self._options(self.settings.memory.model)]
+        keep = [(o, p) for o, p in self._providers if o in wanted]
+        for o, p in self._providers:
+            if o not in wanted:
+                await p.aclose()
+        self._providers = keep
+        for held, provider in keep:
+            if held == options:
+                return provider
+        provider = await create_provider(options)
+        self._providers.append((options, provider))
+        return provider
+
+    async def provider(self) -> Provider:
+        """The session's provider (the runs')."""
+        return await self._provider_for(self._options())
+
+    async def summary_provider(self) -> Provider:
+        """The summaries' provider: ``compact.model``, else the session's."""
+        return await self._provider_for(self._options(self.settings.compact.model))
+
+    async def memory_provider(self) -> Provider:
+        """The memory updates' provider: ``memory.model``, else the session's."""
+        return await self._provider_for(self._options(self.settings.memory.model))
 
     def _compact_config(self) -> CompactConfig:
         return CompactConfig.from_settings(self.settings, self.context_window)
@@ -203,7 +231,7 @@ class Workspace:
         spill_dir = self.store.spill_dir(opened.session_id)
         self.compact_runtime = CompactRuntime(
             opened.conversation, config=self._compact_config(), spill_dir=spill_dir,
-            workspace=self.root, provider=self.provider, ledger=ledger, emit=self._emit)
+            workspace=self.root, provider=self.summary_provider, ledger=ledger, emit=self._emit)
         self.tools.set_extra_read_roots([spill_dir, *(store.dir for store in self.memory.stores)])
         self.gate.reset()
 
@@ -518,6 +546,6 @@ class Workspace:
             await asyncio.gather(self._cleanup, return_exceptions=True)
         if self.session is not None:
             self.session.writer.close()
-        if self._provider is not None:
-            await self._provider.aclose()
-            self._provider = None
+        providers, self._providers = self._providers, []
+        for _, provider in providers:
+            await provider.aclose()

@@ -253,7 +253,8 @@ def test_defaults_of_the_provider_and_compaction_come_from_the_table() -> None:
         config.REQUEST_TIMEOUT.default, config.CONNECT_TIMEOUT.default)
     compact = CompactConfig(window=200_000)
     assert (compact.single_result_bytes, compact.round_bytes, compact.safety_margin_tokens,
-            compact.auto) == dataclasses.astuple(Settings().compact)
+            compact.auto) == dataclasses.astuple(Settings().compact)[:4]
+    assert Settings().compact.model == Settings().memory.model == ""  # the session's model
     limits = inspect.signature(plan).parameters
     assert (limits["single_limit"].default, limits["round_limit"].default) == (
         config.COMPACT_SINGLE_RESULT_BYTES.default, config.COMPACT_ROUND_BYTES.default)

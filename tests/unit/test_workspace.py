@@ -287,3 +287,22 @@ async def test_close_of_an_unused_workspace_writes_nothing(workspace: Any,
     before = tree(tmp_path)
     await w.ws.close()
     assert tree(tmp_path) == before
+
+
+async def test_compact_model_and_memory_model_reach_the_wire(workspace: Any,
+                                                            fake: FakeModelServer) -> None:
+    """``compact.model`` and ``memory.model`` send the summary and the memory update to
+    those models (same provider, same server); the runs keep the session's model."""
+    for i in range(4):
+        fake.add_turns({"text": f"answer {i} " * 400}, {"text": "Memory operations: []"})
+    fake.add_turns({"text": "<summary>Work so far.</summary>"})
+    w = workspace(**{"model": "big-model", "compact.model": "small-model",
+                     "memory.model": "tiny-model", "memory.enabled": True,
+                     "contextWindow": 30_000})
+    for i in range(4):
+        await w.ws.run(f"prompt {i} " * 1500)
+        assert await w.ws.memory.drain(10)
+    outcome = await w.ws.compact()
+    assert outcome.summarized
+    models = [r["body"]["model"] for r in fake.requests]
+    assert models == ["big-model", "tiny-model"] * 4 + ["small-model"]
