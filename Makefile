@@ -74,6 +74,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/context_bench.py
 	$(BIN)/python bench/fidelity_bench.py
 	$(BIN)/python bench/memory_bench.py
+	$(BIN)/python bench/cost_bench.py
 	$(BIN)/python bench/lsp_bench.py
 	$(BIN)/python bench/load_bench.py
 

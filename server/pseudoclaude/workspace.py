@@ -37,6 +37,7 @@ from pseudoclaude.compact.breakdown import TokenBreakdown
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
+from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
@@ -139,6 +140,7 @@ class Workspace:
         """The providers in use, one per distinct options (the session's, ``compact.model``'s,
         ``memory.model``'s)."""
         self._busy: str | None = None  # what is in progress
+        self._last_system: str | None = None  # the system prompt of the last run
         self._cleanup: asyncio.Task[None] | None = None
         self.last_run: Runner | None = None
         """The latest run (its :attr:`~Runner.result` holds what a cancelled run had done)."""
@@ -231,7 +233,8 @@ class Workspace:
         spill_dir = self.store.spill_dir(opened.session_id)
         self.compact_runtime = CompactRuntime(
             opened.conversation, config=self._compact_config(), spill_dir=spill_dir,
-            workspace=self.root, provider=self.summary_provider, ledger=ledger, emit=self._emit)
+            workspace=self.root, provider=self.summary_provider, prefix=self.request_prefix,
+            ledger=ledger, emit=self._emit)
         self.tools.set_extra_read_roots([spill_dir, *(store.dir for store in self.memory.stores)])
         self.gate.reset()
 
@@ -385,7 +388,18 @@ class Workspace:
         """The system prompt of a run (its parts also go to the context estimate)."""
         prompt = await asyncio.to_thread(self._build_system_prompt)
         self._set_request_overhead(prompt)
+        self._last_system = prompt.text
         return prompt.text
+
+    async def request_prefix(self) -> RequestPrefix:
+        """What the session's turns send before the messages, for a cache-friendly summary:
+        the last run's system prompt (the one the provider cached; built now when no run has
+        been made in this process), the tools and the session's model."""
+        system = self._last_system
+        if system is None:
+            system = (await asyncio.to_thread(self._build_system_prompt)).text
+        return RequestPrefix(model=(await self.provider()).model, system=system,
+                             tools=self.tools.specs())
 
     def _build_system_prompt(self) -> SystemPrompt:
         """Blocking: reads the ``PSEUDOCLAUDE.md`` files (and the memory index once)."""

@@ -306,3 +306,31 @@ async def test_compact_model_and_memory_model_reach_the_wire(workspace: Any,
     assert outcome.summarized
     models = [r["body"]["model"] for r in fake.requests]
     assert models == ["big-model", "tiny-model"] * 4 + ["small-model"]
+    # Another model cannot read the session's cache: the summary is the transcript form.
+    summary = fake.requests[-1]["body"]
+    assert "tools" not in summary and "<transcript>" in json.dumps(summary)
+
+
+async def test_a_cache_friendly_summary_that_calls_a_tool_falls_back_to_the_transcript(
+        workspace: Any, fake: FakeModelServer) -> None:
+    """The summary request with the session's tools and history: when the model calls a tool
+    instead of summarising (or gives no summary), the transcript form summarises; nothing of
+    the tool call runs or reaches the conversation."""
+    fake.script.rules[:0] = [
+        {"when": {"summary": True, "has_tools": True}, "times": 1,
+         "reply": {"tool_calls": [{"name": "write_file",
+                                   "arguments": {"path": "x.txt", "content": "no"}}]}},
+        {"when": {"summary": True}, "times": None,
+         "reply": {"text": "<summary>Work so far.</summary>"}}]
+    for i in range(4):
+        fake.add_turns({"text": f"answer {i} " * 400})
+    w = workspace(contextWindow=30_000)
+    for i in range(4):
+        await w.ws.run(f"prompt {i} " * 1500)
+    outcome = await w.ws.compact()
+    assert outcome.summarized, [(r["reply"], r["status"]) for r in fake.requests]
+    in_place, transcript = fake.requests[-2:]
+    assert in_place["body"]["tools"] and in_place["reply"] == "rule 0"
+    assert "tools" not in transcript["body"] and transcript["reply"] == "rule 1"
+    assert not (w.ws.root / "x.txt").exists()
+    assert "Work so far." in w.ws.session.conversation.messages()[0].content

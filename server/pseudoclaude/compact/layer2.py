@@ -21,13 +21,24 @@ SUMMARY_SYSTEM = (
     "You only write text: no tool calls, no questions to the user."
 )
 
-SUMMARY_PROMPT = """\
+SUMMARY_PROMPT_INTRO = """\
 Below is the older part of a coding session between a user and a coding agent (an AI \
 assistant with file and command tools). The newest messages are not included: they stay in \
 the context verbatim. Write a summary that lets the agent continue the work without the \
 transcript.
+"""
 
-First think in an <analysis> block: go through the transcript in order and note every user \
+CACHED_SUMMARY_MARKER = "[Context compaction]"
+"""How the instruction of a cache-friendly summary request begins."""
+
+CACHED_SUMMARY_PROMPT_INTRO = CACHED_SUMMARY_MARKER + """ Pause the task: do not call any \
+tool and do not answer the user. The conversation above is about to be replaced by a summary \
+you write now, followed by its most recent messages verbatim. Write a summary of the whole \
+conversation above that lets you continue the work without it.
+"""
+
+SUMMARY_SECTIONS = """\
+First think in an <analysis> block: go through the conversation in order and note every user \
 request, decision, file, error and open question. Then write the summary in a <summary> block \
 with these nine sections:
 
@@ -44,6 +55,11 @@ names and code.
 9. Next step: the next step that follows directly from the most recent work, quoting the \
 latest user request it serves. If the last task was finished, say so instead.
 """
+
+SUMMARY_PROMPT = SUMMARY_PROMPT_INTRO + "\n" + SUMMARY_SECTIONS
+"""The instruction of a summary request that carries the old part as a transcript."""
+CACHED_SUMMARY_PROMPT = CACHED_SUMMARY_PROMPT_INTRO + "\n" + SUMMARY_SECTIONS
+"""The instruction appended to the conversation itself (a cache-friendly summary request)."""
 
 BOUNDARY_REMINDER = (
     "[Context boundary] The summary above replaces the earlier conversation; it is not the "
@@ -139,6 +155,23 @@ def render(groups: Sequence[Sequence[Message]], dropped: int = 0, instructions: 
     lines.append(SUMMARY_PROMPT)
     if previous:
         lines.append(PREVIOUS_SUMMARY_NOTE)
+    if instructions.strip():
+        lines.append(f"Additional instructions from the user: {instructions.strip()}")
+    return "\n".join(lines)
+
+
+EARLIER_SUMMARY_NOTE = (
+    "The conversation above starts with the summary of its earlier part. Merge it into your "
+    "summary: keep every fact, file, error and user message it lists, then add what the "
+    "messages after it bring.")
+
+
+def cached_prompt(instructions: str = "", earlier_summary: bool = False) -> str:
+    """The last user message of a cache-friendly summary request: the conversation as the
+    last turn sent it comes before it."""
+    lines = [CACHED_SUMMARY_PROMPT]
+    if earlier_summary:
+        lines.append(EARLIER_SUMMARY_NOTE)
     if instructions.strip():
         lines.append(f"Additional instructions from the user: {instructions.strip()}")
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -42,7 +43,14 @@ from pseudoclaude.compact.estimate import (
 )
 from pseudoclaude.compact.layer1 import Layer1Result, Ledger, SpillWriter, plan
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
-from pseudoclaude.compact.summarize import plan_summary, smaller_budget, summarize_chunks
+from pseudoclaude.compact.summarize import (
+    NotCacheFriendly,
+    RequestPrefix,
+    plan_summary,
+    smaller_budget,
+    summarize_chunks,
+    summarize_in_place,
+)
 from pseudoclaude.compact.types import (
     ASSUMED_SUMMARY_TOKENS,
     BREAKER_LIMIT,
@@ -59,17 +67,21 @@ from pseudoclaude.compact.types import (
 from pseudoclaude.compact.undo import restore_decisions, undo_plan
 from pseudoclaude.conversation import Conversation, PastReplace
 from pseudoclaude.events import CompactEvent, Emit, FactCheck, WarningEvent, ignore
-from pseudoclaude.llm.errors import ProviderError
+from pseudoclaude.llm.errors import PromptTooLong, ProviderError
 from pseudoclaude.llm.provider import Provider
 from pseudoclaude.llm.types import Message, Usage
 
 ProviderSource = Callable[[], Awaitable[Provider]]
+PrefixSource = Callable[[], Awaitable[RequestPrefix | None]]
+"""What the session's turns send before the messages (None: not known), for summaries that
+read the provider's prompt cache."""
+log = logging.getLogger(__name__)
 
 __all__ = [  # the public names, re-exported from the modules they now live in
     "ASSUMED_SUMMARY_TOKENS", "BREAKER_LIMIT", "MIN_CHUNK_TOKENS", "SUMMARY_OVERHEAD",
     "SUMMARY_RESERVE_TOKENS", "SUMMARY_RETRIES", "CompactConfig", "CompactError",
     "CompactOutcome", "CompactRuntime", "ContextState", "Layer1Pending", "NoGain",
-    "ProviderSource", "Summarized", "smaller_budget",
+    "PrefixSource", "ProviderSource", "RequestPrefix", "Summarized", "smaller_budget",
 ]
 
 
@@ -105,6 +117,7 @@ class CompactRuntime:
         spill_dir: Path,
         workspace: Path | None = None,
         provider: ProviderSource | None = None,
+        prefix: PrefixSource | None = None,
         ledger: Ledger | None = None,
         emit: Emit = ignore,
     ) -> None:
@@ -113,6 +126,7 @@ class CompactRuntime:
         self.ledger = ledger or Ledger()
         self.emit = emit
         self._provider = provider
+        self._prefix = prefix
         self._spill = SpillWriter(spill_dir, self._label)
         self._workspace = workspace.resolve() if workspace else None
         # sizes: bytes (by category) of the first `_sized` messages of generation `_sized_gen`
@@ -314,8 +328,10 @@ class CompactRuntime:
         start = planned.start
         old = messages[:start]
         provider = await self._provider()
-        summary = await summarize_chunks(provider, layer2.units(old), instructions,
-                                         self.config)
+        summary = await self._summary_in_place(provider, messages, before, instructions)
+        if summary is None:
+            summary = await summarize_chunks(provider, layer2.units(old), instructions,
+                                             self.config)
         counts = FactCheck()
         if self.config.fact_check:
             checked = factcheck.check(summary, factcheck.gather(old))
@@ -335,6 +351,25 @@ class CompactRuntime:
         self.emit(CompactEvent(layer=2, before_tokens=before, after_tokens=after,
                                fact_check=counts))
         return Summarized(before_tokens=before, after_tokens=after, fact_check=counts)
+
+    async def _summary_in_place(self, provider: Provider, messages: list[Message],
+                                before: int, instructions: str) -> str | None:
+        """The summary from one cache-friendly request (the conversation as the session's
+        turns send it, the instruction last), or None when it cannot be used: another model
+        than the session's (its cache would not have the prefix), a conversation too large for
+        one request with room for the answer, or a reply without a summary. The transcript
+        form (:func:`summarize_chunks`) then makes it."""
+        prefix = await self._prefix() if self._prefix is not None else None
+        if prefix is None or prefix.model != provider.model:
+            return None
+        prompt = tokens_for_bytes(len(layer2.cached_prompt(instructions).encode()))
+        if before + prompt > self.config.undo_threshold:
+            return None
+        try:
+            return await summarize_in_place(provider, prefix, messages, instructions)
+        except (NotCacheFriendly, PromptTooLong) as exc:
+            log.info("cache-friendly summary not used (%s); summarising the transcript", exc)
+            return None
 
     # -- preview and undo ----------------------------------------------------------------------
     async def preview(self, instructions: str = "") -> CompactPlan:

@@ -18,8 +18,18 @@ from pseudoclaude.compact.types import (
     CompactError,
 )
 from pseudoclaude.llm.errors import PromptTooLong
-from pseudoclaude.llm.provider import Provider, complete
+from pseudoclaude.llm.provider import Provider, ToolSpec, complete
 from pseudoclaude.llm.types import Message
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPrefix:
+    """What a turn of the session sends before its messages: the system prompt and the tools,
+    and the model they go to (a provider's prompt cache is per model)."""
+
+    model: str
+    system: str
+    tools: list[ToolSpec]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,8 +80,9 @@ async def summarize_chunks(provider: Provider, groups: list[list[Message]], inst
     while i < len(queue):
         prompt = layer2.render(queue[i], 0, instructions, summary)
         try:
-            completion = await complete(provider, layer2.SUMMARY_SYSTEM,
-                                        [Message(role="user", content=prompt)], [])
+            completion = await complete(provider, layer2.SUMMARY_SYSTEM,  # never repeated:
+                                        [Message(role="user", content=prompt)], [],
+                                        cache=False)  # no cache write
         except PromptTooLong as exc:
             if retries >= SUMMARY_RETRIES:
                 raise
@@ -89,3 +100,25 @@ async def summarize_chunks(provider: Provider, groups: list[list[Message]], inst
         i += 1
         retries = 0
     return summary
+
+
+class NotCacheFriendly(Exception):
+    """The cache-friendly request did not give a summary (it called a tool, or held no
+    ``<summary>``); the transcript form is tried instead."""
+
+
+async def summarize_in_place(provider: Provider, prefix: RequestPrefix,
+                             messages: list[Message], instructions: str) -> str:
+    """One summary of ``messages`` in a cache-friendly request: the system prompt, the tools
+    and the conversation exactly as a turn of the session sends them (so the provider reads
+    them from its prompt cache), then the instruction as the last user message."""
+    prompt = layer2.cached_prompt(instructions, earlier_summary=bool(messages)
+                                  and layer2.is_summary(messages[0]))
+    completion = await complete(provider, prefix.system,
+                                [*messages, Message(role="user", content=prompt)], prefix.tools)
+    if completion.message.tool_calls:
+        raise NotCacheFriendly("the model called a tool instead of summarising")
+    try:
+        return layer2.extract_summary(completion.message.content)
+    except layer2.SummaryError as exc:
+        raise NotCacheFriendly(str(exc)) from None

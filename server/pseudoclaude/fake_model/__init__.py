@@ -33,8 +33,10 @@ the ``#`` comments below are for illustration only)::
 
 ``when`` conditions (all must hold): ``last_user_contains`` (text of the last user message),
 ``system_contains``, ``body_contains`` (anywhere in the request JSON), ``has_tools`` (bool),
-``last_is_tool_result`` (bool), ``protocol`` (``anthropic``/``openai``). ``times`` limits how
-often a rule answers (unlimited without it).
+``last_is_tool_result`` (bool), ``protocol`` (``anthropic``/``openai``), ``summary`` (bool: a
+compaction's summary request, either the transcript form with its own system prompt or the
+cache-friendly form whose last user message starts with ``[Context compaction]``). ``times``
+limits how often a rule answers (unlimited without it).
 
 ``limit`` (``{"max_tokens": N}``, N a whole number >= 1) is a "provider limit" mode: every
 request whose prompt is larger than N tokens is answered, before any rule or turn is looked at

@@ -56,8 +56,9 @@ class CacheUsage:
 
 
 @dataclass(frozen=True, slots=True)
-class _Prefix:
-    """Each block's cumulative key and tokens, and whether it is a breakpoint."""
+class Prefix:
+    """A prompt's blocks: each one's cumulative key (the model and every block up to it) and
+    cumulative tokens, and the indexes of the breakpoints."""
 
     keys: list[str]
     tokens: list[int]
@@ -102,7 +103,7 @@ def _blocks(body: dict[str, Any]) -> list[tuple[bytes, bool]]:
     return out
 
 
-def _prefix(body: dict[str, Any]) -> _Prefix:
+def prefix_of(body: dict[str, Any]) -> Prefix:
     model = str(body.get("model") or "")
     digest = hashlib.sha256(model.encode())
     size = 0
@@ -117,7 +118,7 @@ def _prefix(body: dict[str, Any]) -> _Prefix:
         tokens.append(math.ceil(size / BYTES_PER_TOKEN))
         if marked:
             breakpoints.append(i)
-    return _Prefix(keys, tokens, breakpoints)
+    return Prefix(keys, tokens, breakpoints)
 
 
 class PrefixCache:
@@ -136,7 +137,7 @@ class PrefixCache:
             self._entries.clear()
 
     def anthropic(self, body: dict[str, Any]) -> CacheUsage:
-        p = _prefix(body)
+        p = prefix_of(body)
         total = p.tokens[-1] if p.tokens else 0
         with self._lock:
             hit = -1  # the last block of the longest prefix read (-1: none)
@@ -155,7 +156,7 @@ class PrefixCache:
         return CacheUsage(input=total - read - written, read=read, write=written)
 
     def openai(self, body: dict[str, Any]) -> CacheUsage:
-        p = _prefix(body)
+        p = prefix_of(body)
         total = p.tokens[-1] if p.tokens else 0
         with self._lock:
             seen = next((p.tokens[k] for k in range(len(p.keys) - 1, -1, -1)

@@ -9,19 +9,23 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pseudoclaude.compact.layer2 import CACHED_SUMMARY_MARKER, SUMMARY_SYSTEM
 from pseudoclaude.fake_model.errors import ERRORS
 
 DEFAULT_REPLY: dict[str, Any] = {"text": "OK. (fake-model: no scripted reply left)"}
+_DEMO_SIDE_REPLY: dict[str, Any] = {"text": (
+    "<analysis>Offline demo: nothing to analyse.</analysis>\n<summary>\n"
+    "1. Primary request and intent: the user ran the offline demo.\n"
+    "2. Key technical concepts: none.\n3. Files and code: README.md was read.\n"
+    "4. Errors and fixes: none.\n5. Problem solving: none.\n"
+    "6. All user messages: see the recent window.\n7. Pending tasks: none.\n"
+    "8. Current work: the demo.\n9. Next step: none.\n</summary>\n"
+    "Memory operations: []")}
+"""The demo's summaries and memory updates: a summary and an empty list of operations."""
 DEMO_SCRIPT: dict[str, Any] = {
     "rules": [
-        {"when": {"has_tools": False}, "reply": {"text": (
-            "<analysis>Offline demo: nothing to analyse.</analysis>\n<summary>\n"
-            "1. Primary request and intent: the user ran the offline demo.\n"
-            "2. Key technical concepts: none.\n3. Files and code: README.md was read.\n"
-            "4. Errors and fixes: none.\n5. Problem solving: none.\n"
-            "6. All user messages: see the recent window.\n7. Pending tasks: none.\n"
-            "8. Current work: the demo.\n9. Next step: none.\n</summary>\n"
-            "Memory operations: []")}},
+        {"when": {"summary": True}, "reply": _DEMO_SIDE_REPLY},
+        {"when": {"has_tools": False}, "reply": _DEMO_SIDE_REPLY},
         {"when": {"last_is_tool_result": True}, "reply": {
             "text": "I read README.md with read_file. The project keeps visible, resumable "
                     "sessions and Markdown memory; that is all this offline demo does.",
@@ -55,7 +59,7 @@ _REPLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "omit_finish": ((bool,), "true or false"),
 }
 _WHEN_KEYS = {"last_user_contains", "system_contains", "body_contains", "has_tools",
-              "last_is_tool_result", "protocol"}
+              "last_is_tool_result", "protocol", "summary"}
 
 
 class ScriptError(ValueError):
@@ -172,7 +176,7 @@ class Script:
 
 def _matches(when: dict[str, Any], facts: dict[str, Any]) -> bool:
     for key, expected in when.items():
-        if key in ("has_tools", "last_is_tool_result", "protocol"):
+        if key in ("has_tools", "last_is_tool_result", "protocol", "summary"):
             if facts[key] != expected:
                 return False
         else:
@@ -208,9 +212,10 @@ def request_facts(protocol: str, body: dict[str, Any]) -> dict[str, Any]:
             isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     else:
         last_is_result = last.get("role") == "tool"
+    last_user = _text_of(users[-1].get("content")) if users else ""
     return {
-        "protocol": protocol, "system": system,
-        "last_user": _text_of(users[-1].get("content")) if users else "",
+        "protocol": protocol, "system": system, "last_user": last_user,
         "has_tools": bool(body.get("tools")), "last_is_tool_result": last_is_result,
+        "summary": system == SUMMARY_SYSTEM or CACHED_SUMMARY_MARKER in last_user,
         "body": json.dumps(body, ensure_ascii=False),
     }

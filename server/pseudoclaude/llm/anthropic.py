@@ -100,8 +100,10 @@ def _order(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(blocks, key=lambda b: rank.get(b["type"], 2))
 
 
-def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Our history as Messages API turns (merged, alternating, user first)."""
+def to_anthropic_messages(messages: list[Message], *, cache: bool = True
+                          ) -> list[dict[str, Any]]:
+    """Our history as Messages API turns (merged, alternating, user first; with ``cache``, the
+    last block of a last user turn is a cache breakpoint)."""
     turns: list[dict[str, Any]] = []
     for message in messages:
         blocks = _blocks(message)
@@ -116,7 +118,7 @@ def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
     if turns and turns[0]["role"] == "assistant":
         turns.insert(0, {"role": "user",
                          "content": [{"type": "text", "text": "(conversation continues)"}]})
-    if turns and turns[-1]["role"] == "user":
+    if cache and turns and turns[-1]["role"] == "user":
         last = turns[-1]["content"][-1]
         if last["type"] in ("text", "tool_result"):
             last["cache_control"] = dict(CACHE)
@@ -183,17 +185,20 @@ class AnthropicProvider(SdkProvider[_Turn]):
     async def aclose(self) -> None:
         await self._client.close()
 
-    def request(self, system: str, messages: list[Message], tools: list[ToolSpec]
-                ) -> dict[str, Any]:
-        """The keyword arguments of ``messages.create`` (without ``stream``)."""
+    def request(self, system: str, messages: list[Message], tools: list[ToolSpec],
+                cache: bool = True) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` (without ``stream``); without
+        ``cache``, no breakpoint (a request no later one repeats writes nothing)."""
         opts = self.options
         params: dict[str, Any] = {
             "model": opts.model,
             "max_tokens": opts.max_tokens,
-            "messages": to_anthropic_messages(messages),
+            "messages": to_anthropic_messages(messages, cache=cache),
         }
         if system:
-            params["system"] = [{"type": "text", "text": system, "cache_control": dict(CACHE)}]
+            params["system"] = [{"type": "text", "text": system}]
+            if cache:
+                params["system"][0]["cache_control"] = dict(CACHE)
         if tools:
             params["tools"] = to_anthropic_tools(tools)
         if opts.thinking:

@@ -169,9 +169,10 @@ class OpenAIProvider(SdkProvider[_Turn]):
     async def aclose(self) -> None:
         await self._client.close()
 
-    def request(self, system: str, messages: list[Message], tools: list[ToolSpec]
-                ) -> dict[str, Any]:
-        """The keyword arguments of ``chat.completions.create`` (without ``stream``)."""
+    def request(self, system: str, messages: list[Message], tools: list[ToolSpec],
+                cache: bool = True) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` (without ``stream``); OpenAI
+        caches prefixes by itself, so ``cache`` changes nothing."""
         params: dict[str, Any] = {
             "model": self.options.model,
             "messages": to_openai_messages(system, messages),

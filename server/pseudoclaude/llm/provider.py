@@ -166,9 +166,11 @@ class Provider(Protocol):
     model: str
 
     def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self, system: str, messages: list[Message], tools: list[ToolSpec], *, cache: bool = True
     ) -> AsyncGenerator[StreamEvent, None]:
-        """Stream one model turn. Raises a ``ProviderError`` subclass on failure.
+        """Stream one model turn. Raises a ``ProviderError`` subclass on failure. ``cache``:
+        mark the prompt for the provider's prompt cache (Anthropic's breakpoints; off for a
+        request no later one repeats, since a cache write costs more than plain input).
 
         A consumer that may stop early should close the generator
         (``async with contextlib.aclosing(provider.stream(...))``) so the HTTP response is
@@ -190,7 +192,7 @@ class BaseProvider:
         self.model = options.model
 
     def _stream_once(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self, system: str, messages: list[Message], tools: list[ToolSpec], cache: bool
     ) -> AsyncGenerator[StreamEvent, None]:
         """One attempt: an async generator of events raising ``ProviderError`` on failure."""
         raise NotImplementedError
@@ -208,12 +210,12 @@ class BaseProvider:
         return min(delay * random.uniform(0.8, 1.2), opts.retry_max_delay)
 
     async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self, system: str, messages: list[Message], tools: list[ToolSpec], *, cache: bool = True
     ) -> AsyncGenerator[StreamEvent, None]:
         attempt = 0
         while True:
             produced = False
-            events = self._stream_once(system, messages, tools)
+            events = self._stream_once(system, messages, tools, cache)
             try:
                 async for event in events:
                     produced = True
@@ -242,8 +244,8 @@ class SdkProvider(BaseProvider, Generic[TurnT]):
     stop reason arrived lost nothing (at most the usage) and is not an error.
     """
 
-    def request(self, system: str, messages: list[Message], tools: list[ToolSpec]
-                ) -> dict[str, Any]:
+    def request(self, system: str, messages: list[Message], tools: list[ToolSpec],
+                cache: bool = True) -> dict[str, Any]:
         raise NotImplementedError
 
     def map_error(self, exc: BaseException) -> ProviderError | None:
@@ -266,9 +268,9 @@ class SdkProvider(BaseProvider, Generic[TurnT]):
         raise NotImplementedError
 
     async def _stream_once(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self, system: str, messages: list[Message], tools: list[ToolSpec], cache: bool
     ) -> AsyncGenerator[StreamEvent, None]:
-        params = self.request(system, messages, tools)
+        params = self.request(system, messages, tools, cache)
         try:
             stream = await self._open(params)
         except Exception as exc:
@@ -340,12 +342,12 @@ class TurnBuilder:
 
 async def complete(
     provider: Provider, system: str, messages: list[Message], tools: list[ToolSpec] | None = None,
-    on_event: Callable[[StreamEvent], None] | None = None,
+    on_event: Callable[[StreamEvent], None] | None = None, *, cache: bool = True,
 ) -> Completion:
     """Run one turn to the end and return ``(assistant message, usage, stop reason)``;
-    ``on_event`` sees every event as it arrives."""
+    ``on_event`` sees every event as it arrives; ``cache`` as for :meth:`Provider.stream`."""
     builder = TurnBuilder()
-    async for event in provider.stream(system, messages, list(tools or [])):
+    async for event in provider.stream(system, messages, list(tools or []), cache=cache):
         if on_event is not None:
             on_event(event)
         builder.add(event)

@@ -49,7 +49,9 @@ class Updater:
         if self.provider is None:
             raise ProviderError("no model is configured for memory updates")
         provider = await self.provider()
-        completion = await complete(provider, system, [Message(role="user", content=prompt)])
+        # Its prompt is its own (no later request repeats it): a cache write would cost more.
+        completion = await complete(provider, system, [Message(role="user", content=prompt)],
+                                    cache=False)
         return completion.message.content
 
     async def run(self, job: UpdateJob) -> MemoryEvent:

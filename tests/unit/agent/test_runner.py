@@ -235,23 +235,50 @@ def test_cancel_during_a_slow_command_leaves_a_valid_session(tmp_path: Path) -> 
     assert loaded.messages == live and loaded.repaired == 0
 
 
+def strip_cache_control(value: Any) -> Any:
+    """A request's JSON without its ``cache_control`` marks (where the breakpoints are)."""
+    if isinstance(value, dict):
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [strip_cache_control(v) for v in value]
+    return value
+
+
 def test_a_run_that_crosses_the_threshold_compacts_and_finishes(tmp_path: Path) -> None:
-    summary = {"when": {"has_tools": False},
+    """The automatic summary is cache-friendly: the same system prompt (with its breakpoint)
+    and tools as the turn before it, and that turn's messages up to its last breakpoint, then
+    the instruction as the last user message."""
+    summary = {"when": {"summary": True},
                "reply": {"text": "<summary>what happened so far</summary>"}}
-    turns = [{"tool_calls": [read("big.txt")]} for _ in range(6)] + [{"text": "finished"}]
-    with FakeModelServer({"rules": [summary], "turns": turns}) as fake:
-        ws, events = workspace(tmp_path, fake, contextWindow=30_000,
+    turns = [{"tool_calls": [read("big.txt")]} for _ in range(12)] + [{"text": "finished"}]
+    with FakeModelServer({"rules": [summary], "turns": turns, "cache": True}) as fake:
+        ws, events = workspace(tmp_path, fake, contextWindow=60_000,
                                **{"compact.singleResultBytes": 10**9,
                                   "compact.roundBytes": 10**9})
         (ws.root / "big.txt").write_text("line of text\n" * 1_250)  # ~16 KB a read
         session_id, result = asyncio.run(ws.run("read big.txt several times"))
         asyncio.run(ws.close())
         assert result.stop_reason == "completed" and result.text == "finished"
-        kinds = ["summary" if not r["body"].get("tools") else "turn" for r in fake.requests]
-        assert "summary" in kinds
-        first = kinds.index("summary")
-        assert kinds[first + 1] == "turn"  # the next ordinary request follows the summary
-        after = fake.requests[first + 1]["body"]["messages"][0]
+        requests = fake.requests
+        kinds = [r["reply"] for r in requests]
+        first = kinds.index("rule 0")  # the summary
+        assert first > 0
+        turn, summary_body = requests[first - 1]["body"], requests[first]["body"]
+        assert summary_body["system"] == turn["system"]  # breakpoint included
+        assert summary_body["tools"] == turn["tools"] and summary_body["model"] == turn["model"]
+        sent, asked = turn["messages"], summary_body["messages"]
+        # The turn before, whole (its last breakpoint included), is the summary's prefix ...
+        assert strip_cache_control(asked[:len(sent)]) == strip_cache_control(sent)
+        assert "cache_control" in sent[-1]["content"][-1]
+        # ... then what that turn added, and the instruction last, with the breakpoint.
+        instruction = asked[-1]["content"][-1]
+        assert asked[-1]["role"] == "user" and "cache_control" in instruction
+        assert instruction["text"].startswith("[Context compaction]")
+        usage = requests[first]["usage"]  # the cache simulation: the history is read
+        prompt = usage["input"] + usage["cache_read"] + usage["cache_write"]
+        assert usage["cache_read"] >= prompt // 2, usage
+        assert requests[first + 1]["reply"] != "rule 0"  # the next turn follows the summary
+        after = requests[first + 1]["body"]["messages"][0]
         assert "what happened so far" in json.dumps(after)
     assert any(isinstance(e, CompactEvent) and e.layer == 2 for _, e in events)
     loaded = load_session(ws.store, session_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import time
@@ -110,6 +111,15 @@ def test_system_block_and_last_user_block_are_cached(turns: Any) -> None:
                                "cache_control": {"type": "ephemeral"}}]
     assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert "thinking" not in body
+
+
+def test_a_request_without_cache_has_no_breakpoint(turns: Any) -> None:
+    """Memory updates and transcript summaries (never repeated) write nothing to the cache."""
+    with FakeModelServer([{"text": "ok"}]) as fake:
+        turns.run_turn(fake, system="You are a coding agent.", cache=False)
+        body = fake.requests[0]["body"]
+    assert "cache_control" not in json.dumps(body)
+    assert body["system"] == [{"type": "text", "text": "You are a coding agent."}]
 
 
 def test_usage_mapping_includes_cache_tokens(turns: Any) -> None:
