@@ -127,6 +127,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
 from pseudoclaude.fake_model import FakeModelServer, Script
+from pseudoclaude.fake_model.script import request_facts
 from pseudoclaude.memory.atomic import read_bytes
 from pseudoclaude.memory.index import parse_line
 from pseudoclaude.memory.notes import INDEX_NAME, parse_note, unsafe_filename
@@ -441,10 +442,11 @@ SUMMARY_REPLY = (
     "8. Current work: reading files.\n9. Next step: continue.\n</summary>")
 
 
-def kind_of_request(system: str) -> str:
-    if "long-term memory" in system:
+def kind_of_request(facts: dict[str, Any]) -> str:
+    """``memory``, ``summary`` (either form) or ``agent``, from the fake model's facts."""
+    if "long-term memory" in facts["system"]:
         return "memory"
-    if "working summary" in system:
+    if facts["summary"]:
         return "summary"
     return "agent"
 
@@ -478,7 +480,7 @@ class CampaignScript(Script):
             self.queue = deque(turns)
 
     def choose(self, facts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        kind = kind_of_request(facts["system"])
+        kind = kind_of_request(facts)
         with self.lock:
             self.served[kind] += 1
             if kind == "memory":
@@ -505,9 +507,7 @@ class CampaignModel(FakeModelServer):
         self._count_lock = threading.Lock()
 
     def serve(self, handler: Any, protocol: str, path: str, body: dict[str, Any]) -> None:
-        system = body.get("system")
-        text = system if isinstance(system, str) else json.dumps(system or "")
-        kind = kind_of_request(text)
+        kind = kind_of_request(request_facts(protocol, body))
         with self._count_lock:
             self.inflight[kind] += 1
         try:

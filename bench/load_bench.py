@@ -12,9 +12,11 @@ Reported:
 - latency of those ``pseudoclaude/context`` requests (send to answer): p50, p99, max, and how
   many took over 100 ms (target: p99 under 100 ms);
 - ``pseudoclaude/event`` notifications received against the number the scripts imply, per
-  folder and per kind (``text`` one per scripted stream chunk, ``toolCall``/``toolResult`` one
-  per call, ``usage`` one per model turn, ``compact`` one for the spill, ``stop`` one per run,
-  ``memory`` one for the memory update after the run): lost or extra events, target zero;
+  folder and per kind (``toolCall``/``toolResult`` one per call, ``usage`` one per model turn,
+  ``compact`` one for the spill, ``stop`` one per run, ``memory`` one for the memory update
+  after the run): lost or extra events, target zero; and ``text``: the deltas of each folder,
+  joined, must be exactly its scripted text (the server merges consecutive deltas, so the
+  number of ``text`` notifications is reported, not checked);
 - whether every run completed (``stopReason: completed``);
 - the server's peak RSS (``VmHWM`` of ``/proc/<pid>/status``, read before shutdown).
 
@@ -126,11 +128,16 @@ class LoadScript(Script):
 
 
 def expected_events(config: Config) -> dict[str, int]:
-    """What one folder's run must send, from the script."""
+    """What one folder's run must send besides its text, from the script."""
     c = config
-    return {"text": c.rounds * c.text_chunks + c.final_chunks, "toolCall": 2 * c.rounds,
-            "toolResult": 2 * c.rounds, "usage": c.rounds + 1, "compact": 1, "stop": 1,
-            "memory": 1}
+    return {"toolCall": 2 * c.rounds, "toolResult": 2 * c.rounds, "usage": c.rounds + 1,
+            "compact": 1, "stop": 1, "memory": 1}
+
+
+def expected_text(config: Config, folder: int) -> str:
+    """The text one folder's run streams: every turn's chunks, in order."""
+    script = LoadScript(config)
+    return "".join("".join(script.turn(folder, rnd)["text"]) for rnd in range(config.rounds + 1))
 
 
 def make_folder(path: Path, number: int, rounds: int) -> None:
@@ -172,6 +179,9 @@ class Result:
     events: dict[str, dict[str, int]] = field(default_factory=dict)  # folder -> kind -> count
     rounds: list[dict[str, dict[str, int]]] = field(default_factory=list)  # events, per repeat
     expected: dict[str, int] = field(default_factory=dict)  # per folder and repeat
+    text: dict[str, list[str]] = field(default_factory=dict)  # folder -> text deltas
+    text_rounds: list[dict[str, list[str]]] = field(default_factory=list)  # per repeat
+    expected_text: dict[str, str] = field(default_factory=dict)  # folder -> its whole text
     stop_reasons: list[str] = field(default_factory=list)
     run_errors: list[str] = field(default_factory=list)
     peak_rss_kib: int | None = None
@@ -187,6 +197,11 @@ class Result:
                 diff = {kind: n - counts.get(kind, 0) for kind, n in self.expected.items()
                         if counts.get(kind, 0) != n}
                 diff |= {kind: -n for kind, n in counts.items() if kind not in self.expected}
+                want = self.expected_text.get(folder, "")
+                got = "".join(self.text_rounds[number].get(folder, []))
+                if got != want:
+                    diff["textCharacters"] = len(want) - len(got)
+                    diff["textInOrder"] = 0
                 if diff:
                     out[f"repeat {number + 1} {folder}"] = diff
         return out
@@ -200,6 +215,9 @@ class Result:
     def as_json(self) -> dict[str, Any]:
         lat = self.latencies_ms
         received = sum(sum(c.values()) for events in self.rounds for c in events.values())
+        text_notifications = sum(len(d) for text in self.text_rounds for d in text.values())
+        text_received = sum(len(t) for text in self.text_rounds for d in text.values()
+                            for t in d)
         by_kind: Counter[str] = Counter()
         for events in self.rounds:
             for counts in events.values():
@@ -219,6 +237,10 @@ class Result:
             len(self.rounds),
             "events_received": received,
             "events_by_kind": dict(by_kind),
+            "text_characters_expected": sum(len(t) for t in self.expected_text.values()) *
+            len(self.text_rounds),
+            "text_characters_received": text_received,
+            "text_notifications": text_notifications,
             "events_lost_or_extra": self.lost,
             "runs_completed": self.completed, "stop_reasons": self.stop_reasons,
             "run_errors": self.run_errors,
@@ -233,6 +255,8 @@ async def measure(editor: Any, uris: list[str], config: Config, result: Result,
     every ``poll_interval``, one folder after the other; then the memory events are awaited."""
     result.events = {uri: {} for uri in uris}
     result.rounds.append(result.events)
+    result.text = {uri: [] for uri in uris}
+    result.text_rounds.append(result.text)
     runs = [editor.send("pseudoclaude/run", {
         "workspace": uri, "sessionId": "new",
         "prompt": f"Read every round's files. LOAD-TASK-f{i}-X"})
@@ -282,12 +306,17 @@ async def run_load(config: Config) -> Result:
     (root / "home").mkdir()
     uris = [f.as_uri() for f in folders]
     result.events = {uri: {} for uri in uris}
+    result.expected_text = {uri: expected_text(config, i) for i, uri in enumerate(uris)}
     model = FakeModelServer(LoadScript(config)).start()
     launcher = cc.Launcher("exec", root, cc.server_env(root / "home"))
 
     def on_event(event: dict[str, Any]) -> None:
-        counts = result.events.setdefault(str(event.get("workspace")), {})
         kind = str(event.get("kind"))
+        if kind == "text":
+            result.text.setdefault(str(event.get("workspace")), []).append(
+                str(event.get("delta")))
+            return
+        counts = result.events.setdefault(str(event.get("workspace")), {})
         counts[kind] = counts.get(kind, 0) + 1
 
     editor = cc.Editor("load-bench", on_event)
@@ -347,6 +376,9 @@ def print_table(result: Result) -> None:
     for kind, n in sorted(data["events_by_kind"].items()):
         print(f"{'  ' + kind:<46} {n:>10}  "
               f"{result.expected.get(kind, 0) * c['folders'] * c['repeats']}")
+    print(f"{'text characters (every folder, in order)':<46} "
+          f"{data['text_characters_received']:>10}  {data['text_characters_expected']}")
+    print(f"{'  in text notifications (merged deltas)':<46} {data['text_notifications']:>10}")
     print(f"{'runs completed':<46} {sum(r == 'completed' for r in result.stop_reasons):>10}"
           f"  {c['folders'] * c['repeats']} {'ok' if result.completed else 'FAIL'}")
     print(f"{'server peak RSS (MiB, VmHWM)':<46} {data['peak_rss_mib']!s:>10}")

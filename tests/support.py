@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pseudoclaude.fake_model.script import request_facts
 from pseudoclaude.redact import without_credentials
 
 
@@ -25,3 +26,9 @@ async def until(predicate: Callable[[], Any], timeout: float = 20.0, what: str =
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting{' for ' + what if what else ''}")
         await asyncio.sleep(0.02)
+
+
+def is_summary_request(record: dict[str, Any]) -> bool:
+    """Whether a request the fake model recorded is a compaction's summary request (either
+    form: the transcript with its own system prompt, or the cache-friendly one)."""
+    return bool(request_facts(record["protocol"], record["body"])["summary"])

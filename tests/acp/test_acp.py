@@ -40,7 +40,7 @@ from support import until
 
 SERVER = [sys.executable, "-m", "pseudoclaude", "acp"]
 API_KEY = "sk-ant-test-acp-0123456789abcdef"
-SUMMARY_REPLY = {"when": {"has_tools": False, "system_contains": "working summary"},
+SUMMARY_REPLY = {"when": {"summary": True},
                  "reply": {"text": "<summary>The user asked about the notes; alpha and beta."
                                    "</summary>"}}
 MEMORY_REPLY = {"when": {"has_tools": False}, "reply": {"text": "[]"}}

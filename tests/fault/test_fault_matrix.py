@@ -43,10 +43,9 @@ from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
 from pseudoclaude.workspace import Hooks, Workspace
-from support import server_env
+from support import is_summary_request, server_env
 
 MEMORY_SYSTEM = "long-term memory"  # in the memory update's system prompt
-SUMMARY_SYSTEM = "working summary"  # in the Layer-2 summary's system prompt
 CANARY_NOTE = {"action": "create", "level": "project", "type": "project_knowledge",
                "title": "Fault canary", "summary": "written by a memory update",
                "content": "A memory update ran after this run."}
@@ -259,7 +258,7 @@ def test_fault(tmp_path: Path, provider: str, case: Case, allow: Approver) -> No
 def test_prompt_too_long_during_an_automatic_summary(tmp_path: Path, allow: Approver) -> None:
     """Auto compaction fails (every summary request is too long), the run goes on
     uncompacted to a normal answer, and each failure is an error event."""
-    summary_rule = {"when": {"has_tools": False, "system_contains": SUMMARY_SYSTEM},
+    summary_rule = {"when": {"summary": True},
                     "reply": {"error": "prompt_too_long"}}
     turns = [{"tool_calls": [read(f"big{i}.txt")]} for i in range(6)] + [
         {"text": "finished without a summary"}]
@@ -280,7 +279,7 @@ def test_prompt_too_long_during_an_automatic_summary(tmp_path: Path, allow: Appr
                 await ws.close()
 
         session_id, result = asyncio.run(go())
-        summaries = [r for r in fake.requests if SUMMARY_SYSTEM in json.dumps(r["body"])]
+        summaries = [r for r in fake.requests if is_summary_request(r)]
         assert summaries and all(r["status"] == 400 for r in summaries)
     assert result.stop_reason == "completed" and result.text == "finished without a summary"
     assert result.error is None
@@ -416,7 +415,7 @@ async def test_lsp_summary_prompt_too_long_lets_the_run_finish(lsp: LanguageClie
                                                               until: Any) -> None:
     env = lsp_env
     env.fake.script.rules.insert(0, {
-        "when": {"has_tools": False, "system_contains": SUMMARY_SYSTEM},
+        "when": {"summary": True},
         "reply": {"error": "prompt_too_long"}, "times": None})
     env.fake.add_turns(*[{"tool_calls": [read(f"big{i}.txt")]} for i in range(6)],
                        {"text": "finished without a summary"})

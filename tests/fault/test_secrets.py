@@ -32,12 +32,11 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from pseudoclaude.fake_model import FakeModelServer
-from support import server_env
+from support import is_summary_request, server_env
 
 CLI_KEY = "sk-ant-api03-cliSECRETkey-5f2a9e0c7b1d4e3f"
 LSP_KEY = "sk-ant-api03-lspSECRETkey-9a8b7c6d5e4f3a2b"
 MEMORY_SYSTEM = "long-term memory"
-SUMMARY_SYSTEM = "working summary"
 NOTE = {"action": "create", "level": "project", "type": "project_knowledge",
         "title": "Build steps", "summary": "how to build",
         "content": "Run `make build`; tests with `make test`."}
@@ -51,7 +50,7 @@ def read(path: str) -> dict[str, Any]:
 
 def rules() -> list[dict[str, Any]]:
     return [
-        {"when": {"has_tools": False, "system_contains": SUMMARY_SYSTEM},
+        {"when": {"summary": True},
          "reply": {"text": "<analysis>a</analysis><summary>The user asked to read the big "
                            "files; they were read.</summary>"}},
         {"when": {"has_tools": False, "system_contains": MEMORY_SYSTEM},
@@ -153,7 +152,7 @@ def test_cli_run_never_writes_or_prints_the_key(tmp_path: Path, cli_home: Path) 
     command = next(e for e in events if e["kind"] == "toolResult"
                    and e["name"] == "run_command")
     assert not command["isError"]
-    assert any(SUMMARY_SYSTEM in json.dumps(r["body"]) for r in requests)
+    assert any(is_summary_request(r) for r in requests)
 
     for text in (ok.stdout, ok.stderr, failed.stdout, failed.stderr):
         assert CLI_KEY not in text

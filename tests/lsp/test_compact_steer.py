@@ -25,7 +25,7 @@ from pseudoclaude.api.protocol import (
 )
 from pseudoclaude.fake_model import prompt_tokens
 
-BARE_SUMMARY = {"when": {"has_tools": False, "body_contains": "<transcript>"},
+BARE_SUMMARY = {"when": {"summary": True},
                 "reply": {"text": "<summary>Work continues.</summary>"}, "times": None}
 
 

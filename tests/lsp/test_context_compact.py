@@ -44,7 +44,7 @@ async def test_compact(client: LanguageClient, env: Any) -> None:
     assert no_session.value.code == REQUEST_FAILED
     assert "no active session" in no_session.value.message
     env.fake.add_turns(*({"text": f"answer {i} " + "x" * 20_000} for i in range(8)))
-    env.fake.script.rules.insert(0, {"when": {"has_tools": False, "body_contains": "<summary>"},
+    env.fake.script.rules.insert(0, {"when": {"summary": True},
                                      "reply": {"text": "<summary>the gist</summary>"},
                                      "times": None})
     for i in range(8):

@@ -18,7 +18,7 @@ from pseudoclaude.api.protocol import (
     SLASH_COMMANDS,
 )
 
-SUMMARY = {"when": {"has_tools": False, "body_contains": "<transcript>"},
+SUMMARY = {"when": {"summary": True},
            "reply": {"text": "<summary>The user read files and ran a command.</summary>"},
            "times": None}
 

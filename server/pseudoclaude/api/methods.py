@@ -82,8 +82,12 @@ def undo_result(u: UndoOutcome) -> p.UndoResult:
         u.restored, u.before_tokens, u.after_tokens, u.message_count, u.reason or ""))
 
 
-async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
+def context_now(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
     return p.ContextResult(**asdict(ws.context()), session_id=ws.session_id)
+
+
+async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
+    return context_now(ws, params)
 
 
 def context_usage(workspace: str, ws: Workspace) -> p.ContextUsageParams:
@@ -170,8 +174,12 @@ async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.Messag
                             items=page.items)  # type: ignore[arg-type]  # Item is their base
 
 
-async def slash_commands(ws: Workspace, params: p.EmptyParams) -> p.CommandsResult:
+def slash_commands_now(ws: Workspace, params: p.EmptyParams) -> p.CommandsResult:
     return commands.listing()
+
+
+async def slash_commands(ws: Workspace, params: p.EmptyParams) -> p.CommandsResult:
+    return slash_commands_now(ws, params)
 
 
 HANDLERS: dict[str, Handler] = {
@@ -193,6 +201,15 @@ HANDLERS: dict[str, Handler] = {
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 
+IMMEDIATE: dict[str, Callable[[Workspace, Any], p.Wire]] = {
+    p.CONTEXT: context_now,
+    p.SLASH_COMMANDS: slash_commands_now,
+}
+"""Read-only requests that never wait (no file, no thread, no lock): the LSP server answers
+them in the event-loop turn that reads them, so a streaming run never delays them by more than
+one turn (:func:`call_now`; :data:`HANDLERS` has the same answers, awaited)."""
+assert set(IMMEDIATE) <= set(HANDLERS)
+
 LONG_RUNNING = {p.RUN: "PseudoClaude: running", p.COMPACT: "PseudoClaude: compacting context",
                 p.COMPACT_UNDO: "PseudoClaude: undoing the last compaction"}
 """Requests that report ``$/progress``, with their titles."""
@@ -201,3 +218,8 @@ LONG_RUNNING = {p.RUN: "PseudoClaude: running", p.COMPACT: "PseudoClaude: compac
 async def call(ws: Workspace, method: str, params: Any) -> p.Wire:
     """Decode ``params`` (``ParamError`` naming the field) and run the handler of ``method``."""
     return await HANDLERS[method](ws, p.decode_params(p.PARAMS[method], p.as_object(params)))
+
+
+def call_now(ws: Workspace, method: str, params: Any) -> p.Wire:
+    """:func:`call` for a request of :data:`IMMEDIATE`, without awaiting."""
+    return IMMEDIATE[method](ws, p.decode_params(p.PARAMS[method], p.as_object(params)))

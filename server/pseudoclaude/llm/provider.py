@@ -370,7 +370,8 @@ async def preload(provider: str | None) -> None:
 
 async def create_provider(settings: Settings | ProviderOptions) -> Provider:
     """The provider for these settings. The adapter module (and its SDK, ~0.4-1.7 s to import)
-    is imported in a worker thread so the event loop never blocks on it. Raises
+    is imported, and the adapter with its SDK client built, in a worker thread so the event
+    loop never blocks on it. Raises
     :class:`~pseudoclaude.llm.errors.NoProviderConfigured` when no provider is configured."""
     options = settings if isinstance(settings, ProviderOptions) else (
         ProviderOptions.from_settings(settings))
@@ -378,9 +379,12 @@ async def create_provider(settings: Settings | ProviderOptions) -> Provider:
         module_name, class_name = _ADAPTERS[options.provider]
     except KeyError:
         raise ProviderError(f"unknown provider {options.provider!r}") from None
-    module = await asyncio.to_thread(importlib.import_module, module_name)
-    provider: Provider = getattr(module, class_name)(options)
-    return provider
+
+    def build() -> Provider:  # the SDK client too: an SSL context and lazy imports, 40-90 ms
+        provider: Provider = getattr(importlib.import_module(module_name), class_name)(options)
+        return provider
+
+    return await asyncio.to_thread(build)
 
 
 def truncated_tool_call(provider: str, max_tokens: int, text: str) -> MaxTokensTruncated:

@@ -4,30 +4,65 @@ Built by :func:`create_server` (a fresh instance each time, for tests). Custom p
 plain dicts (``lsprotocol.converters.get_converter``); each request of
 :data:`pseudoclaude.api.methods.REQUESTS` is registered as a request and as the matching
 ``workspace/executeCommand`` command, and advertised under ``capabilities.experimental``.
+
+Staying responsive while a run streams (a read-only request answers in about its idle time):
+
+- streamed ``text`` deltas are merged (:mod:`pseudoclaude.api.coalesce`): at most one
+  ``pseudoclaude/event`` per stream every 16 ms while a model streams fast, flushed before any
+  other message goes out, so nothing overtakes them;
+- stdin, when it is a pipe (as editors start the server), is read by the event loop itself
+  (:meth:`PseudoClaudeServer.start_io`): pygls's reader makes a worker-thread round trip for
+  every header line and body, each waiting for the GIL and for the loop;
+- the requests of :data:`~pseudoclaude.api.methods.IMMEDIATE` (``context``, ``slashCommands``)
+  are plain functions, answered in the loop turn that reads them;
+- the provider SDK is imported in a worker thread right after ``initialized``, with no full
+  garbage collection meanwhile, and frozen afterwards (:func:`preload_providers`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import json
 import logging
+import os
+import stat
+import sys
 import threading
 import uuid
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
 from pseudoclaude import __version__
 from pseudoclaude.api import protocol as p
-from pseudoclaude.api.methods import LONG_RUNNING, RequestFailed, call, context_usage
+from pseudoclaude.api.coalesce import TextCoalescer
+from pseudoclaude.api.methods import (
+    IMMEDIATE,
+    LONG_RUNNING,
+    RequestFailed,
+    call,
+    call_now,
+    context_usage,
+)
 from pseudoclaude.config import ConfigError, load_settings
 from pseudoclaude.errors import EXPECTED_ERRORS, PseudoClaudeError, one_line
-from pseudoclaude.events import CompactEvent, Event, StopEvent, ToolCallEvent, UsageUpdate
+from pseudoclaude.events import (
+    CompactEvent,
+    Event,
+    StopEvent,
+    TextEvent,
+    ToolCallEvent,
+    UsageUpdate,
+)
 from pseudoclaude.llm.provider import preload
 from pseudoclaude.lsp.approver import LspApprover
 from pseudoclaude.lsp.logs import LspLogHandler
@@ -50,6 +85,72 @@ class PseudoClaudeProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {SECTION: p.to_wire(p.Capability())}
         return result
 
+    def _send_data(self, data: Any) -> None:
+        """Every message (pygls sends them all through here) goes out after the text deltas
+        held for merging: a ``stop``, a tool call or a response never overtakes text."""
+        server = self._server
+        if data and isinstance(server, PseudoClaudeServer) and server.held_text.pending:
+            server.flush_text()
+        super()._send_data(data)
+
+
+class _StdinProtocol(asyncio.Protocol):
+    """JSON-RPC frames (``Content-Length`` headers, a JSON body) read from stdin by the event
+    loop and handled as soon as each is complete, in the loop turn that read it (pygls's
+    ``run_async`` does the same per frame, a task step later)."""
+
+    def __init__(self, protocol: LanguageServerProtocol,
+                 on_error: Callable[[Exception, type[JsonRpcException]], Any]) -> None:
+        self.protocol = protocol
+        self.on_error = on_error
+        self.buffer = bytearray()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while (body := self._next_body()) is not None:
+            if not body:  # a frame without a Content-Length (or 0): nothing to handle
+                continue
+            try:
+                message = json.loads(body, object_hook=self.protocol.structure_message)
+                self.protocol.handle_message(message)
+            except Exception as exc:  # as pygls: report it, read on
+                log.exception("unable to handle a message")
+                self.on_error(exc, JsonRpcException)
+
+    def _next_body(self) -> bytes | None:
+        """The next complete frame's body, taken off the buffer (None: none is complete)."""
+        end = self.buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        length = 0
+        for line in bytes(self.buffer[:end]).split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                with contextlib.suppress(ValueError):  # not a number: the frame is skipped
+                    length = max(0, int(value.strip()))
+        start = end + 4
+        if len(self.buffer) < start + length:
+            return None
+        body = bytes(self.buffer[start:start + length])
+        del self.buffer[:start + length]
+        return body
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+def _is_pipe(stream: BinaryIO) -> bool:
+    """A pipe or a socket, which the event loop can read (not a terminal, not a file)."""
+    if os.name != "posix":
+        return False
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
 
 class PseudoClaudeServer(LanguageServer):
     def __init__(self) -> None:
@@ -63,6 +164,38 @@ class PseudoClaudeServer(LanguageServer):
         self._loop_thread: int | None = None
         self._progress: dict[str, str] = {}  # folder uri -> progress token of its long work
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.held_text = TextCoalescer()  # streamed deltas waiting to go out merged
+        self._text_timer: asyncio.TimerHandle | None = None
+
+    # -- stdio -------------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio. A pipe (how editors start the server) is read by the event loop:
+        a message that arrives while a run streams is parsed and handled in the next loop turn.
+        pygls's own reader (kept for a terminal or a file) reads every header line and body in
+        a worker thread, a round trip through the GIL and the loop's queue each."""
+        stdin = stdin or sys.stdin.buffer
+        if not _is_pipe(stdin):
+            super().start_io(stdin, stdout)
+            return
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve_pipe(stdin))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it untyped
+
+    async def _serve_pipe(self, stdin: BinaryIO) -> None:
+        """Until stdin ends (or ``exit``, whose ``sys.exit`` ends the loop)."""
+        reader = _StdinProtocol(self.protocol, self.report_server_error)
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: reader, stdin)
+        try:
+            await reader.closed
+        finally:
+            transport.close()
 
     # -- the loop ----------------------------------------------------------------------------
     def on_loop(self, fn: Callable[..., None], *args: Any) -> None:
@@ -166,11 +299,35 @@ class PseudoClaudeServer(LanguageServer):
 
     # -- notifications -------------------------------------------------------------------------
     def _forward(self, uri: str, session_id: str, event: Event) -> None:
-        self.protocol.notify(p.EVENT, p.event_params(uri, session_id, event))
+        params = p.event_params(uri, session_id, event)
+        if isinstance(event, TextEvent):
+            self._hold_text(params)
+            return
+        self.protocol.notify(p.EVENT, params)  # after the text held so far (_send_data)
         if isinstance(event, UsageUpdate | CompactEvent | StopEvent):
             self.send_context_usage(uri)
         if isinstance(event, ToolCallEvent):
             self._report_progress(uri, f"{event.name}")
+
+    def _hold_text(self, params: dict[str, Any]) -> None:
+        due = self.held_text.add(params)
+        if due <= 0:
+            self.flush_text()
+        elif self._text_timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on a loop (no timer to wait for): now
+                self.flush_text()
+                return
+            self._text_timer = loop.call_later(due, self.flush_text)
+
+    def flush_text(self) -> None:
+        """Send the text deltas held so far, merged (one notification per stream)."""
+        if self._text_timer is not None:
+            self._text_timer.cancel()
+            self._text_timer = None
+        for params in self.held_text.take():
+            self.protocol.notify(p.EVENT, params)
 
     def send_context_usage(self, uri: str) -> None:
         ws = self.workspaces.get(uri)
@@ -217,9 +374,18 @@ class PseudoClaudeServer(LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
     # -- requests ------------------------------------------------------------------------------
+    def call_now(self, method: str, raw: Any) -> Any:
+        """Answer a request of :data:`~pseudoclaude.api.methods.IMMEDIATE` (read-only, never
+        waits) without leaving the loop turn that read it."""
+        with _errors_mapped(method):
+            params = p.as_object(raw)
+            _, ws = self.resolve(params.pop("workspace", None))
+            params.pop("workDoneToken", None)
+            return p.to_wire(call_now(ws, method, params))
+
     async def call(self, method: str, raw: Any) -> Any:
         """Run one custom request: validation, workspace, progress, error mapping."""
-        try:
+        with _errors_mapped(method):
             params = p.as_object(raw)
             uri, ws = self.resolve(params.pop("workspace", None))
             token = params.pop("workDoneToken", None)
@@ -241,18 +407,23 @@ class PseudoClaudeServer(LanguageServer):
                 raise
             finally:
                 self.end_progress(uri, outcome)
-        except p.ParamError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-        except EXPECTED_ERRORS as exc:
-            raise JsonRpcException(message=one_line(exc), code=p.REQUEST_FAILED) from None
-        except asyncio.CancelledError:
-            raise
-        except JsonRpcException:
-            raise
-        except Exception as exc:
-            log.exception("%s failed", method)
-            raise JsonRpcException(message=f"{method} failed: {one_line(exc)}",
-                                   code=p.REQUEST_FAILED) from None
+
+
+@contextlib.contextmanager
+def _errors_mapped(method: str) -> Iterator[None]:
+    """A request's failure as the JSON-RPC error the client gets."""
+    try:
+        yield
+    except p.ParamError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    except EXPECTED_ERRORS as exc:
+        raise JsonRpcException(message=one_line(exc), code=p.REQUEST_FAILED) from None
+    except JsonRpcException:
+        raise
+    except Exception as exc:
+        log.exception("%s failed", method)
+        raise JsonRpcException(message=f"{method} failed: {one_line(exc)}",
+                               code=p.REQUEST_FAILED) from None
 
 
 def create_server() -> PseudoClaudeServer:
@@ -271,8 +442,8 @@ def create_server() -> PseudoClaudeServer:
                 server.workspace_for(uri)
             except PseudoClaudeError as exc:
                 log.warning("%s: %s", uri, exc)
-        for provider in {ws.settings.provider for ws in server.workspaces.values()}:
-            server.spawn(preload(provider))
+        server.spawn(preload_providers({ws.settings.provider
+                                        for ws in server.workspaces.values()}))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
@@ -302,6 +473,7 @@ def create_server() -> PseudoClaudeServer:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:
+        server.flush_text()
         for uri in list(server.workspaces):
             await server.close_workspace(uri)  # drains memory updates, closes session logs
 
@@ -313,7 +485,30 @@ def create_server() -> PseudoClaudeServer:
     return server
 
 
+async def preload_providers(providers: set[str | None]) -> None:
+    """Import the providers' SDKs ahead of the first run (in a worker thread:
+    :func:`~pseudoclaude.llm.provider.preload`), without stalling the loop.
+
+    The import makes ~200,000 objects; a full garbage collection among them holds the GIL for
+    100-150 ms, and the loop waits as long (one to three happen during the import). So, while
+    it lasts, only the young generations are collected; afterwards everything imported so far
+    is frozen (:func:`gc.freeze`, a few dozen garbage objects with it): a later full collection
+    skips it, instead of taking ~160 ms at a random moment."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], 1 << 30)  # no full collection
+    try:
+        for provider in sorted(name for name in providers if name):
+            await preload(provider)
+    finally:
+        gc.freeze()
+        gc.set_threshold(*thresholds)
+
+
 def _register(server: PseudoClaudeServer, method: str) -> None:
+    if method in IMMEDIATE:
+        _register_immediate(server, method)
+        return
+
     async def request(params: Any) -> Any:
         return await server.call(method, params)
 
@@ -323,6 +518,23 @@ def _register(server: PseudoClaudeServer, method: str) -> None:
                 f"{p.command_name(method)} takes one argument (the params object), "
                 f"got {len(args)}")
         return await server.call(method, args[0] if args else None)
+
+    request.__name__ = command.__name__ = method.replace("/", "_")
+    server.feature(method)(request)
+    server.command(p.command_name(method))(command)
+
+
+def _register_immediate(server: PseudoClaudeServer, method: str) -> None:
+    """Plain functions: pygls answers them in the loop turn that reads the request."""
+    def request(params: Any) -> Any:
+        return server.call_now(method, params)
+
+    def command(*args: Any) -> Any:
+        if len(args) > 1:
+            raise JsonRpcInvalidParams(
+                f"{p.command_name(method)} takes one argument (the params object), "
+                f"got {len(args)}")
+        return server.call_now(method, args[0] if args else None)
 
     request.__name__ = command.__name__ = method.replace("/", "_")
     server.feature(method)(request)
