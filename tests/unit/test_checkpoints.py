@@ -1,0 +1,106 @@
+"""The shadow Git repository of checkpoints, with the real ``git``: snapshots that respect the
+workspace's ignore rules and never touch its own ``.git``, large files skipped, what changed
+between snapshots, what changed outside since one, and files put back whole."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pseudoclaude.checkpoints import CheckpointError, ShadowRepo, git_available
+
+pytestmark = pytest.mark.skipif(not git_available(), reason="needs the git command")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> ShadowRepo:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("print('v1')\n")
+    (ws / "README.md").write_text("# Project\n")
+    data = ws / ".PseudoClaude"
+    data.mkdir()
+    (data / "sessions.log").write_text("not a workspace file\n")
+    return ShadowRepo(ws, data / "checkpoints", excluded=[data])
+
+
+def tree(repo: ShadowRepo, ref: str) -> list[str]:
+    out = repo._git("ls-tree", "-r", "--name-only", ref).stdout.decode()
+    return sorted(out.splitlines())
+
+
+def test_a_snapshot_has_the_files_but_not_the_data_folder(repo: ShadowRepo) -> None:
+    snap = repo.snapshot("before run 1")
+    assert tree(repo, snap.ref) == ["README.md", "src/app.py"]
+    assert snap.skipped == [] and repo.head() == snap.ref
+    again = repo.snapshot("nothing changed")
+    assert again.ref != snap.ref and repo.changes(snap.ref, again.ref) == []
+
+
+def test_the_users_git_is_never_touched_and_ignore_rules_apply(repo: ShadowRepo) -> None:
+    ws = repo.workspace
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    (ws / ".gitignore").write_text("build/\n*.log\n")
+    (ws / "build").mkdir()
+    (ws / "build" / "out.bin").write_bytes(b"\0" * 10)
+    (ws / "debug.log").write_text("noise\n")
+    user_git = sorted(p.relative_to(ws / ".git").as_posix() for p in (ws / ".git").rglob("*"))
+    snap = repo.snapshot("s")
+    assert tree(repo, snap.ref) == [".gitignore", "README.md", "src/app.py"]
+    after = sorted(p.relative_to(ws / ".git").as_posix() for p in (ws / ".git").rglob("*"))
+    assert after == user_git  # no index, no object, no config written in the user's .git
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True,
+                            text=True, check=True).stdout
+    assert ".PseudoClaude" not in status or "?? .PseudoClaude/" in status
+
+
+def test_files_over_the_limit_are_skipped_and_said(repo: ShadowRepo) -> None:
+    small = ShadowRepo(repo.workspace, repo.git_dir, excluded=repo._excluded,
+                       max_file_bytes=100)
+    (repo.workspace / "big.csv").write_bytes(b"x" * 101)
+    snap = small.snapshot("s")
+    assert snap.skipped == ["big.csv"] and "big.csv" not in tree(small, snap.ref)
+
+
+def test_changes_and_restore_take_a_command_back(repo: ShadowRepo) -> None:
+    ws = repo.workspace
+    before = repo.snapshot("before the run")
+    # what a run_command might do: edit one file, delete one, create one
+    (ws / "src" / "app.py").write_text("print('v2')\n")
+    (ws / "README.md").unlink()
+    (ws / "src" / "new.py").write_text("x = 1\n")
+    (ws / "src" / "app.py").chmod(0o755)
+    after = repo.snapshot("after run_command")
+    changes = {c.path: c.action for c in repo.changes(before.ref, after.ref)}
+    assert changes == {"src/app.py": "restore", "README.md": "restore", "src/new.py": "delete"}
+    assert repo.changed_since(after.ref) == set()
+    done = repo.restore(before.ref, sorted(changes))
+    assert sorted(done) == sorted(changes)
+    assert (ws / "src" / "app.py").read_text() == "print('v1')\n"
+    assert os.stat(ws / "src" / "app.py").st_mode & 0o777 == 0o755  # the file's mode is kept
+    assert (ws / "README.md").read_text() == "# Project\n"
+    assert not (ws / "src" / "new.py").exists()
+    assert not list(ws.rglob("*.tmp"))
+
+
+def test_changed_since_sees_edits_made_outside_the_agent(repo: ShadowRepo) -> None:
+    snap = repo.snapshot("s")
+    (repo.workspace / "README.md").write_text("# Edited by hand\n")
+    (repo.workspace / "notes.txt").write_text("new\n")
+    assert repo.changed_since(snap.ref) == {"README.md", "notes.txt"}
+    assert repo.head() == snap.ref  # looking commits nothing
+
+
+def test_restore_never_writes_outside_the_workspace(repo: ShadowRepo, tmp_path: Path) -> None:
+    snap = repo.snapshot("s")
+    assert repo.restore(snap.ref, ["../outside.txt"]) == []
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_without_git_a_clear_error(repo: ShadowRepo) -> None:
+    missing = ShadowRepo(repo.workspace, repo.git_dir, git="git-that-is-not-there")
+    with pytest.raises(CheckpointError, match="need the `git` command"):
+        missing.snapshot("s")
