@@ -109,6 +109,35 @@ export const BREAKDOWN_CATEGORIES = ['system', 'rules', 'memory', 'tools', 'summ
 
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
+/** The server's setting keys an editor may send (`pseudoclaude.<key>` in VS Code). */
+export const SERVER_SETTING_KEYS = [
+  'provider',
+  'model',
+  'baseUrl',
+  'apiKey',
+  'contextWindow',
+  'maxIterations',
+  'thinking',
+  'thinkingBudget',
+  'maxTokens',
+  'maxRetries',
+  'requestTimeout',
+  'connectTimeout',
+  'approvals.runCommand',
+  'approvals.write',
+  'memory.enabled',
+  'memory.mode',
+  'memory.model',
+  'memory.userDir',
+  'dataDir',
+  'session.retentionDays',
+  'compact.singleResultBytes',
+  'compact.roundBytes',
+  'compact.safetyMarginTokens',
+  'compact.auto',
+  'compact.model',
+] as const;
+
 /** Why a run ended. */
 export type StopReason = 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error';
 

@@ -4,35 +4,12 @@
  */
 
 /**
- * The server's keys (SPEC §7), as contributed under `pseudoclaude.*` (package.json's are
- * generated from the server's table by `make protocol`; the manifest test holds this list to
- * them).
+ * The server's keys, as contributed under `pseudoclaude.*` (generated from the server's table
+ * by `make protocol`, as package.json's settings are).
  */
-export const SERVER_SETTING_KEYS = [
-  'provider',
-  'model',
-  'baseUrl',
-  'apiKey',
-  'contextWindow',
-  'maxIterations',
-  'thinking',
-  'thinkingBudget',
-  'maxTokens',
-  'maxRetries',
-  'requestTimeout',
-  'connectTimeout',
-  'approvals.runCommand',
-  'approvals.write',
-  'memory.enabled',
-  'memory.mode',
-  'memory.userDir',
-  'dataDir',
-  'session.retentionDays',
-  'compact.auto',
-  'compact.singleResultBytes',
-  'compact.roundBytes',
-  'compact.safetyMarginTokens',
-] as const;
+import { SERVER_SETTING_KEYS } from './protocol';
+
+export { SERVER_SETTING_KEYS };
 
 /** The editor's own keys: how to start the server. Never sent to it. */
 export const CLIENT_SETTING_KEYS = ['server.command', 'server.pythonPath', 'server.installStrategy'] as const;

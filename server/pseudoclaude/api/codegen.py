@@ -362,6 +362,11 @@ def render_ts() -> str:
         block([*jsdoc(docs.get(name, "")), f"export const {name} = ["
                + ", ".join(ts_literal(v) for v in values) + "] as const;"])
     block(["export type MemoryType = (typeof MEMORY_TYPES)[number];"])
+    block(["/** The server's setting keys an editor may send (`pseudoclaude.<key>` in VS Code). */",
+           "export const SERVER_SETTING_KEYS = ["]
+          + [f"  {ts_literal(key.name)}," for key in config.KEYS.values()
+             if "lsp" in key.sources]
+          + ["] as const;"])
     block(["/** Why a run ended. */", "export type StopReason = "
            + " | ".join(ts_literal(m.value) for m in p_stop_reason()) + ";"])
     for cls in wire_structs():
