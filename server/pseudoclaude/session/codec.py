@@ -104,7 +104,27 @@ class ReplaceEntry(msgspec.Struct, tag="replace", tag_field="type", omit_default
     ts: float = 0.0
 
 
-Entry = SessionEntry | MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry
+class CheckpointEntry(msgspec.Struct, tag="checkpoint", tag_field="type", gc=False):
+    """A snapshot of the workspace's files (the shadow repository's commit ``ref``), taken at
+    the start of prompt ``turn`` (1-based) or after one of its tool calls that may change
+    files."""
+
+    turn: int
+    ref: str
+    ts: float = 0.0
+
+
+class ForkEntry(msgspec.Struct, tag="fork", tag_field="type", omit_defaults=True, gc=False):
+    """The first line after the header of a session forked from ``parent`` before its prompt
+    ``turn`` (None: after its last)."""
+
+    parent: str
+    turn: int | None = None
+    ts: float = 0.0
+
+
+Entry = (SessionEntry | MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry
+         | CheckpointEntry | ForkEntry)
 
 
 class BadLine(ValueError):

@@ -28,7 +28,9 @@ from pseudoclaude.conversation import Offload
 from pseudoclaude.llm.types import Message, utf8_len
 from pseudoclaude.session.codec import (
     BadLine,
+    CheckpointEntry,
     Entry,
+    ForkEntry,
     KeepEntry,
     MessageEntry,
     OffloadEntry,
@@ -72,6 +74,9 @@ class Replay:
     model: str = ""  # the latest model stamp in the replayed range
     start_offset: int = 0  # where replay began (0 for a full replay)
     anchor: UsageAnchor | None = None  # the last usage stamp since the last replace
+    checkpoints: list[tuple[int, str]] = field(default_factory=list)
+    """``(turn, ref)`` of the ``checkpoint`` lines replayed, in order."""
+    fork: ForkEntry | None = None  # the ``fork`` line of a forked session
 
 
 class _State:
@@ -128,7 +133,12 @@ class _State:
             if r.header is None:
                 r.header = entry
             return
-        ts = cast("MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry", entry).ts
+        elif type(entry) is CheckpointEntry:
+            r.checkpoints.append((entry.turn, entry.ref))
+        elif type(entry) is ForkEntry and r.fork is None:
+            r.fork = entry
+        ts = cast("MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry | CheckpointEntry"
+                  " | ForkEntry", entry).ts
         if 0 < ts < MAX_TS:  # a hand-made line may carry milliseconds, or nonsense
             r.last_ts = ts
 

@@ -8,6 +8,8 @@ from pseudoclaude.conversation import Offload
 from pseudoclaude.llm.types import Message, ToolCall, ToolResult
 from pseudoclaude.session import SessionStore, SessionWriter, load_session, replay_file
 from pseudoclaude.session.codec import (
+    CheckpointEntry,
+    ForkEntry,
     KeepEntry,
     MessageEntry,
     OffloadEntry,
@@ -36,6 +38,8 @@ TAILS = {
     "replace": ReplaceEntry(reason="compact", ts=4.0, messages=[
         Message(role="user", content="summary " * 50), Message(role="assistant", content="ok")]),
     "session": SessionEntry(version=1, id="20260617-120000-abcd", created="x"),
+    "checkpoint": CheckpointEntry(turn=1, ref="0" * 40, ts=4.0),
+    "fork": ForkEntry(parent="20260101-000000-abcd", turn=2, ts=4.0),
 }
 
 
@@ -216,3 +220,20 @@ def test_replace_found_across_block_boundaries(tmp_path: Path) -> None:
         fast = replay_file(path, fast=True)
         assert fast.start_offset == len(head), k
         assert fast.messages == replay_file(path, fast=False).messages
+
+
+def test_checkpoint_and_fork_lines_are_known_not_bad(tmp_path: Path) -> None:
+    """The loader knows ``checkpoint`` and ``fork`` lines: replayed into the checkpoints and
+    the fork's parent, never counted as bad lines, never in the messages."""
+    entries = [PREFIX[0], ForkEntry(parent="20260101-000000-abcd", turn=3, ts=1.0),
+               CheckpointEntry(turn=1, ref="a" * 40, ts=1.5), *PREFIX[1:],
+               CheckpointEntry(turn=1, ref="b" * 40, ts=3.5)]
+    path = write_log(tmp_path / "log.jsonl", b"".join(encode(e) for e in entries))
+    replay = replay_file(path)
+    assert replay.bad_lines == 0 and replay.messages == PREFIX_STATE
+    assert replay.checkpoints == [(1, "a" * 40), (1, "b" * 40)]
+    assert replay.fork is not None and (replay.fork.parent, replay.fork.turn) == (
+        "20260101-000000-abcd", 3)
+    assert replay.last_ts == 3.5
+    line = encode(CheckpointEntry(turn=2, ref="c" * 40, ts=9.0))
+    assert line == b'{"type":"checkpoint","turn":2,"ref":"' + b"c" * 40 + b'","ts":9.0}\n'
