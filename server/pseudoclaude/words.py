@@ -116,5 +116,31 @@ REPLACE_NOTICES = {
               "closed or dropped).",
     "clear": "The conversation was cleared.",
     "import": "The conversation was replaced by an imported one.",
+    "fork": "Forked from another session: the conversation up to here comes from it.",
 }
 """The transcript's notice for a ``replace`` of another reason."""
+
+
+def rewind_preview(turn: int, mode: str, files: int, conflicts: int, dropped: int) -> str:
+    """The line a rewind preview shows."""
+    parts = []
+    if mode in ("code", "both"):
+        parts.append(f"{plural(files, 'file')} back to before prompt {turn}"
+                     + (f" ({plural(conflicts, 'conflict')}: changed outside the agent, left "
+                        "alone unless forced)" if conflicts else ""))
+    if mode in ("conversation", "both"):
+        parts.append(f"the conversation back to before prompt {turn} "
+                     f"({plural(dropped, 'message')} taken back)")
+    return "Rewind would take " + " and ".join(parts) + "." if parts else "Nothing to rewind."
+
+
+def rewound(turn: int, mode: str, restored: int, conflicts: int, messages: int) -> str:
+    """The line a rewind's result shows."""
+    parts = []
+    if mode in ("code", "both"):
+        parts.append(f"{plural(restored, 'file')} restored"
+                     + (f", {plural(conflicts, 'conflict')} left alone" if conflicts else ""))
+    if mode in ("conversation", "both"):
+        parts.append(f"the conversation is back to before prompt {turn} "
+                     f"({plural(messages, 'message')})")
+    return f"Rewound to before prompt {turn}: " + "; ".join(parts) + "."

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pseudoclaude import words
 from pseudoclaude.agent.approvals import ApprovalPolicy, Approver, Gate
 from pseudoclaude.agent.prompt import (
     SystemPrompt,
@@ -26,6 +27,7 @@ from pseudoclaude.agent.prompt import (
 )
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.checkpoints import CheckpointError, ShadowRepo, git_available
 from pseudoclaude.compact import (
     CompactConfig,
     CompactOutcome,
@@ -46,6 +48,17 @@ from pseudoclaude.llm.types import Message
 from pseudoclaude.memory import MemoryManager, OnChange
 from pseudoclaude.memory.manager import MemoryView, OnProposals, Reviewed, provenance
 from pseudoclaude.memory.proposals import PROPOSALS_DIR, ProposalRecord
+from pseudoclaude.rewind import Mode as RewindMode
+from pseudoclaude.rewind import (
+    RewindOutcome,
+    RewindPlan,
+    TurnSummary,
+    finish_interrupted,
+    pick_turn,
+    restore_files,
+    write_fork,
+)
+from pseudoclaude.rewind import plan as rewind_plan
 from pseudoclaude.session import (
     LoadedSession,
     OpenSession,
@@ -60,6 +73,7 @@ from pseudoclaude.session import (
     resolve,
     resume_session,
 )
+from pseudoclaude.session.timeline import Timeline, timeline
 from pseudoclaude.session.turns import count_prompts
 from pseudoclaude.transcript import Item, build_transcript, summary_text
 
@@ -140,6 +154,17 @@ class Workspace:
         """The providers in use, one per distinct options (the session's, ``compact.model``'s,
         ``memory.model``'s)."""
         self._busy: str | None = None  # what is in progress
+        self.checkpoints: ShadowRepo | None = (
+            ShadowRepo(self.root, data_dir / "checkpoints" / "shadow.git", excluded=[data_dir])
+            if git_available() else None)
+        """The shadow repository of the files (None: no ``git`` command)."""
+        self.checkpoint_problem = "" if self.checkpoints is not None else (
+            "checkpoints are off: the git command is not on PATH, so rewinding cannot restore "
+            "files")
+        """Why files are not (or no longer) checkpointed; ``""`` when they are."""
+        self.checkpoint_skipped: list[str] = []  # files over 1 MiB left out of the last one
+        self._journal_checked = False
+        self._turns_known: tuple[str, int] | None = None  # (session, prompts in its timeline)
         self._last_system: str | None = None  # the system prompt of the last run
         self._cleanup: asyncio.Task[None] | None = None
         self.last_run: Runner | None = None
@@ -450,17 +475,152 @@ class Workspace:
                 await self._open_resumed(session)
             assert self.session is not None and self.compact_runtime is not None
             self._turn = await self._runs_so_far() + 1
+            turn = await self._next_prompt_turn()
+            await self._checkpoint(turn)
+
+            async def after_change() -> None:
+                await self._checkpoint(turn)
+
             runner = Runner(
                 self.session.conversation, compact=self.compact_runtime,
                 provider=self.provider, tools=self.tools, gate=self.gate,
                 system_prompt=self.system_prompt, emit=self._emit,
                 max_iterations=self.settings.max_iterations,
-                on_completed=self._remember_run,
+                on_completed=self._remember_run, after_change=after_change,
                 secrets=self._secrets(),
             )
             self.last_run = runner
             result = await runner.run(prompt)
             return self.session.session_id, result
+
+    # -- checkpoints, rewind and fork ------------------------------------------------------
+    async def _next_prompt_turn(self) -> int:
+        """The turn number of the prompt about to run (the timeline's numbering)."""
+        assert self.session is not None
+        sid = self.session.session_id
+        if self._turns_known is None or self._turns_known[0] != sid:
+            line = await asyncio.to_thread(timeline, self.store.log_path(sid)) \
+                if self.store.log_path(sid).exists() else None
+            self._turns_known = (sid, len(line.turns) if line else 0)
+        self._turns_known = (sid, self._turns_known[1] + 1)
+        return self._turns_known[1]
+
+    async def _finish_journal(self) -> None:
+        if self._journal_checked or self.checkpoints is None:
+            return
+        self._journal_checked = True
+        try:
+            done = await asyncio.to_thread(finish_interrupted, self.checkpoints)
+        except (CheckpointError, OSError) as exc:
+            log.warning("an interrupted rewind in %s could not be finished: %s", self.root, exc)
+            return
+        if done:
+            log.warning("finished an interrupted rewind in %s: %d files", self.root, len(done))
+
+    async def _checkpoint(self, turn: int) -> None:
+        """Snapshot the files (a ``checkpoint`` line of ``turn``); a failure is logged and
+        said by ``context``, and never stops a run."""
+        repo, session = self.checkpoints, self.session
+        if repo is None or session is None:
+            return
+        await self._finish_journal()
+        try:
+            snap = await asyncio.to_thread(repo.snapshot, f"prompt {turn}")
+        except (CheckpointError, OSError) as exc:
+            problem = f"checkpoints failed: {exc}"
+            if problem != self.checkpoint_problem:
+                log.warning("%s: %s", self.root, problem)
+            self.checkpoint_problem = problem
+            return
+        self.checkpoint_problem = ""
+        self.checkpoint_skipped = snap.skipped
+        session.writer.append_checkpoint(turn, snap.ref)
+
+    async def _timeline(self, session_id: str | None) -> tuple[str, Timeline]:
+        sid = session_id if session_id not in (None, "") else self.session_id
+        if sid is None:
+            raise WorkspaceError("no active session in this workspace")
+        sid = await asyncio.to_thread(resolve, self.store, sid)
+        path = self.store.log_path(sid)
+        if not path.exists():
+            return sid, Timeline(turns=[], last_checkpoint=None)
+        return sid, await asyncio.to_thread(timeline, path)
+
+    async def turns(self, session_id: str | None = None) -> list[TurnSummary]:
+        """The prompts of a session (default: the current one) with the files each changed."""
+        _, line = await self._timeline(session_id)
+        repo = self.checkpoints
+
+        def changed(i: int) -> int:
+            turn = line.turns[i]
+            if repo is None or not turn.checkpoints:
+                return 0
+            following = next((t.checkpoints[0] for t in line.turns[i + 1:] if t.checkpoints),
+                             turn.checkpoints[-1])
+            try:
+                return len(repo.changes(turn.checkpoints[0], following))
+            except CheckpointError:
+                return 0
+
+        counts = await asyncio.to_thread(lambda: [changed(i) for i in range(len(line.turns))])
+        return [TurnSummary(turn=t.turn, prompt=t.prompt, ts=t.ts, files_changed=n)
+                for t, n in zip(line.turns, counts, strict=True)]
+
+    async def rewind_preview(self, turn: int, mode: RewindMode,
+                             session_id: str | None = None) -> RewindPlan:
+        """What a rewind would do; nothing changes (read-only: answers during a run too)."""
+        await self._finish_journal()
+        sid, line = await self._timeline(session_id)
+        current = (self.session.conversation.messages() if self.session is not None
+                   and sid == self.session_id else (await self.load(sid)).messages)
+        return await asyncio.to_thread(rewind_plan, line, turn, mode, current, self.checkpoints)
+
+    async def rewind(self, turn: int, mode: RewindMode, *, force: bool = False,
+                     session_id: str | None = None) -> RewindOutcome:
+        """Take the code, the conversation or both back to before prompt ``turn``."""
+        with self._exclusive("rewind", "a rewind"):
+            if session_id not in (None, "") and session_id != self.session_id:
+                await self._open_resumed(str(session_id))
+            if self.session is None:
+                raise WorkspaceError("no active session in this workspace")
+            await self._finish_journal()
+            _, line = await self._timeline(self.session.session_id)
+            conversation = self.session.conversation
+            planned = await asyncio.to_thread(rewind_plan, line, turn, mode,
+                                              conversation.messages(), self.checkpoints)
+            if mode in ("code", "both") and planned.problem:
+                raise WorkspaceError(planned.problem)
+            restored: list[str] = []
+            conflicts: list[str] = []
+            if mode in ("code", "both") and self.checkpoints is not None:
+                restored, conflicts = await asyncio.to_thread(
+                    restore_files, self.checkpoints, planned, force)
+                head = await asyncio.to_thread(self.checkpoints.head)
+                if head is not None:
+                    self.session.writer.append_checkpoint(len(line.turns), head)
+            if mode in ("conversation", "both"):
+                target = planned.turn
+                assert self.compact_runtime is not None
+                await asyncio.to_thread(self.compact_runtime.rewind_to, target.before,
+                                        target.turn)
+                self._turns_known = (self.session.session_id, target.turn - 1)
+            return RewindOutcome(restored_files=restored, conflicts=conflicts,
+                                 message_count=len(conversation),
+                                 message=words.rewound(turn, mode, len(restored),
+                                                       len(conflicts), len(conversation)))
+
+    async def fork(self, session_id: str | None = None, turn: int | None = None) -> str:
+        """A new session whose conversation is the source's before prompt ``turn`` (default:
+        all of it); the source is unchanged. Returns the new session's id."""
+        with self._exclusive("fork a session", "a fork"):
+            sid, line = await self._timeline(session_id)
+            if turn is None:
+                messages = (self.session.conversation.messages() if sid == self.session_id
+                            and self.session is not None else (await self.load(sid)).messages)
+            else:
+                messages = pick_turn(line, turn).before
+            return await asyncio.to_thread(write_fork, self.store, sid, turn, messages,
+                                           self.settings.model, str(self.root))
 
     def last_outcome(self) -> RunOutcome | None:
         """What the latest run did (a cancelled run's too: what it had done by then)."""

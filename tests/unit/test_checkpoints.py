@@ -75,7 +75,7 @@ def test_changes_and_restore_take_a_command_back(repo: ShadowRepo) -> None:
     (ws / "src" / "app.py").chmod(0o755)
     after = repo.snapshot("after run_command")
     changes = {c.path: c.action for c in repo.changes(before.ref, after.ref)}
-    assert changes == {"src/app.py": "restore", "README.md": "restore", "src/new.py": "delete"}
+    assert changes == {"src/app.py": "restore", "README.md": "create", "src/new.py": "delete"}
     assert repo.changed_since(after.ref) == set()
     done = repo.restore(before.ref, sorted(changes))
     assert sorted(done) == sorted(changes)

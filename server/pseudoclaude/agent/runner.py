@@ -82,6 +82,7 @@ class Runner:
         emit: Emit,
         max_iterations: int = MAX_ITERATIONS.default,
         on_completed: Callable[[list[Message]], None] | None = None,
+        after_change: Callable[[], Awaitable[None]] | None = None,
         secrets: Sequence[str] = (),
     ) -> None:
         self.conversation = conversation
@@ -93,6 +94,8 @@ class Runner:
         self.emit = emit
         self.max_iterations = max_iterations
         self.on_completed = on_completed
+        self.after_change = after_change
+        """Awaited after each tool call that may change files (the checkpoint after it)."""
         self.secrets = [s for s in secrets if s and len(s) >= 8]
         self.result = RunOutcome(stop_reason=StopReason.ERROR)
 
@@ -223,6 +226,8 @@ class Runner:
                 else:
                     results[i] = await self._execute(calls[i])
                     i += 1
+                    if self.after_change is not None:
+                        await self.after_change()
         except asyncio.CancelledError:
             for index, call in enumerate(calls):
                 result = results.get(index) or ToolResult(

@@ -46,9 +46,9 @@ class Snapshot:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """A path (relative, ``/``) that differs between two snapshots: ``restore`` (it exists in
-    the older one: written back), ``delete`` (created since: removed), ``create`` is not used
-    between snapshots (it is ``restore`` of a file deleted since)."""
+    """A path (relative, ``/``) that differs between two snapshots, as what going back to the
+    older one does to it: ``restore`` (changed since: written back), ``delete`` (created
+    since: removed) or ``create`` (deleted since: written again)."""
 
     path: str
     action: str
@@ -170,7 +170,8 @@ class ShadowRepo:
             if not status:
                 continue
             path = raw.decode("utf-8", "surrogateescape")
-            changes.append(Change(path, "delete" if status.startswith(b"A") else "restore"))
+            action = {b"A": "delete", b"D": "create"}.get(status[:1], "restore")
+            changes.append(Change(path, action))
         return changes
 
     def changed_since(self, ref: str) -> set[str]:

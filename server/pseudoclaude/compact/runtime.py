@@ -418,9 +418,15 @@ class CompactRuntime:
         self._commit([*new, *appended], "compact")
         return True
 
-    def _commit(self, history: list[Message], reason: str) -> None:
+    def rewind_to(self, messages: list[Message], turn: int) -> None:
+        """The conversation taken back to before prompt ``turn``: one ``replace`` of reason
+        ``rewind`` naming it (blocking: the log's fsync)."""
+        self._commit(list(messages), "rewind", turn=turn)
+        self._undone = False
+
+    def _commit(self, history: list[Message], reason: str, *, turn: int | None = None) -> None:
         """One ``replace`` line, then the Layer-1 decisions that still matter again."""
-        self.conversation.replace(reason, history)
+        self.conversation.replace(reason, history, turn=turn)
         # The log's ledger restarts at a replace: record again the decisions that still
         # matter, so a resumed session keeps them; forget the others.
         present = {m.tool_result.call_id for m in history if m.tool_result is not None}

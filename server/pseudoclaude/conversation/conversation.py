@@ -30,7 +30,7 @@ from pseudoclaude.llm.types import (
     copy_messages,
 )
 
-REPLACE_REASONS = frozenset({"compact", "repair", "clear", "import", "undo"})
+REPLACE_REASONS = frozenset({"compact", "repair", "clear", "import", "undo", "rewind", "fork"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,8 @@ class Offload:
 @dataclass(slots=True)
 class Hooks:
     on_append: Callable[[Message], None] | None = None
-    on_replace: Callable[[str, list[Message]], None] | None = None
+    on_replace: Callable[[str, list[Message], int | None], None] | None = None
+    """``(reason, messages, turn)``: ``turn`` is a rewind's target turn, else None."""
     # (offloads, call ids newly kept verbatim)
     on_offload: Callable[[list[Offload], list[str]], None] | None = None
 
@@ -130,7 +131,10 @@ class Conversation:
         return copy_message(stored)
 
     # -- whole-history changes -------------------------------------------------------------
-    def replace(self, reason: str, messages: Iterable[Message]) -> None:
+    def replace(self, reason: str, messages: Iterable[Message], *,
+                turn: int | None = None) -> None:
+        """The history becomes ``messages`` (one ``replace`` line of ``reason``; ``turn``: a
+        rewind's target turn, logged with it)."""
         if reason not in REPLACE_REASONS:
             raise ValueError(
                 f"unknown replace reason {reason!r}; expected one of {sorted(REPLACE_REASONS)}"
@@ -142,7 +146,7 @@ class Conversation:
                 self._generation += 1
             hook = self._hooks.on_replace
             if hook is not None:
-                hook(reason, copy_messages(stored))
+                hook(reason, copy_messages(stored), turn)
 
     def apply_offloads(self, offloads: Sequence[Offload], keep: Sequence[str] = ()) -> int:
         """Record Layer-1 decisions: rewrite spilled results to their previews.

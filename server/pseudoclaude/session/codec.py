@@ -102,6 +102,9 @@ class ReplaceEntry(msgspec.Struct, tag="replace", tag_field="type", omit_default
     # None only in the Go original's marker, which is followed by separate message lines.
     messages: list[Message] | None = None
     ts: float = 0.0
+    turn: int | None = None
+    """A ``rewind``'s target: the turn the conversation went back to (its prompt and the ones
+    after it are taken back)."""
 
 
 class CheckpointEntry(msgspec.Struct, tag="checkpoint", tag_field="type", gc=False):

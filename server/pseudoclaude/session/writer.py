@@ -23,7 +23,9 @@ from pseudoclaude.durable import fsync_dir
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session.codec import (
     LOG_VERSION,
+    CheckpointEntry,
     Entry,
+    ForkEntry,
     KeepEntry,
     MessageEntry,
     OffloadEntry,
@@ -78,8 +80,19 @@ class SessionWriter:
             self._write(encode(MessageEntry.from_message(message, time.time(), model)))
             self._stamped = True
 
-    def append_replace(self, reason: str, messages: Sequence[Message]) -> None:
-        self._write(encode(ReplaceEntry(reason=reason, messages=list(messages), ts=time.time())))
+    def append_replace(self, reason: str, messages: Sequence[Message],
+                       turn: int | None = None) -> None:
+        self._write(encode(ReplaceEntry(reason=reason, messages=list(messages), ts=time.time(),
+                                        turn=turn)))
+
+    def append_fork(self, parent: str, turn: int | None) -> None:
+        """The ``fork`` line of a session forked from ``parent`` (before its prompt ``turn``;
+        None: after its last)."""
+        self._write(encode(ForkEntry(parent=parent, turn=turn, ts=time.time())))
+
+    def append_checkpoint(self, turn: int, ref: str) -> None:
+        """A ``checkpoint`` line: the files' snapshot ``ref`` during prompt ``turn``."""
+        self._write(encode(CheckpointEntry(turn=turn, ref=ref, ts=time.time())))
 
     def append_offloads(self, offloads: Sequence[Offload], keep: Sequence[str]) -> None:
         now = time.time()

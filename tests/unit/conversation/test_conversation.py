@@ -42,7 +42,7 @@ def test_hooks_receive_copies_in_order() -> None:
     seen: list[tuple[str, object]] = []
     hooks = Hooks(
         on_append=lambda m: seen.append(("append", m)),
-        on_replace=lambda r, ms: seen.append(("replace", (r, ms))),
+        on_replace=lambda r, ms, turn: seen.append(("replace", (r, ms))),
         on_offload=lambda os_, keep: seen.append(("offload", (os_, keep))),
     )
     c = Conversation(hooks=hooks)
