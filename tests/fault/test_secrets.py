@@ -224,7 +224,11 @@ def test_the_data_folder_always_gets_its_gitignore(tmp_path: Path, allow: Any) -
 
 LSP_HOME = Path(tempfile.mkdtemp(prefix="pseudoclaude-secrets-home-"))
 SERVER_ENV = server_env(LSP_HOME) | {"PSEUDOCLAUDE_LOG": "debug"}
-SERVER = ["sh", "-c", f"umask 000 && exec {shlex.quote(sys.executable)} -m pseudoclaude lsp"]
+SERVER_STDERR = LSP_HOME / "server-stderr.log"
+"""The server's stderr, to a file: at debug level it logs every request body, more than a pipe
+holds, and a pipe nobody drains would block the server's writes (and its event loop)."""
+SERVER = ["sh", "-c", f"umask 000 && exec {shlex.quote(sys.executable)} -m pseudoclaude lsp "
+          f"2>>{shlex.quote(str(SERVER_STDERR))}"]
 
 
 def make_client() -> LanguageClient:
@@ -329,7 +333,7 @@ async def test_lsp_server_never_sends_or_writes_the_key(
     received = seen.dump(lsp)
     assert "toolResult" in received and lsp.log_messages
     assert LSP_KEY not in received
-    stderr = capfd.readouterr().err
+    stderr = capfd.readouterr().err + SERVER_STDERR.read_text(errors="replace")
     assert "DEBUG" in stderr or "debug" in stderr  # the server logged at debug level
     assert LSP_KEY not in stderr
     assert LSP_KEY not in json.dumps(fake.requests)

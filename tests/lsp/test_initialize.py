@@ -29,7 +29,9 @@ SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compa
                  "pseudoclaude/memory/forget", "pseudoclaude/memory/proposals",
                  "pseudoclaude/memory/review", "pseudoclaude/sessions/list",
                  "pseudoclaude/sessions/resume", "pseudoclaude/sessions/new",
-                 "pseudoclaude/sessions/messages", "pseudoclaude/commands"]
+                 "pseudoclaude/sessions/messages", "pseudoclaude/commands",
+                 "pseudoclaude/sessions/turns", "pseudoclaude/rewind/preview",
+                 "pseudoclaude/rewind", "pseudoclaude/sessions/fork"]
 
 
 async def test_initialize_advertises_the_custom_surface(client: LanguageClient,

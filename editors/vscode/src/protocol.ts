@@ -37,6 +37,10 @@ export const Requests = {
   sessionsNew: 'pseudoclaude/sessions/new',
   sessionsMessages: 'pseudoclaude/sessions/messages',
   slashCommands: 'pseudoclaude/commands',
+  sessionsTurns: 'pseudoclaude/sessions/turns',
+  rewindPreview: 'pseudoclaude/rewind/preview',
+  rewind: 'pseudoclaude/rewind',
+  sessionsFork: 'pseudoclaude/sessions/fork',
 } as const;
 
 /** Server → client notifications. */
@@ -85,6 +89,8 @@ export type PreviewReason = 'no session' | 'nothing to summarize' | 'would not s
  * was cancelled, or interrupted by a crash), or still waiting for its result.
  */
 export type ToolStatus = 'done' | 'error' | 'denied' | 'canceled' | 'pending';
+
+export type RewindMode = 'code' | 'conversation' | 'both';
 
 export type MemoryLevel = 'project' | 'user';
 
@@ -176,6 +182,35 @@ export interface MessagesParams extends WorkspaceParams {
   limit?: number | null;
 }
 
+export interface TurnsParams extends WorkspaceParams {
+  /** The session (default: the current one). */
+  sessionId?: string | null;
+}
+
+export interface RewindPreviewParams extends WorkspaceParams {
+  /** The 1-based prompt to go back to before (`pseudoclaude/sessions/turns` lists them). */
+  turn: number;
+  /** `code` (the files), `conversation` (the messages) or `both`. */
+  mode: RewindMode;
+  sessionId?: string | null;
+}
+
+export interface RewindParams extends WorkspaceParams {
+  /** The 1-based prompt to go back to before (`pseudoclaude/sessions/turns` lists them). */
+  turn: number;
+  /** `code` (the files), `conversation` (the messages) or `both`. */
+  mode: RewindMode;
+  sessionId?: string | null;
+  /** Also restore the files changed outside the agent since the last checkpoint. */
+  force?: boolean;
+}
+
+export interface ForkParams extends WorkspaceParams {
+  sessionId?: string | null;
+  /** The new session has the conversation before this prompt (default: all of it). */
+  turn?: number | null;
+}
+
 export interface RunUsage {
   inputTokens: number;
   outputTokens: number;
@@ -247,6 +282,60 @@ export interface UndoResult {
   messageCount: number;
   /** Why nothing was restored (`restored: false`). */
   reason?: string;
+}
+
+export interface TurnsResult {
+  turns: TurnSummary[];
+}
+
+/** A prompt of the session, as a rewind or a fork names it. */
+export interface TurnSummary {
+  /** 1-based, among the prompts of the current conversation. */
+  turn: number;
+  prompt: string;
+  ts: number;
+  /**
+   * Files that differ between the checkpoint before this prompt and the one before the
+   * next (0 without checkpoints).
+   */
+  filesChanged: number;
+}
+
+/** What `pseudoclaude/rewind` would do; nothing changes. */
+export interface RewindPreviewResult {
+  turn: number;
+  prompt: string;
+  files: RewindFile[];
+  /** Messages of the current conversation a conversation rewind takes back. */
+  droppedMessages: number;
+  /** The line a person reads. */
+  message: string;
+}
+
+/** A file a code rewind puts back. */
+export interface RewindFile {
+  /** Relative to the workspace, with `/`. */
+  path: string;
+  /** `restore` (changed since), `delete` (created since), `create` (deleted since). */
+  action: 'create' | 'delete' | 'restore';
+  /** Changed outside the agent since the last checkpoint: left alone unless `force`. */
+  conflict: boolean;
+}
+
+/** What the rewind did. */
+export interface RewindResult {
+  restoredFiles: string[];
+  /** Files left alone: changed outside the agent since the last checkpoint. */
+  conflicts: string[];
+  /** Messages in the conversation now. */
+  messageCount: number;
+  /** The line a person reads. */
+  message: string;
+}
+
+export interface ForkResult {
+  /** The new session (the source is unchanged). */
+  sessionId: string;
 }
 
 /** The context of a session now (the wire's `ContextResult` adds its id). */
@@ -694,6 +783,10 @@ export interface RequestTypes {
   'pseudoclaude/sessions/new': [EmptyParams, NewSessionResult];
   'pseudoclaude/sessions/messages': [MessagesParams, MessagesResult];
   'pseudoclaude/commands': [EmptyParams, CommandsResult];
+  'pseudoclaude/sessions/turns': [TurnsParams, TurnsResult];
+  'pseudoclaude/rewind/preview': [RewindPreviewParams, RewindPreviewResult];
+  'pseudoclaude/rewind': [RewindParams, RewindResult];
+  'pseudoclaude/sessions/fork': [ForkParams, ForkResult];
 }
 
 /** Notification → params. */

@@ -182,6 +182,40 @@ async def slash_commands(ws: Workspace, params: p.EmptyParams) -> p.CommandsResu
     return slash_commands_now(ws, params)
 
 
+async def sessions_turns(ws: Workspace, params: p.TurnsParams) -> p.TurnsResult:
+    return p.TurnsResult(turns=await ws.turns(params.session_id))
+
+
+def _turn_checked(error: ValueError) -> p.ParamError:
+    """A turn out of range: InvalidParams naming ``turn``."""
+    return p.ParamError("turn", str(error).removeprefix("turn: ").removeprefix("turn "))
+
+
+async def rewind_preview(ws: Workspace, params: p.RewindPreviewParams
+                         ) -> p.RewindPreviewResult:
+    try:
+        planned = await ws.rewind_preview(params.turn, params.mode, params.session_id)
+    except ValueError as exc:
+        raise _turn_checked(exc) from None
+    return p.RewindPreviewResult(**asdict(planned.preview()))
+
+
+async def rewind(ws: Workspace, params: p.RewindParams) -> p.RewindResult:
+    try:
+        done = await ws.rewind(params.turn, params.mode, force=params.force,
+                               session_id=params.session_id)
+    except ValueError as exc:
+        raise _turn_checked(exc) from None
+    return p.RewindResult(**asdict(done))
+
+
+async def sessions_fork(ws: Workspace, params: p.ForkParams) -> p.ForkResult:
+    try:
+        return p.ForkResult(session_id=await ws.fork(params.session_id, params.turn))
+    except ValueError as exc:
+        raise _turn_checked(exc) from None
+
+
 HANDLERS: dict[str, Handler] = {
     p.RUN: run,
     p.COMPACT: compact,
@@ -198,6 +232,10 @@ HANDLERS: dict[str, Handler] = {
     p.SESSIONS_NEW: sessions_new,
     p.SESSIONS_MESSAGES: sessions_messages,
     p.SLASH_COMMANDS: slash_commands,
+    p.SESSIONS_TURNS: sessions_turns,
+    p.REWIND_PREVIEW: rewind_preview,
+    p.REWIND: rewind,
+    p.SESSIONS_FORK: sessions_fork,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

@@ -34,6 +34,9 @@ from pseudoclaude.llm.types import clean_value
 from pseudoclaude.memory.notes import NOTE_TYPES
 from pseudoclaude.memory.proposals import Proposal as Proposal  # on the wire
 from pseudoclaude.names import camel, snake
+from pseudoclaude.rewind import Mode as RewindMode
+from pseudoclaude.rewind import RewindFile as RewindFile  # on the wire
+from pseudoclaude.rewind import RewindOutcome, RewindPreview, TurnSummary
 from pseudoclaude.session.ids import is_session_id
 from pseudoclaude.transcript import TranscriptItem
 
@@ -54,11 +57,16 @@ SESSIONS_RESUME = "pseudoclaude/sessions/resume"
 SESSIONS_NEW = "pseudoclaude/sessions/new"
 SESSIONS_MESSAGES = "pseudoclaude/sessions/messages"
 SLASH_COMMANDS = "pseudoclaude/commands"
+SESSIONS_TURNS = "pseudoclaude/sessions/turns"
+REWIND_PREVIEW = "pseudoclaude/rewind/preview"
+REWIND = "pseudoclaude/rewind"
+SESSIONS_FORK = "pseudoclaude/sessions/fork"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
-    SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS,
+    SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
+    SESSIONS_FORK,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -81,7 +89,7 @@ APPROVALS_CAPABILITY = "approvals"
 APPROVAL_ACTIONS = {"once": "Allow once", "session": "Allow for this session", "deny": "Deny"}
 """The actions of an approval asked with ``window/showMessageRequest`` (SPEC §8)."""
 
-SESSION_CHANGES = frozenset({SESSIONS_RESUME, SESSIONS_NEW, COMPACT_UNDO})
+SESSION_CHANGES = frozenset({SESSIONS_RESUME, SESSIONS_NEW, COMPACT_UNDO, REWIND})
 """Requests after which the context meter is sent again."""
 
 EXPERIMENTAL_KEY = "pseudoclaude"
@@ -220,6 +228,39 @@ class MessagesParams(Wire):
         _session_ref("sessionId", self.session_id)
 
 
+class TurnsParams(Wire):
+    session_id: str | None = None
+    """The session (default: the current one)."""
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+
+
+class RewindPreviewParams(Wire):
+    turn: Positive
+    """The 1-based prompt to go back to before (``pseudoclaude/sessions/turns`` lists them)."""
+    mode: RewindMode
+    """``code`` (the files), ``conversation`` (the messages) or ``both``."""
+    session_id: str | None = None
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+
+
+class RewindParams(RewindPreviewParams):
+    force: bool = False
+    """Also restore the files changed outside the agent since the last checkpoint."""
+
+
+class ForkParams(Wire):
+    session_id: str | None = None
+    turn: Positive | None = None
+    """The new session has the conversation before this prompt (default: all of it)."""
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+
+
 # Results.
 
 
@@ -252,6 +293,23 @@ class CompactPreviewResult(CompactPlan, Wire):
 class UndoResult(UndoOutcome, Wire):
     message: str
     """The line a person reads about it."""
+
+
+class TurnsResult(Wire):
+    turns: list[TurnSummary]
+
+
+class RewindPreviewResult(RewindPreview, Wire):
+    """What ``pseudoclaude/rewind`` would do; nothing changes."""
+
+
+class RewindResult(RewindOutcome, Wire):
+    """What the rewind did."""
+
+
+class ForkResult(Wire):
+    session_id: str
+    """The new session (the source is unchanged)."""
 
 
 Breakdown = TokenBreakdown
@@ -437,6 +495,10 @@ PARAMS: dict[str, type[Wire]] = {
     SESSIONS_NEW: EmptyParams,
     SESSIONS_MESSAGES: MessagesParams,
     SLASH_COMMANDS: EmptyParams,
+    SESSIONS_TURNS: TurnsParams,
+    REWIND_PREVIEW: RewindPreviewParams,
+    REWIND: RewindParams,
+    SESSIONS_FORK: ForkParams,
 }
 """The params shape of every request (the handlers' input)."""
 

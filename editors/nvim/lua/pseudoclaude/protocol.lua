@@ -21,6 +21,10 @@ M.requests = {
   sessions_new = 'pseudoclaude/sessions/new',
   sessions_messages = 'pseudoclaude/sessions/messages',
   slash_commands = 'pseudoclaude/commands',
+  sessions_turns = 'pseudoclaude/sessions/turns',
+  rewind_preview = 'pseudoclaude/rewind/preview',
+  rewind = 'pseudoclaude/rewind',
+  sessions_fork = 'pseudoclaude/sessions/fork',
 }
 
 --- Server → client notifications.
@@ -75,6 +79,13 @@ M.tool_statuss = {
   denied = 'denied',
   canceled = 'canceled',
   pending = 'pending',
+}
+
+--- The values of `RewindMode`.
+M.rewind_modes = {
+  code = 'code',
+  conversation = 'conversation',
+  both = 'both',
 }
 
 --- The answer to `pseudoclaude/approve`.
@@ -155,6 +166,28 @@ M.stop_reasons = {
 --- @field offset? integer
 --- @field limit? integer|nil
 
+--- @class pseudoclaude.TurnsParams
+--- @field workspace? string
+--- @field sessionId? string|nil The session (default: the current one).
+
+--- @class pseudoclaude.RewindPreviewParams
+--- @field workspace? string
+--- @field turn integer The 1-based prompt to go back to before (`pseudoclaude/sessions/turns` lists them).
+--- @field mode 'both'|'code'|'conversation' `code` (the files), `conversation` (the messages) or `both`.
+--- @field sessionId? string|nil
+
+--- @class pseudoclaude.RewindParams
+--- @field workspace? string
+--- @field turn integer The 1-based prompt to go back to before (`pseudoclaude/sessions/turns` lists them).
+--- @field mode 'both'|'code'|'conversation' `code` (the files), `conversation` (the messages) or `both`.
+--- @field sessionId? string|nil
+--- @field force? boolean Also restore the files changed outside the agent since the last checkpoint.
+
+--- @class pseudoclaude.ForkParams
+--- @field workspace? string
+--- @field sessionId? string|nil
+--- @field turn? integer|nil The new session has the conversation before this prompt (default: all of it).
+
 --- @class pseudoclaude.RunUsage
 --- @field inputTokens integer
 --- @field outputTokens integer
@@ -210,6 +243,40 @@ M.stop_reasons = {
 --- @field afterTokens integer
 --- @field messageCount integer
 --- @field reason? string Why nothing was restored (`restored: false`).
+
+--- @class pseudoclaude.TurnsResult
+--- @field turns pseudoclaude.TurnSummary[]
+
+--- A prompt of the session, as a rewind or a fork names it.
+--- @class pseudoclaude.TurnSummary
+--- @field turn integer 1-based, among the prompts of the current conversation.
+--- @field prompt string
+--- @field ts number
+--- @field filesChanged integer Files that differ between the checkpoint before this prompt and the one before the next (0 without checkpoints).
+
+--- What `pseudoclaude/rewind` would do; nothing changes.
+--- @class pseudoclaude.RewindPreviewResult
+--- @field turn integer
+--- @field prompt string
+--- @field files pseudoclaude.RewindFile[]
+--- @field droppedMessages integer Messages of the current conversation a conversation rewind takes back.
+--- @field message string The line a person reads.
+
+--- A file a code rewind puts back.
+--- @class pseudoclaude.RewindFile
+--- @field path string Relative to the workspace, with `/`.
+--- @field action 'create'|'delete'|'restore' `restore` (changed since), `delete` (created since), `create` (deleted since).
+--- @field conflict boolean Changed outside the agent since the last checkpoint: left alone unless `force`.
+
+--- What the rewind did.
+--- @class pseudoclaude.RewindResult
+--- @field restoredFiles string[]
+--- @field conflicts string[] Files left alone: changed outside the agent since the last checkpoint.
+--- @field messageCount integer Messages in the conversation now.
+--- @field message string The line a person reads.
+
+--- @class pseudoclaude.ForkResult
+--- @field sessionId string The new session (the source is unchanged).
 
 --- The context of a session now (the wire's `ContextResult` adds its id).
 --- @class pseudoclaude.ContextResult

@@ -1,0 +1,92 @@
+"""``pseudoclaude/sessions/turns``, ``pseudoclaude/rewind/preview``, ``pseudoclaude/rewind``
+and ``pseudoclaude/sessions/fork`` through a real server: a file a command created and one it
+deleted come back, the conversation goes back, a fork keeps its source, bad params are
+``InvalidParams`` naming the field, and a rewind during a run fails fast."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from pseudoclaude.api.protocol import (
+    INVALID_PARAMS,
+    REQUEST_FAILED,
+    REWIND,
+    REWIND_PREVIEW,
+    RUN,
+    SESSIONS_FORK,
+    SESSIONS_LIST,
+    SESSIONS_TURNS,
+)
+from pseudoclaude.checkpoints import git_available
+
+pytestmark = pytest.mark.skipif(not git_available(), reason="needs the git command")
+
+
+def command(*args: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "run_command",
+                            "arguments": {"command": "sh", "args": ["-c", *args]}}]}
+
+
+async def test_rewind_takes_back_a_command_and_the_conversation(client: LanguageClient,
+                                                                env: Any) -> None:
+    root = env.folders[0]
+    env.fake.add_turns({"text": "hello"},
+                       command("rm notes.txt && echo made > made.txt"), {"text": "ran it"})
+    first = await env.call(client, RUN, {"prompt": "say hello"})
+    await env.call(client, RUN, {"prompt": "run the command"})
+    assert not (root / "notes.txt").exists() and (root / "made.txt").exists()
+    turns = (await env.call(client, SESSIONS_TURNS))["turns"]
+    assert [(t["turn"], t["prompt"], t["filesChanged"]) for t in turns] == [
+        (1, "say hello", 0), (2, "run the command", 2)]
+    preview = await env.call(client, REWIND_PREVIEW, {"turn": 2, "mode": "both"})
+    assert preview["turn"] == 2 and preview["prompt"] == "run the command"
+    assert sorted((f["path"], f["action"], f["conflict"]) for f in preview["files"]) == [
+        ("made.txt", "delete", False), ("notes.txt", "create", False)]
+    assert preview["droppedMessages"] == 4 and "Rewind would take" in preview["message"]
+    assert (root / "made.txt").exists()  # a preview changes nothing
+    done = await env.call(client, REWIND, {"turn": 2, "mode": "both"})
+    assert sorted(done["restoredFiles"]) == ["made.txt", "notes.txt"]
+    assert done["conflicts"] == [] and done["messageCount"] == 2
+    assert done["message"].startswith("Rewound to before prompt 2")
+    assert (root / "notes.txt").read_text() == "alpha\nbeta\n" and not (root / "made.txt").exists()
+    assert [t["turn"] for t in (await env.call(client, SESSIONS_TURNS))["turns"]] == [1]
+    forked = await env.call(client, SESSIONS_FORK, {"sessionId": first["sessionId"]})
+    assert forked["sessionId"] != first["sessionId"]
+    listed = [s["id"] for s in (await env.call(client, SESSIONS_LIST))["sessions"]]
+    assert forked["sessionId"] in listed and first["sessionId"] in listed
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"turn": 0, "mode": "code"}, "turn"),
+    ({"turn": 1, "mode": "everything"}, "mode"),
+    ({"mode": "code"}, "turn"),
+    ({"turn": 9, "mode": "code"}, "turn"),
+])
+async def test_bad_params_name_the_field(client: LanguageClient, env: Any,
+                                         params: dict[str, Any], field: str) -> None:
+    env.fake.add_turns({"text": "hello"})
+    await env.call(client, RUN, {"prompt": "say hello"})
+    for method in (REWIND_PREVIEW, REWIND):
+        with pytest.raises(JsonRpcException) as bad:
+            await env.call(client, method, params)
+        assert bad.value.code == INVALID_PARAMS, bad.value.message
+        assert field in bad.value.message
+
+
+async def test_a_rewind_during_a_run_fails_fast(client: LanguageClient, env: Any) -> None:
+    env.fake.add_turns({"text": "hello"}, {"text": "slow", "stall": 30})
+    await env.call(client, RUN, {"prompt": "say hello"})
+    running = asyncio.ensure_future(env.call(client, RUN, {"prompt": "take your time"}))
+    assert await asyncio.to_thread(env.fake.wait_for, lambda r: len(r) >= 2, 20)
+    with pytest.raises(JsonRpcException) as busy:
+        await env.call(client, REWIND, {"turn": 1, "mode": "conversation"})
+    assert busy.value.code == REQUEST_FAILED and "in progress" in busy.value.message
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError, JsonRpcException):
+        await running
