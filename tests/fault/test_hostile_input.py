@@ -630,6 +630,10 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/sessions/new": [],
     "pseudoclaude/sessions/messages": ["sessionId", "offset", "limit"],
     "pseudoclaude/commands": [],
+    "pseudoclaude/sessions/turns": ["sessionId"],
+    "pseudoclaude/rewind/preview": ["turn", "mode", "sessionId"],
+    "pseudoclaude/rewind": ["turn", "mode", "force", "sessionId"],
+    "pseudoclaude/sessions/fork": ["sessionId", "turn"],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",
@@ -661,6 +665,9 @@ PLAUSIBLE: dict[str, Any] = {
     "id": st.sampled_from(["20250101-000000-00000000", "../x", "20250101-000000-0000zzzz"]),
     "decision": st.sampled_from(["accept", "reject"]),
     "content": st.one_of(st.text(max_size=60), ODD_TEXT),
+    "turn": st.integers(min_value=1, max_value=3),
+    "mode": st.sampled_from(["code", "conversation", "both"]),
+    "force": st.booleans(),
 }
 
 
@@ -668,7 +675,8 @@ REQUIRED: dict[str, set[str]] = {
     "pseudoclaude/run": {"prompt"}, "pseudoclaude/memory/remember": {"text", "level"},
     "pseudoclaude/memory/forget": {"level", "filename"},
     "pseudoclaude/sessions/resume": {"sessionId"},
-    "pseudoclaude/memory/review": {"id", "decision"}}
+    "pseudoclaude/memory/review": {"id", "decision"},
+    "pseudoclaude/rewind/preview": {"turn", "mode"}, "pseudoclaude/rewind": {"turn", "mode"}}
 
 
 def params_strategies(method: str, folder_uri: str) -> dict[str, st.SearchStrategy[Any]]:
