@@ -108,6 +108,12 @@ class ShadowRepo:
         if not self.ready():
             self.git_dir.mkdir(parents=True, exist_ok=True)
             self._git("init", "--quiet")
+        # The folder ignores itself: the user's own repository never shows (or commits) the
+        # snapshots, whatever the data folder's .gitignore says.
+        ignore = self.git_dir.parent / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Written by PseudoClaude: file snapshots stay on this "
+                              "machine.\n*\n", encoding="utf-8")
         rules = ["# the shadow repository's own rules: written by PseudoClaude", ".git/"]
         for path in [*self._excluded, self.git_dir.resolve()]:
             if path.is_relative_to(self.workspace) and path != self.workspace:
