@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import Any
 
 import pytest
@@ -83,7 +84,9 @@ async def test_a_rewind_during_a_run_fails_fast(client: LanguageClient, env: Any
     env.fake.add_turns({"text": "hello"}, {"text": "slow", "stall": 30})
     await env.call(client, RUN, {"prompt": "say hello"})
     running = asyncio.ensure_future(env.call(client, RUN, {"prompt": "take your time"}))
-    assert await asyncio.to_thread(env.fake.wait_for, lambda r: len(r) >= 2, 20)
+    assert await asyncio.to_thread(  # the run's request (not the memory update) is out
+        env.fake.wait_for, lambda r: any("take your time" in json.dumps(x["body"]["messages"])
+                                         and x["body"].get("tools") for x in r), 20)
     with pytest.raises(JsonRpcException) as busy:
         await env.call(client, REWIND, {"turn": 1, "mode": "conversation"})
     assert busy.value.code == REQUEST_FAILED and "in progress" in busy.value.message
