@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from pseudoclaude import words
 from pseudoclaude.agent.approvals import ApprovalPolicy, Approver, Gate
 from pseudoclaude.agent.prompt import (
@@ -28,6 +30,7 @@ from pseudoclaude.agent.prompt import (
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.checkpoints import CheckpointError, ShadowRepo, git_available
+from pseudoclaude.checkpoints.status import CheckpointStatus, Coverage
 from pseudoclaude.compact import (
     CompactConfig,
     CompactOutcome,
@@ -535,6 +538,14 @@ class Workspace:
         self.checkpoint_problem = ""
         self.checkpoint_skipped = snap.skipped
         session.writer.append_checkpoint(turn, snap.ref)
+
+    def checkpoint_status(self) -> CheckpointStatus:
+        """What a rewind of code can restore here now (``pseudoclaude/context``)."""
+        repo = self.checkpoints
+        covers: Coverage = "all" if repo is not None else "writes"
+        problem = self.checkpoint_problem
+        return CheckpointStatus(covers=covers, problem=problem or msgspec.UNSET,
+                                skipped=list(self.checkpoint_skipped))
 
     async def _timeline(self, session_id: str | None) -> tuple[str, Timeline]:
         sid = session_id if session_id not in (None, "") else self.session_id

@@ -341,6 +341,8 @@ export interface ForkResult {
 /** The context of a session now (the wire's `ContextResult` adds its id). */
 export interface ContextResult {
   sessionId: string | null;
+  /** What a rewind of code can restore. */
+  checkpoints: CheckpointStatus;
   messageCount: number;
   estimatedTokens: number;
   contextWindow: number;
@@ -348,6 +350,18 @@ export interface ContextResult {
   autoCompactFailures: number;
   autoCompactTripped: boolean;
   breakdown: Breakdown;
+}
+
+/** What a rewind of code can restore in this workspace. */
+export interface CheckpointStatus {
+  covers: 'all' | 'writes';
+  /**
+   * What cannot be restored and why (the checkpoints failed, or cover only the agent's own
+   * writes); absent when every file is covered.
+   */
+  problem?: string;
+  /** Files over 1 MiB left out of the latest checkpoint (never restored), relative, `/`. */
+  skipped: string[];
 }
 
 /**

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from msgspec import UNSET
 
 from pseudoclaude.api import protocol as p
+from pseudoclaude.rewind import MODES, Mode
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("undo", "Bring back what the last compaction summarized", p.COMPACT_UNDO),
     Command("context", "Show what fills the context window", p.CONTEXT),
     Command("memory", "Show the memory index the model sees, and the notes", p.MEMORY_SHOW),
+    Command("rewind", "Take the code, the conversation or both back to before a prompt",
+            p.REWIND, hint="a prompt's number, then code, conversation or both (none: list "
+            "the prompts)"),
     Command("new", "Start a new session", p.SESSIONS_NEW),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
@@ -57,6 +61,22 @@ def parse(text: str) -> tuple[Command, str] | None:
 def params(command: Command, argument: str) -> dict[str, str]:
     """The request params of a command and its argument."""
     return {command.arg: argument} if command.arg and argument else {}
+
+
+def rewind_arguments(argument: str) -> tuple[int | None, Mode | None]:
+    """``/rewind [turn] [code|conversation|both]``: the turn and the mode named (None where
+    none is); ``ValueError`` naming what is wrong otherwise."""
+    turn: int | None = None
+    mode: Mode | None = None
+    for word in argument.split():
+        if word.isdigit() and turn is None and int(word) > 0:
+            turn = int(word)
+        elif word in MODES and mode is None:
+            mode = word
+        else:
+            raise ValueError(f"/rewind takes a prompt's number and one of {', '.join(MODES)}; "
+                             f"{word!r} is neither")
+    return turn, mode
 
 
 def listing() -> p.CommandsResult:

@@ -83,7 +83,8 @@ def undo_result(u: UndoOutcome) -> p.UndoResult:
 
 
 def context_now(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
-    return p.ContextResult(**asdict(ws.context()), session_id=ws.session_id)
+    return p.ContextResult(**asdict(ws.context()), session_id=ws.session_id,
+                           checkpoints=ws.checkpoint_status())
 
 
 async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from pseudoclaude.checkpoints.status import CheckpointStatus as CheckpointStatus  # on the wire
 from pseudoclaude.compact.breakdown import CATEGORIES, TokenBreakdown
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.compact.plan import PreviewReason as PreviewReason  # on the wire
@@ -319,6 +320,8 @@ Breakdown = TokenBreakdown
 
 class ContextResult(ContextState, Wire):
     session_id: str | None
+    checkpoints: CheckpointStatus
+    """What a rewind of code can restore."""
 
 
 class MemoryNote(Wire):

@@ -281,6 +281,7 @@ M.stop_reasons = {
 --- The context of a session now (the wire's `ContextResult` adds its id).
 --- @class pseudoclaude.ContextResult
 --- @field sessionId string|nil
+--- @field checkpoints pseudoclaude.CheckpointStatus What a rewind of code can restore.
 --- @field messageCount integer
 --- @field estimatedTokens integer
 --- @field contextWindow integer
@@ -288,6 +289,12 @@ M.stop_reasons = {
 --- @field autoCompactFailures integer
 --- @field autoCompactTripped boolean
 --- @field breakdown pseudoclaude.Breakdown
+
+--- What a rewind of code can restore in this workspace.
+--- @class pseudoclaude.CheckpointStatus
+--- @field covers 'all'|'writes'
+--- @field problem? string What cannot be restored and why (the checkpoints failed, or cover only the agent's own writes); absent when every file is covered.
+--- @field skipped string[] Files over 1 MiB left out of the latest checkpoint (never restored), relative, `/`.
 
 --- What fills the context, in tokens: the nine categories add up to `estimatedTokens`;
 --- `free` and `reserved` are beside them (the wire's `Breakdown`).
