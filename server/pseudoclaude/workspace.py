@@ -586,6 +586,27 @@ class Workspace:
                    and sid == self.session_id else (await self.load(sid)).messages)
         return await asyncio.to_thread(rewind_plan, line, turn, mode, current, self.checkpoints)
 
+    async def rewind_file(self, turn: int, path: str, session_id: str | None = None
+                          ) -> tuple[bytes | None, bytes | None]:
+        """One file of a code rewind to before prompt ``turn``: its bytes now and after the
+        rewind (None: absent). ``KeyError`` when the rewind does not restore it; nothing
+        changes."""
+        planned = await self.rewind_preview(turn, "code", session_id)
+        if planned.target_ref is None or path not in {f.path for f in planned.files}:
+            raise KeyError(path)
+        repo, ref = self.checkpoints, planned.target_ref
+        assert repo is not None
+
+        def read() -> tuple[bytes | None, bytes | None]:
+            target = self.root / path
+            try:
+                current = target.read_bytes()
+            except (FileNotFoundError, IsADirectoryError):
+                current = None
+            return current, repo.content(ref, path)
+
+        return await asyncio.to_thread(read)
+
     async def rewind(self, turn: int, mode: RewindMode, *, force: bool = False,
                      session_id: str | None = None) -> RewindOutcome:
         """Take the code, the conversation or both back to before prompt ``turn``."""

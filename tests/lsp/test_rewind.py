@@ -18,6 +18,7 @@ from pseudoclaude.api.protocol import (
     INVALID_PARAMS,
     REQUEST_FAILED,
     REWIND,
+    REWIND_FILE,
     REWIND_PREVIEW,
     RUN,
     SESSIONS_FORK,
@@ -51,6 +52,14 @@ async def test_rewind_takes_back_a_command_and_the_conversation(client: Language
         ("made.txt", "delete", False), ("notes.txt", "create", False)]
     assert preview["droppedMessages"] == 4 and "Rewind would take" in preview["message"]
     assert (root / "made.txt").exists()  # a preview changes nothing
+    made = await env.call(client, REWIND_FILE, {"turn": 2, "path": "made.txt"})
+    assert made == {"path": "made.txt", "current": "made\n", "restored": None,
+                    "binary": False}
+    notes = await env.call(client, REWIND_FILE, {"turn": 2, "path": "notes.txt"})
+    assert notes["current"] is None and notes["restored"] == "alpha\nbeta\n"
+    with pytest.raises(JsonRpcException) as other:
+        await env.call(client, REWIND_FILE, {"turn": 2, "path": "README.md"})
+    assert other.value.code == INVALID_PARAMS and "path" in other.value.message
     done = await env.call(client, REWIND, {"turn": 2, "mode": "both"})
     assert sorted(done["restoredFiles"]) == ["made.txt", "notes.txt"]
     assert done["conflicts"] == [] and done["messageCount"] == 2

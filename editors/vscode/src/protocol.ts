@@ -40,6 +40,7 @@ export const Requests = {
   sessionsTurns: 'pseudoclaude/sessions/turns',
   rewindPreview: 'pseudoclaude/rewind/preview',
   rewind: 'pseudoclaude/rewind',
+  rewindFile: 'pseudoclaude/rewind/file',
   sessionsFork: 'pseudoclaude/sessions/fork',
 } as const;
 
@@ -205,6 +206,13 @@ export interface RewindParams extends WorkspaceParams {
   force?: boolean;
 }
 
+export interface RewindFileParams extends WorkspaceParams {
+  turn: number;
+  /** Relative to the workspace, with `/` (one of the preview's files). */
+  path: string;
+  sessionId?: string | null;
+}
+
 export interface ForkParams extends WorkspaceParams {
   sessionId?: string | null;
   /** The new session has the conversation before this prompt (default: all of it). */
@@ -331,6 +339,17 @@ export interface RewindResult {
   messageCount: number;
   /** The line a person reads. */
   message: string;
+}
+
+/** One file of a code rewind, to show as a diff: its text now and after the rewind. */
+export interface RewindFileResult {
+  path: string;
+  /** The file's text now (None: it does not exist). */
+  current: string | null;
+  /** Its text after the rewind (None: the rewind deletes it). */
+  restored: string | null;
+  /** Not UTF-8 text: `current` and `restored` are `""` where the file has content. */
+  binary: boolean;
 }
 
 export interface ForkResult {
@@ -800,6 +819,7 @@ export interface RequestTypes {
   'pseudoclaude/sessions/turns': [TurnsParams, TurnsResult];
   'pseudoclaude/rewind/preview': [RewindPreviewParams, RewindPreviewResult];
   'pseudoclaude/rewind': [RewindParams, RewindResult];
+  'pseudoclaude/rewind/file': [RewindFileParams, RewindFileResult];
   'pseudoclaude/sessions/fork': [ForkParams, ForkResult];
 }
 

@@ -210,6 +210,34 @@ async def rewind(ws: Workspace, params: p.RewindParams) -> p.RewindResult:
     return p.RewindResult(**asdict(done))
 
 
+async def rewind_file(ws: Workspace, params: p.RewindFileParams) -> p.RewindFileResult:
+    try:
+        current, restored = await ws.rewind_file(params.turn, params.path, params.session_id)
+    except ValueError as exc:
+        raise _turn_checked(exc) from None
+    except KeyError:
+        raise p.ParamError("path", f"{params.path!r} is not one of the files a rewind to "
+                                   f"before prompt {params.turn} restores") from None
+    binary = not all(_text(x) for x in (current, restored))
+    return p.RewindFileResult(path=params.path, binary=binary,
+                              current=None if current is None else "" if binary
+                              else current.decode(),
+                              restored=None if restored is None else "" if binary
+                              else restored.decode())
+
+
+def _text(data: bytes | None) -> bool:
+    if data is None:
+        return True
+    if b"\0" in data:
+        return False
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 async def sessions_fork(ws: Workspace, params: p.ForkParams) -> p.ForkResult:
     try:
         return p.ForkResult(session_id=await ws.fork(params.session_id, params.turn))
@@ -236,6 +264,7 @@ HANDLERS: dict[str, Handler] = {
     p.SESSIONS_TURNS: sessions_turns,
     p.REWIND_PREVIEW: rewind_preview,
     p.REWIND: rewind,
+    p.REWIND_FILE: rewind_file,
     p.SESSIONS_FORK: sessions_fork,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)

@@ -61,13 +61,14 @@ SLASH_COMMANDS = "pseudoclaude/commands"
 SESSIONS_TURNS = "pseudoclaude/sessions/turns"
 REWIND_PREVIEW = "pseudoclaude/rewind/preview"
 REWIND = "pseudoclaude/rewind"
+REWIND_FILE = "pseudoclaude/rewind/file"
 SESSIONS_FORK = "pseudoclaude/sessions/fork"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
-    SESSIONS_FORK,
+    REWIND_FILE, SESSIONS_FORK,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -253,6 +254,18 @@ class RewindParams(RewindPreviewParams):
     """Also restore the files changed outside the agent since the last checkpoint."""
 
 
+class RewindFileParams(Wire):
+    turn: Positive
+    path: str
+    """Relative to the workspace, with ``/`` (one of the preview's files)."""
+    session_id: str | None = None
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+        if not self.path.strip():
+            raise ParamError("path", "expected a file's path, relative to the workspace")
+
+
 class ForkParams(Wire):
     session_id: str | None = None
     turn: Positive | None = None
@@ -306,6 +319,18 @@ class RewindPreviewResult(RewindPreview, Wire):
 
 class RewindResult(RewindOutcome, Wire):
     """What the rewind did."""
+
+
+class RewindFileResult(Wire):
+    """One file of a code rewind, to show as a diff: its text now and after the rewind."""
+
+    path: str
+    current: str | None
+    """The file's text now (None: it does not exist)."""
+    restored: str | None
+    """Its text after the rewind (None: the rewind deletes it)."""
+    binary: bool
+    """Not UTF-8 text: ``current`` and ``restored`` are ``""`` where the file has content."""
 
 
 class ForkResult(Wire):
@@ -501,6 +526,7 @@ PARAMS: dict[str, type[Wire]] = {
     SESSIONS_TURNS: TurnsParams,
     REWIND_PREVIEW: RewindPreviewParams,
     REWIND: RewindParams,
+    REWIND_FILE: RewindFileParams,
     SESSIONS_FORK: ForkParams,
 }
 """The params shape of every request (the handlers' input)."""

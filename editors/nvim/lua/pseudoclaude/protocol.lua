@@ -24,6 +24,7 @@ M.requests = {
   sessions_turns = 'pseudoclaude/sessions/turns',
   rewind_preview = 'pseudoclaude/rewind/preview',
   rewind = 'pseudoclaude/rewind',
+  rewind_file = 'pseudoclaude/rewind/file',
   sessions_fork = 'pseudoclaude/sessions/fork',
 }
 
@@ -183,6 +184,12 @@ M.stop_reasons = {
 --- @field sessionId? string|nil
 --- @field force? boolean Also restore the files changed outside the agent since the last checkpoint.
 
+--- @class pseudoclaude.RewindFileParams
+--- @field workspace? string
+--- @field turn integer
+--- @field path string Relative to the workspace, with `/` (one of the preview's files).
+--- @field sessionId? string|nil
+
 --- @class pseudoclaude.ForkParams
 --- @field workspace? string
 --- @field sessionId? string|nil
@@ -274,6 +281,13 @@ M.stop_reasons = {
 --- @field conflicts string[] Files left alone: changed outside the agent since the last checkpoint.
 --- @field messageCount integer Messages in the conversation now.
 --- @field message string The line a person reads.
+
+--- One file of a code rewind, to show as a diff: its text now and after the rewind.
+--- @class pseudoclaude.RewindFileResult
+--- @field path string
+--- @field current string|nil The file's text now (None: it does not exist).
+--- @field restored string|nil Its text after the rewind (None: the rewind deletes it).
+--- @field binary boolean Not UTF-8 text: `current` and `restored` are `""` where the file has content.
 
 --- @class pseudoclaude.ForkResult
 --- @field sessionId string The new session (the source is unchanged).
