@@ -51,6 +51,9 @@ class Item(Struct, tag_field="kind", rename="camel", kw_only=True):
 
 class UserItem(Item, tag="user"):
     text: str
+    turn: int | UnsetType = UNSET
+    """The prompt's number, as rewind and fork name it (``pseudoclaude/sessions/turns``);
+    absent for a prompt a rewind took back."""
 
 
 class AssistantItem(Item, tag="assistant"):
@@ -133,6 +136,8 @@ class _Builder:
     """Every message ever lived, in order: its key and the items that show it."""
     calls: dict[str, int] = field(default_factory=dict)
     """Call id -> its toolCall item."""
+    turns: list[UserItem | None] = field(default_factory=list)
+    """The prompts that are turns, in order (None: a prompt with no text shown)."""
 
     def add(self, item: Item) -> int:
         self.items.append(item)
@@ -174,7 +179,14 @@ class _Builder:
         return shown
 
     def append(self, m: Message, ts: float) -> None:
-        self.live.append(self.message(m, ts))
+        shown = self.message(m, ts)
+        self.live.append(shown)
+        if m.role == "user" and m.tool_result is None:  # a prompt: the timeline's next turn
+            item = self.items[shown[0]] if shown else None
+            prompt = item if isinstance(item, UserItem) else None
+            self.turns.append(prompt)
+            if prompt is not None:
+                prompt.turn = len(self.turns)
 
     def replace(self, entry: ReplaceEntry) -> None:
         """The conversation is now ``entry.messages``: a marker item where it happened, the
@@ -199,6 +211,11 @@ class _Builder:
             self.add(UndoItem(restored=restored, message=words.undo_item(restored), ts=stamp,
                               in_context=False))
         elif entry.reason == "rewind":
+            if entry.turn is not None:  # the prompts from that turn on are turns no more
+                for prompt in self.turns[max(0, entry.turn - 1):]:
+                    if prompt is not None:
+                        prompt.turn = UNSET
+                del self.turns[max(0, entry.turn - 1):]
             self.add(RewindItem(message=words.REWOUND, ts=stamp, in_context=False))
         elif entry.reason != "compact":
             text = words.REPLACE_NOTICES.get(entry.reason, words.REPLACED)

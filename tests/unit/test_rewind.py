@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec import UNSET
 
 from pseudoclaude.agent.approvals import ApprovalRequest, Decision
 from pseudoclaude.checkpoints import git_available
@@ -18,6 +19,7 @@ from pseudoclaude.config import load_settings
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.rewind import JOURNAL
 from pseudoclaude.session import load_session
+from pseudoclaude.transcript import UserItem, build_transcript
 from pseudoclaude.workspace import Workspace, WorkspaceError
 
 pytestmark = pytest.mark.skipif(not git_available(), reason="needs the git command")
@@ -144,6 +146,11 @@ async def test_a_conversation_rewind_is_one_replace_and_renumbers(workspace: Any
     await ws.run("a new second prompt")
     assert [(t.turn, t.prompt) for t in await ws.turns()] == [(1, "edit a"),
                                                               (2, "a new second prompt")]
+    # the transcript keeps every prompt; only those still turns carry their number
+    shown = [(i.text, i.turn, i.in_context) for i in
+             build_transcript(ws.store.log_path(sid)) if isinstance(i, UserItem)]
+    assert shown == [("edit a", 1, True), ("run the command", UNSET, False),
+                     ("say something", UNSET, False), ("a new second prompt", 2, True)]
 
 
 async def test_both_and_a_fork(workspace: Any, fake: FakeModelServer) -> None:

@@ -533,6 +533,11 @@ export interface MessagesResult {
 export interface UserItem {
   kind: 'user';
   text: string;
+  /**
+   * The prompt's number, as rewind and fork name it (`pseudoclaude/sessions/turns`);
+   * absent for a prompt a rewind took back.
+   */
+  turn?: number;
   /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
   /** When it happened (Unix seconds), when the log says. */

@@ -420,6 +420,7 @@ M.stop_reasons = {
 --- @class pseudoclaude.UserItem
 --- @field kind 'user'
 --- @field text string
+--- @field turn? integer The prompt's number, as rewind and fork name it (`pseudoclaude/sessions/turns`); absent for a prompt a rewind took back.
 --- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
 --- @field ts? number When it happened (Unix seconds), when the log says.
 
