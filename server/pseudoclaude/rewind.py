@@ -21,7 +21,7 @@ from typing import Literal
 import msgspec
 
 from pseudoclaude import words
-from pseudoclaude.checkpoints import Change, CheckpointError, ShadowRepo
+from pseudoclaude.checkpoints import Change, CheckpointError, Checkpoints
 from pseudoclaude.durable import atomic_write
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session import SessionStore, SessionWriter
@@ -94,13 +94,15 @@ class RewindPlan:
     problem: str = ""
     """Why the code part cannot be done (no checkpoint for that turn, the repository is
     missing or broken); ``""`` when it can."""
+    note: str = ""
+    """What the code part does not cover (without git: what commands changed)."""
 
     @property
     def message(self) -> str:
         conflicts = sum(f.conflict for f in self.files)
         line = words.rewind_preview(self.turn.turn, self.mode, len(self.files), conflicts,
                                     self.dropped_messages)
-        return f"{line} {self.problem}" if self.problem else line
+        return " ".join(part for part in (line, self.problem, self.note) if part)
 
     def preview(self) -> RewindPreview:
         return RewindPreview(turn=self.turn.turn, prompt=self.turn.prompt, files=self.files,
@@ -125,7 +127,7 @@ def pick_turn(timeline: Timeline, turn: int) -> Turn:
 
 
 def plan(timeline: Timeline, turn: int, mode: Mode, current: list[Message],
-         repo: ShadowRepo | None) -> RewindPlan:
+         repo: Checkpoints | None) -> RewindPlan:
     """What a rewind to before prompt ``turn`` would do (nothing changes)."""
     target = pick_turn(timeline, turn)
     out = RewindPlan(turn=target, mode=mode)
@@ -151,44 +153,49 @@ def plan(timeline: Timeline, turn: int, mode: Mode, current: list[Message],
                 out.problem = f"The files cannot be restored: {exc}."
             else:
                 out.target_ref = target.checkpoints[0]
+                if repo.covers == "writes":
+                    out.note = words.REWIND_WRITES_ONLY
                 out.files = [RewindFile(path=c.path, action=c.action,  # type: ignore[arg-type]
                                         conflict=c.path in outside) for c in changes]
     return out
 
 
-def _journal(repo: ShadowRepo) -> Path:
-    return repo.git_dir.parent / JOURNAL
+def _journal(repo: Checkpoints) -> Path:
+    return repo.folder / JOURNAL
 
 
-def restore_files(repo: ShadowRepo, planned: RewindPlan, force: bool) -> tuple[list[str],
-                                                                              list[str]]:
+def restore_files(repo: Checkpoints, planned: RewindPlan, force: bool, session: str
+                  ) -> tuple[list[str], list[str]]:
     """The code part: every planned file back (the conflicting ones only with ``force``),
-    journalled. Returns ``(restored, conflicts left alone)``."""
+    journalled, then snapshotted in ``session``. Returns ``(restored, conflicts left
+    alone)``."""
     if planned.target_ref is None:
         return [], []
     conflicts = [f.path for f in planned.files if f.conflict and not force]
     paths = [f.path for f in planned.files if force or not f.conflict]
     journal = _journal(repo)
-    atomic_write(journal, json.dumps({"ref": planned.target_ref, "paths": paths}).encode())
+    atomic_write(journal, json.dumps({"ref": planned.target_ref, "paths": paths,
+                                      "session": session}).encode())
     restored = repo.restore(planned.target_ref, paths)
-    repo.snapshot(f"after the rewind to before prompt {planned.turn.turn}")
+    repo.snapshot(f"after the rewind to before prompt {planned.turn.turn}", session)
     journal.unlink(missing_ok=True)
     return restored, conflicts
 
 
-def finish_interrupted(repo: ShadowRepo) -> list[str]:
+def finish_interrupted(repo: Checkpoints) -> list[str]:
     """Finish a code rewind a crash interrupted (from its journal); the paths restored."""
     journal = _journal(repo)
     try:
         data = json.loads(journal.read_bytes())
         ref, paths = str(data["ref"]), [str(p) for p in data["paths"]]
+        session = str(data.get("session", ""))
     except FileNotFoundError:
         return []
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         journal.unlink(missing_ok=True)  # unreadable: nothing can be finished from it
         return []
     restored = repo.restore(ref, paths) if repo.exists(ref) else []
-    repo.snapshot("after an interrupted rewind was finished")
+    repo.snapshot("after an interrupted rewind was finished", session)
     journal.unlink(missing_ok=True)
     return restored
 

@@ -121,6 +121,10 @@ REPLACE_NOTICES = {
 """The transcript's notice for a ``replace`` of another reason."""
 
 
+REWIND_WRITES_ONLY = ("Only the agent's own file writes are restored: without the git command, "
+                      "what its commands changed was not checkpointed.")
+
+
 def rewind_preview(turn: int, mode: str, files: int, conflicts: int, dropped: int) -> str:
     """The line a rewind preview shows."""
     parts = []

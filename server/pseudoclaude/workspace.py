@@ -29,8 +29,13 @@ from pseudoclaude.agent.prompt import (
 )
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolRegistry
-from pseudoclaude.checkpoints import CheckpointError, ShadowRepo, git_available
-from pseudoclaude.checkpoints.status import CheckpointStatus, Coverage
+from pseudoclaude.checkpoints import (
+    NO_GIT,
+    CheckpointError,
+    Checkpoints,
+    CheckpointStatus,
+    open_checkpoints,
+)
 from pseudoclaude.compact import (
     CompactConfig,
     CompactOutcome,
@@ -40,6 +45,7 @@ from pseudoclaude.compact import (
 )
 from pseudoclaude.compact.breakdown import TokenBreakdown
 from pseudoclaude.compact.estimate import json_bytes
+from pseudoclaude.compact.factcheck import WRITE_TOOLS
 from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.compact.summarize import RequestPrefix
@@ -47,7 +53,7 @@ from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
-from pseudoclaude.llm.types import Message
+from pseudoclaude.llm.types import Message, ToolCall
 from pseudoclaude.memory import MemoryManager, OnChange
 from pseudoclaude.memory.manager import MemoryView, OnProposals, Reviewed, provenance
 from pseudoclaude.memory.proposals import PROPOSALS_DIR, ProposalRecord
@@ -157,14 +163,12 @@ class Workspace:
         """The providers in use, one per distinct options (the session's, ``compact.model``'s,
         ``memory.model``'s)."""
         self._busy: str | None = None  # what is in progress
-        self.checkpoints: ShadowRepo | None = (
-            ShadowRepo(self.root, data_dir / "checkpoints" / "shadow.git", excluded=[data_dir])
-            if git_available() else None)
-        """The shadow repository of the files (None: no ``git`` command)."""
-        self.checkpoint_problem = "" if self.checkpoints is not None else (
-            "checkpoints are off: the git command is not on PATH, so rewinding cannot restore "
-            "files")
-        """Why files are not (or no longer) checkpointed; ``""`` when they are."""
+        self.checkpoints: Checkpoints = open_checkpoints(
+            self.root, data_dir / "checkpoints", excluded=[data_dir])
+        """The snapshots of the files (a shadow Git repository; before-images of the agent's
+        own writes where there is no ``git`` command)."""
+        self.checkpoint_problem = ""
+        """Why the latest checkpoint failed; ``""`` when it did not."""
         self.checkpoint_skipped: list[str] = []  # files over 1 MiB left out of the last one
         self._journal_checked = False
         self._turns_known: tuple[str, int] | None = None  # (session, prompts in its timeline)
@@ -408,6 +412,16 @@ class Workspace:
                 log.warning("session cleanup: %s", error)
             if report.deleted:
                 log.info("session cleanup: deleted %d expired session(s)", len(report.deleted))
+            # the checkpoints follow the sessions: only those of the remaining ones are kept
+            remaining = set(self.store.session_ids()) | keep
+            try:
+                dropped = self.checkpoints.prune(remaining)
+            except (CheckpointError, OSError) as exc:
+                log.warning("checkpoint cleanup: %s", exc)
+            else:
+                if dropped:
+                    log.info("checkpoint cleanup: dropped the checkpoints of %d session(s)",
+                             len(dropped))
 
         self._cleanup = asyncio.ensure_future(asyncio.to_thread(clean))
 
@@ -481,6 +495,9 @@ class Workspace:
             turn = await self._next_prompt_turn()
             await self._checkpoint(turn)
 
+            async def before_change(call: ToolCall) -> None:
+                await self._before_write(call)
+
             async def after_change() -> None:
                 await self._checkpoint(turn)
 
@@ -489,7 +506,8 @@ class Workspace:
                 provider=self.provider, tools=self.tools, gate=self.gate,
                 system_prompt=self.system_prompt, emit=self._emit,
                 max_iterations=self.settings.max_iterations,
-                on_completed=self._remember_run, after_change=after_change,
+                on_completed=self._remember_run, before_change=before_change,
+                after_change=after_change,
                 secrets=self._secrets(),
             )
             self.last_run = runner
@@ -509,7 +527,7 @@ class Workspace:
         return self._turns_known[1]
 
     async def _finish_journal(self) -> None:
-        if self._journal_checked or self.checkpoints is None:
+        if self._journal_checked:
             return
         self._journal_checked = True
         try:
@@ -524,11 +542,12 @@ class Workspace:
         """Snapshot the files (a ``checkpoint`` line of ``turn``); a failure is logged and
         said by ``context``, and never stops a run."""
         repo, session = self.checkpoints, self.session
-        if repo is None or session is None:
+        if session is None:
             return
         await self._finish_journal()
         try:
-            snap = await asyncio.to_thread(repo.snapshot, f"prompt {turn}")
+            snap = await asyncio.to_thread(repo.snapshot, f"prompt {turn}",
+                                           session.session_id)
         except (CheckpointError, OSError) as exc:
             problem = f"checkpoints failed: {exc}"
             if problem != self.checkpoint_problem:
@@ -539,12 +558,32 @@ class Workspace:
         self.checkpoint_skipped = snap.skipped
         session.writer.append_checkpoint(turn, snap.ref)
 
+    async def _before_write(self, call: ToolCall) -> None:
+        """Before-images: keep what a file the agent is about to write holds now."""
+        if self.session is None or self.checkpoints.covers == "all" \
+                or call.name not in WRITE_TOOLS or not isinstance(call.arguments, dict):
+            return
+        path = call.arguments.get("path")
+        if not isinstance(path, str) or not path.strip():
+            return
+        target = (self.root / path).resolve()
+        if not target.is_relative_to(self.root.resolve()):
+            return  # the tool refuses it
+        relative = target.relative_to(self.root.resolve()).as_posix()
+        try:
+            await asyncio.to_thread(self.checkpoints.before_write, relative,
+                                    self.session.session_id)
+        except (CheckpointError, OSError) as exc:
+            self.checkpoint_problem = f"checkpoints failed: {exc}"
+            log.warning("%s: %s", self.root, self.checkpoint_problem)
+
     def checkpoint_status(self) -> CheckpointStatus:
         """What a rewind of code can restore here now (``pseudoclaude/context``)."""
-        repo = self.checkpoints
-        covers: Coverage = "all" if repo is not None else "writes"
-        problem = self.checkpoint_problem
-        return CheckpointStatus(covers=covers, problem=problem or msgspec.UNSET,
+        covers = self.checkpoints.covers
+        problems = [p for p in (self.checkpoint_problem,
+                                NO_GIT if covers == "writes" else "") if p]
+        return CheckpointStatus(covers=covers,
+                                problem="; ".join(problems) if problems else msgspec.UNSET,
                                 skipped=list(self.checkpoint_skipped))
 
     async def _timeline(self, session_id: str | None) -> tuple[str, Timeline]:
@@ -560,22 +599,23 @@ class Workspace:
     async def turns(self, session_id: str | None = None) -> list[TurnSummary]:
         """The prompts of a session (default: the current one) with the files each changed."""
         _, line = await self._timeline(session_id)
-        repo = self.checkpoints
+        pairs: dict[int, tuple[str, str]] = {}
+        for i, turn in enumerate(line.turns):
+            if turn.checkpoints:  # from before it ran to before the next (or its own last)
+                following = next((t.checkpoints[0] for t in line.turns[i + 1:]
+                                  if t.checkpoints), turn.checkpoints[-1])
+                pairs[i] = (turn.checkpoints[0], following)
 
-        def changed(i: int) -> int:
-            turn = line.turns[i]
-            if repo is None or not turn.checkpoints:
-                return 0
-            following = next((t.checkpoints[0] for t in line.turns[i + 1:] if t.checkpoints),
-                             turn.checkpoints[-1])
+        def count() -> dict[int, int]:
             try:
-                return len(repo.changes(turn.checkpoints[0], following))
-            except CheckpointError:
-                return 0
+                counts = self.checkpoints.count_changes(list(pairs.values()))
+            except (CheckpointError, OSError):
+                return {}
+            return dict(zip(pairs, counts, strict=True))
 
-        counts = await asyncio.to_thread(lambda: [changed(i) for i in range(len(line.turns))])
-        return [TurnSummary(turn=t.turn, prompt=t.prompt, ts=t.ts, files_changed=n)
-                for t, n in zip(line.turns, counts, strict=True)]
+        counts = await asyncio.to_thread(count) if pairs else {}
+        return [TurnSummary(turn=t.turn, prompt=t.prompt, ts=t.ts,
+                            files_changed=counts.get(i, 0)) for i, t in enumerate(line.turns)]
 
     async def rewind_preview(self, turn: int, mode: RewindMode,
                              session_id: str | None = None) -> RewindPlan:
@@ -595,7 +635,6 @@ class Workspace:
         if planned.target_ref is None or path not in {f.path for f in planned.files}:
             raise KeyError(path)
         repo, ref = self.checkpoints, planned.target_ref
-        assert repo is not None
 
         def read() -> tuple[bytes | None, bytes | None]:
             target = self.root / path
@@ -624,10 +663,11 @@ class Workspace:
                 raise WorkspaceError(planned.problem)
             restored: list[str] = []
             conflicts: list[str] = []
-            if mode in ("code", "both") and self.checkpoints is not None:
+            sid = self.session.session_id
+            if mode in ("code", "both"):
                 restored, conflicts = await asyncio.to_thread(
-                    restore_files, self.checkpoints, planned, force)
-                head = await asyncio.to_thread(self.checkpoints.head)
+                    restore_files, self.checkpoints, planned, force, sid)
+                head = await asyncio.to_thread(self.checkpoints.head, sid)
                 if head is not None:
                     self.session.writer.append_checkpoint(len(line.turns), head)
             if mode in ("conversation", "both"):

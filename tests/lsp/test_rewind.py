@@ -15,6 +15,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from pseudoclaude.api.protocol import (
+    CONTEXT,
     INVALID_PARAMS,
     REQUEST_FAILED,
     REWIND,
@@ -66,6 +67,8 @@ async def test_rewind_takes_back_a_command_and_the_conversation(client: Language
     assert done["message"].startswith("Rewound to before prompt 2")
     assert (root / "notes.txt").read_text() == "alpha\nbeta\n" and not (root / "made.txt").exists()
     assert [t["turn"] for t in (await env.call(client, SESSIONS_TURNS))["turns"]] == [1]
+    context = await env.call(client, CONTEXT)
+    assert context["checkpoints"] == {"covers": "all", "skipped": []}  # no problem to report
     forked = await env.call(client, SESSIONS_FORK, {"sessionId": first["sessionId"]})
     assert forked["sessionId"] != first["sessionId"]
     listed = [s["id"] for s in (await env.call(client, SESSIONS_LIST))["sessions"]]

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from pseudoclaude.checkpoints import CheckpointError, ShadowRepo, git_available
+from pseudoclaude.checkpoints import (
+    BeforeImages,
+    CheckpointError,
+    ShadowRepo,
+    git_available,
+    open_checkpoints,
+)
 
 pytestmark = pytest.mark.skipif(not git_available(), reason="needs the git command")
 
@@ -59,7 +65,7 @@ def test_the_users_git_is_never_touched_and_ignore_rules_apply(repo: ShadowRepo)
 
 
 def test_files_over_the_limit_are_skipped_and_said(repo: ShadowRepo) -> None:
-    small = ShadowRepo(repo.workspace, repo.git_dir, excluded=repo._excluded,
+    small = ShadowRepo(repo.workspace, repo.folder, excluded=repo._excluded,
                        max_file_bytes=100)
     (repo.workspace / "big.csv").write_bytes(b"x" * 101)
     snap = small.snapshot("s")
@@ -102,6 +108,76 @@ def test_restore_never_writes_outside_the_workspace(repo: ShadowRepo, tmp_path: 
 
 
 def test_without_git_a_clear_error(repo: ShadowRepo) -> None:
-    missing = ShadowRepo(repo.workspace, repo.git_dir, git="git-that-is-not-there")
+    missing = ShadowRepo(repo.workspace, repo.folder, git="git-that-is-not-there")
     with pytest.raises(CheckpointError, match="need the `git` command"):
         missing.snapshot("s")
+
+
+def test_a_snapshot_stages_only_what_changed_and_sees_every_kind_of_change(
+        repo: ShadowRepo) -> None:
+    """Incremental staging: a file grown over the limit leaves the snapshot (and says so), a
+    deleted one is gone, a name with pathspec characters is taken literally."""
+    ws = repo.workspace
+    first = repo.snapshot("s", "sess-1")
+    (ws / "[odd]*name?.txt").write_text("literal\n")
+    (ws / "README.md").unlink()
+    (ws / "src" / "app.py").write_bytes(b"x" * (repo.max_file_bytes + 1))
+    second = repo.snapshot("s", "sess-1")
+    assert second.skipped == ["src/app.py"]
+    assert tree(repo, second.ref) == ["[odd]*name?.txt"]
+    assert {c.path: c.action for c in repo.changes(first.ref, second.ref)} == {
+        "[odd]*name?.txt": "delete", "README.md": "create", "src/app.py": "create"}
+    (ws / "src" / "app.py").write_text("small again\n")
+    third = repo.snapshot("s", "sess-1")
+    assert third.skipped == [] and "src/app.py" in tree(repo, third.ref)
+    assert repo.count_changes([(first.ref, second.ref), (second.ref, second.ref),
+                               (first.ref, third.ref)]) == [3, 0, 3]
+
+
+def test_snapshots_are_per_session_and_pruned_with_their_session(repo: ShadowRepo) -> None:
+    a = repo.snapshot("a1", "20260101-000000-aaaa")
+    (repo.workspace / "README.md").write_text("only in b\n")
+    b = repo.snapshot("b1", "20260101-000000-bbbb")
+    assert repo.head("20260101-000000-aaaa") == a.ref
+    assert repo.head("20260101-000000-bbbb") == b.ref
+    assert repo.prune({"20260101-000000-bbbb"}) == ["20260101-000000-aaaa"]
+    assert repo.head("20260101-000000-aaaa") is None and repo.exists(b.ref)
+    assert repo.prune({"20260101-000000-bbbb"}) == []  # nothing more to drop
+
+
+def test_before_images_cover_the_agents_own_writes(tmp_path: Path) -> None:
+    """Without git: what the agent wrote comes back (an edited file, a created one), what it
+    did not write is not touched, edits by hand since are conflicts, and a pruned session's
+    contents go."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\n")
+    (ws / "other.txt").write_text("left alone\n")
+    images = BeforeImages(ws, ws / ".PseudoClaude" / "checkpoints")
+    assert images.covers == "writes"
+    before = images.snapshot("prompt 1", "s1")
+    images.before_write("a.txt", "s1")
+    (ws / "a.txt").write_text("ALPHA\n")
+    images.before_write("new.txt", "s1")
+    (ws / "new.txt").write_text("made\n")
+    (ws / "other.txt").write_text("changed by a command\n")  # not the agent's write
+    after = images.snapshot("after the tools", "s1")
+    changes = {c.path: c.action for c in images.changes(before.ref, after.ref)}
+    assert changes == {"a.txt": "restore", "new.txt": "delete"}
+    assert images.changed_since(after.ref) == set()
+    (ws / "a.txt").write_text("by hand\n")
+    assert images.changed_since(after.ref) == {"a.txt"}
+    assert sorted(images.restore(before.ref, sorted(changes))) == ["a.txt", "new.txt"]
+    assert (ws / "a.txt").read_text() == "alpha\n" and not (ws / "new.txt").exists()
+    assert (ws / "other.txt").read_text() == "changed by a command\n"
+    assert images.content(before.ref, "a.txt") == b"alpha\n"
+    blobs = ws / ".PseudoClaude" / "checkpoints" / "blobs"
+    assert len(list(blobs.iterdir())) == 3  # alpha, ALPHA, made
+    assert images.prune(set()) == ["s1"]
+    assert not images.exists(before.ref) and list(blobs.iterdir()) == []
+
+
+def test_open_checkpoints_without_git_uses_before_images(tmp_path: Path) -> None:
+    chosen = open_checkpoints(tmp_path, tmp_path / "cp", git="git-that-is-not-there")
+    assert isinstance(chosen, BeforeImages)
+    assert isinstance(open_checkpoints(tmp_path, tmp_path / "cp"), ShadowRepo)

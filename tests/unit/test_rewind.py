@@ -6,6 +6,8 @@ fork keeps its source, bad input is refused, and a crash mid-rewind is finished 
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import pytest
 from msgspec import UNSET
 
 from pseudoclaude.agent.approvals import ApprovalRequest, Decision
-from pseudoclaude.checkpoints import git_available
+from pseudoclaude.checkpoints import BeforeImages, git_available
 from pseudoclaude.config import load_settings
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.rewind import JOURNAL
@@ -201,3 +203,40 @@ async def test_an_interrupted_rewind_is_finished_on_the_next_start(
     await fresh.run("next")  # its first checkpoint finishes the rewind first
     assert (fresh.root / "b.txt").read_text() == "bravo\n" and not (fresh.root / "c.txt").exists()
     assert not journal.exists()
+
+
+async def test_without_git_the_agents_own_writes_are_taken_back(workspace: Any,
+                                                                fake: FakeModelServer) -> None:
+    """Before-images: the edit comes back, what the command did stays (and every place that
+    shows a rewind says so)."""
+    ws = workspace()
+    ws.checkpoints = BeforeImages(ws.root, ws.store.data_dir / "checkpoints")
+    await three_prompts(ws, fake)
+    status = ws.checkpoint_status()
+    assert status.covers == "writes" and "git command is not on PATH" in str(status.problem)
+    preview = await ws.rewind_preview(1, "code")
+    assert [(f.path, f.action) for f in preview.files] == [("a.txt", "restore")]
+    assert "without the git command" in preview.message
+    assert [t.files_changed for t in await ws.turns()] == [1, 0, 0]
+    done = await ws.rewind(1, "code")
+    assert done.restored_files == ["a.txt"] and (ws.root / "a.txt").read_text() == "alpha\n"
+    assert (ws.root / "c.txt").exists() and not (ws.root / "b.txt").exists()
+
+
+async def test_the_checkpoints_of_expired_sessions_are_cleaned_up_with_them(
+        workspace: Any, fake: FakeModelServer) -> None:
+    ws = workspace()
+    old, _ = await ws.run("an old prompt")
+    await ws.run("a fresh prompt", session="new")
+    fresh = ws.session_id
+    repo = ws.checkpoints
+    assert repo.head(old) and repo.head(fresh)
+    expired = time.time() - 40 * 86400
+    os.utime(ws.store.log_path(old), (expired, expired))
+    await ws.close()
+    later = workspace()
+    later.start()
+    assert later._cleanup is not None
+    await later._cleanup
+    assert not ws.store.log_path(old).exists()
+    assert repo.head(old) is None and repo.head(fresh) is not None

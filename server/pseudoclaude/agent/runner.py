@@ -82,6 +82,7 @@ class Runner:
         emit: Emit,
         max_iterations: int = MAX_ITERATIONS.default,
         on_completed: Callable[[list[Message]], None] | None = None,
+        before_change: Callable[[ToolCall], Awaitable[None]] | None = None,
         after_change: Callable[[], Awaitable[None]] | None = None,
         secrets: Sequence[str] = (),
     ) -> None:
@@ -94,6 +95,8 @@ class Runner:
         self.emit = emit
         self.max_iterations = max_iterations
         self.on_completed = on_completed
+        self.before_change = before_change
+        """Called before a tool call that may change files runs (before-images)."""
         self.after_change = after_change
         """Awaited after each tool call that may change files (the checkpoint after it)."""
         self.secrets = [s for s in secrets if s and len(s) >= 8]
@@ -224,6 +227,8 @@ class Runner:
                     results.update(zip(range(i, j), batch, strict=True))
                     i = j
                 else:
+                    if self.before_change is not None:
+                        await self.before_change(calls[i])
                     results[i] = await self._execute(calls[i])
                     i += 1
                     if self.after_change is not None:

@@ -1,0 +1,60 @@
+"""What both kinds of checkpoints share: a snapshot, a change between two, the error, and the
+interface a rewind uses (:class:`Checkpoints`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pseudoclaude.checkpoints.status import Coverage
+
+
+class CheckpointError(Exception):
+    """``git`` is missing, or the checkpoints cannot be used; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A snapshot: its id and the files left out of it (over the size limit)."""
+
+    ref: str
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A path (relative, ``/``) that differs between two snapshots, as what going back to the
+    older one does to it: ``restore`` (changed since: written back), ``delete`` (created
+    since: removed) or ``create`` (deleted since: written again)."""
+
+    path: str
+    action: str
+
+
+class Checkpoints(Protocol):
+    """Snapshots of a workspace's files, per session (blocking calls: run them off the event
+    loop). :class:`~pseudoclaude.checkpoints.shadow.ShadowRepo` covers every file;
+    :class:`~pseudoclaude.checkpoints.images.BeforeImages` only the agent's own writes."""
+
+    @property
+    def covers(self) -> Coverage: ...
+    @property
+    def folder(self) -> Path:
+        """``<dataDir>/checkpoints``."""
+        ...
+
+    def snapshot(self, message: str, session: str = "") -> Snapshot: ...
+    def head(self, session: str = "") -> str | None: ...
+    def exists(self, ref: str) -> bool: ...
+    def changes(self, older: str, newer: str) -> list[Change]: ...
+    def count_changes(self, pairs: Sequence[tuple[str, str]]) -> list[int]: ...
+    def changed_since(self, ref: str) -> set[str]: ...
+    def content(self, ref: str, path: str) -> bytes | None: ...
+    def restore(self, ref: str, paths: Iterable[str]) -> list[str]: ...
+    def before_write(self, path: str, session: str) -> None:
+        """The agent is about to write ``path`` (relative, ``/``) in ``session``."""
+        ...
+
+    def prune(self, keep: Iterable[str]) -> list[str]: ...
