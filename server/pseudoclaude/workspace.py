@@ -498,8 +498,9 @@ class Workspace:
             async def before_change(call: ToolCall) -> None:
                 await self._before_write(call)
 
-            async def after_change() -> None:
-                await self._checkpoint(turn)
+            async def after_change(call: ToolCall) -> None:
+                written = self._written_path(call)
+                await self._checkpoint(turn, None if written is None else [written])
 
             runner = Runner(
                 self.session.conversation, compact=self.compact_runtime,
@@ -538,16 +539,17 @@ class Workspace:
         if done:
             log.warning("finished an interrupted rewind in %s: %d files", self.root, len(done))
 
-    async def _checkpoint(self, turn: int) -> None:
-        """Snapshot the files (a ``checkpoint`` line of ``turn``); a failure is logged and
-        said by ``context``, and never stops a run."""
+    async def _checkpoint(self, turn: int, paths: list[str] | None = None) -> None:
+        """Snapshot the files (a ``checkpoint`` line of ``turn``); ``paths``: only these may
+        have changed since the last one. A failure is logged and said by ``context``, and
+        never stops a run."""
         repo, session = self.checkpoints, self.session
         if session is None:
             return
         await self._finish_journal()
         try:
             snap = await asyncio.to_thread(repo.snapshot, f"prompt {turn}",
-                                           session.session_id)
+                                           session.session_id, paths)
         except (CheckpointError, OSError) as exc:
             problem = f"checkpoints failed: {exc}"
             if problem != self.checkpoint_problem:
@@ -555,21 +557,27 @@ class Workspace:
             self.checkpoint_problem = problem
             return
         self.checkpoint_problem = ""
-        self.checkpoint_skipped = snap.skipped
+        self.checkpoint_skipped = snap.skipped if paths is None else sorted(
+            {*self.checkpoint_skipped, *snap.skipped} - (set(paths) - set(snap.skipped)))
         session.writer.append_checkpoint(turn, snap.ref)
+
+    def _written_path(self, call: ToolCall) -> str | None:
+        """The file a ``write_file`` or ``edit_file`` call writes (relative, ``/``); None for
+        another tool, or a path the tool refuses."""
+        if call.name not in WRITE_TOOLS or not isinstance(call.arguments, dict):
+            return None
+        path = call.arguments.get("path")
+        if not isinstance(path, str) or not path.strip():
+            return None
+        root = self.root.resolve()
+        target = (root / path).resolve()
+        return target.relative_to(root).as_posix() if target.is_relative_to(root) else None
 
     async def _before_write(self, call: ToolCall) -> None:
         """Before-images: keep what a file the agent is about to write holds now."""
-        if self.session is None or self.checkpoints.covers == "all" \
-                or call.name not in WRITE_TOOLS or not isinstance(call.arguments, dict):
+        relative = self._written_path(call)
+        if self.session is None or self.checkpoints.covers == "all" or relative is None:
             return
-        path = call.arguments.get("path")
-        if not isinstance(path, str) or not path.strip():
-            return
-        target = (self.root / path).resolve()
-        if not target.is_relative_to(self.root.resolve()):
-            return  # the tool refuses it
-        relative = target.relative_to(self.root.resolve()).as_posix()
         try:
             await asyncio.to_thread(self.checkpoints.before_write, relative,
                                     self.session.session_id)

@@ -83,7 +83,7 @@ class Runner:
         max_iterations: int = MAX_ITERATIONS.default,
         on_completed: Callable[[list[Message]], None] | None = None,
         before_change: Callable[[ToolCall], Awaitable[None]] | None = None,
-        after_change: Callable[[], Awaitable[None]] | None = None,
+        after_change: Callable[[ToolCall], Awaitable[None]] | None = None,
         secrets: Sequence[str] = (),
     ) -> None:
         self.conversation = conversation
@@ -230,9 +230,9 @@ class Runner:
                     if self.before_change is not None:
                         await self.before_change(calls[i])
                     results[i] = await self._execute(calls[i])
-                    i += 1
                     if self.after_change is not None:
-                        await self.after_change()
+                        await self.after_change(calls[i])
+                    i += 1
         except asyncio.CancelledError:
             for index, call in enumerate(calls):
                 result = results.get(index) or ToolResult(

@@ -115,7 +115,8 @@ class BeforeImages:
             baseline[path] = self._current(path)
             self._write_json(self.folder / "baselines" / f"{_name(session)}.json", baseline)
 
-    def snapshot(self, message: str, session: str = "") -> Snapshot:
+    def snapshot(self, message: str, session: str = "",
+                 paths: Sequence[str] | None = None) -> Snapshot:
         with self._lock:
             baseline = self._baseline(session)
             files = {path: self._current(path) for path in sorted(baseline)}

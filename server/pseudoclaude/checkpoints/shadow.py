@@ -71,6 +71,8 @@ class ShadowRepo:
         self._git_cmd = git
         self._excluded = [p.resolve() for p in excluded]
         self._lock = threading.Lock()  # one snapshot or prune at a time in this process
+        self._initialised = False
+        self._heads: dict[str, str] = {}  # ref -> the commit this process last put there
 
     # -- git ---------------------------------------------------------------------------------
     def _env(self) -> dict[str, str]:
@@ -140,11 +142,15 @@ class ShadowRepo:
         return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
     # -- snapshots ---------------------------------------------------------------------------
-    def _stage(self) -> list[str]:
+    def _stage(self, paths: Sequence[str] | None = None) -> list[str]:
         """Bring the index up to the work tree (ignore rules applied), staging only what is
-        new, modified or deleted since it; files over the limit are left out. Returns those."""
-        listed = self._git("ls-files", "-z", "--others", "--modified", "--deleted",
-                           "--exclude-standard").stdout.split(b"\0")
+        new, modified or deleted since it — or, given ``paths``, only those (the files a tool
+        wrote: no walk of the tree); files over the limit are left out. Returns those."""
+        if paths is None:
+            listed = self._git("ls-files", "-z", "--others", "--modified", "--deleted",
+                               "--exclude-standard").stdout.split(b"\0")
+        else:
+            listed = [p.encode("utf-8", "surrogateescape") for p in paths]
         stage: list[bytes] = []
         large: list[bytes] = []
         for raw in sorted(set(filter(None, listed))):
@@ -162,19 +168,34 @@ class ShadowRepo:
             self._git("update-index", "--force-remove", "-z", "--stdin", data=_nul(large))
         return sorted(p.decode("utf-8", "surrogateescape") for p in large)
 
-    def snapshot(self, message: str, session: str = "") -> Snapshot:
+    def snapshot(self, message: str, session: str = "",
+                 paths: Sequence[str] | None = None) -> Snapshot:
         """Snapshot the work tree now: a commit after ``session``'s previous one, even when
-        nothing changed."""
+        nothing changed. ``paths``: only these may have changed since the previous snapshot
+        (the files a tool wrote), so only they are looked at."""
         with self._lock:
+            try:
+                return self._snapshot(message, session, paths)
+            except CheckpointError:
+                self._initialised = False  # look at the repository again next time
+                self._heads.clear()
+                raise
+
+    def _snapshot(self, message: str, session: str, paths: Sequence[str] | None
+                  ) -> Snapshot:
+        if not self._initialised:
             self.init()
-            skipped = self._stage()
-            tree = self._git("write-tree").stdout.decode().strip()
-            parent = self.head(session)
-            args = ["commit-tree", tree, "-m", message]
-            if parent:
-                args += ["-p", parent]
-            commit = self._git(*args).stdout.decode().strip()
-            self._git("update-ref", self._ref(session), commit)
+            self._initialised = True
+        skipped = self._stage(paths)
+        tree = self._git("write-tree").stdout.decode().strip()
+        ref = self._ref(session)
+        parent = self._heads.get(ref) or self.head(session)
+        args = ["commit-tree", tree, "-m", message]
+        if parent:
+            args += ["-p", parent]
+        commit = self._git(*args).stdout.decode().strip()
+        self._git("update-ref", ref, commit)
+        self._heads[ref] = commit
         return Snapshot(ref=commit, skipped=skipped)
 
     def exists(self, ref: str) -> bool:
@@ -248,6 +269,7 @@ class ShadowRepo:
         kept = {_SAFE_REF.sub("_", s) for s in keep}
         dropped = [s for s in self.sessions() if s not in kept]
         with self._lock:
+            self._heads.clear()
             if dropped:
                 self._git("update-ref", "--stdin", data="".join(
                     f"delete {SESSION_REFS}{s}\n" for s in dropped).encode())
