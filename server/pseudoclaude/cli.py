@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pseudoclaude import __version__, cli_state
+from pseudoclaude import __version__, cli_rewind, cli_state
 from pseudoclaude.api.protocol import ParamError
 from pseudoclaude.cli_state import CliError, run_async, settings_for, workspace_root
 from pseudoclaude.config import PROVIDERS, ConfigError
 from pseudoclaude.errors import EXPECTED_ERRORS
+from pseudoclaude.rewind import MODES
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_CANCELED = 1, 2, 130
 LEVELS = ("project", "user")
@@ -221,6 +222,29 @@ def build_parser() -> argparse.ArgumentParser:
     shown = _state_command(sessions, "show", "the restored messages of one session",
                            cli_state.sessions_show)
     shown.add_argument("id", metavar="ID", help="a session id, or 'latest'")
+    fork = _state_command(sessions, "fork", "a new session from a session's conversation "
+                          "(the source is unchanged)", cli_rewind.sessions_fork)
+    fork.add_argument("id", nargs="?", default="latest", metavar="ID",
+                      help="the session to fork (default: latest)")
+    fork.add_argument("--turn", type=_positive, metavar="N",
+                      help="keep the conversation before prompt N (default: all of it)")
+
+    rewind = _state_command(commands, "rewind", "take the code, the conversation or both "
+                            "back to before a prompt of the latest session", cli_rewind.rewind)
+    rewind.add_argument("--list", action="store_true",
+                        help="list the prompts (the default without --turn)")
+    rewind.add_argument("--turn", type=_positive, metavar="N",
+                        help="go back to before prompt N (see --list)")
+    rewind.add_argument("--mode", choices=MODES, default="both",
+                        help="what to take back (default: both)")
+    rewind.add_argument("--force", action="store_true",
+                        help="also restore files changed outside the agent since")
+    rewind.add_argument("--preview", action="store_true",
+                        help="only show what the rewind would do")
+    rewind.add_argument("-y", "--yes", action="store_true",
+                        help="do not ask on a terminal")
+    rewind.add_argument("--session", metavar="ID|latest",
+                        help="another session than the latest")
 
     fake = commands.add_parser(
         "fake-model", help="a scripted model server on 127.0.0.1 (Anthropic and OpenAI formats)")

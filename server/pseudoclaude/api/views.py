@@ -1,11 +1,15 @@
-"""The context and the memory as text: the views the CLI prints and ACP's ``/context`` and
-``/memory`` show (one wording, over the wire results)."""
+"""The context, the memory and rewinds as text: the views the CLI prints and ACP's
+``/context``, ``/memory`` and ``/rewind`` show (one wording, over the wire results)."""
 
 from __future__ import annotations
 
 from pseudoclaude.api import protocol as p
 from pseudoclaude.memory.index import same_text
 from pseudoclaude.words import plural
+
+FILE_ACTIONS = {"restore": "restored", "delete": "deleted", "create": "recreated"}
+"""What a code rewind does to a file, as a person reads it."""
+CONFLICT = "changed outside the agent since: left alone unless forced"
 
 
 def describe_context(c: p.ContextResult) -> str:
@@ -19,9 +23,45 @@ def describe_context(c: p.ContextResult) -> str:
     elif c.auto_compact_failures:
         lines.append("automatic compaction failed "
                      f"{plural(c.auto_compact_failures, 'time')} in a row")
+    covered = c.checkpoints
+    lines.append("checkpoints: " + ("every file" if covered.covers == "all"
+                                    else "only the agent's own file writes")
+                 + (f" ({covered.problem})" if isinstance(covered.problem, str) else "")
+                 + (f"; {plural(len(covered.skipped), 'file')} over 1 MiB not kept"
+                    if covered.skipped else ""))
     lines.append("")
     lines.extend(breakdown_table(c.breakdown, c.context_window))
     return "\n".join(lines)
+
+
+def describe_turns(r: p.TurnsResult) -> str:
+    """The prompts a rewind or a fork can go back to, oldest first."""
+    if not r.turns:
+        return "the session has no prompt to rewind to"
+    width = len(str(r.turns[-1].turn))
+    lines = [f"{t.turn:>{width}}. {_one_line(t.prompt)}"
+             + (f"  ({plural(t.files_changed, 'file')} changed)" if t.files_changed else "")
+             for t in r.turns]
+    return "\n".join(lines)
+
+
+def describe_rewind_preview(r: p.RewindPreviewResult) -> str:
+    """What a rewind would do: its line, then one line per file."""
+    lines = [r.message]
+    lines += [f"  {FILE_ACTIONS[f.action]:<9} {f.path}" + (f"  ({CONFLICT})" if f.conflict
+                                                           else "") for f in r.files]
+    return "\n".join(lines)
+
+
+def describe_rewind(r: p.RewindResult) -> str:
+    lines = [r.message]
+    lines += [f"  left alone: {path} ({CONFLICT.split(':')[0]})" for path in r.conflicts]
+    return "\n".join(lines)
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 3] + "..."
 
 
 BREAKDOWN_ROWS = (
