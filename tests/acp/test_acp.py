@@ -544,6 +544,36 @@ async def test_slash_commands(env: Env) -> None:
     assert len(env.cli("sessions", "show", sid, "--workspace", str(ws))["messages"]) == 12
 
 
+async def test_slash_rewind(env: Env) -> None:
+    """``/rewind`` lists the prompts; ``/rewind N`` takes back what a command did and the
+    conversation; bad arguments say what is accepted."""
+    ws = env.folder(run_command="allow")
+    env.fake.add_turns({"tool_calls": [run_command("sh", "-c", "echo made > made.txt")]},
+                       {"text": "made it"}, {"text": "just talking"})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        await call(conn.prompt(session_id=sid, prompt=prompt("make a file")))
+        await call(conn.prompt(session_id=sid, prompt=prompt("say something")))
+        assert (ws / "made.txt").exists()
+        client.clear()
+        await call(conn.prompt(session_id=sid, prompt=prompt("/rewind")))
+        listed = client.text(sid)
+        assert "1. make a file  (1 file changed)" in listed and "2. say something" in listed
+        client.clear()
+        await call(conn.prompt(session_id=sid, prompt=prompt("/rewind 7")))
+        assert "must be between 1 and 2" in client.text(sid)
+        client.clear()
+        await call(conn.prompt(session_id=sid, prompt=prompt("/rewind 1 everything")))
+        assert "'everything' is neither" in client.text(sid)
+        client.clear()
+        await call(conn.prompt(session_id=sid, prompt=prompt("/rewind 1")))
+        done = client.text(sid)
+        assert "Rewound to before prompt 1: 1 file restored" in done
+        assert "still shows the messages" in done and not (ws / "made.txt").exists()
+    assert env.cli("sessions", "show", sid, "--workspace", str(ws))["messages"] == []
+
+
 # -- raw JSON-RPC ---------------------------------------------------------------------------------
 
 

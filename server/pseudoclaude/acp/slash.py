@@ -36,9 +36,14 @@ COMMANDS: tuple[Command, ...] = tuple(c for c in commands.COMMANDS if c.request 
 """The commands ACP lists."""
 NEW_SESSION = ("To start a new session, open a new thread with your editor's agent panel (it "
                "sends `session/new`); this one stays in the session list.")
-NEEDS_SESSION = frozenset({p.COMPACT, p.COMPACT_UNDO, p.CONTEXT})
+NEEDS_SESSION = frozenset({p.COMPACT, p.COMPACT_UNDO, p.CONTEXT, p.REWIND})
 """Requests that act on the current session: the prompt's session is made current first."""
-FAILURES = {p.COMPACT: "Compaction failed", p.COMPACT_UNDO: "Undo failed"}
+FAILURES = {p.COMPACT: "Compaction failed", p.COMPACT_UNDO: "Undo failed",
+            p.REWIND: "Rewind failed"}
+REWIND_USAGE = ("`/rewind N` takes the code and the conversation back to before prompt N; "
+                "`/rewind N code` or `/rewind N conversation` only one of them.")
+REWOUND_THREAD = ("This thread still shows the messages that were taken back; reopen the "
+                  "session to see the conversation as the model now sees it.")
 
 
 def available_commands() -> AvailableCommandsUpdate:
@@ -61,6 +66,9 @@ async def run(ws: Workspace, turn: Turn, outbox: Outbox, command: Command,
     if command.request in NEEDS_SESSION and ws.session_id != session_id:
         ws.keep_current(session_id)
         await ws.resume(session_id)
+    if command.request == p.REWIND:
+        await rewind(ws, session_id, outbox, argument)
+        return
     cid = turn.compaction_id = uuid.uuid4().hex if command.request == p.COMPACT else None
     if cid is not None:
         outbox.compaction_update(session_id, cid, "in_progress")
@@ -81,6 +89,31 @@ async def run(ws: Workspace, turn: Turn, outbox: Outbox, command: Command,
     text = shown(result)
     if cid is not None and not turn.compaction_done:  # no summary (Layer 1 only)
         outbox.compaction_update(session_id, cid, "completed", summary=text)
+    outbox.post(session_id, agent_text(text))
+
+
+async def rewind(ws: Workspace, session_id: str, outbox: Outbox, argument: str) -> None:
+    """``/rewind``: the prompts; ``/rewind N [mode]``: the rewind (the command is the
+    confirmation), answered with what it did."""
+    try:
+        number, mode = commands.rewind_arguments(argument)
+        if number is None:
+            turns = await methods.call(ws, p.SESSIONS_TURNS, {"sessionId": session_id})
+            assert isinstance(turns, p.TurnsResult)
+            text = fenced(views.describe_turns(turns)) + ("\n\n" + REWIND_USAGE
+                                                          if turns.turns else "")
+        else:
+            done = await methods.call(ws, p.REWIND, {"sessionId": session_id, "turn": number,
+                                                     "mode": mode or "both"})
+            assert isinstance(done, p.RewindResult)
+            text = fenced(views.describe_rewind(done)) + (
+                "\n\n" + REWOUND_THREAD if (mode or "both") != "code" else "")
+    except WorkspaceBusy:
+        raise
+    except ValueError as exc:  # the argument, or a turn out of range
+        text = f"{exc}. {REWIND_USAGE}"
+    except EXPECTED_ERRORS as exc:
+        text = f"{FAILURES[p.REWIND]}: {one_line(exc)}"
     outbox.post(session_id, agent_text(text))
 
 
