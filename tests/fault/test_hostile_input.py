@@ -633,6 +633,7 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/sessions/turns": ["sessionId"],
     "pseudoclaude/rewind/preview": ["turn", "mode", "sessionId"],
     "pseudoclaude/rewind": ["turn", "mode", "force", "sessionId"],
+    "pseudoclaude/rewind/file": ["turn", "path", "sessionId"],
     "pseudoclaude/sessions/fork": ["sessionId", "turn"],
 }
 assert set(FIELDS) == set(REQUESTS)
@@ -668,6 +669,7 @@ PLAUSIBLE: dict[str, Any] = {
     "turn": st.integers(min_value=1, max_value=3),
     "mode": st.sampled_from(["code", "conversation", "both"]),
     "force": st.booleans(),
+    "path": st.sampled_from(["a.txt", "notes/b.md", "../outside.txt", "/etc/passwd", ""]),
 }
 
 
@@ -676,7 +678,8 @@ REQUIRED: dict[str, set[str]] = {
     "pseudoclaude/memory/forget": {"level", "filename"},
     "pseudoclaude/sessions/resume": {"sessionId"},
     "pseudoclaude/memory/review": {"id", "decision"},
-    "pseudoclaude/rewind/preview": {"turn", "mode"}, "pseudoclaude/rewind": {"turn", "mode"}}
+    "pseudoclaude/rewind/preview": {"turn", "mode"}, "pseudoclaude/rewind": {"turn", "mode"},
+    "pseudoclaude/rewind/file": {"turn", "path"}}
 
 
 def params_strategies(method: str, folder_uri: str) -> dict[str, st.SearchStrategy[Any]]:

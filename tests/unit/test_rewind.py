@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -240,3 +241,19 @@ async def test_the_checkpoints_of_expired_sessions_are_cleaned_up_with_them(
     await later._cleanup
     assert not ws.store.log_path(old).exists()
     assert repo.head(old) is None and repo.head(fresh) is not None
+
+
+async def test_a_deleted_checkpoint_repository_is_said_and_never_stops_a_run(
+        workspace: Any, fake: FakeModelServer) -> None:
+    ws = workspace()
+    await three_prompts(ws, fake)
+    shutil.rmtree(ws.store.data_dir / "checkpoints" / "shadow.git")
+    preview = await ws.rewind_preview(2, "both")
+    assert preview.files == [] and "cannot be restored" in preview.message
+    assert "missing from the checkpoint repository" in preview.message
+    with pytest.raises(WorkspaceError, match="cannot be restored"):
+        await ws.rewind(2, "code")
+    fake.add_turns(call("write_file", path="d.txt", content="new\n"), {"text": "wrote d"})
+    _, result = await ws.run("write d")
+    assert result.stop_reason == "completed" and ws.checkpoint_problem == ""
+    assert (await ws.rewind(4, "code")).restored_files == ["d.txt"]  # a fresh repository

@@ -177,9 +177,13 @@ class ShadowRepo:
             try:
                 return self._snapshot(message, session, paths)
             except CheckpointError:
-                self._initialised = False  # look at the repository again next time
+                if not self._initialised:
+                    raise
+                # the repository changed under this process (deleted, broken by hand):
+                # look at it again, once
+                self._initialised = False
                 self._heads.clear()
-                raise
+                return self._snapshot(message, session, None)
 
     def _snapshot(self, message: str, session: str, paths: Sequence[str] | None
                   ) -> Snapshot:
