@@ -138,7 +138,8 @@ def plan(timeline: Timeline, turn: int, mode: Mode, current: list[Message],
             out.problem = "The files cannot be restored: checkpoints are off."
         elif not target.checkpoints:
             out.problem = (f"The files cannot be restored: prompt {turn} has no checkpoint "
-                           "(it ran before checkpoints were taken).")
+                           "in this session (it ran before checkpoints were taken, or in the "
+                           "session this one was forked from).")
         elif timeline.last_checkpoint is None:
             out.problem = "The files cannot be restored: no checkpoint was taken."
         else:

@@ -36,6 +36,7 @@ from pseudoclaude.session.codec import (
     ReplaceEntry,
 )
 from pseudoclaude.session.loader import DEFAULT_LINE_LIMIT, iter_entries
+from pseudoclaude.session.timeline import is_prompt
 
 # -- the items ------------------------------------------------------------------------------------
 
@@ -181,12 +182,16 @@ class _Builder:
     def append(self, m: Message, ts: float) -> None:
         shown = self.message(m, ts)
         self.live.append(shown)
-        if m.role == "user" and m.tool_result is None:  # a prompt: the timeline's next turn
-            item = self.items[shown[0]] if shown else None
-            prompt = item if isinstance(item, UserItem) else None
-            self.turns.append(prompt)
-            if prompt is not None:
-                prompt.turn = len(self.turns)
+        if is_prompt(m):  # the timeline's next turn
+            self.turn(shown)
+
+    def turn(self, shown: list[int]) -> None:
+        """The next turn is the prompt shown by the items ``shown``."""
+        item = self.items[shown[0]] if shown else None
+        prompt = item if isinstance(item, UserItem) else None
+        self.turns.append(prompt)
+        if prompt is not None:
+            prompt.turn = len(self.turns)
 
     def replace(self, entry: ReplaceEntry) -> None:
         """The conversation is now ``entry.messages``: a marker item where it happened, the
@@ -203,6 +208,10 @@ class _Builder:
         matched = self.match(messages)
         live = [group if group is not None else self.message(m, entry.ts)
                 for m, group in zip(messages, matched, strict=True)]
+        if entry.reason == "fork":  # a forked session's prompts are its first turns
+            for m, group in zip(messages, live, strict=True):
+                if is_prompt(m):
+                    self.turn(group)
         shown = {i for group in live for i in group}
         for index, item in enumerate(self.items):
             item.in_context = index in shown

@@ -167,6 +167,15 @@ async def test_both_and_a_fork(workspace: Any, fake: FakeModelServer) -> None:
     assert (lines[1]["parent"], lines[1]["turn"]) == (sid, 3)
     assert [m["content"] for m in lines[2]["messages"] if m["role"] == "user"
             and "tool_result" not in m] == ["edit a", "run the command"]
+    # the fork's prompts are its turns: its conversation can go back to them (its files
+    # cannot: they were changed in the source session)
+    assert [(t.turn, t.prompt) for t in await ws.turns(forked)] == [
+        (1, "edit a"), (2, "run the command")]
+    shown = [(i.text, i.turn) for i in build_transcript(ws.store.log_path(forked))
+             if isinstance(i, UserItem)]
+    assert shown == [("edit a", 1), ("run the command", 2)]
+    in_fork = await ws.rewind_preview(2, "both", forked)
+    assert in_fork.dropped_messages == 4 and "has no checkpoint" in in_fork.message
     done = await ws.rewind(1, "both")
     assert done.message_count == 0 and (ws.root / "a.txt").read_text() == "alpha\n"
     assert (ws.root / "b.txt").exists() and not (ws.root / "c.txt").exists()

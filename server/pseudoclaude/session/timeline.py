@@ -1,7 +1,8 @@
 """A session's prompts as turns, with what a rewind or a fork needs of each (SPEC §12).
 
 ``turn`` is the 1-based index of a prompt among the prompts of the current conversation: every
-user prompt the log holds (a ``message`` line of role ``user`` without a tool result), in order,
+user prompt the log holds (a ``message`` line of role ``user`` without a tool result; in a
+forked session, first the prompts of the conversation it was forked with), in order,
 except those a conversation rewind took back (a ``replace`` of reason ``rewind`` names the turn
 it went back to: that turn and the ones after it are gone, and the next prompt is that turn
 again). A compaction does not renumber: a summarised prompt is still a turn.
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import msgspec
 
+from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.conversation import Offload
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session.codec import (
@@ -61,7 +63,7 @@ def timeline(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Timeline:
     for entry in iter_entries(path, limit):
         if type(entry) is MessageEntry:
             message = entry.to_message()
-            if message.role == "user" and message.tool_result is None:
+            if is_prompt(message):
                 turns.append(Turn(turn=len(turns) + 1, prompt=message.content, ts=entry.ts,
                                   before=list(live)))
                 turns[-1].checkpoints.extend(pending)
@@ -78,6 +80,9 @@ def timeline(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Timeline:
             for i, m in enumerate(live):
                 if m.tool_result is not None:
                     results.setdefault(m.tool_result.call_id, []).append(i)
+                if entry.reason == FORK and is_prompt(m):  # a fork's prompts are its turns
+                    turns.append(Turn(turn=len(turns) + 1, prompt=m.content, ts=entry.ts,
+                                      before=live[:i]))
             if entry.reason == REWIND and entry.turn is not None:
                 del turns[max(0, entry.turn - 1):]
         elif type(entry) is CheckpointEntry:
@@ -87,6 +92,12 @@ def timeline(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Timeline:
             elif entry.turn == len(turns) + 1:
                 pending.append(entry.ref)  # the snapshot before the run, before its prompt line
     return Timeline(turns=turns, last_checkpoint=last)
+
+
+def is_prompt(message: Message) -> bool:
+    """A prompt the user sent: a user message that is neither a tool result nor the summary a
+    compaction wrote."""
+    return message.role == "user" and message.tool_result is None and not is_summary(message)
 
 
 def _apply_offload(live: list[Message], results: dict[str, list[int]], offload: Offload) -> None:
