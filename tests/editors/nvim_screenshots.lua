@@ -26,26 +26,43 @@ end
 -- attribute came from and clears them: the screen's attribute ids are stale until a full redraw.
 local inspecting = false
 
---- The grid of the completion menu, drawn over the default one: nvim__inspect_cell(1, ...) reads
---- the default grid only (floating windows are not shown). Each is found by its handle
---- (probed, while the menu is open) and placed where its first row matches the composed screen (screenstring).
+-- The handle of the completion menu's grid, once it was found (while the menu was open).
+local pum_handle
+
+--- The grids of the completion menu and of the floating windows, drawn over the default one:
+--- nvim__inspect_cell(1, ...) reads the default grid only. Each is found by its handle (probed)
+--- and placed where its first row matches the composed screen (screenstring).
 local function overlays()
   local regions = {}
-  if vim.fn.pumvisible() == 1 then
+  local pum = vim.fn.pumvisible() == 1
+  if pum then
     local p = vim.fn.pum_getpos()
-    regions[#regions + 1] = { row = p.row, col = p.col, rows = p.height }
+    regions[#regions + 1] = { row = p.row, col = p.col, rows = p.height, pum = true }
+  end
+  -- Floating windows (the rewind preview) only without the menu: the menu's info popup is one,
+  -- and its grid does not hold what the screen shows.
+  for _, win in ipairs(pum and {} or vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_config(win).relative ~= '' then
+      local pos = vim.fn.win_screenpos(win)
+      regions[#regions + 1] = { row = pos[1] - 1, col = pos[2] - 1 }
+    end
   end
   local found = {}
-  -- Only while the menu is open: the handle of a closed menu's grid still answers, from freed
-  -- memory (Neovim crashes).
-  if vim.fn.pumvisible() ~= 1 then
+  -- The handle of a closed menu's grid still answers, from freed memory (Neovim crashes): with
+  -- the menu closed, only floating windows are probed, and the menu's handle is skipped (a
+  -- menu that was never found while open must not have been shown before).
+  if #regions == 0 then
     return found
   end
   for handle = 2, 3000 do
     if #found == #regions then
       break
     end
-    local ok, first = pcall(vim.api.nvim__inspect_cell, handle, 0, 0)
+    local skip = not pum and handle == pum_handle
+    local ok, first = false, nil
+    if not skip then
+      ok, first = pcall(vim.api.nvim__inspect_cell, handle, 0, 0)
+    end
     if ok and type(first) == 'table' and first[1] then
       local cols = 1
       while cols < vim.o.columns and pcall(vim.api.nvim__inspect_cell, handle, 0, cols) do
@@ -68,6 +85,9 @@ local function overlays()
           end
           if match and not reg.used then
             reg.used = true
+            if reg.pum then
+              pum_handle = handle
+            end
             found[#found + 1] = { handle = handle, row = r0, col = c0, rows = rows, cols = cols }
             break
           end
@@ -305,6 +325,50 @@ step('resumed', function()
   vim.cmd('stopinsert')
   vim.api.nvim_set_current_win(win)
   snap('nvim-resumed')
+end)
+
+step('rewind', function()
+  -- A new session: a prompt adds a test, the next renames greet (app.py, the test), removes the
+  -- usage notes with a command and adds a changelog; then app.py changes by hand. The preview of
+  -- a rewind to before prompt 2 shows each file and the conflict.
+  local ws = vim.uri_from_fname(h.workspace)
+  require('pseudoclaude').new_session(ws)
+  wait_for('the new session', function()
+    return #vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false) <= 3
+  end)
+  h.forget('PseudoClaudeApprovalShown')
+  h.forget('PseudoClaudeRunDone')
+  send('ADD-TESTS: add a test for greet')
+  take('PseudoClaudeApprovalShown')
+  vim.api.nvim_feedkeys('s', 'x', false) -- writes allowed for the rest of the session
+  take('PseudoClaudeRunDone')
+  h.answer({ 'Allow once' })
+  send('RENAME-GREET: rename greet to welcome, and drop the old usage notes')
+  take('PseudoClaudeRunDone')
+  local app = vim.fs.joinpath(h.workspace, 'app.py')
+  local f = assert(io.open(app, 'ab'))
+  f:write('\n# TODO: a --name option\n')
+  f:close()
+  local shown
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'PseudoClaudeRewindPreview',
+    once = true,
+    callback = function(ev)
+      shown = ev.data
+    end,
+  })
+  -- The editor shows app.py as it is on disk now (as focusing Neovim again would).
+  vim.cmd('silent! checktime')
+  h.answer({ 'Code and conversation' })
+  vim.cmd('stopinsert')
+  require('pseudoclaude').rewind('2', ws)
+  wait_for('the rewind preview', function()
+    return shown
+  end)
+  local text = table.concat(shown.lines, '\n')
+  assert(text:find('! changed outside the agent', 1, true), text)
+  snap('nvim-rewind')
+  vim.api.nvim_feedkeys('q', 'x', false)
 end)
 
 step('stop', function()

@@ -245,7 +245,7 @@ test('user commands exist', function()
   for _, name in ipairs({ 'PseudoClaudeAsk', 'PseudoClaudeCompact', 'PseudoClaudeMemory', 'PseudoClaudeRemember',
     'PseudoClaudeSessions', 'PseudoClaudeResume', 'PseudoClaudeCancel', 'PseudoClaudeNew', 'PseudoClaudeForget',
     'PseudoClaudeContext', 'PseudoClaudeTranscript', 'PseudoClaudePreview', 'PseudoClaudeUndo',
-    'PseudoClaudeChat', 'PseudoClaudeProposals' }) do
+    'PseudoClaudeChat', 'PseudoClaudeProposals', 'PseudoClaudeRewind', 'PseudoClaudeFork' }) do
     assert(cmds[name], 'missing :' .. name)
   end
 end)
@@ -273,7 +273,8 @@ test('doc/tags is what :helptags makes of doc/pseudoclaude.txt', function()
     ':PseudoClaudeMemory', ':PseudoClaudeRemember', ':PseudoClaudeSessions', ':PseudoClaudeResume',
     ':PseudoClaudeCancel', 'pseudoclaude-statusline', 'pseudoclaude-root', ':PseudoClaudeContext',
     ':PseudoClaudePreview', ':PseudoClaudeUndo', ':PseudoClaudeChat', ':PseudoClaudeProposals',
-    'pseudoclaude-chat', 'pseudoclaude-approvals', 'pseudoclaude-proposals' }) do
+    'pseudoclaude-chat', 'pseudoclaude-approvals', 'pseudoclaude-proposals', ':PseudoClaudeRewind',
+    ':PseudoClaudeFork', 'pseudoclaude-rewind' }) do
     assert(table.concat(fresh, '\n'):find(tag .. '\t', 1, true), 'no help tag ' .. tag)
   end
   eq(vim.fn.readfile(plugin .. '/doc/tags'), fresh,
@@ -1174,8 +1175,8 @@ test('chat: slash commands come from the server, complete after / in the prompt,
     c = chat.show(ws, { enter = false })
   end)
   local names = vim.tbl_map(function(x) return x.name end, chat.commands(c))
-  eq(names, { 'compact', 'undo', 'context', 'memory', 'new', 'brandnew', 'preview', 'sessions', 'resume', 'proposals',
-    'cancel', 'help' }, 'the server\'s first, then the chat\'s own')
+  eq(names, { 'compact', 'undo', 'context', 'memory', 'new', 'brandnew', 'preview', 'sessions', 'resume', 'fork',
+    'proposals', 'cancel', 'help' }, 'the server\'s first, then the chat\'s own')
   eq(vim.tbl_map(function(m) return m.word end, chat.matches(c, '/co')), { '/compact', '/context' })
   eq(chat.matches(c, 'undo')[1].menu, 'Undo the last compaction')
   eq(chat.matches(c, '/compact')[1].info, '/compact <what to focus on>\nSummarize now')
@@ -1219,6 +1220,287 @@ test('chat: slash commands come from the server, complete after / in the prompt,
   eq(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false), { '*New session s-new. Type below; Enter sends, / lists the commands.*' })
   vim.cmd('bwipeout! ' .. c.buf)
   prompt.forget()
+end)
+
+test('format.wrap and age of epoch seconds', function()
+  eq(fmt.wrap('one two three four', 9), { 'one two', 'three', 'four' })
+  eq(fmt.wrap('  a\n b  ', 10), { 'a b' })
+  eq(fmt.wrap('', 10), { '' })
+  eq(fmt.wrap('averyveryverylongword x', 5), { 'averyveryverylongword', 'x' })
+  eq(fmt.age(1000, 1000 + 300), '5 min ago')
+end)
+
+test('context: the checkpoint line of the breakdown', function()
+  eq(context.checkpoint_lines(nil), {})
+  eq(context.checkpoint_lines({ covers = 'all', skipped = {} }), { 'Rewind: every file can be taken back' })
+  eq(context.checkpoint_lines({ covers = 'all', skipped = { 'big.bin', 'x.iso' } }),
+    { 'Rewind: every file can be taken back; 2 files over 1 MiB', 'left out' })
+  local writes = context.checkpoint_lines({ covers = 'writes', skipped = {},
+    problem = "only the agent's own file writes can be taken back: the git command is not on PATH, so what commands change is not checkpointed" })
+  eq(writes[1], "Rewind: only the agent's own file writes can be taken back:")
+  eq(table.concat(writes, ' '), "Rewind: only the agent's own file writes can be taken back: the git command is not on PATH, so what commands change is not checkpointed")
+  for _, l in ipairs(writes) do
+    assert(vim.fn.strdisplaywidth(l) <= context.CHECKPOINT_WIDTH, l)
+  end
+  eq(context.checkpoint_lines({ covers = 'writes', skipped = {} }), { "Rewind: only the agent's own file writes can be taken back" })
+  local lines = context.breakdown_lines({ sessionId = 's1', messageCount = 1, estimatedTokens = 10, contextWindow = 100,
+    autoCompactThreshold = 80, autoCompactFailures = 0, autoCompactTripped = false, breakdown = BREAKDOWN,
+    checkpoints = { covers = 'all', skipped = {} } })
+  eq({ lines[#lines - 2], lines[#lines - 1] }, { 'Auto-compact at 80 tokens', 'Rewind: every file can be taken back' })
+end)
+
+local rewind = require('pseudoclaude.rewind')
+local PREVIEW = {
+  turn = 2,
+  prompt = 'Add hello.py and\nfix the notes',
+  droppedMessages = 4,
+  message = 'Rewind would take 3 files back to before prompt 2 (1 conflict: changed outside the agent, left alone unless forced) and the conversation back to before prompt 2 (4 messages taken back).',
+  files = {
+    { path = 'notes.txt', action = 'restore', conflict = true },
+    { path = 'hello.py', action = 'delete', conflict = false },
+    { path = 'docs/old.md', action = 'create', conflict = false },
+  },
+}
+
+test('rewind: arguments, labels, help', function()
+  eq(rewind.parse(''), {})
+  eq(rewind.parse(' 2 '), { turn = 2 })
+  eq(rewind.parse('2 code'), { turn = 2, mode = 'code' })
+  eq(rewind.parse('Conversation 3'), { turn = 3, mode = 'conversation' })
+  local bad, why = rewind.parse('2 everything')
+  eq(bad, nil)
+  eq(why, "everything is neither a prompt's number nor code, conversation or both")
+  eq(rewind.parse('0'), nil)
+  eq(rewind.parse('2 3'), nil)
+  eq(vim.tbl_map(function(m) return m.label end, rewind.MODES), { 'Code and conversation', 'Conversation only', 'Code only' })
+  eq(rewind.mode_label('code'), 'Code only')
+  eq(rewind.turn_label({ turn = 2, prompt = 'Fix\nthe parser', ts = 1000, filesChanged = 3 }, 1300),
+    '2. Fix the parser · 3 files changed · 5 min ago')
+  eq(rewind.turn_label({ turn = 1, prompt = 'hi', filesChanged = 0 }), '1. hi · no files changed')
+  eq(rewind.turn_label({ turn = 1, prompt = 'hi', filesChanged = 1, ts = 1000.5 }, 1010), '1. hi · 1 file changed · just now')
+  eq(rewind.help(PREVIEW, 'both'), '<CR> rewind · F rewind and overwrite the changes · d diff · q cancel')
+  eq(rewind.help(PREVIEW, 'conversation'), '<CR> rewind · q cancel')
+  eq(rewind.help({ files = { { path = 'a', action = 'restore', conflict = false } } }, 'code'), '<CR> rewind · d diff · q cancel')
+  eq({ rewind.counts(PREVIEW, 'code') }, { 3, 1 })
+end)
+
+test('rewind: the preview lines, files by line, highlights', function()
+  local lines, files, marks = rewind.preview_lines(PREVIEW, 'both', 60)
+  eq(lines, {
+    'Before prompt 2: Add hello.py and fix the notes',
+    '',
+    'Rewind would take 3 files back to before prompt 2 (1',
+    'conflict: changed outside the agent, left alone unless',
+    'forced) and the conversation back to before prompt 2 (4',
+    'messages taken back).',
+    '',
+    '  restored   notes.txt    ! changed outside the agent',
+    '  deleted    hello.py',
+    '  recreated  docs/old.md',
+    '',
+    '<CR> rewind · F rewind and overwrite the changes · d diff · q cancel',
+  })
+  eq(files[8].path, 'notes.txt')
+  eq(files[9].path, 'hello.py')
+  eq(files[10].path, 'docs/old.md')
+  eq(vim.tbl_count(files), 3)
+  local function groups(row)
+    local out = {}
+    for _, m in ipairs(marks) do
+      if m[1] == row then
+        out[#out + 1] = { lines[row + 1]:sub(m[2] + 1, m[3]), m[4] }
+      end
+    end
+    return out
+  end
+  eq(groups(0), { { lines[1], 'PseudoClaudeRewindTitle' } })
+  eq(groups(7), { { 'restored', 'PseudoClaudeRewindRestore' }, { '! ' .. rewind.CONFLICT, 'PseudoClaudeRewindConflict' },
+    { 'notes.txt', 'Directory' } })
+  eq(groups(8), { { 'deleted', 'PseudoClaudeRewindDelete' }, { 'hello.py', 'Directory' } })
+  eq(groups(9)[1], { 'recreated', 'PseudoClaudeRewindCreate' })
+  eq(groups(11), { { lines[12], 'PseudoClaudeRewindHelp' } })
+  -- A long prompt: two lines at most, the second under the first, cut with `…`.
+  local long = rewind.preview_lines(vim.tbl_extend('force', PREVIEW, { prompt = string.rep('word ', 40) }), 'both', 40)
+  eq(long[1], 'Before prompt 2: word word word word')
+  eq(long[2], '                 word word word word wo…')
+  eq(long[3], '')
+  local short = rewind.preview_lines(vim.tbl_extend('force', PREVIEW, { prompt = string.rep('word ', 8) }), 'both', 40)
+  eq({ short[1], short[2], short[3] }, { 'Before prompt 2: word word word word', '                 word word word word', '' })
+  -- The conversation alone: no files.
+  local conv, none = rewind.preview_lines(vim.tbl_extend('force', PREVIEW, { message = 'Rewind would take the conversation back.' }), 'conversation')
+  eq(conv, { 'Before prompt 2: Add hello.py and fix the notes', '', 'Rewind would take the conversation back.', '',
+    '<CR> rewind · q cancel' })
+  eq(none, {})
+end)
+
+test('rewind: the turn of a chat prompt', function()
+  local turns = { { turn = 1, prompt = 'a' }, { turn = 2, prompt = 'b' }, { turn = 3, prompt = 'a' } }
+  local known = { kind = 'user', text = 'a', turn = 1 }
+  local live1 = { kind = 'user', text = 'b' }
+  local live2 = { kind = 'user', text = 'a' }
+  local gone = { kind = 'user', text = 'a', inContext = false }
+  local items = { known, gone, { kind = 'assistant', text = 'x' }, live1, live2 }
+  eq(rewind.turn_of(items, known, turns), 1)
+  eq(rewind.turn_of(items, live1, turns), 2)
+  eq(rewind.turn_of(items, live2, turns), 3)
+  eq(rewind.turn_of(items, gone, turns), nil)
+  eq(rewind.turn_of(items, { kind = 'user', text = 'zzz' }, turns), nil)
+  local twice = { kind = 'user', text = 'a' }
+  eq(rewind.turn_of({ twice, live2 }, twice, turns), 1, 'the earlier of two live prompts with one text')
+end)
+
+test('chat: prompts carry their turn; /rewind and /fork; the keys in the help', function()
+  local items = chat.from_transcript({
+    { kind = 'user', text = 'one', turn = 1, inContext = true },
+    { kind = 'user', text = 'gone', inContext = false },
+  }, 0)
+  eq({ items[1].turn, items[2].turn }, { 1, nil })
+  local prompt = require('pseudoclaude.chat.prompt')
+  local help = table.concat(prompt.help_lines(nil), '\n')
+  assert(help:find('on a prompt: r rewind to before it · F fork from before it', 1, true), help)
+  assert(help:find('/fork', 1, true), help)
+end)
+
+test(':PseudoClaudeRewind: the preview float, <CR> rewinds, F forces, q changes nothing', function()
+  local r = require('pseudoclaude.protocol').requests
+  local ws = 'file:///work/app'
+  local answers = {
+    [r.rewind_preview] = PREVIEW,
+    [r.rewind] = { restoredFiles = { 'hello.py', 'docs/old.md' }, conflicts = { 'notes.txt' }, messageCount = 2,
+      message = 'Rewound to before prompt 2: 2 files restored, 1 conflict left alone; the conversation is back to before prompt 2 (2 messages).' },
+    [r.context] = { sessionId = 's', messageCount = 2, estimatedTokens = 10, contextWindow = 100, autoCompactThreshold = 80,
+      autoCompactFailures = 0, autoCompactTripped = false },
+    [r.sessions_turns] = { turns = { { turn = 1, prompt = 'one', filesChanged = 0 }, { turn = 2, prompt = 'two', filesChanged = 3 } } },
+  }
+  local start = vim.api.nvim_get_current_win()
+  -- <CR>: the rewind as previewed, without force.
+  local seen = with_fake_server(answers, rewind.MODES[1], function()
+    pc.rewind('2', ws)
+    local cur = assert(rewind.current, 'no preview on screen')
+    eq(vim.api.nvim_get_current_win(), cur.win, 'the float is entered')
+    eq(vim.api.nvim_win_get_config(cur.win).relative, 'editor')
+    local lines = vim.api.nvim_buf_get_lines(cur.buf, 0, -1, false)
+    local at = vim.fn.index(lines, '  restored   notes.txt    ! changed outside the agent') + 1
+    assert(at > 0, vim.inspect(lines))
+    eq(vim.api.nvim_win_get_cursor(cur.win)[1], at, 'the cursor on the first file')
+    eq(lines[#lines], '<CR> rewind · F rewind and overwrite the changes · d diff · q cancel')
+    vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+    eq(rewind.current, nil)
+    eq(vim.api.nvim_win_is_valid(cur.win), false, 'the float closed')
+  end)
+  eq(seen.asked[1].kind, 'pseudoclaude_rewind_mode')
+  eq(seen.asked[1].prompt, 'Rewind what to before prompt 2?')
+  local sent = vim.tbl_filter(function(x) return x.method ~= r.context end, seen.sent)
+  eq(vim.tbl_map(function(x) return x.method end, sent), { r.rewind_preview, r.rewind })
+  eq(sent[1].params, { workspace = ws, turn = 2, mode = 'both' })
+  eq(sent[2].params, { workspace = ws, turn = 2, mode = 'both' })
+  local shown = vim.tbl_map(function(x) return x.msg end, seen.shown)
+  assert(vim.tbl_contains(shown, 'PseudoClaude: ' .. answers[r.rewind].message), vim.inspect(shown))
+  eq(seen.shown[1].level, vim.log.levels.WARN, 'a conflict left alone warns')
+  eq(vim.api.nvim_get_current_win(), start)
+  -- F: force; the turn picked from the list (newest first) and the mode given.
+  local forced = with_fake_server(answers, nil, function()
+    local real = vim.ui.select
+    vim.ui.select = function(items, opts, on_choice)
+      eq(opts.kind, 'pseudoclaude_turn')
+      eq(vim.tbl_map(opts.format_item, items), { '2. two · 3 files changed', '1. one · no files changed' })
+      on_choice(items[1])
+    end
+    pc.rewind('code', ws)
+    vim.ui.select = real
+    vim.api.nvim_feedkeys('F', 'x', false)
+  end)
+  local last = vim.tbl_filter(function(x) return x.method == r.rewind end, forced.sent)
+  eq(last[1].params, { workspace = ws, turn = 2, mode = 'code', force = true })
+  -- q: nothing is sent after the preview; a bad argument says why.
+  local cancelled = with_fake_server(answers, nil, function()
+    pc.rewind('2 conversation', ws)
+    local cur = rewind.current
+    eq(vim.api.nvim_buf_get_lines(cur.buf, -2, -1, false), { '<CR> rewind · q cancel' })
+    vim.api.nvim_feedkeys('F', 'x', false) -- no conflict to overwrite: F does nothing here
+    vim.api.nvim_feedkeys('q', 'x', false)
+    eq(vim.api.nvim_win_is_valid(cur.win), false)
+    pc.rewind('2 nonsense', ws)
+  end)
+  eq(methods(cancelled), { r.rewind_preview })
+  eq(cancelled.shown[1].msg, "PseudoClaude: nonsense is neither a prompt's number nor code, conversation or both.")
+end)
+
+test(':PseudoClaudeRewind: d shows a file as a diff, q comes back to the preview', function()
+  local r = require('pseudoclaude.protocol').requests
+  local ws = 'file:///work/app'
+  local answers = {
+    [r.rewind_preview] = PREVIEW,
+    [r.rewind_file] = function(params)
+      if params.path == 'hello.py' then
+        return nil, { path = 'hello.py', current = 'print("hi")\n', restored = vim.NIL, binary = false }
+      end
+      return nil, { path = params.path, current = '', restored = '', binary = true }
+    end,
+  }
+  local tabs = #vim.api.nvim_list_tabpages()
+  local seen = with_fake_server(answers, nil, function()
+    pc.rewind('2 code', ws)
+    local cur = rewind.current
+    local lines = vim.api.nvim_buf_get_lines(cur.buf, 0, -1, false)
+    local hello = vim.fn.index(lines, '  deleted    hello.py') + 1
+    vim.api.nvim_win_set_cursor(cur.win, { hello, 0 })
+    vim.api.nvim_feedkeys('d', 'x', false)
+    local view = assert(cur.diff, 'no diff')
+    eq(#vim.api.nvim_list_tabpages(), tabs + 1, 'a tab')
+    eq(vim.api.nvim_buf_get_lines(view.left.buf, 0, -1, false), { 'print("hi")' })
+    eq(vim.api.nvim_buf_get_lines(view.right.buf, 0, -1, false), { '' })
+    assert(vim.wo[view.left.win].diff and vim.wo[view.right.win].diff, 'diff mode')
+    assert(vim.wo[view.left.win].winbar:find('now · %<hello.py', 1, true), vim.wo[view.left.win].winbar)
+    assert(vim.wo[view.right.win].winbar:find('q back to the preview', 1, true), vim.wo[view.right.win].winbar)
+    eq(vim.bo[view.left.buf].filetype, 'python')
+    vim.api.nvim_feedkeys('q', 'x', false)
+    eq(#vim.api.nvim_list_tabpages(), tabs, 'the tab closed')
+    eq(vim.api.nvim_get_current_win(), cur.win, 'back in the preview')
+    eq(rewind.current, cur, 'the preview stays')
+    vim.api.nvim_win_set_cursor(cur.win, { hello - 1, 0 })
+    vim.api.nvim_feedkeys(vim.keycode('<Tab>'), 'x', false)
+    eq(#vim.api.nvim_list_tabpages(), tabs, 'no diff of a binary file')
+    vim.api.nvim_feedkeys(vim.keycode('<Esc>'), 'x', false)
+    eq(rewind.current, nil)
+  end)
+  eq(seen.sent[2].params, { workspace = ws, turn = 2, path = 'hello.py' })
+  local shown = vim.tbl_map(function(x) return x.msg end, seen.shown)
+  eq(shown, { 'PseudoClaude: notes.txt is not a text file: no diff to show.' })
+end)
+
+test(':PseudoClaudeFork: forks, then resumes the new session', function()
+  local r = require('pseudoclaude.protocol').requests
+  local ws = 'file:///work/app'
+  local answers = {
+    [r.sessions_fork] = { sessionId = 's-fork' },
+    [r.sessions_resume] = { sessionId = 's-fork', messageCount = 2, badLines = 0, repaired = 0 },
+    [r.context] = { sessionId = 's-fork', messageCount = 2, estimatedTokens = 10, contextWindow = 100,
+      autoCompactThreshold = 80, autoCompactFailures = 0, autoCompactTripped = false },
+  }
+  local seen = with_fake_server(answers, nil, function()
+    -- A client whose own requests (the history the transcript replays) go nowhere.
+    local client = require('pseudoclaude.client')
+    local fake = client.request
+    client.request = function(method, params, cb)
+      fake(method, params, function(e, res)
+        cb(e, res, { request = function() return true, 1 end })
+      end)
+    end
+    pc.fork('2', ws)
+    pc.fork('', ws)
+    pc.fork('two', ws)
+  end)
+  local forks = vim.tbl_filter(function(x) return x.method == r.sessions_fork end, seen.sent)
+  eq({ forks[1].params, forks[2].params }, { { workspace = ws, turn = 2 }, { workspace = ws } })
+  local resumes = vim.tbl_filter(function(x) return x.method == r.sessions_resume end, seen.sent)
+  eq(resumes[1].params, { workspace = ws, sessionId = 's-fork' })
+  local shown = vim.tbl_map(function(x) return x.msg end, seen.shown)
+  eq(shown, {
+    'PseudoClaude: forked the conversation before prompt 2 into session s-fork, now the current one.',
+    'PseudoClaude: forked the whole conversation into session s-fork, now the current one.',
+    "PseudoClaude: Fork takes a prompt's number (none: the whole conversation).",
+  })
 end)
 
 io.stdout:write(string.format('nvim unit: %d passed, %d failed\n', passed, failed))

@@ -5,8 +5,9 @@ real Neovim with its terminal UI, in a pseudo-terminal of 150x40 (a headless Neo
 screen), against the real server and the fake model; the script writes each screen as an HTML
 page (every cell with its colours) and Chromium (``/usr/bin/chromium``) renders it to
 ``nvim-chat.png``, ``nvim-approval.png``, ``nvim-proposal.png``, ``nvim-slash.png`` (the
-command menu after ``/``) and ``nvim-resumed.png`` (a reopened session after a compaction) in
-OUT_DIR (default ``editors/media``).
+command menu after ``/``), ``nvim-resumed.png`` (a reopened session after a compaction) and
+``nvim-rewind.png`` (the preview of a rewind, a file changed by hand marked) in OUT_DIR
+(default ``editors/media``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # test_nvim imports the tests' support module
 
 from tests.editors.conftest import Nvim, nvim_binary  # noqa: E402
 from tests.editors.test_nvim import (  # noqa: E402
@@ -79,6 +81,30 @@ RESUMED = [
     *call_rules("AGAIN-BIG", "read_file", {"path": "big.txt"}, "Read it again: nothing changed.",
                 {"input": 24000, "output": 60}),
 ]
+# A rewind to before prompt 2 (nvim-rewind.png): prompt 1 adds a test; prompt 2 renames greet in
+# app.py and the test, removes docs/usage.md with a command and adds CHANGELOG.md.
+TEST_APP = ('from app import greet\n\n\ndef test_greet() -> None:\n'
+            '    assert greet("you") == "hello you"\n')
+REWIND = [
+    *call_rules("ADD-TESTS", "write_file", {"path": "tests/test_app.py", "content": TEST_APP},
+                "Added tests/test_app.py with a test for greet."),
+    {"when": {"has_tools": True, "last_is_tool_result": True, "body_contains": "RENAME-GREET"},
+     "reply": {"text": "Renamed greet to welcome, updated the test, removed docs/usage.md and "
+                       "noted the change in CHANGELOG.md.",
+               "usage": {"input": 1200, "output": 30}}, "times": 1},
+    {"when": {"has_tools": True, "last_user_contains": "RENAME-GREET"},
+     "reply": {"text": "Renaming.", "usage": {"input": 1100, "output": 40}, "tool_calls": [
+         {"name": "edit_file", "arguments": {"path": "app.py", "old_text": "def greet(",
+                                             "new_text": "def welcome("}},
+         {"name": "edit_file", "arguments": {"path": "app.py", "old_text": "print(greet(",
+                                             "new_text": "print(welcome("}},
+         {"name": "edit_file", "arguments": {"path": "tests/test_app.py",
+                                             "old_text": "from app import greet",
+                                             "new_text": "from app import welcome"}},
+         {"name": "run_command", "arguments": {"command": "rm", "args": ["docs/usage.md"]}},
+         {"name": "write_file", "arguments": {"path": "CHANGELOG.md",
+                                              "content": "- greet is now welcome\n"}}]}},
+]
 BIG = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
 COLUMNS, LINES = 150, 40
 
@@ -121,10 +147,13 @@ def main() -> int:
         (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
         (workspace / "app.py").write_text(APP)
         (workspace / "big.txt").write_text(BIG)
+        (workspace / "docs").mkdir()
+        (workspace / "docs" / "usage.md").write_text("# Usage\n\nCall greet(name).\n")
         shots = tmp / "shots"
         shots.mkdir()
         nvim = Nvim(nvim_binary(), tmp)
-        with FakeModelServer(e2e_script([GREETING, *RESUMED, *EDITS, *PROPOSALS])) as model:
+        rules = [GREETING, *RESUMED, *REWIND, *EDITS, *PROPOSALS]
+        with FakeModelServer(e2e_script(rules)) as model:
             env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
                            PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
                            PC_REPORT=str(tmp / "report.json"), PC_TIMEOUT_MS="60000",

@@ -246,6 +246,44 @@ def test_nvim_chat(nvim: Any, tmp_path: Path) -> None:
     assert "## You" in report["chat_history"]
 
 
+REWINDS = [
+    EDITS[0],  # EDIT-NOTES: two -> TWO
+    {"when": {"has_tools": True, "last_user_contains": "CHANGE-BOTH"},
+     "reply": {"text": "Changing two files.",
+               "tool_calls": [
+                   {"name": "edit_file",
+                    "arguments": {"path": "notes.txt", "old_text": "three",
+                                  "new_text": "three\nfour"}},
+                   {"name": "write_file",
+                    "arguments": {"path": "hello.py", "content": 'print("hi")\n'}}],
+               "usage": {"input": 800, "output": 20}}},
+]
+
+
+@pytest.mark.timeout(420)
+def test_nvim_rewind(nvim: Any, tmp_path: Path) -> None:
+    """:PseudoClaudeRewind and :PseudoClaudeFork against the real server's checkpoints: the
+    preview float (its lines, a file's diff), <CR> puts the files back and takes the
+    conversation back to one prompt; a file changed by hand is marked, <CR> leaves it and F
+    overwrites it; /rewind and the r and F keys in the chat; a fork becomes the current
+    session and leaves its source as it was."""
+    from pseudoclaude.checkpoints import git_available
+
+    if not git_available():
+        pytest.skip("needs the git command (checkpoints of every file)")
+    workspace = make_workspace(tmp_path)
+    report, _, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_rewind.lua", REWINDS)
+    assert "nvim rewind e2e: 7 steps passed" in detail, detail
+    assert (workspace / "notes.txt").read_text() == "one\nTWO\nthree\n"
+    assert not (workspace / "hello.py").exists()
+    # Prompt 1 is left: the prompt, the call, its result, the answer.
+    assert report["rewound"]["messageCount"] == 4, report["rewound"]
+    assert report["checkpoints"]["covers"] == "all"
+    assert len(set(report["sessions"])) == 3
+    logs = sorted((workspace / ".PseudoClaude" / "sessions").glob("*/conversation.jsonl"))
+    assert len(logs) == 3, logs
+
+
 @pytest.mark.timeout(600)
 def test_nvim_install(nvim: Any, tmp_path: Path) -> None:
     """:PseudoClaudeInstall into a private XDG_DATA_HOME from this checkout (a Python too old and

@@ -25,6 +25,39 @@ local function complete_sessions(arg_lead)
   end, out)
 end
 
+--- The prompts' numbers of the current session (then, for :PseudoClaudeRewind, what to take back).
+local function complete_turns(arg_lead, cmdline)
+  local words = vim.split(cmdline, '%s+', { trimempty = true })
+  if arg_lead ~= '' then
+    table.remove(words)
+  end
+  local rewind = (words[1] or ''):match('Fo') == nil -- :PseudoClaudeRewind, not :PseudoClaudeFork
+  local has_turn, has_mode = false, false
+  for i = 2, #words do
+    has_turn = has_turn or words[i]:match('^%d+$') ~= nil
+    has_mode = has_mode or words[i]:match('^%a+$') ~= nil
+  end
+  local out = {}
+  if not has_turn and (rewind or #words < 2) then
+    local client = require('pseudoclaude.client').get(0)
+    if client and client.initialized then
+      local resp = client:request_sync(require('pseudoclaude.protocol').requests.sessions_turns, {
+        workspace = require('pseudoclaude.client').workspace(client, 0),
+      }, 1000)
+      local turns = resp and resp.result and resp.result.turns or {}
+      for i = #turns, 1, -1 do
+        out[#out + 1] = tostring(turns[i].turn)
+      end
+    end
+  end
+  if rewind and not has_mode then
+    vim.list_extend(out, { 'both', 'conversation', 'code' })
+  end
+  return vim.tbl_filter(function(w)
+    return vim.startswith(w, arg_lead)
+  end, out)
+end
+
 local commands = {
   PseudoClaudeAsk = {
     function(o)
@@ -79,6 +112,22 @@ local commands = {
       pc().resume(o.args)
     end,
     { nargs = '?', complete = complete_sessions, desc = 'PseudoClaude: Resume Session [id|latest]' },
+  },
+  PseudoClaudeRewind = {
+    function(o)
+      pc().rewind(o.args)
+    end,
+    {
+      nargs = '*',
+      complete = complete_turns,
+      desc = 'PseudoClaude: rewind the code, the conversation or both to before a prompt [turn] [mode]',
+    },
+  },
+  PseudoClaudeFork = {
+    function(o)
+      pc().fork(o.args)
+    end,
+    { nargs = '?', complete = complete_turns, desc = 'PseudoClaude: continue in a new session [from before turn]' },
   },
   PseudoClaudeNew = {
     function()

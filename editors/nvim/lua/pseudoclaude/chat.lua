@@ -213,6 +213,39 @@ function M.session_changed(workspace)
   end
 end
 
+--- A rewind ended: with the conversation rewound the chat shows the session again (and its
+--- prompt line gets the prompt taken back, to edit and send again); the rewind's line after.
+--- @param workspace string
+--- @param message? string the server's words
+--- @param conversation boolean the conversation was rewound
+--- @param prompt_text? string the prompt taken back
+function M.rewound(workspace, message, conversation, prompt_text)
+  local chat = get(workspace)
+  if not chat then
+    return
+  end
+  if not conversation then
+    return M.note(workspace, message)
+  end
+  chat.prompts = {}
+  history.reload(chat, function()
+    M.note(workspace, message)
+  end)
+  if prompt_text then
+    M.offer_prompt(workspace, prompt_text)
+  end
+end
+
+--- Put `text` on the chat's prompt line (when nothing is typed there), to edit and send.
+--- @param workspace string
+--- @param text string
+function M.offer_prompt(workspace, text)
+  local chat = get(workspace)
+  if chat and given(text) then
+    prompt.offer(chat, text)
+  end
+end
+
 --- A new session started in the folder: the chat starts over.
 function M.new_session(workspace, session_id)
   local chat = get(workspace)

@@ -131,8 +131,37 @@ function M.breakdown_lines(c)
       )
   end
   lines[#lines + 1] = auto
+  vim.list_extend(lines, M.checkpoint_lines(c.checkpoints))
   lines[#lines + 1] = 'q or <Esc> closes · :PseudoClaudePreview · :PseudoClaudeUndo'
   return lines
+end
+
+--- Width the checkpoint line of the breakdown wraps at.
+M.CHECKPOINT_WIDTH = 60
+
+--- What a rewind of code can restore (`checkpoints` of the context), wrapped: `Rewind: every
+--- file can be taken back`, or the server's words of what cannot be; `{}` from a server that
+--- does not say.
+--- @param cp? pseudoclaude.CheckpointStatus
+--- @return string[]
+function M.checkpoint_lines(cp)
+  if type(cp) ~= 'table' then
+    return {}
+  end
+  local problem = type(cp.problem) == 'string' and vim.trim(cp.problem) or ''
+  local text
+  if problem ~= '' then
+    text = 'Rewind: ' .. problem
+  elseif cp.covers == 'writes' then
+    text = "Rewind: only the agent's own file writes can be taken back"
+  else
+    text = 'Rewind: every file can be taken back'
+  end
+  local skipped = type(cp.skipped) == 'table' and #cp.skipped or 0
+  if skipped > 0 then
+    text = string.format('%s; %s over 1 MiB left out', text, fmt.plural(skipped, 'file'))
+  end
+  return fmt.wrap(text, M.CHECKPOINT_WIDTH)
 end
 
 --- The server's words about a result (`message`), as a notification says them.

@@ -69,9 +69,10 @@ function M.parse_time(iso)
   return t
 end
 
---- `just now`, `5 min ago`, `3 h ago`, `yesterday`, `9 days ago`
+--- `just now`, `5 min ago`, `3 h ago`, `yesterday`, `9 days ago` (of an RFC 3339 time, or of
+--- seconds since the epoch)
 function M.age(iso, now)
-  local t = M.parse_time(iso)
+  local t = type(iso) == 'number' and iso or M.parse_time(iso)
   if not t then
     return tostring(iso)
   end
@@ -98,6 +99,29 @@ function M.one_line(text, max)
     return flat
   end
   return vim.fn.strcharpart(flat, 0, max - 1) .. '…'
+end
+
+--- The words of `text` (on one line) in lines of at most `width` display cells (a longer word
+--- gets a line of its own).
+--- @param text string
+--- @param width integer
+--- @return string[]
+function M.wrap(text, width)
+  local lines, cur = {}, ''
+  for word in tostring(text or ''):gmatch('%S+') do
+    if cur == '' then
+      cur = word
+    elseif vim.fn.strdisplaywidth(cur .. ' ' .. word) <= width then
+      cur = cur .. ' ' .. word
+    else
+      lines[#lines + 1] = cur
+      cur = word
+    end
+  end
+  if cur ~= '' or #lines == 0 then
+    lines[#lines + 1] = cur
+  end
+  return lines
 end
 
 --- `path: README.md, limit: 20` from a tool call's arguments (an object or a raw string).

@@ -1,5 +1,6 @@
 --- `:checkhealth pseudoclaude`: Neovim, the server and its version, provider credentials (whether
---- they are set, never their values), the workspace root of the current buffer and its data folder.
+--- they are set, never their values), the workspace root of the current buffer and its data folder,
+--- and what checkpoints cover (the `git` command found or not).
 local M = {}
 
 local health = vim.health
@@ -176,11 +177,25 @@ local function check_workspace()
   end
 end
 
+--- What a rewind of code can restore: every file with the `git` command (the server snapshots
+--- the folder in a repository of its own), else only the agent's own writes.
+local function check_checkpoints()
+  health.start('Checkpoints (rewind)')
+  local git = vim.fn.exepath('git')
+  if git ~= '' then
+    health.ok(string.format('git found (%s): checkpoints cover every file, a rewind restores what commands changed too', git))
+  else
+    health.warn("git not found: checkpoints cover only the agent's own writes (what commands change is not restored)",
+      { 'Install git (on the PATH the server starts with) so that :PseudoClaudeRewind can restore every file' })
+  end
+end
+
 function M.check()
   check_neovim()
   check_server()
   check_credentials()
   check_workspace()
+  check_checkpoints()
 end
 
 return M

@@ -443,15 +443,21 @@ local function replay_history(c, ws, session_id)
   end)
 end
 
---- `:PseudoClaudeResume [id]`: continue a session (default `latest`).
+--- `:PseudoClaudeResume [id]`: continue a session (default `latest`). `opts.message`: the
+--- notification instead of `resumed session ...` (a fork says what it made); `opts.done(err,
+--- result)` after.
 --- @param session_id? string
 --- @param workspace? string
-function M.resume(session_id, workspace)
+--- @param opts? {message?: string, done?: fun(err: table?, result: pseudoclaude.ResumeResult?)}
+function M.resume(session_id, workspace, opts)
+  opts = opts or {}
   session_id = is_blank(session_id) and 'latest' or vim.trim(session_id)
   local params = { sessionId = session_id, workspace = workspace }
   client.request_or_fail(protocol.requests.sessions_resume, params, 'Resume', function(r, c)
     transcript.note(string.format('resumed session %s (%s)', r.sessionId, fmt.plural(r.messageCount, 'message')))
-    if r.badLines > 0 or r.repaired > 0 then
+    if opts.message and r.badLines == 0 and r.repaired == 0 then
+      notify(opts.message)
+    elseif r.badLines > 0 or r.repaired > 0 then
       notify(
         string.format(
           'PseudoClaude: resumed %s: %s skipped, %s made to the history.',
@@ -471,7 +477,35 @@ function M.resume(session_id, workspace)
   end, function(err, r)
     M.refresh_context(params.workspace)
     fire('PseudoClaudeResumed', { error = err, result = r })
+    if opts.done then
+      opts.done(err, r)
+    end
   end)
+end
+
+--- `:PseudoClaudeRewind [turn] [mode]`: take the code, the conversation or both back to before a
+--- prompt (picked when not given), after a preview in a float (`<CR>` rewinds, `q` cancels).
+--- @param arg? string a prompt's number and `code`, `conversation` or `both`, each optional
+--- @param workspace? string
+function M.rewind(arg, workspace)
+  require('pseudoclaude.rewind').start(arg, workspace)
+end
+
+--- `:PseudoClaudeFork [turn]`: continue in a new session with the conversation before prompt
+--- `turn` (default: all of it); the new session becomes the current one.
+--- @param turn? string|integer
+--- @param workspace? string
+function M.fork(turn, workspace)
+  local n
+  if type(turn) == 'number' then
+    n = turn
+  elseif not is_blank(turn) then
+    n = tonumber(vim.trim(turn))
+    if not n or n < 1 or n % 1 ~= 0 then
+      return notify("PseudoClaude: Fork takes a prompt's number (none: the whole conversation).", vim.log.levels.WARN)
+    end
+  end
+  require('pseudoclaude.rewind').fork(n, workspace)
 end
 
 --- One line per session for the picker: title · age · messages · model.

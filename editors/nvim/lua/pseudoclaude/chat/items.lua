@@ -232,7 +232,7 @@ function M.from_transcript(items, earlier)
     local kind = t.kind
     if kind == 'user' then
       if not blank(t.text) then
-        add({ kind = 'user', text = t.text }, t)
+        add({ kind = 'user', text = t.text, turn = type(t.turn) == 'number' and t.turn or nil }, t)
       end
     elseif kind == 'assistant' then
       if not blank(t.thinking) then

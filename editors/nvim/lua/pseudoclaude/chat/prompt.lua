@@ -15,6 +15,7 @@ M.LOCAL = {
   { name = 'preview', description = 'Preview a compaction, then compact or not', hint = 'what the summary should focus on (optional)' },
   { name = 'sessions', description = 'Pick a session to continue' },
   { name = 'resume', description = 'Continue a session', hint = 'a session id (default: the latest)' },
+  { name = 'fork', description = 'Continue in a new session with this conversation', hint = "a prompt's number: only what came before it (none: all of it)" },
   { name = 'proposals', description = 'Review the pending memory proposals' },
   { name = 'cancel', description = 'Cancel the run' },
   { name = 'help', description = 'The commands and keys of the chat' },
@@ -45,6 +46,12 @@ local ACTIONS = {
   end,
   resume = function(pc, ws, arg)
     pc.resume(arg, ws)
+  end,
+  rewind = function(pc, ws, arg)
+    pc.rewind(arg, ws)
+  end,
+  fork = function(pc, ws, arg)
+    pc.fork(arg, ws)
   end,
   proposals = function(pc, ws)
     pc.proposals(ws)
@@ -167,6 +174,7 @@ function M.help_lines(chat)
   vim.list_extend(lines, {
     'In the chat: i/a/o prompt · <Tab> or za opens a tool card · C compact · U undo · N new',
     '             S sessions · R reload the history · <C-c> cancel · q close · g? this help',
+    '             on a prompt: r rewind to before it · F fork from before it',
   })
   return lines
 end
@@ -234,6 +242,24 @@ local function set_prompt_text(chat, text)
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     vim.api.nvim_win_set_cursor(win, { last, #M.PROMPT + #text })
   end
+end
+
+--- Put `text` on the prompt line when nothing is typed there (a prompt a rewind or a fork took
+--- back, to edit and send again).
+--- @param chat pseudoclaude.Chat
+--- @param text string
+function M.offer(chat, text)
+  local buf = chat.prompt_buf
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local last = vim.api.nvim_buf_line_count(buf)
+  local line = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ''
+  if vim.trim(line:sub(#M.PROMPT + 1)) ~= '' and vim.startswith(line, M.PROMPT) then
+    return
+  end
+  -- A multi-line prompt goes on one line (Enter sends).
+  set_prompt_text(chat, (text:gsub('%s*\n%s*', ' ')))
 end
 
 --- Recall an earlier prompt (`step` -1: older, 1: newer) into the prompt line.

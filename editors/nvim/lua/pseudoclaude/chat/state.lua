@@ -12,6 +12,8 @@ local M = {}
 --- @field error? string a failed, denied or canceled call's message
 --- @field bytes? integer the size of a tool result
 --- @field inContext? boolean false: the model no longer sees it (shown dimmed)
+--- @field turn? integer a prompt's number, as rewind and fork name it (the server's; absent
+---   for a prompt sent since the chat loaded, and one a rewind took back)
 --- @field count_hidden? integer `earlier`: items before these that are not shown
 --- @field start? integer first line (1-based) once shown
 --- @field count? integer its number of lines

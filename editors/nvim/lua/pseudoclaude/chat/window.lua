@@ -146,6 +146,11 @@ local function map_keys(chat)
     { { 'R' }, function()
       history.reload(chat)
     end, 'PseudoClaude chat: reload the history' },
+    { { 'r' }, function()
+      if not require('pseudoclaude.rewind').from_chat(chat, 'rewind', vim.fn.line('.')) then
+        state.notify('PseudoClaude: r rewinds to before the prompt under the cursor (a line under ## You).')
+      end
+    end, 'PseudoClaude chat: rewind to before the prompt under the cursor' },
     { { 'q' }, function()
       M.close(chat)
     end, 'PseudoClaude chat: close' },
@@ -158,6 +163,18 @@ local function map_keys(chat)
       vim.keymap.set('n', lhs, k[2], { buffer = chat.buf, nowait = true, desc = k[3] })
     end
   end
+  -- F on a prompt forks from before it; elsewhere it is Vim's F (find a character backwards).
+  vim.keymap.set('n', 'F', function()
+    local item = buffer.item_at(chat, vim.fn.line('.'))
+    if not (item and item.kind == 'user') then
+      return 'F'
+    end
+    local lnum = vim.fn.line('.')
+    vim.schedule(function()
+      require('pseudoclaude.rewind').from_chat(chat, 'fork', lnum)
+    end)
+    return ''
+  end, { buffer = chat.buf, expr = true, desc = 'PseudoClaude chat: fork from before the prompt under the cursor' })
   local pb = chat.prompt_buf
   vim.keymap.set('n', '<C-c>', function()
     pc().cancel(chat.workspace)
