@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,6 +187,19 @@ class Workspace:
         except OSError as exc:
             log.warning("cannot watch the memory folders of %s: %s", self.root, exc)
         self.start_cleanup()
+        if self.store.sessions_dir.is_dir():  # the agent worked here: it will again
+            threading.Thread(target=self._prepare_checkpoints, daemon=True,
+                             name=f"checkpoints {self.root.name}").start()
+
+    def _prepare_checkpoints(self) -> None:
+        """The first snapshot of a large tree hashes every file: done in the background when
+        a folder the agent worked in opens, so its first run does not wait for it (a daemon
+        thread: an exit never waits for it either). In a folder it never worked in, nothing is
+        created until the first run, whose first snapshot runs while the model answers."""
+        try:
+            self.checkpoints.prepare()
+        except (CheckpointError, OSError) as exc:
+            log.warning("checkpoints of %s: %s", self.root, exc)
 
     async def announce_pending(self) -> None:
         """Proposals waiting from an earlier process: tell the listener (reads the folder off
@@ -493,9 +507,13 @@ class Workspace:
             assert self.session is not None and self.compact_runtime is not None
             self._turn = await self._runs_so_far() + 1
             turn = await self._next_prompt_turn()
-            await self._checkpoint(turn)
+            await self._finish_journal()
+            # the snapshot before the run is taken while the model thinks: the first tool
+            # call that may change files waits for it, reads do not
+            before_run = asyncio.ensure_future(self._checkpoint(turn))
 
             async def before_change(call: ToolCall) -> None:
+                await asyncio.shield(before_run)
                 await self._before_write(call)
 
             async def after_change(call: ToolCall) -> None:
@@ -512,7 +530,11 @@ class Workspace:
                 secrets=self._secrets(),
             )
             self.last_run = runner
-            result = await runner.run(prompt)
+            try:
+                result = await runner.run(prompt)
+            finally:  # the run's checkpoint lines are all written when it ends
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(before_run)
             return self.session.session_id, result
 
     # -- checkpoints, rewind and fork ------------------------------------------------------

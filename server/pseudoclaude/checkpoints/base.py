@@ -45,6 +45,10 @@ class Checkpoints(Protocol):
         """``<dataDir>/checkpoints``."""
         ...
 
+    def prepare(self) -> None:
+        """Get ready in the background (the first snapshot of a large tree is slow)."""
+        ...
+
     def snapshot(self, message: str, session: str = "",
                  paths: Sequence[str] | None = None) -> Snapshot:
         """``paths``: only these may have changed since the previous snapshot."""

@@ -102,6 +102,9 @@ class BeforeImages:
         except FileNotFoundError:
             return None
 
+    def prepare(self) -> None:
+        """Nothing to prepare: contents are kept when the agent writes."""
+
     def before_write(self, path: str, session: str) -> None:
         """Keep ``path``'s content now as the session's baseline, the first time."""
         with self._lock:

@@ -21,12 +21,14 @@ the event loop.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -41,6 +43,8 @@ HEAD_REF = "refs/pseudoclaude/head"
 """The chain of snapshots taken outside any session."""
 IDENTITY = ("-c", "user.name=PseudoClaude", "-c", "user.email=checkpoints@pseudoclaude.invalid")
 GIT_TIMEOUT = 120.0
+STALE_LOCK = 3600.0
+"""For every git call but staging (hashing a large tree the first time may take longer)."""
 PRUNE_AFTER = "1.hour.ago"
 """``git gc`` keeps unreferenced objects younger than this: a snapshot another process is
 writing (its objects not yet under a ref) is never pruned."""
@@ -85,8 +89,8 @@ class ShadowRepo:
         })
         return env
 
-    def _git(self, *args: str, data: bytes | None = None, check: bool = True
-             ) -> subprocess.CompletedProcess[bytes]:
+    def _git(self, *args: str, data: bytes | None = None, check: bool = True,
+             timeout: float | None = GIT_TIMEOUT) -> subprocess.CompletedProcess[bytes]:
         if not git_available(self._git_cmd):
             raise CheckpointError("checkpoints need the `git` command, which is not on PATH")
         command = [self._git_cmd, *IDENTITY, "-c", "core.autocrlf=false",
@@ -94,7 +98,7 @@ class ShadowRepo:
                    "-c", "core.untrackedCache=true", *args]
         try:
             done = subprocess.run(command, input=data, capture_output=True, env=self._env(),
-                                  cwd=self.workspace, timeout=GIT_TIMEOUT, check=False)
+                                  cwd=self.workspace, timeout=timeout, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise CheckpointError(f"git {args[0]} failed: {exc}") from None
         if check and done.returncode != 0:
@@ -110,10 +114,15 @@ class ShadowRepo:
         return self._git("rev-parse", "--git-dir", check=False).returncode == 0
 
     def init(self) -> None:
-        """Create the repository (idempotent) and its exclude rules."""
+        """Create the repository (idempotent) and its exclude rules; remove an index lock a
+        crashed git left behind (older than any git call may take)."""
         if not self.ready():
             self.git_dir.mkdir(parents=True, exist_ok=True)
             self._git("init", "--quiet")
+        lock = self.git_dir / "index.lock"
+        with contextlib.suppress(OSError):
+            if time.time() - lock.stat().st_mtime > STALE_LOCK:
+                lock.unlink()
         # The folder ignores itself: the user's own repository never shows (or commits) the
         # snapshots, whatever the data folder's .gitignore says.
         ignore = self.folder / ".gitignore"
@@ -161,12 +170,24 @@ class ShadowRepo:
                 continue
             (large if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file_bytes
              else stage).append(raw)
-        if stage:
+        if stage and paths is None:  # git's own list: exact paths, no pathspec matching
+            self._git("update-index", "--add", "--remove", "-z", "--stdin", data=_nul(
+                p for p in stage if not p.endswith(b"/")), timeout=None)
+        elif stage:  # a tool's paths: git add, so that ignored files stay out
             self._git("add", "--all", "--ignore-errors", "--pathspec-from-file=-",
                       "--pathspec-file-nul", data=_nul(stage), check=False)
         if large:
             self._git("update-index", "--force-remove", "-z", "--stdin", data=_nul(large))
         return sorted(p.decode("utf-8", "surrogateescape") for p in large)
+
+    def prepare(self) -> None:
+        """Bring the index up to the work tree now (the first time: every file is hashed), so
+        the next snapshot is incremental. What a workspace does in the background when it
+        opens."""
+        with self._lock:
+            self.init()
+            self._initialised = True
+            self._stage()
 
     def snapshot(self, message: str, session: str = "",
                  paths: Sequence[str] | None = None) -> Snapshot:
