@@ -8,7 +8,9 @@
 // "PseudoClaude: Ask" still answers in the output channel (and in the chat); the status bar shows
 // the meter; Stop cancels; a reload restores the transcript from the server's log; Compact shows
 // its preview first; after it a reload shows the summarized part dimmed ("not in context"), with
-// failed and denied calls; typing / in the prompt lists the slash commands. The server starts from `pseudoclaude.server.command` in code-server's
+// failed and denied calls; typing / in the prompt lists the slash commands; in a new session, a
+// prompt's "Fork from here" starts a new session before it and its "Rewind to here…" lists the
+// files (a diff of each), puts them back on disk and takes the conversation back. The server starts from `pseudoclaude.server.command` in code-server's
 // Machine settings, with a PATH that has no `pseudoclaude` on it (so only that setting can work).
 // Screenshots of the chat go to --media (the README's pictures).
 //
@@ -94,6 +96,18 @@ const BIG_PROMPT = 'Summarize the benchmark log';
 const BIG_ANSWER = 'The benchmark log has 900 runs, all of them steady.';
 const BIG_AGAIN = 'Read the benchmark log again';
 const BIG_AGAIN_ANSWER = 'Read it again: nothing changed.';
+// Rewind and fork, in a new session: a first prompt, then one whose run creates a file and
+// edits README.md; "Fork from here" on it, then (back in the original) "Rewind to here…".
+const REWIND_FIRST = 'Which files does this project have?';
+const REWIND_FIRST_ANSWER = 'README.md and bench.log.';
+const REWIND_PROMPT = 'Start a changelog and mention it in the README';
+const REWIND_ANSWER = 'I started CHANGES.md and mentioned it in the README.';
+const CHANGES = '# Changes\n\n- Started the changelog.\n';
+const README_LINE = 'It keeps sessions and memory.';
+const README_EDITED = [
+  README_LINE, '', '## Changes', '', 'The changes of each release are listed in CHANGES.md:', '',
+  '- what was added,', '- what was fixed,', '- what was removed.',
+].join('\n');
 // ~40 KB: two reads of it fill more than the recent window (a much larger result is offloaded).
 const BIG_LOG = Array.from({ length: 800 }, (_, i) => `run ${i}: sessions, compaction and memory.\n`).join('');
 const codeServer = join(here, 'node_modules', '.bin', 'code-server');
@@ -131,6 +145,23 @@ async function startFakeModel(tmp) {
   }
   const script = JSON.parse(demo.stdout);
   script.rules.unshift(
+    {
+      // The rewind scenario's run: two writes (each approved in the chat), then a short answer (once).
+      when: { has_tools: true, last_is_tool_result: true, body_contains: REWIND_PROMPT },
+      reply: { text: REWIND_ANSWER },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_user_contains: REWIND_PROMPT },
+      reply: {
+        text: 'Writing the changelog.',
+        tool_calls: [
+          { name: 'write_file', arguments: { path: 'CHANGES.md', content: CHANGES } },
+          { name: 'edit_file', arguments: { path: 'README.md', old_text: README_LINE, new_text: README_EDITED } },
+        ],
+      },
+    },
+    { when: { has_tools: true, last_user_contains: REWIND_FIRST }, reply: { text: REWIND_FIRST_ANSWER } },
     ...[
       [MISSING_PROMPT, { text: 'Let me look.', tool_calls: [{ name: 'read_file', arguments: { path: 'notes/todo.md' } }] }, MISSING_ANSWER],
       [DENY_PROMPT, { text: 'Removing it.', tool_calls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }] }, DENIED_ANSWER],
@@ -734,7 +765,7 @@ async function main() {
   await promptBox.pressSequentially('/');
   const slash = chat.locator('#slash');
   await slash.locator('.slash-item', { hasText: '/compact' }).waitFor({ state: 'visible' });
-  for (const name of ['/undo', '/context', '/memory', '/new']) {
+  for (const name of ['/undo', '/context', '/memory', '/rewind', '/new']) {
     await slash.locator('.slash-item', { hasText: name }).first().waitFor({ state: 'visible' });
   }
   await page.mouse.move(5, 5);
@@ -742,6 +773,114 @@ async function main() {
   await promptBox.press('Escape');
   await promptBox.fill('');
   log('chat: / lists the slash commands');
+
+  // Rewind and fork (a new session): a prompt whose run creates CHANGES.md and edits README.md;
+  // its "Fork from here" starts a new session with the conversation before it (the prompt in the
+  // box, the original still listed); back in the original, its "Rewind to here…" (Code and
+  // conversation) lists the files (README.md's diff: now and after the rewind), Rewind puts them
+  // back on disk and takes the conversation back (the prompt dimmed, back in the box).
+  // The editor gets the room the Output panel took (the preview's diffs show there).
+  if (await page.locator('.part.panel').isVisible()) {
+    await runCommand(page, 'View: Hide Panel');
+    await page.locator('.part.panel').waitFor({ state: 'hidden' });
+  }
+  await chat.locator('#new').click();
+  await chat.locator('.welcome').waitFor({ state: 'visible' });
+  await ask(chat, REWIND_FIRST);
+  await chat.locator('.msg.assistant', { hasText: REWIND_FIRST_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  const readmeBefore = readFileSync(join(folder, 'README.md'), 'utf8');
+  await ask(chat, REWIND_PROMPT);
+  for (const file of ['CHANGES.md', 'README.md']) {
+    const card = chat.locator('.card.approval.pending', { hasText: file });
+    await card.waitFor({ state: 'visible' });
+    await card.locator('button[data-decision="allowOnce"]').click();
+  }
+  await chat.locator('.msg.assistant', { hasText: REWIND_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  if (!existsSync(join(folder, 'CHANGES.md')) || !readFileSync(join(folder, 'README.md'), 'utf8').includes(README_EDITED)) {
+    throw new Error('the rewind scenario\'s run did not write CHANGES.md and README.md');
+  }
+  const original = await chat.locator('#session').inputValue();
+  // The prompt just sent gets its actions once the run ended (shown on hover).
+  const rewindMsg = chat.locator('.msg.user', { hasText: REWIND_PROMPT });
+  await rewindMsg.locator('.prompt-actions[aria-label="Prompt 2"]').waitFor({ state: 'attached' });
+  await rewindMsg.hover();
+  await rewindMsg.locator('button[data-action="fork"]').click();
+  await chat.locator('.notice', { hasText: 'Forked from another session' }).waitFor({ state: 'visible' });
+  await chat.locator('.notice', { hasText: 'The original session is unchanged' }).waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant', { hasText: REWIND_FIRST_ANSWER }).waitFor({ state: 'visible' });
+  if ((await chat.locator('.msg.user', { hasText: REWIND_PROMPT }).count()) > 0) {
+    throw new Error('the fork has the prompt it was forked before');
+  }
+  const forked = await chat.locator('#session').inputValue();
+  if (!forked || forked === original || (await chat.locator('#prompt').inputValue()) !== REWIND_PROMPT) {
+    throw new Error(`fork: session ${original} → ${forked}, prompt box ${JSON.stringify(await chat.locator('#prompt').inputValue())}`);
+  }
+  if ((await chat.locator(`#session option[value="${original}"]`).count()) !== 1) {
+    throw new Error('the original session is not listed any more after the fork');
+  }
+  log(`chat: Fork from here: ${forked} has the conversation before prompt 2 (the prompt in the box); ${original} still listed`);
+  await chat.locator('#prompt').fill('');
+  await chat.locator('#session').selectOption(original);
+  await rewindMsg.waitFor({ state: 'visible' });
+  await rewindMsg.locator('.prompt-actions').waitFor({ state: 'attached' });
+  await rewindMsg.hover();
+  await rewindMsg.locator('button[data-action="rewind"]').click();
+  const quick = page.locator('.quick-input-widget');
+  const rows = quick.locator('.quick-input-list .monaco-list-row');
+  await quick.locator('.quick-input-title', { hasText: 'Rewind to before prompt 2' }).waitFor({ state: 'visible' });
+  await rows.filter({ hasText: 'Code and conversation' }).first().click();
+  await rows.filter({ hasText: 'CHANGES.md' }).first().waitFor({ state: 'visible' });
+  const readmeRow = rows.filter({ hasText: 'README.md' }).first();
+  await readmeRow.filter({ hasText: 'restored' }).waitFor({ state: 'visible' });
+  await rows.filter({ hasText: 'CHANGES.md' }).filter({ hasText: 'deleted' }).first().waitFor({ state: 'visible' });
+  // README.md's diff: the file now (left) and after the rewind (right); the list stays up.
+  await readmeRow.click();
+  const rewindDiff = page.locator('.monaco-diff-editor').first();
+  await rewindDiff.waitFor({ state: 'visible' });
+  await page.locator('.tabs-container .tab', { hasText: 'README.md (now ↔ after the rewind' }).first().waitFor({ state: 'visible' });
+  await page.locator('.monaco-diff-editor .editor.original', { hasText: 'listed in CHANGES.md' }).first().waitFor({ state: 'visible' });
+  if ((await page.locator('.editor-actions [aria-label^="PseudoClaude: Allow This Change"]').count()) > 0) {
+    throw new Error('the rewind diff shows the edit approval buttons (Allow This Change)');
+  }
+  await rows.filter({ hasText: /Rewind.*restores/ }).first().waitFor({ state: 'visible' });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-rewind-preview.png', shots);
+  await rows.filter({ hasText: /Rewind.*restores/ }).first().click();
+  await chat.locator('.notice', { hasText: 'Rewound to before prompt 2' }).waitFor({ state: 'visible' });
+  await rewindDiff.waitFor({ state: 'detached' });
+  await chat.locator('.event.marker-rewind').first().waitFor({ state: 'visible' });
+  await chat.locator('.msg.user.out-of-context', { hasText: REWIND_PROMPT }).waitFor({ state: 'visible' });
+  if ((await chat.locator('.msg.user.out-of-context .prompt-actions').count()) > 0) {
+    throw new Error('a rewound prompt still offers Rewind / Fork');
+  }
+  if (existsSync(join(folder, 'CHANGES.md')) || readFileSync(join(folder, 'README.md'), 'utf8') !== readmeBefore) {
+    throw new Error(`after the rewind: CHANGES.md ${existsSync(join(folder, 'CHANGES.md')) ? 'still there' : 'gone'}, README.md ${JSON.stringify(readFileSync(join(folder, 'README.md'), 'utf8'))}`);
+  }
+  if ((await chat.locator('#prompt').inputValue()) !== REWIND_PROMPT) {
+    throw new Error('the rewound prompt is not back in the prompt box');
+  }
+  // README.md as it is on disk again beside the chat; the first prompt's actions, as the
+  // pointer over it shows them.
+  await runCommand(page, 'Go to File');
+  await page.keyboard.type('README.md');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'README.md' }).first().waitFor({ state: 'visible' });
+  await page.keyboard.press('Enter');
+  await page.locator('.tabs-container .tab.active', { hasText: 'README.md' }).first().waitFor({ state: 'visible' });
+  await page.locator('.editor-instance .view-line', { hasText: 'It keeps sessions and memory.' }).first().waitFor({ state: 'visible' });
+  const firstMsg = chat.locator('.msg.user', { hasText: REWIND_FIRST });
+  await firstMsg.hover();
+  await firstMsg.locator('button[data-action="rewind"]').waitFor({ state: 'visible' });
+  // Faded in all the way (not caught half-way in the picture).
+  await firstMsg.locator('.prompt-actions').evaluate((e) => new Promise((resolve) => {
+    const check = () => (getComputedStyle(e).opacity === '1' ? resolve(undefined) : requestAnimationFrame(check));
+    check();
+  }));
+  await shot(page, 'vscode-rewind-done.png', shots);
+  await page.mouse.move(5, 5);
+  await chat.locator('#prompt').fill('');
+  log('chat: Rewind to here… (code and conversation): README.md\'s diff from the list, CHANGES.md deleted and README.md back on disk, the conversation rewound');
 
   const errors = await page.locator('.notifications-toasts .notification-toast', { hasText: 'PseudoClaude' }).allInnerTexts();
   if (errors.some((t) => /failed|did not start/i.test(t))) {

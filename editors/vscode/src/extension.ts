@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { ChatHost } from './chat/host';
-import { DIFF_SCHEME, PROPOSAL_SCHEME } from './chat/diffs';
+import { DIFF_SCHEME, PROPOSAL_SCHEME, REWIND_SCHEME } from './chat/diffs';
 import { ProposalReviews, serverProposals } from './chat/proposals';
 import { TREE_COMMANDS } from './chat/trees';
 import { COMMANDS, type CommandName } from './commands';
@@ -73,6 +73,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   // The chat view and the Sessions / Memory views (SPEC §11 "Editors"), on the chat's folder.
   const chatView: ChatViewProvider = new ChatViewProvider(context.extensionUri, (): ChatHost => h);
   const diffs = new DiffDocuments();
+  // The files of a rewind preview: the file now and after the rewind.
+  const rewindDiffs = new DiffDocuments(REWIND_SCHEME, '(this rewind preview is closed)\n');
   const sessions = new SessionsTree(client, () => h.folder?.uri);
   const memory = new MemoryTree(client, () => h.folder?.uri);
   sessionsTree = sessions;
@@ -83,7 +85,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   const reviews = new ProposalReviews(client, reviewEnv(proposalDocs, (message, ...actions) => ui.error(message, ...actions)));
   const h: ChatHost = new ChatHost(
     client,
-    chatEnv(logChannel, chatView, diffs, context.workspaceState, {
+    chatEnv(logChannel, chatView, diffs, rewindDiffs, context.workspaceState, {
       cancelOtherRun: () => c.cancelRun(),
       showMemory: () => c.showMemory(),
       sessionsChanged: () => {
@@ -109,6 +111,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     vscode.window.registerWebviewViewProvider(CHAT_VIEW, chatView),
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
     diffs,
+    vscode.workspace.registerTextDocumentContentProvider(REWIND_SCHEME, rewindDiffs),
+    rewindDiffs,
     sessions,
     memory,
     sessionsView,

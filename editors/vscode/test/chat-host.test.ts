@@ -1,7 +1,18 @@
 /** The chat's extension side against a fake server and a fake webview. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatHost, inlineApprovalCard, lineChanges, modalApprovalCard, modalStatus, type ChatEnv, type DiffRequest } from '../src/chat/host';
+import {
+  ChatHost,
+  inlineApprovalCard,
+  lineChanges,
+  modalApprovalCard,
+  modalStatus,
+  RUN_IN_PROGRESS,
+  type ChatEnv,
+  type ChatPickOptions,
+  type DiffRequest,
+} from '../src/chat/host';
+import type { KeepOpenItem } from '../src/chat/rewind';
 import type { ToWebview } from '../src/chat/messages';
 import type { RequestOptions } from '../src/ports';
 import type { ContextResult, RunResult, TranscriptItem } from '../src/protocol';
@@ -10,7 +21,7 @@ import { FakeAgent, flush, rpcError } from './fakes';
 const WS = 'file:///work/app';
 const folder = { uri: WS, name: 'app' };
 const CONTEXT: ContextResult = {
-  sessionId: 's1', messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
+  sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
 };
@@ -42,6 +53,32 @@ class FakeEnv implements ChatEnv {
   readonly remembered = new Map<string, string>();
   rememberedSession(f: string) { return this.remembered.get(f); }
   rememberSession(f: string, id: string) { this.remembered.set(f, id); }
+  /** Each pick answers with the item whose label includes this text (undefined: Escape); a `keepOpen` item is chosen and the next text answers the same list. */
+  picks: (string | undefined)[] = [];
+  readonly picked: { title: string; placeHolder?: string; items: KeepOpenItem<unknown>[] }[] = [];
+  /** What `onKeep` answered (a note on the item). */
+  readonly kept: (string | undefined)[] = [];
+  async pick<T>(items: KeepOpenItem<T>[], options: ChatPickOptions<T>): Promise<T | undefined> {
+    this.picked.push({ title: options.title, placeHolder: options.placeHolder, items: items as KeepOpenItem<unknown>[] });
+    for (;;) {
+      const want = this.picks.shift();
+      if (want === undefined) {
+        return undefined;
+      }
+      const item = items.find((i) => !i.separator && i.label.includes(want));
+      if (!item) {
+        throw new Error(`no item with ${want} in ${items.map((i) => i.label).join(' | ')}`);
+      }
+      if (!item.keepOpen) {
+        return item.value;
+      }
+      this.kept.push(await options.onKeep?.(item.value));
+    }
+  }
+  readonly rewindDiffs: DiffRequest[] = [];
+  readonly rewindClosed: string[] = [];
+  async showRewindDiff(d: DiffRequest) { this.rewindDiffs.push(d); }
+  closeRewindDiff(id: string) { this.rewindClosed.push(id); }
 }
 
 function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}) {
@@ -462,5 +499,231 @@ describe('ChatHost: slash commands', () => {
     assert.ok(!agent.methods().includes('pseudoclaude/run'));
     await host.handle({ type: 'send', prompt: '/etc/hosts: what is it for?' });
     assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/run')?.params, { prompt: '/etc/hosts: what is it for?', workspace: WS });
+  });
+});
+
+describe('ChatHost: rewind and fork', () => {
+  const TURN_ITEMS: TranscriptItem[] = [
+    { kind: 'user', text: 'hello', turn: 1, inContext: true },
+    { kind: 'assistant', text: 'Hi.', inContext: true },
+    { kind: 'user', text: 'add a changelog', turn: 2, inContext: true },
+    { kind: 'assistant', text: 'Added CHANGELOG.md.', inContext: true },
+  ];
+  const PREVIEW = {
+    turn: 2, prompt: 'add a changelog', droppedMessages: 4,
+    files: [
+      { path: 'CHANGELOG.md', action: 'delete' as const, conflict: false },
+      { path: 'README.md', action: 'restore' as const, conflict: true },
+      { path: 'logo.png', action: 'restore' as const, conflict: false },
+    ],
+    message: 'Rewind would take 3 files back to before prompt 2 (1 conflict: changed outside the agent, left alone unless forced) and the conversation back to before prompt 2 (4 messages taken back).',
+  };
+  const FILES: Record<string, unknown> = {
+    'CHANGELOG.md': { path: 'CHANGELOG.md', current: '# Changes\n', restored: null, binary: false },
+    'README.md': { path: 'README.md', current: '# Demo, edited\n', restored: '# Demo\n', binary: false },
+    'logo.png': { path: 'logo.png', current: '', restored: '', binary: true },
+  };
+  let items: TranscriptItem[] = TURN_ITEMS;
+  const messages = (p: unknown) => {
+    const { offset = 0, limit, sessionId = 's1' } = p as { offset?: number; limit?: number; sessionId?: string };
+    return { sessionId, total: items.length, items: items.slice(offset, limit === undefined ? undefined : offset + limit) };
+  };
+  function rewindSetup(answers: Parameters<typeof setup>[0] = {}) {
+    items = TURN_ITEMS;
+    const ctx = setup({
+      'pseudoclaude/sessions/messages': messages,
+      'pseudoclaude/rewind/preview': (p: unknown) => {
+        const { mode } = p as { mode: string };
+        return mode === 'conversation' ? { ...PREVIEW, files: [], message: 'Rewind would take the conversation back to before prompt 2 (4 messages taken back).' } : PREVIEW;
+      },
+      'pseudoclaude/rewind/file': (p: unknown) => FILES[(p as { path: string }).path],
+      'pseudoclaude/rewind': (p: unknown) => {
+        const { force } = p as { force?: boolean };
+        items = [
+          TURN_ITEMS[0] as TranscriptItem, TURN_ITEMS[1] as TranscriptItem,
+          { kind: 'user', text: 'add a changelog', inContext: false },
+          { kind: 'assistant', text: 'Added CHANGELOG.md.', inContext: false },
+          { kind: 'rewind', message: 'The conversation was rewound.', inContext: true },
+        ];
+        return force
+          ? { restoredFiles: ['CHANGELOG.md', 'README.md', 'logo.png'], conflicts: [], messageCount: 2, message: 'Rewound to before prompt 2: 3 files restored; the conversation is back to before prompt 2 (2 messages).' }
+          : { restoredFiles: ['CHANGELOG.md', 'logo.png'], conflicts: ['README.md'], messageCount: 2, message: 'Rewound to before prompt 2: 2 files restored, 1 conflict left alone; the conversation is back to before prompt 2 (2 messages).' };
+      },
+      ...answers,
+    });
+    return ctx;
+  }
+  const lastNotice = (host: ChatHost) => {
+    const n = [...host.current.items].reverse().find((i) => i.kind === 'notice');
+    return n?.kind === 'notice' ? [n.level, n.text] : undefined;
+  };
+
+  it('restores the prompts\' numbers from the transcript: the ones a rewind took back have none', async () => {
+    const { host } = rewindSetup();
+    await host.handle({ type: 'ready' });
+    assert.deepEqual(host.current.items.filter((i) => i.kind === 'user').map((i) => i.kind === 'user' && i.turn), [1, 2]);
+  });
+
+  it('Rewind to here…: the mode, the preview\'s files (diffs of the file now and after), then Rewind and overwrite', async () => {
+    const { host, env, agent, posted } = rewindSetup();
+    await host.handle({ type: 'ready' });
+    env.picks = ['Code and conversation', 'README.md', 'logo.png', 'CHANGELOG.md', 'Rewind and overwrite'];
+    await host.handle({ type: 'rewind', turn: 2 });
+    const [modes, review] = env.picked;
+    assert.equal(modes?.title, 'Rewind to before prompt 2: “add a changelog”');
+    assert.deepEqual(modes?.items.map((i) => i.label), ['$(discard) Code and conversation', '$(comment-discussion) Conversation only', '$(file-code) Code only']);
+    assert.equal(review?.placeHolder, PREVIEW.message);
+    assert.deepEqual(review?.items.map((i) => [i.label, i.description]), [
+      ['$(discard) Rewind', 'restores 2 files, takes back 4 messages; leaves 1 file changed outside the agent as it is'],
+      ['$(warning) Rewind and overwrite 1 changed file', 'also puts back what was changed outside the agent'],
+      ['$(close) Cancel', 'change nothing'],
+      ['3 files: select one to see its diff', undefined],
+      ['$(file) CHANGELOG.md', 'deleted'],
+      ['$(warning) README.md', 'restored · changed outside the agent'],
+      ['$(file) logo.png', 'restored'],
+    ]);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/rewind/preview')?.params, { workspace: WS, sessionId: 's1', turn: 2, mode: 'both' });
+    // README.md: now (left) and after the rewind (right); logo.png is binary: a note instead; CHANGELOG.md is deleted by it.
+    assert.deepEqual(env.rewindDiffs.map((d) => [d.path, d.before, d.after, d.title]), [
+      ['README.md', '# Demo, edited\n', '# Demo\n', 'README.md (now ↔ after the rewind to before prompt 2)'],
+      ['CHANGELOG.md', '# Changes\n', '', 'CHANGELOG.md (deleted by the rewind to before prompt 2)'],
+    ]);
+    assert.deepEqual(env.kept, [undefined, 'logo.png is a binary file: no diff to show (the rewind puts it back whole).', undefined]);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/rewind')?.params, { workspace: WS, sessionId: 's1', turn: 2, mode: 'both', force: true });
+    assert.deepEqual(env.rewindClosed.sort(), env.rewindDiffs.map((d) => d.id).sort(), 'the diffs close with the list');
+    // The transcript reloaded: the rewound prompt is out of context and has no actions; the server's line.
+    const users = host.current.items.filter((i) => i.kind === 'user');
+    assert.deepEqual(users.map((i) => i.kind === 'user' && [i.turn, i.outOfContext]), [[1, undefined], [undefined, true]]);
+    assert.ok(host.current.items.some((i) => i.kind === 'marker' && i.marker === 'rewind'));
+    assert.deepEqual(lastNotice(host), ['info', 'Rewound to before prompt 2: 3 files restored; the conversation is back to before prompt 2 (2 messages).']);
+    assert.deepEqual(posted.filter((m) => m.type === 'focus').at(-1), { type: 'focus', text: 'add a changelog', keepDraft: true });
+    assert.equal(host.hasRun, false);
+  });
+
+  it('Rewind without force leaves the conflicting files and names them', async () => {
+    const { host, env } = rewindSetup();
+    await host.handle({ type: 'ready' });
+    env.picks = ['Code and conversation', 'Rewind'];
+    await host.handle({ type: 'rewind', turn: 2 });
+    assert.deepEqual(lastNotice(host), ['warning', 'Rewound to before prompt 2: 2 files restored, 1 conflict left alone; the conversation is back to before prompt 2 (2 messages). Changed outside the agent, left as they are: README.md.']);
+  });
+
+  it('Escape or Cancel at any step changes nothing', async () => {
+    for (const picks of [[undefined], ['Code only', undefined], ['Code only', 'README.md', 'Cancel']]) {
+      const { host, env, agent } = rewindSetup();
+      await host.handle({ type: 'ready' });
+      const before = host.current.items.length;
+      env.picks = picks;
+      await host.handle({ type: 'rewind', turn: 2 });
+      assert.ok(!agent.methods().includes('pseudoclaude/rewind'), JSON.stringify(picks));
+      assert.equal(host.current.items.length, before);
+      assert.deepEqual(env.rewindClosed, env.rewindDiffs.map((d) => d.id));
+    }
+  });
+
+  it('the conversation only: no files, the server\'s line, then Rewind; the prompt back in the box', async () => {
+    const { host, env, agent, posted } = rewindSetup();
+    await host.handle({ type: 'ready' });
+    env.picks = ['Conversation only', 'Rewind'];
+    await host.handle({ type: 'rewind', turn: 2 });
+    const review = env.picked[1];
+    assert.equal(review?.placeHolder, 'Rewind would take the conversation back to before prompt 2 (4 messages taken back).');
+    assert.deepEqual(review?.items.map((i) => i.label), ['$(discard) Rewind', '$(close) Cancel']);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/rewind')?.params, { workspace: WS, sessionId: 's1', turn: 2, mode: 'conversation' });
+    assert.ok(posted.some((m) => m.type === 'focus' && m.text === 'add a changelog'));
+  });
+
+  it('code and conversation with no file to restore rewinds the conversation; the code only has nothing to do', async () => {
+    const noFiles = { ...PREVIEW, files: [], message: 'Rewind would take 0 files back to before prompt 2. The files cannot be restored: checkpoints are off.' };
+    const { host, env, agent } = rewindSetup({ 'pseudoclaude/rewind/preview': noFiles });
+    await host.handle({ type: 'ready' });
+    env.picks = ['Code only'];
+    await host.handle({ type: 'rewind', turn: 2 });
+    assert.deepEqual(lastNotice(host), ['info', noFiles.message]);
+    assert.equal(env.picked.length, 1, 'no confirmation: nothing to do');
+    env.picks = ['Code and conversation', undefined];
+    await host.handle({ type: 'rewind', turn: 2 });
+    assert.deepEqual(lastNotice(host), ['info', noFiles.message], 'why no file is restored stays in the chat');
+    env.picks = ['Code and conversation', 'Rewind the conversation'];
+    await host.handle({ type: 'rewind', turn: 2 });
+    assert.equal((agent.calls.find((c) => c.method === 'pseudoclaude/rewind')?.params as { mode: string }).mode, 'conversation');
+  });
+
+  it('/rewind lists the prompts (newest first), /rewind N mode skips the picks, a bad argument says what is accepted', async () => {
+    const { host, env, agent } = rewindSetup({
+      'pseudoclaude/commands': { commands: [{ name: 'rewind', description: 'Rewind', hint: 'n' }] },
+      'pseudoclaude/sessions/turns': { turns: [{ turn: 1, prompt: 'hello', ts: 0, filesChanged: 0 }, { turn: 2, prompt: 'add a changelog', ts: 0, filesChanged: 2 }] },
+    });
+    await host.handle({ type: 'ready' });
+    await host.loadCommands();
+    env.picks = ['1. hello', undefined];
+    await host.ask('/rewind');
+    assert.deepEqual(env.picked[0]?.items.map((i) => [i.label, i.description]), [['2. add a changelog', '2 files changed'], ['1. hello', 'no file changed']]);
+    assert.equal(env.picked[1]?.title, 'Rewind to before prompt 1: “hello”');
+    env.picked.length = 0;
+    env.picks = ['Rewind'];
+    await host.ask('/rewind 2 code');
+    assert.equal(env.picked.length, 1, 'straight to the preview');
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/rewind')?.params, { workspace: WS, sessionId: 's1', turn: 2, mode: 'code' });
+    await host.ask('/rewind two');
+    assert.match(lastNotice(host)?.[1] ?? '', /^\/rewind takes a prompt's number and code, conversation or both.*"two" is neither\.$/);
+    assert.ok(!agent.methods().includes('pseudoclaude/run'));
+  });
+
+  it('refuses while a run is in progress, like the other actions; a failed rewind says why', async () => {
+    let release: (v: unknown) => void = () => undefined;
+    const { host, env, agent } = rewindSetup({ 'pseudoclaude/run': () => new Promise((r) => { release = r; }) });
+    await host.handle({ type: 'ready' });
+    const run = host.ask('more');
+    await flush();
+    await host.handle({ type: 'rewind', turn: 1 });
+    await host.handle({ type: 'fork', turn: 1 });
+    assert.deepEqual(lastNotice(host), ['warning', RUN_IN_PROGRESS]);
+    assert.equal(env.picked.length, 0);
+    assert.ok(!agent.methods().includes('pseudoclaude/sessions/fork'));
+    release(RESULT);
+    await run;
+    const failing = rewindSetup({ 'pseudoclaude/rewind': () => { throw rpcError(-32803, 'a run is in progress in this workspace'); } });
+    await failing.host.handle({ type: 'ready' });
+    failing.env.picks = ['Conversation only', 'Rewind'];
+    await failing.host.handle({ type: 'rewind', turn: 2 });
+    assert.deepEqual(lastNotice(failing.host), ['error', 'Rewind failed: a run is in progress in this workspace']);
+  });
+
+  it('Fork from here: a new session with the conversation before the prompt; the chat shows it, the prompt in the box', async () => {
+    let current = 's1';
+    const { host, agent, posted, env } = rewindSetup({
+      'pseudoclaude/context': () => ({ ...CONTEXT, sessionId: current }),
+      'pseudoclaude/sessions/fork': { sessionId: 's2' },
+      'pseudoclaude/sessions/resume': (p: unknown) => {
+        current = (p as { sessionId: string }).sessionId;
+        items = [TURN_ITEMS[0] as TranscriptItem, TURN_ITEMS[1] as TranscriptItem, { kind: 'notice', text: 'Forked from another session.', inContext: true }];
+        return { sessionId: current, messageCount: 2, badLines: 0, repaired: 0 };
+      },
+    });
+    await host.handle({ type: 'ready' });
+    const changed = env.changed;
+    await host.handle({ type: 'fork', turn: 2 });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/sessions/fork')?.params, { workspace: WS, sessionId: 's1', turn: 2 });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/sessions/resume')?.params, { workspace: WS, sessionId: 's2' });
+    assert.equal(host.current.sessionId, 's2');
+    // The fork's transcript says where it comes from: the notice adds where the original is.
+    assert.deepEqual(host.current.items.slice(-2).map((i) => i.kind === 'notice' && i.text), [
+      'Forked from another session.', 'The original session is unchanged: pick it in the session list to go back to it.',
+    ]);
+    assert.ok(posted.some((m) => m.type === 'focus' && m.text === 'add a changelog' && m.keepDraft));
+    assert.ok(env.changed > changed, 'the Sessions view refreshes');
+  });
+
+  it('numbers a prompt sent in the chat once its run ended (its actions appear)', async () => {
+    const { host, agent } = rewindSetup({
+      'pseudoclaude/run': RESULT,
+      'pseudoclaude/sessions/turns': { turns: [{ turn: 1, prompt: 'hello', ts: 0, filesChanged: 0 }, { turn: 2, prompt: 'add a changelog', ts: 0, filesChanged: 2 }, { turn: 3, prompt: 'one more', ts: 0, filesChanged: 0 }] },
+    });
+    await host.handle({ type: 'ready' });
+    assert.ok(!agent.methods().includes('pseudoclaude/sessions/turns'), 'every prompt shown has its number');
+    await host.ask('one more');
+    const last = host.current.items.filter((i) => i.kind === 'user').at(-1);
+    assert.equal(last?.kind === 'user' && last.turn, 3);
   });
 });

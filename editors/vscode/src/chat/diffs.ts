@@ -6,6 +6,12 @@
  */
 export const DIFF_SCHEME = 'pseudoclaude-diff';
 
+/**
+ * The same documents for the files of a rewind preview (the file now, and after the rewind): a
+ * scheme of their own, so that the diff editor shows none of the approvals' title buttons.
+ */
+export const REWIND_SCHEME = 'pseudoclaude-rewind';
+
 export interface DiffSides {
   before: string;
   after: string;
@@ -21,14 +27,14 @@ function encodePath(path: string): string {
     .join('/');
 }
 
-/** The two URIs (as strings) and the editor title of a diff. */
-export function diffUris(id: string, path: string, tool: string): DiffSides {
+/** The two URIs (as strings) and the editor title of a diff (`title`: another one than an approval's). */
+export function diffUris(id: string, path: string, tool: string, scheme = DIFF_SCHEME, title?: string): DiffSides {
   const rel = encodePath(path) || 'file';
-  const base = `${DIFF_SCHEME}:/${encodeURIComponent(id)}`;
+  const base = `${scheme}:/${encodeURIComponent(id)}`;
   return {
     before: `${base}/before/${rel}`,
     after: `${base}/after/${rel}`,
-    title: `${path} (${tool}: proposed change) — PseudoClaude`,
+    title: title ?? `${path} (${tool}: proposed change) — PseudoClaude`,
   };
 }
 
@@ -42,11 +48,13 @@ export function diffIdOf(uriPath: string): string | undefined {
 export class DiffStore {
   private readonly texts = new Map<string, string>();
 
+  constructor(readonly scheme = DIFF_SCHEME) {}
+
   /** Keep both sides of approval `id`; answers the URIs to open. */
-  add(id: string, path: string, tool: string, before: string, after: string): DiffSides {
-    const sides = diffUris(id, path, tool);
-    this.texts.set(pathOf(sides.before), before);
-    this.texts.set(pathOf(sides.after), after);
+  add(id: string, path: string, tool: string, before: string, after: string, title?: string): DiffSides {
+    const sides = diffUris(id, path, tool, this.scheme, title);
+    this.texts.set(pathOf(sides.before, this.scheme), before);
+    this.texts.set(pathOf(sides.after, this.scheme), after);
     return sides;
   }
 
@@ -65,8 +73,8 @@ export class DiffStore {
 }
 
 /** The path of a `pseudoclaude-diff:` URI string, decoded (as `vscode.Uri.path` gives it). */
-export function pathOf(uri: string): string {
-  const path = uri.slice(DIFF_SCHEME.length + 1);
+export function pathOf(uri: string, scheme = DIFF_SCHEME): string {
+  const path = uri.slice(scheme.length + 1);
   try {
     return decodeURIComponent(path);
   } catch {

@@ -18,13 +18,36 @@ import {
   type ApprovalDecision,
   type ApproveParams,
   type ApproveResult,
+  type CheckpointStatus,
   type ContextUsageParams,
+  type RewindMode,
   type RunResult,
 } from '../protocol';
 import { normalizeUri, sameUri } from '../uri';
 import { isFromWebview, type FromWebview, type ToWebview } from './messages';
+import {
+  binaryNote,
+  forkedNotice,
+  modeItems,
+  parseRewind,
+  reviewPlan,
+  rewindDiffTitle,
+  takesConversation,
+  turnItems,
+  type KeepOpenItem,
+  type ReviewChoice,
+} from './rewind';
 import { parseSlash, type SlashRun } from './slash';
-import { emptyState, fromItems, reduce, type ApprovalStatus, type ChatAction, type ChatFolder, type ChatState } from './model';
+import {
+  emptyState,
+  fromItems,
+  reduce,
+  type ApprovalStatus,
+  type ChatAction,
+  type ChatFolder,
+  type ChatState,
+  type ItemOf,
+} from './model';
 
 /** How many items of a session's transcript the restored chat shows (the newest). */
 export const RESTORE_ITEMS = 200;
@@ -33,7 +56,7 @@ export interface ChatPanel {
   post(message: ToWebview): void;
 }
 
-/** A write approval's change, for the diff editor. */
+/** A write approval's change (or a rewind's file: the file now, after the rewind), for the diff editor. */
 export interface DiffRequest {
   id: string;
   /** Relative to the workspace folder. */
@@ -42,7 +65,19 @@ export interface DiffRequest {
   before: string;
   after: string;
   tool: string;
+  /** The editor's title, when not an approval's. */
+  title?: string;
 }
+
+export interface ChatPickOptions<T> {
+  title: string;
+  placeHolder?: string;
+  /** A `keepOpen` item was chosen: show what it stands for; a line answered shows on the item. */
+  onKeep?: (value: T) => Promise<string | undefined>;
+}
+
+/** The message when an action needs the chat idle. */
+export const RUN_IN_PROGRESS = 'A run is in progress: wait for it, or Stop it first.';
 
 /** What the chat needs from the editor. */
 export interface ChatEnv {
@@ -54,6 +89,11 @@ export interface ChatEnv {
   openLink(href: string, folder: ChatFolder | null): Promise<void>;
   showDiff(diff: DiffRequest): Promise<void>;
   closeDiff(id: string): void;
+  /** A quick pick (Escape: undefined); choosing a `keepOpen` item calls `onKeep` and the list stays. */
+  pick<T>(items: KeepOpenItem<T>[], options: ChatPickOptions<T>): Promise<T | undefined>;
+  /** The diff of a rewind preview's file (not an approval: no Allow / Deny there). */
+  showRewindDiff(diff: DiffRequest): Promise<void>;
+  closeRewindDiff(id: string): void;
   /** Bring the chat view up (an inline approval waits there). */
   reveal(): Promise<void>;
   /** Cancel a run the chat did not start (the Ask command's). */
@@ -165,6 +205,8 @@ export class ChatHost {
   private nextKey = 1;
   private loading: Promise<void> | undefined;
   private reloadAgain = false;
+  /** What a code rewind can restore (from `pseudoclaude/context`). */
+  private checkpoints: CheckpointStatus | undefined;
 
   constructor(
     private readonly agent: AgentClient,
@@ -242,9 +284,9 @@ export class ChatHost {
     }
   }
 
-  /** Put the caret in the prompt box (with `text` in it, when given). */
-  focus(text?: string): void {
-    this.post(text === undefined ? { type: 'focus' } : { type: 'focus', text });
+  /** Put the caret in the prompt box (with `text` in it, when given; `keepDraft`: unless it has some already). */
+  focus(text?: string, keepDraft = false): void {
+    this.post(text === undefined ? { type: 'focus' } : { type: 'focus', text, ...(keepDraft ? { keepDraft } : {}) });
   }
 
   private running(): boolean {
@@ -321,6 +363,12 @@ export class ChatHost {
         await this.reload();
         await this.refreshSessions();
         return;
+      case 'rewind':
+        await this.rewind(m.turn);
+        return;
+      case 'fork':
+        await this.fork(m.turn);
+        return;
     }
   }
 
@@ -350,7 +398,7 @@ export class ChatHost {
       return undefined;
     }
     if (this.running()) {
-      this.notice('warning', 'A run is in progress: wait for it, or Stop it first.');
+      this.notice('warning', RUN_IN_PROGRESS);
       return undefined;
     }
     const source = new CancelSource();
@@ -422,8 +470,29 @@ export class ChatHost {
     if (!folder || !this.isChatFolder(folder.uri)) {
       return;
     }
-    await Promise.all([this.refreshContext(), this.refreshSessions()]);
+    await Promise.all([this.refreshContext(), this.refreshSessions(), this.refreshTurns()]);
     this.env.sessionsChanged(folder);
+  }
+
+  /**
+   * The numbers of the prompts sent since the transcript was loaded (a live prompt has none
+   * until the server counts it), from `pseudoclaude/sessions/turns`: their Rewind and Fork
+   * actions appear.
+   */
+  private async refreshTurns(): Promise<void> {
+    const folder = this.state.folder;
+    const sessionId = this.state.sessionId;
+    if (!folder || !sessionId || this.running() || !this.state.items.some((i) => i.kind === 'user' && i.turn === undefined && !i.outOfContext)) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.sessionsTurns, { workspace: folder.uri, sessionId });
+      if (this.isChatFolder(folder.uri) && this.state.sessionId === sessionId && !this.running()) {
+        this.dispatch({ type: 'turns', turns: r.turns.map((t) => ({ turn: t.turn, prompt: t.prompt })) });
+      }
+    } catch (e) {
+      this.env.log(`chat: turns of ${sessionId}: ${errorMessage(e)}`);
+    }
   }
 
   // ------------------------------------------------------------------------ slash commands
@@ -460,11 +529,20 @@ export class ChatHost {
         return;
       case 'new':
         if (this.running()) {
-          this.notice('warning', 'A run is in progress: wait for it, or Stop it first.');
+          this.notice('warning', RUN_IN_PROGRESS);
           return;
         }
         await this.newSession();
         return;
+      case 'rewind': {
+        const args = parseRewind(run.argument);
+        if ('error' in args) {
+          this.notice('warning', args.error);
+          return;
+        }
+        await this.rewind(args.turn, args.mode);
+        return;
+      }
     }
   }
 
@@ -479,7 +557,7 @@ export class ChatHost {
       return;
     }
     if (this.running()) {
-      this.notice('warning', 'A run is in progress: wait for it, or Stop it first.');
+      this.notice('warning', RUN_IN_PROGRESS);
       return;
     }
     const source = new CancelSource();
@@ -546,6 +624,7 @@ export class ChatHost {
     }
     try {
       const c = await this.agent.request(Requests.context, { workspace: folder.uri });
+      this.checkpoints = c.checkpoints;
       this.meters.context(folder.uri, c);
       this.dispatch({ type: 'meter', meter: this.meters.get(folder.uri) ?? null });
       return c.sessionId;
@@ -635,7 +714,7 @@ export class ChatHost {
       return;
     }
     if (this.run) {
-      this.notice('warning', 'A run is in progress: wait for it, or Stop it first.');
+      this.notice('warning', RUN_IN_PROGRESS);
       this.restore(this.state);
       return;
     }
@@ -756,6 +835,196 @@ export class ChatHost {
       this.notice('error', describeFailure('Undo compaction', e));
     }
     await this.refreshContext();
+  }
+
+  // ------------------------------------------------------------------------ rewind and fork
+
+  /** The text of prompt `turn` as the chat shows it. */
+  private promptOf(turn: number): string | undefined {
+    return this.state.items.find((i): i is ItemOf<'user'> => i.kind === 'user' && i.turn === turn)?.text;
+  }
+
+  /**
+   * "Rewind to here…" and `/rewind`: the prompt (picked from the session's prompts when not
+   * given), what to take back (unless given), then the preview: the server's line, Rewind (and
+   * Rewind and overwrite, when files changed outside the agent), Cancel, and the files, each
+   * opening the diff of the file now and after the rewind. Escape at any step changes nothing.
+   * After it the transcript is reloaded and the server's line shows; a rewind of the
+   * conversation puts the prompt back in the box (unless a draft is there).
+   */
+  async rewind(turn?: number, mode?: RewindMode): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    if (this.running()) {
+      this.notice('warning', RUN_IN_PROGRESS);
+      return;
+    }
+    const sessionId = this.state.sessionId;
+    if (!sessionId) {
+      this.notice('info', 'Nothing to rewind: this session has no prompt yet.');
+      return;
+    }
+    const at = { workspace: folder.uri, sessionId };
+    if (turn === undefined) {
+      let turns;
+      try {
+        turns = (await this.agent.request(Requests.sessionsTurns, at)).turns;
+      } catch (e) {
+        this.notice('error', describeFailure('Rewind', e));
+        return;
+      }
+      if (turns.length === 0) {
+        this.notice('info', 'Nothing to rewind: this session has no prompt yet.');
+        return;
+      }
+      turn = await this.env.pick(turnItems(turns, new Date()), {
+        title: 'Rewind: back to before which prompt?',
+        placeHolder: 'Pick a prompt (the newest first)',
+      });
+      if (turn === undefined) {
+        return;
+      }
+    }
+    const target = turn;
+    if (mode === undefined) {
+      const prompt = this.promptOf(target);
+      mode = await this.env.pick(modeItems(this.checkpoints), {
+        title: `Rewind to before prompt ${target}${prompt ? `: “${oneLine(prompt, 60)}”` : ''}`,
+        placeHolder: 'What to take back',
+      });
+      if (mode === undefined) {
+        return;
+      }
+    }
+    let preview;
+    try {
+      preview = await this.agent.request(Requests.rewindPreview, { ...at, turn: target, mode });
+    } catch (e) {
+      this.notice('error', describeFailure('Rewind preview', e));
+      return;
+    }
+    const plan = reviewPlan(preview, mode);
+    if (plan.kind === 'nothing') {
+      this.notice('info', plan.message);
+      return;
+    }
+    if (plan.note) {
+      this.notice('info', plan.note); // what the pick's one line cannot show whole: why no file is restored
+    }
+    const flow = this.key('rw');
+    const diffs = new Map<string, string>();
+    const files = new Map(preview.files.map((f) => [f.path, f]));
+    let choice: ReviewChoice | undefined;
+    try {
+      choice = await this.env.pick(plan.items, {
+        title: plan.title,
+        placeHolder: plan.placeHolder,
+        onKeep: async (c) => {
+          const file = c.kind === 'file' ? files.get(c.path) : undefined;
+          if (!file) {
+            return undefined;
+          }
+          const id = diffs.get(file.path) ?? `${flow}-${diffs.size + 1}`;
+          try {
+            const f = await this.agent.request(Requests.rewindFile, { ...at, turn: target, path: file.path });
+            if (f.binary) {
+              return binaryNote(file.path);
+            }
+            diffs.set(file.path, id);
+            await this.env.showRewindDiff({
+              id,
+              path: file.path,
+              folder: folder.uri,
+              before: f.current ?? '',
+              after: f.restored ?? '',
+              tool: 'rewind',
+              title: rewindDiffTitle(file, target),
+            });
+            return undefined;
+          } catch (e) {
+            return `Cannot show the diff: ${errorMessage(e)}`;
+          }
+        },
+      });
+    } finally {
+      // The texts of "now" would be out of date after the rewind: the diffs go with the list.
+      for (const id of diffs.values()) {
+        this.env.closeRewindDiff(id);
+      }
+    }
+    if (choice?.kind !== 'rewind') {
+      return;
+    }
+    if (this.running()) {
+      this.notice('warning', RUN_IN_PROGRESS);
+      return;
+    }
+    // Nothing else starts meanwhile (a prompt, another rewind); the rewind is not cancellable.
+    this.run = { source: new CancelSource(), folder: folder.uri };
+    let line: { level: 'info' | 'warning' | 'error'; text: string };
+    let done = false;
+    try {
+      const r = await this.agent.request(Requests.rewind, {
+        ...at,
+        turn: target,
+        mode: choice.mode,
+        ...(choice.force ? { force: true } : {}),
+      });
+      done = true;
+      line =
+        r.conflicts.length > 0
+          ? { level: 'warning', text: `${r.message} Changed outside the agent, left as they are: ${r.conflicts.join(', ')}.` }
+          : { level: 'info', text: r.message };
+    } catch (e) {
+      line = { level: 'error', text: describeFailure('Rewind', e) };
+    } finally {
+      this.run = undefined;
+    }
+    await this.reload();
+    this.notice(line.level, line.text);
+    if (done && takesConversation(choice.mode) && preview.prompt.trim() !== '') {
+      this.focus(preview.prompt, true);
+    }
+    await this.afterChange(folder);
+  }
+
+  /**
+   * "Fork from here": a new session with the conversation before prompt `turn` (the source
+   * stays as it is, in the Sessions list); the chat switches to it, with the prompt in the box
+   * to edit and send (unless a draft is there).
+   */
+  async fork(turn: number): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    if (this.running()) {
+      this.notice('warning', RUN_IN_PROGRESS);
+      return;
+    }
+    const sessionId = this.state.sessionId;
+    if (!sessionId) {
+      return;
+    }
+    const prompt = this.promptOf(turn);
+    let forked: string;
+    try {
+      forked = (await this.agent.request(Requests.sessionsFork, { workspace: folder.uri, sessionId, turn })).sessionId;
+    } catch (e) {
+      this.notice('error', describeFailure('Fork', e));
+      return;
+    }
+    await this.resume(forked);
+    if (this.state.sessionId !== forked) {
+      return; // the resume failed: its notice says why
+    }
+    // The fork's transcript ends with the server's line saying where it comes from.
+    this.notice('info', forkedNotice(turn, this.state.items.at(-1)?.kind === 'notice'));
+    if (prompt !== undefined && prompt.trim() !== '') {
+      this.focus(prompt, true);
+    }
   }
 
   // ------------------------------------------------------------------------ approvals

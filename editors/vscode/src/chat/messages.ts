@@ -11,8 +11,11 @@ export type ToWebview =
   | ChatAction
   /** The whole state: after the webview loaded, a reload from the log, a resume. */
   | { type: 'restore'; state: ChatState }
-  /** Put the caret in the prompt box (the view was opened by a command). */
-  | { type: 'focus'; text?: string };
+  /**
+   * Put the caret in the prompt box (the view was opened by a command), with `text` in it when
+   * given (`keepDraft`: only when the box is empty: a rewound or forked prompt).
+   */
+  | { type: 'focus'; text?: string; keepDraft?: boolean };
 
 export type FromWebview =
   /** The webview loaded and waits for `restore`. */
@@ -33,12 +36,21 @@ export type FromWebview =
   | { type: 'showDiff'; id: string }
   | { type: 'copy'; text: string }
   | { type: 'openLink'; href: string }
-  | { type: 'refresh' };
+  | { type: 'refresh' }
+  /** A prompt's "Rewind to here…" (its number, as the server counts prompts). */
+  | { type: 'rewind'; turn: number }
+  /** A prompt's "Fork from here". */
+  | { type: 'fork'; turn: number };
 
 const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'deny'];
 
 function str(v: unknown): v is string {
   return typeof v === 'string';
+}
+
+/** A prompt's number: a positive integer. */
+function turn(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 }
 
 /** Whether `m` is a well-formed webview message (fields of the right types). */
@@ -72,6 +84,9 @@ export function isFromWebview(m: unknown): m is FromWebview {
       return str(o.text);
     case 'openLink':
       return str(o.href);
+    case 'rewind':
+    case 'fork':
+      return turn(o.turn);
     default:
       return false;
   }

@@ -36,7 +36,8 @@ export interface ContextFlag {
 export type MarkerKind = 'compaction' | 'undo' | 'rewind';
 
 export type ChatItem = (
-  | { kind: 'user'; id: string; text: string }
+  /** `turn`: the prompt's number, as the server counts them (rewind, fork); none once rewound away, or until counted. */
+  | { kind: 'user'; id: string; text: string; turn?: number }
   | { kind: 'assistant'; id: string; text: string; streaming: boolean; thinking?: string }
   | {
       kind: 'tool';
@@ -160,7 +161,9 @@ export type ChatAction =
   | { type: 'approvalDone'; id: string; status: ApprovalStatus }
   | { type: 'preview'; id: string; preview: CompactPreviewResult }
   | { type: 'previewDone'; id: string; status: PreviewStatus; result?: string }
-  | { type: 'notice'; level: NoticeLevel; text: string };
+  | { type: 'notice'; level: NoticeLevel; text: string }
+  /** The session's prompts as the server numbers them (`pseudoclaude/sessions/turns`). */
+  | { type: 'turns'; turns: readonly { turn: number; prompt: string }[] };
 
 // ------------------------------------------------------------------------------------ helpers
 
@@ -443,7 +446,45 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       );
     case 'notice':
       return withItem(state, (id) => ({ kind: 'notice', id, level: a.level, text: a.text }));
+    case 'turns':
+      return numberPrompts(state, a.turns);
   }
+}
+
+/**
+ * The numbers of the prompts sent since the transcript was loaded: the prompts with no number
+ * after the last one that has one (rewound prompts, out of context, never get one), matched from
+ * the end with the server's last turns by their text; the first that does not match stops it.
+ */
+export function numberPrompts(state: ChatState, turns: readonly { turn: number; prompt: string }[]): ChatState {
+  const open: number[] = [];
+  for (let i = state.items.length - 1; i >= 0; i--) {
+    const item = state.items[i];
+    if (item?.kind !== 'user') {
+      continue;
+    }
+    if (item.turn !== undefined) {
+      break;
+    }
+    if (!item.outOfContext) {
+      open.push(i);
+    }
+  }
+  if (open.length === 0 || turns.length === 0) {
+    return state;
+  }
+  const items = state.items.slice();
+  let t = turns.length - 1;
+  for (const i of open) {
+    const item = items[i];
+    const next = turns[t];
+    if (item?.kind !== 'user' || !next || next.prompt.trim() !== item.text.trim()) {
+      break;
+    }
+    items[i] = { ...item, turn: next.turn };
+    t--;
+  }
+  return { ...state, items };
 }
 
 // ------------------------------------------------------------------------------------ the transcript
@@ -466,7 +507,7 @@ function toolOf(t: ToolCallItem, id: string): ItemOf<'tool'> {
 function chatItemOf(t: TranscriptItem, id: string): ChatItem {
   switch (t.kind) {
     case 'user':
-      return { kind: 'user', id, text: t.text };
+      return { kind: 'user', id, text: t.text, ...(t.turn !== undefined ? { turn: t.turn } : {}) };
     case 'assistant':
       return { kind: 'assistant', id, text: t.text, streaming: false, ...(t.thinking ? { thinking: t.thinking } : {}) };
     case 'toolCall':

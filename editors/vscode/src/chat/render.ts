@@ -42,9 +42,9 @@ const TOOL_STATUS: Record<ToolStatus, { icon: string; text: string }> = {
 
 const RESULT_LABEL: Partial<Record<ToolStatus, string>> = { failed: 'Error', denied: 'Denied', canceled: 'Cancelled' };
 
-/** The class and the note of an item the model no longer sees (summarized away, undone). */
+/** The class and the note of an item the model no longer sees (summarized away, undone, rewound). */
 const OUT_CLASS = ' out-of-context';
-const OUT_NOTE = 'Not in the model\'s context any more (summarized or undone)';
+const OUT_NOTE = 'Not in the model\'s context any more (summarized, undone or rewound)';
 
 function outOf(item: ChatItem): { cls: string; attr: string; badge: string } {
   return item.outOfContext
@@ -266,6 +266,23 @@ function contextCard(item: ItemOf<'context'>): string {
   );
 }
 
+/**
+ * A prompt's actions (shown on hover and on keyboard focus, hidden while a run is in progress):
+ * Rewind to here… and Fork from here, by the prompt's number.
+ */
+function promptActions(turn: number): string {
+  const n = String(Math.trunc(turn));
+  return (
+    `<span class="prompt-actions" role="group" aria-label="Prompt ${n}">` +
+    `<span class="prompt-number">prompt ${n}</span>` +
+    `<button type="button" class="prompt-action" data-action="rewind" data-turn="${n}" ` +
+    `title="Rewind to before prompt ${n}: restore the files, the conversation or both (a preview first)">Rewind to here…</button>` +
+    `<button type="button" class="prompt-action" data-action="fork" data-turn="${n}" ` +
+    `title="Fork from here: a new session with the conversation before prompt ${n}; this one stays as it is">Fork from here</button>` +
+    '</span>'
+  );
+}
+
 /** One item of the transcript; `open`: a tool card shown unfolded. */
 export function renderItem(item: ChatItem, open = false): string {
   // Dimmed when out of context: messages, tool cards and the summary; never markers or notices.
@@ -274,7 +291,9 @@ export function renderItem(item: ChatItem, open = false): string {
   switch (item.kind) {
     case 'user':
       return (
-        `<div class="msg user${out.cls}" data-id="${id}"${out.attr}><div class="who">You${out.badge}</div>` +
+        `<div class="msg user${out.cls}" data-id="${id}"${out.attr}><div class="who">You${out.badge}` +
+        (item.turn !== undefined ? promptActions(item.turn) : '') +
+        '</div>' +
         `<div class="user-text">${esc(item.text)}</div></div>`
       );
     case 'assistant':

@@ -6,10 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { DIFF_SCHEME, DiffStore, diffIdOf } from '../chat/diffs';
-import type { ChatEnv, ChatHost, DiffRequest } from '../chat/host';
+import type { ChatEnv, ChatHost, ChatPickOptions, DiffRequest } from '../chat/host';
 import { chatHtml, makeNonce } from '../chat/html';
 import { isAllowedLink } from '../chat/escape';
 import type { ChatFolder } from '../chat/model';
+import type { KeepOpenItem } from '../chat/rewind';
 import { openDiff } from './ui';
 
 export const CHAT_VIEW = 'pseudoclaude.chat';
@@ -61,18 +62,28 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 }
 
-/** The texts of approval diffs, as read-only virtual documents (`pseudoclaude-diff:`). */
+/**
+ * The texts of approval diffs, as read-only virtual documents (`pseudoclaude-diff:`); another
+ * instance serves the files of a rewind preview (`pseudoclaude-rewind:`).
+ */
 export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
-  readonly store = new DiffStore();
+  readonly store: DiffStore;
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
 
+  constructor(
+    readonly scheme = DIFF_SCHEME,
+    private readonly gone = '(this change was already answered)\n',
+  ) {
+    this.store = new DiffStore(scheme);
+  }
+
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.store.text(uri.path) ?? '(this change was already answered)\n';
+    return this.store.text(uri.path) ?? this.gone;
   }
 
   async show(diff: DiffRequest): Promise<void> {
-    await openDiff(this.store.add(diff.id, diff.path, diff.tool, diff.before, diff.after), true);
+    await openDiff(this.store.add(diff.id, diff.path, diff.tool, diff.before, diff.after, diff.title), true);
   }
 
   /** Close the diff editors of approval `id` and forget its texts. */
@@ -81,7 +92,7 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode
       const input = t.input;
       return (
         input instanceof vscode.TabInputTextDiff &&
-        input.modified.scheme === DIFF_SCHEME &&
+        input.modified.scheme === this.scheme &&
         diffIdOf(input.modified.path) === id
       );
     });
@@ -94,7 +105,7 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode
   /** The approval id of the diff in the active editor group, if it shows one of ours. */
   activeId(): string | undefined {
     const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-    if (input instanceof vscode.TabInputTextDiff && input.modified.scheme === DIFF_SCHEME) {
+    if (input instanceof vscode.TabInputTextDiff && input.modified.scheme === this.scheme) {
       return diffIdOf(input.modified.path);
     }
     return undefined;
@@ -103,6 +114,65 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode
   dispose(): void {
     this.changed.dispose();
   }
+}
+
+type PickRow<T> = vscode.QuickPickItem & { value: T; keepOpen?: boolean };
+
+/**
+ * A quick pick for the chat: it stays up when the editor gets the focus (a diff it opened);
+ * choosing a `keepOpen` item runs `onKeep` (its answer becomes the item's detail line) and the
+ * list stays. Escape answers undefined.
+ */
+export function chatPick<T>(items: KeepOpenItem<T>[], options: ChatPickOptions<T>): Promise<T | undefined> {
+  const qp = vscode.window.createQuickPick<PickRow<T>>();
+  qp.title = options.title;
+  qp.placeholder = options.placeHolder;
+  qp.matchOnDescription = true;
+  qp.ignoreFocusOut = true;
+  qp.items = items.map((i) =>
+    i.separator
+      ? { label: i.label, kind: vscode.QuickPickItemKind.Separator, value: i.value }
+      : {
+          label: i.label,
+          description: i.description,
+          detail: i.detail,
+          value: i.value,
+          ...(i.keepOpen ? { keepOpen: true } : {}),
+        },
+  );
+  return new Promise<T | undefined>((resolve) => {
+    let done = false;
+    const finish = (value: T | undefined): void => {
+      if (!done) {
+        done = true;
+        resolve(value);
+        qp.dispose();
+      }
+    };
+    qp.onDidAccept(async () => {
+      const row = qp.selectedItems[0];
+      if (!row) {
+        return;
+      }
+      if (!row.keepOpen) {
+        finish(row.value);
+        return;
+      }
+      qp.busy = true;
+      const note = await options.onKeep?.(row.value).catch((e: unknown) => String(e));
+      qp.busy = false;
+      if (!done && note !== undefined && note !== row.detail) {
+        const active = qp.items.indexOf(row);
+        qp.items = qp.items.map((r) => (r === row ? { ...r, detail: note } : r));
+        const again = qp.items[active];
+        if (again) {
+          qp.activeItems = [again];
+        }
+      }
+    });
+    qp.onDidHide(() => finish(undefined));
+    qp.show();
+  });
 }
 
 function chatFolder(f: vscode.WorkspaceFolder): ChatFolder {
@@ -114,6 +184,7 @@ export function chatEnv(
   log: vscode.LogOutputChannel,
   provider: ChatViewProvider,
   diffs: DiffDocuments,
+  rewindDiffs: DiffDocuments,
   state: vscode.Memento,
   hooks: { cancelOtherRun(): Promise<void>; sessionsChanged(folder: ChatFolder): void; showMemory(): Promise<void> },
 ): ChatEnv {
@@ -152,6 +223,9 @@ export function chatEnv(
     },
     showDiff: (diff) => diffs.show(diff),
     closeDiff: (id) => diffs.close(id),
+    pick: (items, options) => chatPick(items, options),
+    showRewindDiff: (diff) => rewindDiffs.show(diff),
+    closeRewindDiff: (id) => rewindDiffs.close(id),
     reveal: () => provider.reveal(true),
     cancelOtherRun: hooks.cancelOtherRun,
     sessionsChanged: hooks.sessionsChanged,

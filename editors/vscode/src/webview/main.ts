@@ -398,6 +398,14 @@ document.addEventListener('click', (e) => {
     case 'compactCancel':
       post({ type: 'compactCancel', id });
       break;
+    case 'rewind':
+    case 'fork': {
+      const turn = Number(button.dataset.turn);
+      if (Number.isSafeInteger(turn) && turn > 0) {
+        post(button.dataset.action === 'rewind' ? { type: 'rewind', turn } : { type: 'fork', turn });
+      }
+      break;
+    }
   }
 });
 
@@ -458,7 +466,7 @@ window.addEventListener('message', (e: MessageEvent) => {
     return;
   }
   if (m.type === 'focus') {
-    if (m.text !== undefined) {
+    if (m.text !== undefined && !(m.keepDraft && prompt.value.trim() !== '')) {
       setPrompt(m.text);
     }
     prompt.focus();
