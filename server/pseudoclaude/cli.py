@@ -216,6 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="accept this text instead (a whole note, or a body without front "
                              "matter; '-': standard input)")
 
+    mcp = _group(commands, "mcp", "MCP servers")
+    _state_command(mcp, "list", "the MCP servers of the workspace: where each is configured, "
+                   "its status and tools", cli_state.mcp_list)
+
     sessions = _group(commands, "sessions", "list and inspect session logs")
     _state_command(sessions, "list", "sessions of a workspace, newest first",
                    cli_state.sessions_list)

@@ -225,6 +225,23 @@ async def memory_review(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- MCP servers --------------------------------------------------------------------------------
+
+
+async def mcp_list(args: argparse.Namespace) -> int:
+    """The MCP servers of the workspace, each started to list its tools (a project server
+    waiting for an approval is asked about on a terminal)."""
+    async with open_workspace(args, session=False) as ws:
+        await ws.mcp.ready()
+        if ws.mcp.manager.pending_approvals():
+            await ws.mcp.ask_approvals()
+        await ws.mcp.tools()
+        result = await methods.call(ws, p.MCP_LIST, {})
+    assert isinstance(result, p.McpListResult)
+    emit(result, args.json, lambda: views.describe_mcp(result))
+    return EXIT_OK
+
+
 # -- sessions -----------------------------------------------------------------------------------
 
 

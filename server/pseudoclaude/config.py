@@ -45,7 +45,9 @@ tokens, or ``"adaptive"``), ``maxRetries``, ``requestTimeout`` (seconds without 
 server) and ``connectTimeout`` (seconds). From SPEC §11: ``memory.mode`` (``auto``,
 ``confirm``: background updates queue proposals for review, ``off``). From SPEC §12:
 ``compact.model`` and ``memory.model`` (another model of the same provider for summaries and
-memory updates; ``""``: the session's).
+memory updates; ``""``: the session's); ``mcp.servers`` (MCP servers by name, merged by name
+across the layers), ``mcp.startTimeout``, ``mcp.toolTimeout`` (seconds) and ``approvals.mcp``
+(``ask`` by default).
 """
 
 from __future__ import annotations
@@ -218,6 +220,14 @@ def _path(value: Any) -> str:
     return _string(value)
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """An object of named entries (``mcp.servers``): checked entry by entry where it is used,
+    so one bad entry never hides the others."""
+    if not isinstance(value, Mapping):
+        raise _Invalid("an object of named entries")
+    return {str(k): v for k, v in value.items()}
+
+
 def _secret(value: Any) -> Secret:
     if not isinstance(value, str):
         raise _Invalid("a string")
@@ -299,6 +309,19 @@ APPROVALS_RUN_COMMAND: Key[Approval] = Key(
 APPROVALS_WRITE: Key[Approval] = Key(
     "approvals.write", _choice(*get_args(Approval)), "allow",
     "Whether the agent may write and edit files: allow, ask each time, or deny")
+APPROVALS_MCP: Key[Approval] = Key(
+    "approvals.mcp", _choice(*get_args(Approval)), "ask",
+    "Whether the agent may call the tools of MCP servers: allow, ask each time, or deny (a "
+    "server's own `approval` entry overrides it)")
+MCP_SERVERS: Key[dict[str, Any]] = Key(
+    "mcp.servers", _mapping, {},
+    "MCP servers by name, as in Claude Code's .mcp.json: {command, args?, env?} or {type: "
+    "http, url, headers?}; merged with the workspace's .mcp.json and config.yaml (by name)")
+MCP_START_TIMEOUT: Key[float] = Key(
+    "mcp.startTimeout", _seconds, 10.0,
+    "Seconds an MCP server may take to start and list its tools")
+MCP_TOOL_TIMEOUT: Key[float] = Key(
+    "mcp.toolTimeout", _seconds, 60.0, "Seconds one MCP tool call may take")
 MEMORY_ENABLED: Key[bool] = Key(
     "memory.enabled", _boolean, True,
     "Keep project and user memory notes and update them after each completed run")
@@ -344,6 +367,7 @@ KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     APPROVALS_RUN_COMMAND, APPROVALS_WRITE, MEMORY_ENABLED, MEMORY_MODE, MEMORY_MODEL,
     MEMORY_USER_DIR, DATA_DIR, SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES,
     COMPACT_ROUND_BYTES, COMPACT_SAFETY_MARGIN_TOKENS, COMPACT_AUTO, COMPACT_MODEL,
+    APPROVALS_MCP, MCP_SERVERS, MCP_START_TIMEOUT, MCP_TOOL_TIMEOUT,
 )}
 """Every setting key by name, in documentation order."""
 
@@ -356,6 +380,15 @@ KEYS: dict[str, Key[Any]] = {key.name: key for key in (
 class ApprovalSettings:
     run_command: Approval = APPROVALS_RUN_COMMAND.default
     write: Approval = APPROVALS_WRITE.default
+    mcp: Approval = APPROVALS_MCP.default
+
+
+@dataclass(frozen=True)
+class McpSettings:
+    servers: Mapping[str, Any] = field(default_factory=dict)
+    """The servers of the user's settings (config files and the editor's, merged by name)."""
+    start_timeout: float = MCP_START_TIMEOUT.default
+    tool_timeout: float = MCP_TOOL_TIMEOUT.default
 
 
 @dataclass(frozen=True)
@@ -387,7 +420,8 @@ class CompactSettings:
 
 
 _GROUPS: dict[str, type[Any]] = {"approvals": ApprovalSettings, "memory": MemorySettings,
-                                 "session": SessionSettings, "compact": CompactSettings}
+                                 "session": SessionSettings, "compact": CompactSettings,
+                                 "mcp": McpSettings}
 
 
 @dataclass(frozen=True)
@@ -414,6 +448,7 @@ class Settings:
     """``<workspace>/.PseudoClaude`` unless set; ``None`` only without a workspace."""
     session: SessionSettings = field(default_factory=SessionSettings)
     compact: CompactSettings = field(default_factory=CompactSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
     workspace: Path | None = None
     sources: tuple[str, ...] = ()
     """The config files that were read, lowest precedence first."""
@@ -609,7 +644,10 @@ def load_settings(
         for name, raw in layer.values.items():
             key = KEYS[name]
             try:
-                merged[name] = (key.check(raw), layer)
+                value = key.check(raw)
+                if key is MCP_SERVERS and name in merged:  # merged by name, later wins
+                    value = {**merged[name][0], **value}
+                merged[name] = (value, layer)
             except _Invalid as what:
                 raise layer.error(name, str(what), _quote(raw, secret=key.secret)) from None
     unknown = tuple(k for layer in layers for k in layer.unknown)

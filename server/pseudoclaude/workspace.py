@@ -55,6 +55,7 @@ from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message, ToolCall
+from pseudoclaude.mcp import McpTool, ServerInfo
 from pseudoclaude.memory import MemoryManager, OnChange
 from pseudoclaude.memory.manager import MemoryView, OnProposals, Reviewed, provenance
 from pseudoclaude.memory.proposals import PROPOSALS_DIR, ProposalRecord
@@ -86,6 +87,7 @@ from pseudoclaude.session import (
 from pseudoclaude.session.timeline import Timeline, timeline
 from pseudoclaude.session.turns import count_prompts
 from pseudoclaude.transcript import Item, build_transcript, summary_text
+from pseudoclaude.workspace_mcp import WorkspaceMcp
 
 log = logging.getLogger("pseudoclaude.workspace")
 
@@ -115,6 +117,8 @@ class Hooks:
     """``(level, source)``: the memory index changed."""
     proposals_changed: OnProposals | None = None
     """``(count)``: the pending memory proposals changed."""
+    mcp_changed: Callable[[], None] | None = None
+    """The MCP servers' status or tools changed (called on the event loop)."""
 
 
 @dataclass(frozen=True)
@@ -158,8 +162,12 @@ class Workspace:
         self.session: OpenSession | None = None
         self.compact_runtime: CompactRuntime | None = None
         self.tools = ToolRegistry(self.root)
-        self._tools_bytes: int | None = None  # the JSON of the tool schemas (they never change)
+        self._tools_bytes: int | None = None  # the JSON of the tool schemas (None: to measure)
+        self._mcp_offered: list[McpTool] = []
         self.gate = Gate(ApprovalPolicy.from_settings(settings), approver)
+        self.mcp = WorkspaceMcp(self.root, settings, self._user_dir() or Path.home()
+                                / ".PseudoClaude", approver, on_change=hooks.mcp_changed)
+        """The MCP servers (configured lazily: nothing starts until a run needs tools)."""
         self._providers: list[tuple[ProviderOptions, Provider]] = []
         """The providers in use, one per distinct options (the session's, ``compact.model``'s,
         ``memory.model``'s)."""
@@ -187,6 +195,7 @@ class Workspace:
         except OSError as exc:
             log.warning("cannot watch the memory folders of %s: %s", self.root, exc)
         self.start_cleanup()
+        self.mcp.configure()  # reads the configuration, asks about project servers
         if self.store.sessions_dir.is_dir():  # the agent worked here: it will again
             threading.Thread(target=self._prepare_checkpoints, daemon=True,
                              name=f"checkpoints {self.root.name}").start()
@@ -222,7 +231,10 @@ class Workspace:
         """New settings apply to the next run (a run in progress keeps its own)."""
         self.settings = settings
         self.memory.mode = settings.memory.mode
-        self.gate = Gate(ApprovalPolicy.from_settings(settings), self.approver)
+        self.gate = Gate(ApprovalPolicy.from_settings(settings, self.mcp.approvals()),
+                         self.approver)
+        with contextlib.suppress(RuntimeError):  # no loop: the next run configures them
+            self.mcp.configure(settings)
         if self.compact_runtime is not None:
             self.compact_runtime.config = self._compact_config()
 
@@ -520,6 +532,7 @@ class Workspace:
                 written = self._written_path(call)
                 await self._checkpoint(turn, None if written is None else [written])
 
+            await self._offer_mcp_tools()
             runner = Runner(
                 self.session.conversation, compact=self.compact_runtime,
                 provider=self.provider, tools=self.tools, gate=self.gate,
@@ -724,6 +737,20 @@ class Workspace:
             return await asyncio.to_thread(write_fork, self.store, sid, turn, messages,
                                            self.settings.model, str(self.root))
 
+    async def _offer_mcp_tools(self) -> None:
+        """The MCP servers' tools for the next run (servers started as needed; a broken one
+        is left out), with the servers' own approval entries in the gate."""
+        tools = await self.mcp.tools()
+        if [t.name for t in tools] != [t.name for t in self._mcp_offered]:
+            self._tools_bytes = None  # the schemas in the breakdown changed
+        self._mcp_offered = tools
+        self.tools.set_mcp_tools(tools)
+        self.gate.policy = ApprovalPolicy.from_settings(self.settings, self.mcp.approvals())
+
+    async def mcp_servers(self) -> list[ServerInfo]:
+        """Every configured MCP server and its state (``pseudoclaude/mcp/list``)."""
+        return await self.mcp.listing()
+
     def last_outcome(self) -> RunOutcome | None:
         """What the latest run did (a cancelled run's too: what it had done by then)."""
         return self.last_run.result if self.last_run is not None else None
@@ -818,6 +845,7 @@ class Workspace:
     async def close(self, memory_timeout: float = 10.0) -> None:
         """Wait (bounded) for pending memory updates, then close the log and the provider."""
         await self.memory.close(timeout=memory_timeout)
+        await self.mcp.close()
         if self._cleanup is not None:
             await asyncio.gather(self._cleanup, return_exceptions=True)
         if self.session is not None:

@@ -69,12 +69,18 @@ class Env:
         """The answer to ``pseudoclaude/approve``: a result, an exception to raise, or
         :data:`HOLD`."""
         self.initialized: Any = None
+        self.mcp_json: dict[str, Any] | None = None
+        """Written as each folder's ``.mcp.json`` (project MCP servers)."""
+        self.mcp_settings: dict[str, Any] = {}
+        """The ``mcp`` settings (``servers``, ``startTimeout``, ...)."""
 
     def folder(self, name: str) -> Path:
         path = self.tmp / name
         path.mkdir(exist_ok=True)
         (path / "README.md").write_text(f"# {name}\nA small sample project.\n")
         (path / "notes.txt").write_text("alpha\nbeta\n")
+        if self.mcp_json is not None:
+            (path / ".mcp.json").write_text(json.dumps(self.mcp_json))
         self.folders.append(path)
         return path
 
@@ -82,7 +88,8 @@ class Env:
         return {"provider": "anthropic", "apiKey": "sk-test-lsp-0123456789",
                 "baseUrl": self.fake.base_url, "maxRetries": 0,
                 "memory": {"userDir": str(self.tmp / "user-memory")},
-                "approvals": dict(self.approval_settings)}
+                "approvals": dict(self.approval_settings),
+                **({"mcp": self.mcp_settings} if self.mcp_settings else {})}
 
     async def second_server(self, capabilities: str = "visual-studio-code",
                             handlers: dict[str, Callable[[Any], None]] | None = None

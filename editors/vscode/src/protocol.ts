@@ -42,6 +42,7 @@ export const Requests = {
   rewind: 'pseudoclaude/rewind',
   rewindFile: 'pseudoclaude/rewind/file',
   sessionsFork: 'pseudoclaude/sessions/fork',
+  mcpList: 'pseudoclaude/mcp/list',
 } as const;
 
 /** Server → client notifications. */
@@ -50,6 +51,7 @@ export const Notifications = {
   memoryChanged: 'pseudoclaude/memoryChanged',
   memoryProposalsChanged: 'pseudoclaude/memoryProposals',
   contextUsage: 'pseudoclaude/contextUsage',
+  mcpChanged: 'pseudoclaude/mcpChanged',
 } as const;
 
 /** Server → client requests (`approve` only to clients that set `experimental.pseudoclaude.approvals: true`). */
@@ -98,7 +100,7 @@ export type MemoryLevel = 'project' | 'user';
 /** The answer to `pseudoclaude/approve`. */
 export type ApprovalDecision = 'allowOnce' | 'allowSession' | 'deny';
 
-export type ApproveKind = 'write' | 'runCommand';
+export type ApproveKind = 'write' | 'runCommand' | 'mcp' | 'mcpServer';
 
 export type ReviewDecision = 'accept' | 'reject';
 
@@ -143,6 +145,10 @@ export const SERVER_SETTING_KEYS = [
   'compact.safetyMarginTokens',
   'compact.auto',
   'compact.model',
+  'approvals.mcp',
+  'mcp.servers',
+  'mcp.startTimeout',
+  'mcp.toolTimeout',
 ] as const;
 
 /** Why a run ended. */
@@ -664,6 +670,30 @@ export interface MemoryProposalsParams {
   count: number;
 }
 
+/**
+ * The MCP servers of `workspace` changed (their status or tools): ask
+ * `pseudoclaude/mcp/list` again.
+ */
+export interface McpChangedParams {
+  workspace: string;
+}
+
+export interface McpListResult {
+  /** Every configured server, by name. */
+  servers: McpServer[];
+}
+
+/** One server, as the listing shows it. */
+export interface McpServer {
+  name: string;
+  source: 'acp' | 'project' | 'user' | 'workspace';
+  status: 'disabled' | 'failed' | 'needsApproval' | 'ready' | 'starting';
+  /** The tools' own names (not the model's), when `ready`. */
+  tools: string[];
+  /** Why it is `failed` (or `disabled` by an approval). */
+  error: string | null;
+}
+
 /** `pseudoclaude/approve` (server → client): approve one tool call, shown as a diff. */
 export interface ApproveParams {
   workspace: string;
@@ -681,6 +711,13 @@ export interface ApproveParams {
   command?: string;
   /** The folder the command runs in (`run_command`). */
   cwd?: string;
+  /**
+   * The MCP server (`mcp`: whose tool `tool` is; `mcpServer`: the server to start,
+   * its command line in `command` or its `url`).
+   */
+  server?: string;
+  /** The URL of an HTTP MCP server (`mcpServer`). */
+  url?: string;
 }
 
 export interface ApproveResult {
@@ -826,6 +863,7 @@ export interface RequestTypes {
   'pseudoclaude/rewind': [RewindParams, RewindResult];
   'pseudoclaude/rewind/file': [RewindFileParams, RewindFileResult];
   'pseudoclaude/sessions/fork': [ForkParams, ForkResult];
+  'pseudoclaude/mcp/list': [EmptyParams, McpListResult];
 }
 
 /** Notification → params. */
@@ -834,6 +872,7 @@ export interface NotificationTypes {
   'pseudoclaude/memoryChanged': MemoryChangedParams;
   'pseudoclaude/memoryProposals': MemoryProposalsParams;
   'pseudoclaude/contextUsage': ContextUsageParams;
+  'pseudoclaude/mcpChanged': McpChangedParams;
 }
 
 export type RequestMethod = keyof RequestTypes;

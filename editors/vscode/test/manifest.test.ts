@@ -79,14 +79,14 @@ describe('protocol names', () => {
   it('match SPEC §8', () => {
     assert.deepEqual(Object.values(Requests).sort(), [
       'pseudoclaude/commands', 'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
-      'pseudoclaude/context', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
+      'pseudoclaude/context', 'pseudoclaude/mcp/list', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
       'pseudoclaude/memory/remember', 'pseudoclaude/memory/review', 'pseudoclaude/memory/show',
       'pseudoclaude/rewind', 'pseudoclaude/rewind/file', 'pseudoclaude/rewind/preview', 'pseudoclaude/run',
       'pseudoclaude/sessions/fork', 'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages',
       'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns',
     ]);
     assert.deepEqual(Object.values(Notifications).sort(), [
-      'pseudoclaude/contextUsage', 'pseudoclaude/event', 'pseudoclaude/memoryChanged',
+      'pseudoclaude/contextUsage', 'pseudoclaude/event', 'pseudoclaude/mcpChanged', 'pseudoclaude/memoryChanged',
       'pseudoclaude/memoryProposals',
     ]);
     assert.equal(commandName('pseudoclaude/sessions/resume'), 'pseudoclaude.sessions.resume');

@@ -114,7 +114,7 @@ class PseudoClaudeAgent:
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None,
                           **kwargs: Any) -> NewSessionResponse:
         ws = self.folders.workspace(cwd)
-        _ignore_mcp(mcp_servers)
+        _use_mcp(ws, mcp_servers)
         try:
             ws.keep_current(None)
             session_id = await ws.new_session()
@@ -139,7 +139,7 @@ class PseudoClaudeAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
         ws = self.folders.workspace(cwd)
-        _ignore_mcp(mcp_servers)
+        _use_mcp(ws, mcp_servers)
         if not is_session_id(session_id):
             raise unknown_session(f"not a session id: {session_id[:100]!r}", session_id)
         if session_id in self.turns:
@@ -271,6 +271,7 @@ class PseudoClaudeAgent:
                 log.warning("closing %s: %s", ws.root, exc)
 
 
-def _ignore_mcp(servers: list[Any] | None) -> None:
-    if servers:
-        log.warning("MCP servers are not supported; ignoring %d", len(servers))
+def _use_mcp(ws: Workspace, servers: list[Any] | None) -> None:
+    """The client's MCP servers (source ``acp``) for the folder, merged with its own."""
+    if servers is not None and (servers or ws.mcp.acp_servers):
+        ws.mcp.configure(acp_servers=servers)

@@ -125,6 +125,8 @@ def shown(result: p.Wire) -> str:
         return fenced(views.describe_context(result))
     if isinstance(result, p.MemoryShowResult):
         return fenced(views.describe_memory(result))
+    if isinstance(result, p.McpListResult):
+        return fenced(views.describe_mcp(result))
     raise TypeError(f"no text for a {type(result).__name__}")
 
 

@@ -36,7 +36,7 @@ import re
 import shlex
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, get_args
 
@@ -50,7 +50,8 @@ Decision = Literal["allow_once", "allow_session", "deny"]
 Policy = Literal["allow", "ask", "deny"]
 POLICIES: tuple[str, ...] = get_args(Policy)
 DECISIONS: tuple[str, ...] = get_args(Decision)
-SETTING_NAMES: dict[str, str] = {"write": "approvals.write", "runCommand": "approvals.runCommand"}
+SETTING_NAMES: dict[str, str] = {"write": "approvals.write", "runCommand": "approvals.runCommand",
+                                 "mcp": "approvals.mcp"}
 _SUMMARY_CHARS = 300
 
 
@@ -80,14 +81,31 @@ class ApprovalRequest:
     after: str | None = None
     command: str | None = None
     cwd: str | None = None
+    server: str | None = None
+    """The MCP server (``mcp``: whose tool ``tool`` is, by its own name; ``mcpServer``: the
+    server to start, with its command line in ``command`` or its ``url``)."""
+    url: str | None = None
 
     @classmethod
     def of(cls, call: ToolCall, approval_class: ApprovalClass,
-           preview: Preview | None = None) -> ApprovalRequest:
+           preview: Preview | None = None, mcp: tuple[str, str] | None = None
+           ) -> ApprovalRequest:
+        """``mcp``: ``(server, tool)`` of an MCP tool's call."""
         shown = preview or Preview()
+        if mcp is not None:
+            server, tool = mcp
+            return cls(tool, call.arguments, summarize(call), approval_class, call.id,
+                       server=server)
         return cls(call.name, call.arguments, summarize(call), approval_class, call.id,
                    path=shown.path, before=shown.before, after=shown.after,
                    command=shown.command, cwd=shown.cwd)
+
+    @classmethod
+    def mcp_server(cls, server: str, summary: str, url: bool) -> ApprovalRequest:
+        """Starting a project's MCP server (its command line, or its URL)."""
+        return cls(server, {}, f"start the MCP server {server} of this project: {summary}",
+                   "mcpServer", server=server, command=None if url else summary,
+                   url=summary if url else None)
 
 
 class Approver(Protocol):
@@ -103,23 +121,32 @@ class ApprovalPolicy:
 
     run_command: str = "ask"
     write: str = "allow"
+    mcp: str = "ask"
+    mcp_servers: Mapping[str, str] = field(default_factory=dict)
+    """Per MCP server: its entry's own ``approval`` (overrides ``mcp``)."""
 
     def __post_init__(self) -> None:
         for name, value in (("approvals.runCommand", self.run_command),
-                            ("approvals.write", self.write)):
+                            ("approvals.write", self.write), ("approvals.mcp", self.mcp),
+                            *((f"the approval of {k}", v) for k, v in self.mcp_servers.items())):
             if value not in POLICIES:
                 raise ValueError(f"{name} must be one of allow, ask, deny (got {value!r})")
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> ApprovalPolicy:
-        return cls(run_command=settings.approvals.run_command, write=settings.approvals.write)
+    def from_settings(cls, settings: Settings,
+                      mcp_servers: Mapping[str, str] | None = None) -> ApprovalPolicy:
+        return cls(run_command=settings.approvals.run_command, write=settings.approvals.write,
+                   mcp=settings.approvals.mcp, mcp_servers=dict(mcp_servers or {}))
 
-    def for_class(self, approval_class: str) -> str:
-        """The policy of a class (``none`` and unknown classes are ``allow``)."""
+    def for_class(self, approval_class: str, server: str | None = None) -> str:
+        """The policy of a class (``none`` and unknown classes are ``allow``); ``server``: the
+        MCP server of an ``mcp`` call."""
         if approval_class == "runCommand":
             return self.run_command
         if approval_class == "write":
             return self.write
+        if approval_class == "mcp":
+            return self.mcp_servers.get(server or "", self.mcp)
         return "allow"
 
 
@@ -173,7 +200,8 @@ class Gate:
                 and approval_class not in self.allowed_for_session)
 
     async def check(self, call: ToolCall, approval_class: ApprovalClass,
-                    prepare: Callable[[], Awaitable[Preview]] | None = None) -> str | None:
+                    prepare: Callable[[], Awaitable[Preview]] | None = None,
+                    mcp: tuple[str, str] | None = None) -> str | None:
         """``None`` to proceed, or the reason the call is denied (for a ``denied`` result).
 
         ``prepare`` computes what the user must see (:meth:`ToolRegistry.prepare
@@ -181,17 +209,22 @@ class Gate:
         about to be asked, and a :class:`~pseudoclaude.agent.tools.ToolError` it raises (the
         change cannot apply) propagates: nobody is asked.
         """
-        policy = self.policy.for_class(approval_class)
+        server = mcp[0] if mcp is not None else None
+        policy = self.policy.for_class(approval_class, server)
         setting = SETTING_NAMES.get(approval_class, "approvals")
+        if server is not None and server in self.policy.mcp_servers:
+            setting = f"the approval of the MCP server {server}"
         if policy == "allow":
             return None
         if policy == "deny":
             return f"{call.name} is not allowed: {setting} is set to deny"
+        # "allow for this session" covers a class; for an MCP tool, that one tool
+        remembered = call.name if approval_class == "mcp" else approval_class
         async with self._lock:
-            if approval_class in self.allowed_for_session:
+            if remembered in self.allowed_for_session:
                 return None
             preview = await prepare() if prepare is not None else None
-            request = ApprovalRequest.of(call, approval_class, preview)
+            request = ApprovalRequest.of(call, approval_class, preview, mcp)
             try:
                 decision = await self.approver.ask(request)
             except ApprovalUnavailable as exc:
@@ -199,7 +232,7 @@ class Gate:
             except Exception as exc:  # CancelledError propagates
                 return f"{call.name} was not approved: asking for approval failed ({exc})"
             if decision == "allow_session":
-                self.allowed_for_session.add(approval_class)
+                self.allowed_for_session.add(remembered)
                 return None
             if decision == "allow_once":
                 return None

@@ -243,7 +243,7 @@ class Runner:
         for index, call in enumerate(calls):
             result = results[index]
             self._append(Message(role="user", tool_result=result), appended)
-            unknown_in_a_row = (unknown_in_a_row + 1) if self.tools.get(call.name) is None else 0
+            unknown_in_a_row = 0 if self.tools.has(call.name) else unknown_in_a_row + 1
         return unknown_in_a_row
 
     async def _execute(self, call: ToolCall) -> ToolResult:
@@ -260,8 +260,11 @@ class Runner:
             return preview
 
         if approval != "none":
+            mcp = self.tools.mcp_tool(call.name)
             try:
-                denial = await self.gate.check(call, approval, prepare)
+                denial = await self.gate.check(
+                    call, approval, prepare,
+                    mcp=(mcp.server, mcp.tool) if mcp is not None else None)
             except ToolError as exc:  # the change cannot apply: nobody was asked
                 result = self.tools.error_result(call, exc)
                 self._report(result)

@@ -415,7 +415,7 @@ def p_stop_reason() -> type[enum.Enum]:
 def notification_params() -> list[tuple[str, str]]:
     return [(p.EVENT, "AgentEvent"), (p.MEMORY_CHANGED, "MemoryChangedParams"),
             (p.MEMORY_PROPOSALS_CHANGED, "MemoryProposalsParams"),
-            (p.CONTEXT_USAGE, "ContextUsageParams")]
+            (p.CONTEXT_USAGE, "ContextUsageParams"), (p.MCP_CHANGED, "McpChangedParams")]
 
 
 # -- Lua ------------------------------------------------------------------------------------------
@@ -574,6 +574,9 @@ SETTING_EXTRAS: dict[str, dict[str, Any]] = {
         "Background updates queue proposals; nothing is written until you accept one.",
         "No background updates (Remember and Forget still work; the index is still used)."]},
     "dataDir": {"scope": "resource"},
+    # Commands to run: never from a workspace's own .vscode/settings.json (a cloned repository
+    # would run them by being opened); a project's servers go in its .mcp.json, asked first.
+    "mcp.servers": {"scope": "machine"},
 }
 """What the table does not say and VS Code shows: the choices' descriptions, a setting's scope."""
 
@@ -618,6 +621,9 @@ def setting_schema(key: config.Key[Any]) -> dict[str, Any]:
         schema["exclusiveMinimum"] = 0
     elif kind == "thinking":
         schema["type"] = ["boolean", "integer", "string"]
+        default = key.default
+    elif kind == "mapping":
+        schema["type"] = "object"
         default = key.default
     else:  # pragma: no cover - a new checker needs its schema here
         raise AssertionError(f"{key.name}: no JSON schema for the checker {kind!r}")

@@ -39,6 +39,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("rewind", "Take the code, the conversation or both back to before a prompt",
             p.REWIND, hint="a prompt's number, then code, conversation or both (none: list "
             "the prompts)"),
+    Command("mcp", "Show the MCP servers, their status and tools", p.MCP_LIST),
     Command("new", "Start a new session", p.SESSIONS_NEW),
 )
 BY_NAME = {c.name: c for c in COMMANDS}

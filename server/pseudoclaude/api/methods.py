@@ -245,6 +245,10 @@ async def sessions_fork(ws: Workspace, params: p.ForkParams) -> p.ForkResult:
         raise _turn_checked(exc) from None
 
 
+async def mcp_list(ws: Workspace, params: p.EmptyParams) -> p.McpListResult:
+    return p.McpListResult(servers=await ws.mcp_servers())
+
+
 HANDLERS: dict[str, Handler] = {
     p.RUN: run,
     p.COMPACT: compact,
@@ -266,6 +270,7 @@ HANDLERS: dict[str, Handler] = {
     p.REWIND: rewind,
     p.REWIND_FILE: rewind_file,
     p.SESSIONS_FORK: sessions_fork,
+    p.MCP_LIST: mcp_list,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

@@ -32,6 +32,7 @@ from pseudoclaude.compact.types import CompactOutcome, ContextState
 from pseudoclaude.events import Event
 from pseudoclaude.events import ToolStatus as ToolStatus  # on the wire: a generated alias
 from pseudoclaude.llm.types import clean_value
+from pseudoclaude.mcp.manager import ServerInfo
 from pseudoclaude.memory.notes import NOTE_TYPES
 from pseudoclaude.memory.proposals import Proposal as Proposal  # on the wire
 from pseudoclaude.names import camel, snake
@@ -63,12 +64,13 @@ REWIND_PREVIEW = "pseudoclaude/rewind/preview"
 REWIND = "pseudoclaude/rewind"
 REWIND_FILE = "pseudoclaude/rewind/file"
 SESSIONS_FORK = "pseudoclaude/sessions/fork"
+MCP_LIST = "pseudoclaude/mcp/list"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
-    REWIND_FILE, SESSIONS_FORK,
+    REWIND_FILE, SESSIONS_FORK, MCP_LIST,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -76,8 +78,10 @@ EVENT = "pseudoclaude/event"
 MEMORY_CHANGED = "pseudoclaude/memoryChanged"
 MEMORY_PROPOSALS_CHANGED = "pseudoclaude/memoryProposals"
 CONTEXT_USAGE = "pseudoclaude/contextUsage"
+MCP_CHANGED = "pseudoclaude/mcpChanged"
 
-NOTIFICATIONS: tuple[str, ...] = (EVENT, MEMORY_CHANGED, MEMORY_PROPOSALS_CHANGED, CONTEXT_USAGE)
+NOTIFICATIONS: tuple[str, ...] = (EVENT, MEMORY_CHANGED, MEMORY_PROPOSALS_CHANGED, CONTEXT_USAGE,
+                                  MCP_CHANGED)
 """Server → client notifications."""
 
 APPROVE = "pseudoclaude/approve"
@@ -141,7 +145,7 @@ MEMORY_LEVELS: tuple[str, ...] = ("project", "user")
 Level = MemoryLevel
 ApprovalDecision = Literal["allowOnce", "allowSession", "deny"]
 """The answer to ``pseudoclaude/approve``."""
-ApproveKind = Literal["write", "runCommand"]
+ApproveKind = Literal["write", "runCommand", "mcp", "mcpServer"]
 ReviewDecision = Literal["accept", "reject"]
 ProposalAction = Literal["create", "update", "delete"]
 """The effect of a memory proposal on its note file."""
@@ -321,6 +325,12 @@ class RewindResult(RewindOutcome, Wire):
     """What the rewind did."""
 
 
+McpServer = ServerInfo
+"""One MCP server: its ``name``, ``source`` (``user``, ``project``, ``workspace``, ``acp``),
+``status`` (``starting``, ``ready``, ``failed``, ``needsApproval``, ``disabled``), ``tools``
+(their own names) and ``error?``."""
+
+
 class RewindFileResult(Wire):
     """One file of a code rewind, to show as a diff: its text now and after the rewind."""
 
@@ -483,6 +493,18 @@ class MemoryProposalsParams(Wire):
     count: int
 
 
+class McpChangedParams(Wire):
+    """The MCP servers of ``workspace`` changed (their status or tools): ask
+    ``pseudoclaude/mcp/list`` again."""
+
+    workspace: str
+
+
+class McpListResult(Wire):
+    servers: list[McpServer]
+    """Every configured server, by name."""
+
+
 class ApproveParams(Wire):
     """``pseudoclaude/approve`` (server → client): approve one tool call, shown as a diff."""
 
@@ -501,6 +523,11 @@ class ApproveParams(Wire):
     """The command line (``run_command``)."""
     cwd: str | UnsetType = UNSET
     """The folder the command runs in (``run_command``)."""
+    server: str | UnsetType = UNSET
+    """The MCP server (``mcp``: whose tool ``tool`` is; ``mcpServer``: the server to start,
+    its command line in ``command`` or its ``url``)."""
+    url: str | UnsetType = UNSET
+    """The URL of an HTTP MCP server (``mcpServer``)."""
 
 
 class ApproveResult(Wire):
@@ -528,6 +555,7 @@ PARAMS: dict[str, type[Wire]] = {
     REWIND: RewindParams,
     REWIND_FILE: RewindFileParams,
     SESSIONS_FORK: ForkParams,
+    MCP_LIST: EmptyParams,
 }
 """The params shape of every request (the handlers' input)."""
 

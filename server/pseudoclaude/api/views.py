@@ -103,3 +103,26 @@ def describe_memory(m: p.MemoryShowResult) -> str:
     lines += ["", f"index size: {h.lines}/{h.max_lines} lines, {h.bytes:,}/{h.max_bytes:,} "
                   f"bytes ({share:.0%} of the limit)"]
     return "\n".join(lines)
+
+
+MCP_STATUS = {"starting": "not started yet", "ready": "ready", "failed": "failed",
+              "needsApproval": "waits for your approval", "disabled": "disabled"}
+MCP_SOURCE = {"user": "your settings", "project": ".mcp.json", "workspace": "config.yaml",
+              "acp": "the editor"}
+
+
+def describe_mcp(r: p.McpListResult) -> str:
+    """The MCP servers: name, where configured, status, tools (or why not)."""
+    if not r.servers:
+        return ("no MCP servers are configured (add them to .mcp.json, the mcp.servers "
+                "setting or config.yaml)")
+    lines = []
+    for s in r.servers:
+        lines.append(f"{s.name} ({MCP_SOURCE.get(s.source, s.source)}): "
+                     f"{MCP_STATUS.get(s.status, s.status)}"
+                     + (f", {plural(len(s.tools), 'tool')}" if s.status == "ready" else ""))
+        if s.error:
+            lines.append(f"  {s.error}")
+        if s.tools:
+            lines.append("  " + ", ".join(s.tools))
+    return "\n".join(lines)

@@ -40,6 +40,8 @@ _DECISIONS: dict[str, Decision] = {ALLOW_ONCE: "allow_once", ALLOW_SESSION: "all
                                    DENY: "deny"}
 _WIRE_DECISIONS: dict[str, Decision] = {"allowOnce": "allow_once",
                                         "allowSession": "allow_session", "deny": "deny"}
+_KINDS: dict[str, p.ApproveKind] = {"write": "write", "runCommand": "runCommand", "mcp": "mcp",
+                                   "mcpServer": "mcpServer"}
 _ARGUMENTS_SHOWN = 600
 _ANSWER_SHOWN = 200
 
@@ -75,10 +77,10 @@ class LspApprover:
         return p.ApproveParams(
             workspace=self.workspace, session_id=self.session_id() or "", tool=request.tool,
             arguments=request.arguments,
-            kind="write" if request.approval_class == "write" else "runCommand",
+            kind=_KINDS.get(request.approval_class, "runCommand"),
             path=_given(request.path), before=_given(request.before),
             after=_given(request.after), command=_given(request.command),
-            cwd=_given(request.cwd))
+            cwd=_given(request.cwd), server=_given(request.server), url=_given(request.url))
 
     async def _approve(self, request: ApprovalRequest) -> Decision:
         answer = await self._request(p.APPROVE, p.to_wire(self.params(request)))
@@ -99,6 +101,9 @@ class LspApprover:
         summary = request.summary if request.summary.startswith(request.tool) else (
             f"{request.tool}: {request.summary}")
         message = f"PseudoClaude wants to use {summary}\nArguments: {arguments}"
+        if request.approval_class == "mcpServer":
+            message = (f"This project's .mcp.json asks PseudoClaude to "
+                       f"{request.summary.removeprefix(request.tool + ': ')}")
         answer = await self._request(
             types.WINDOW_SHOW_MESSAGE_REQUEST,
             types.ShowMessageRequestParams(

@@ -257,7 +257,8 @@ class PseudoClaudeServer(LanguageServer):
             events=lambda sid, event: self.on_loop(self._forward, uri, sid, event),
             memory_changed=lambda level, source: self.on_loop(
                 self._memory_changed, uri, level, source),
-            proposals_changed=lambda count: self.on_loop(self._proposals_changed, uri, count)))
+            proposals_changed=lambda count: self.on_loop(self._proposals_changed, uri, count),
+            mcp_changed=lambda: self._mcp_changed(uri)))
         approver.session_id = lambda: ws.session_id
         self.workspaces[uri] = ws
         ws.start()
@@ -339,6 +340,10 @@ class PseudoClaudeServer(LanguageServer):
         self.protocol.notify(p.MEMORY_CHANGED, p.to_wire(
             p.MemoryChangedParams(workspace=uri, level=cast(p.MemoryLevel, level), source=source)))
         self.send_context_usage(uri)  # the memory index is part of the next request
+
+    def _mcp_changed(self, uri: str) -> None:
+        self.protocol.notify(p.MCP_CHANGED, p.to_wire(p.McpChangedParams(workspace=uri)))
+        self.send_context_usage(uri)  # the tools' schemas are part of the next request
 
     def _proposals_changed(self, uri: str, count: int) -> None:
         self.protocol.notify(p.MEMORY_PROPOSALS_CHANGED, p.to_wire(

@@ -364,7 +364,9 @@ def test_memory_update_after_a_run_reaches_the_next_system_prompt(tmp_path: Path
                 "(project_knowledge_build-command.md)")
         assert line in index
         update = [r for r in fake.requests if not r["body"].get("tools")]
-        assert len(update) == 1 and "how do I build this?" in json.dumps(update[0]["body"])
+        # the first update had the first run's messages (the second run's may or may not have
+        # reached the model before the loop ended)
+        assert 1 <= len(update) <= 2 and "how do I build this?" in json.dumps(update[0]["body"])
         last_turn = [r for r in fake.requests if r["body"].get("tools")][-1]
         assert line in json.dumps(last_turn["body"]["system"], ensure_ascii=False)
     statuses = [e.status for _, e in events if isinstance(e, MemoryEvent)]

@@ -26,6 +26,7 @@ M.requests = {
   rewind = 'pseudoclaude/rewind',
   rewind_file = 'pseudoclaude/rewind/file',
   sessions_fork = 'pseudoclaude/sessions/fork',
+  mcp_list = 'pseudoclaude/mcp/list',
 }
 
 --- Server → client notifications.
@@ -34,6 +35,7 @@ M.notifications = {
   memory_changed = 'pseudoclaude/memoryChanged',
   memory_proposals_changed = 'pseudoclaude/memoryProposals',
   context_usage = 'pseudoclaude/contextUsage',
+  mcp_changed = 'pseudoclaude/mcpChanged',
 }
 
 --- Server → client requests.
@@ -100,6 +102,8 @@ M.approval_decisions = {
 M.approve_kinds = {
   write = 'write',
   run_command = 'runCommand',
+  mcp = 'mcp',
+  mcp_server = 'mcpServer',
 }
 
 --- The values of `ReviewDecision`.
@@ -509,18 +513,36 @@ M.stop_reasons = {
 --- @field workspace string
 --- @field count integer
 
+--- The MCP servers of `workspace` changed (their status or tools): ask
+--- `pseudoclaude/mcp/list` again.
+--- @class pseudoclaude.McpChangedParams
+--- @field workspace string
+
+--- @class pseudoclaude.McpListResult
+--- @field servers pseudoclaude.McpServer[] Every configured server, by name.
+
+--- One server, as the listing shows it.
+--- @class pseudoclaude.McpServer
+--- @field name string
+--- @field source 'acp'|'project'|'user'|'workspace'
+--- @field status 'disabled'|'failed'|'needsApproval'|'ready'|'starting'
+--- @field tools string[] The tools' own names (not the model's), when `ready`.
+--- @field error string|nil Why it is `failed` (or `disabled` by an approval).
+
 --- `pseudoclaude/approve` (server → client): approve one tool call, shown as a diff.
 --- @class pseudoclaude.ApproveParams
 --- @field workspace string
 --- @field sessionId string
 --- @field tool string
 --- @field arguments any
---- @field kind 'runCommand'|'write'
+--- @field kind 'mcp'|'mcpServer'|'runCommand'|'write'
 --- @field path? string Relative to the workspace (writes).
 --- @field before? string The whole file without the change (`""` for a new file).
 --- @field after? string The whole file with the change.
 --- @field command? string The command line (`run_command`).
 --- @field cwd? string The folder the command runs in (`run_command`).
+--- @field server? string The MCP server (`mcp`: whose tool `tool` is; `mcpServer`: the server to start, its command line in `command` or its `url`).
+--- @field url? string The URL of an HTTP MCP server (`mcpServer`).
 
 --- @class pseudoclaude.ApproveResult
 --- @field decision 'allowOnce'|'allowSession'|'deny'

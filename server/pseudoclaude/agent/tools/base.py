@@ -36,7 +36,9 @@ from pseudoclaude.llm.provider import ToolSpec
 if TYPE_CHECKING:
     from pseudoclaude.agent.tools.paths import Confinement
 
-ApprovalClass = Literal["none", "write", "runCommand"]
+ApprovalClass = Literal["none", "write", "runCommand", "mcp", "mcpServer"]
+"""``mcp``: a tool of an MCP server; ``mcpServer``: starting a project's MCP server (not a
+tool: what its approval is asked as)."""
 ParamKind = Literal["string", "integer", "number", "boolean", "string_array"]
 
 MAX_READ_BYTES = 256 * 1024
@@ -75,6 +77,8 @@ class ToolOutput:
     metadata: dict[str, Any] | None = None
     error_type: str | None = None
     error: str | None = None
+    whole: bool = False
+    """Never cut to :data:`MAX_CONTENT_BYTES` (an MCP result: Layer 1 spills a large one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +319,9 @@ def envelope(tool: str, output: ToolOutput | ToolError) -> tuple[str, bool]:
     else:
         content, error_type, error = output.content, output.error_type, output.error
     metadata = dict(output.metadata) if output.metadata else None
-    content, cut = utf8_truncate(_clean(content), MAX_CONTENT_BYTES)
+    whole = isinstance(output, ToolOutput) and output.whole
+    content, cut = (_clean(content), False) if whole else utf8_truncate(_clean(content),
+                                                                        MAX_CONTENT_BYTES)
     if cut:
         metadata = metadata or {}
         metadata["truncated"] = True

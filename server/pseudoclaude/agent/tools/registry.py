@@ -20,7 +20,7 @@ when the change cannot apply), and the approved call runs with that preview
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pseudoclaude.agent.tools.base import (
@@ -38,6 +38,7 @@ from pseudoclaude.agent.tools.paths import Confinement
 from pseudoclaude.agent.tools.search import FindFiles, SearchCode
 from pseudoclaude.llm.provider import ToolSpec
 from pseudoclaude.llm.types import ToolCall, ToolResult
+from pseudoclaude.mcp import McpTool
 
 log = logging.getLogger("pseudoclaude.agent.tools")
 
@@ -67,6 +68,15 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         for tool in default_tools() if tools is None else tools:
             self._tools[tool.name] = tool
+        self._mcp: dict[str, McpTool] = {}
+
+    def set_mcp_tools(self, tools: Iterable[McpTool]) -> None:
+        """The tools of the MCP servers from now on (after the built-in ones; a name that is
+        a built-in tool's is left out)."""
+        self._mcp = {t.name: t for t in tools if t.name not in self._tools}
+
+    def mcp_tool(self, name: str) -> McpTool | None:
+        return self._mcp.get(name)
 
     @property
     def workspace(self) -> Path:
@@ -83,14 +93,20 @@ class ToolRegistry:
 
     @property
     def names(self) -> list[str]:
-        return list(self._tools)
+        return [*self._tools, *self._mcp]
 
     def specs(self) -> list[ToolSpec]:
-        """The tools as the model sees them."""
-        return [tool.spec() for tool in self._tools.values()]
+        """The tools as the model sees them (the built-in ones, then the MCP servers')."""
+        return [tool.spec() for tool in self._tools.values()] + [
+            tool.spec() for tool in self._mcp.values()]
 
     def get(self, name: str) -> Tool | None:
+        """A built-in tool (the MCP servers' are :meth:`mcp_tool`)."""
         return self._tools.get(name)
+
+    def has(self, name: str) -> bool:
+        """Whether the model may call ``name`` (a built-in tool or an MCP server's)."""
+        return name in self._tools or name in self._mcp
 
     def is_read_only(self, name: str) -> bool:
         """Whether the tool has no side effects (may run concurrently). False when unknown."""
@@ -98,7 +114,9 @@ class ToolRegistry:
         return tool is not None and tool.read_only
 
     def approval_class(self, name: str) -> ApprovalClass:
-        """``write``, ``runCommand``, or ``none`` (read-only and unknown tools)."""
+        """``write``, ``runCommand``, ``mcp``, or ``none`` (read-only and unknown tools)."""
+        if name in self._mcp:
+            return "mcp"
         tool = self._tools.get(name)
         return "none" if tool is None else tool.approval_class
 
@@ -107,13 +125,17 @@ class ToolRegistry:
         return ToolResult(call_id=call.id, name=call.name, content=text, is_error=not ok)
 
     def _unknown(self, call: ToolCall) -> ToolResult:
-        known = ", ".join(self._tools) or "none"
+        known = ", ".join(self.names) or "none"
         return self._result(call, ToolError(
             "unknown_tool", f"unknown tool {call.name!r}; the available tools are: {known}"))
 
     def validate(self, call: ToolCall) -> ToolResult | None:
         """The error result a call would get for its name or arguments, or ``None`` when it
         can run (so the runner asks for approval only for calls that can run)."""
+        if call.name in self._mcp:
+            return None if isinstance(call.arguments, Mapping) else self._result(
+                call, ToolError("invalid_arguments",
+                                f"{call.name}: the arguments are not a JSON object"))
         tool = self._tools.get(call.name)
         if tool is None:
             return self._unknown(call)
@@ -131,6 +153,8 @@ class ToolRegistry:
         """What the user must see to approve a call (:meth:`Tool.prepare`), computed on the
         files as they are now; :class:`ToolError` when the call cannot apply (unknown tool and
         bad arguments included; an unexpected exception is ``internal_error``)."""
+        if call.name in self._mcp:
+            return Preview()  # the server, the tool and the arguments say it all
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
@@ -146,6 +170,13 @@ class ToolRegistry:
     async def execute(self, call: ToolCall, preview: Preview | None = None) -> ToolResult:
         """Validate and run one call; always a result (see the module docstring). With the
         ``preview`` that was approved, the tool applies exactly that (:meth:`Tool.apply`)."""
+        mcp = self._mcp.get(call.name)
+        if mcp is not None:
+            answer = await mcp.call(call.arguments)  # cancelling the run cancels the call
+            return self._result(call, ToolOutput(
+                answer.text,
+                error_type=(answer.error_type or "tool_error") if answer.is_error else None,
+                error=answer.text[:2000] if answer.is_error else None, whole=True))
         tool = self._tools.get(call.name)
         if tool is None:
             return self._unknown(call)
