@@ -147,6 +147,11 @@ class WorkspaceMcp:
         await self.ready()
         return self.manager.listing() if self._used else []
 
+    async def knows(self, name: str) -> bool:
+        """Whether a server of that name is configured."""
+        await self.ready()
+        return self._used and any(s.name == name for s in self.manager.listing())
+
     async def close(self) -> None:
         for task in (self._asking, self._configured):
             if task is not None and not task.done():

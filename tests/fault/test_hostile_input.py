@@ -635,6 +635,9 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/rewind": ["turn", "mode", "force", "sessionId"],
     "pseudoclaude/rewind/file": ["turn", "path", "sessionId"],
     "pseudoclaude/sessions/fork": ["sessionId", "turn"],
+    "pseudoclaude/mcp/list": [],
+    "pseudoclaude/mcp/approve": ["server", "decision"],
+    "pseudoclaude/mcp/restart": ["server"],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",
@@ -670,6 +673,7 @@ PLAUSIBLE: dict[str, Any] = {
     "mode": st.sampled_from(["code", "conversation", "both"]),
     "force": st.booleans(),
     "path": st.sampled_from(["a.txt", "notes/b.md", "../outside.txt", "/etc/passwd", ""]),
+    "server": st.sampled_from(["echo", "nope", "", "../x"]),
 }
 
 
@@ -679,7 +683,8 @@ REQUIRED: dict[str, set[str]] = {
     "pseudoclaude/sessions/resume": {"sessionId"},
     "pseudoclaude/memory/review": {"id", "decision"},
     "pseudoclaude/rewind/preview": {"turn", "mode"}, "pseudoclaude/rewind": {"turn", "mode"},
-    "pseudoclaude/rewind/file": {"turn", "path"}}
+    "pseudoclaude/rewind/file": {"turn", "path"},
+    "pseudoclaude/mcp/approve": {"server", "decision"}, "pseudoclaude/mcp/restart": {"server"}}
 
 
 def params_strategies(method: str, folder_uri: str) -> dict[str, st.SearchStrategy[Any]]:

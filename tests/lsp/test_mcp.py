@@ -18,7 +18,14 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.api.protocol import MCP_LIST, REQUEST_CANCELLED, RUN
+from pseudoclaude.api.protocol import (
+    INVALID_PARAMS,
+    MCP_APPROVE,
+    MCP_LIST,
+    MCP_RESTART,
+    REQUEST_CANCELLED,
+    RUN,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp"
 ECHO = str(FIXTURES / "echo_server.py")
@@ -141,6 +148,19 @@ async def test_a_denied_project_server_never_runs(approving: LanguageClient, env
     assert listed["proj"]["source"] == "project" and listed["proj"]["status"] == "disabled"
     assert not any(n.startswith("mcp__proj") for r in env.fake.requests for n in tool_names(r))
     assert not (env.tmp / "proj-started").exists()
+    # the user changes their mind (the chat's menu): allowed once, it runs for this process
+    approved = await env.call(approving, MCP_APPROVE, {"server": "proj",
+                                                        "decision": "allowOnce"})
+    assert approved["server"]["name"] == "proj"
+    assert approved["server"]["status"] in ("starting", "ready")
+    env.fake.add_turns({"text": "hi again"})
+    before = len(env.fake.requests)
+    await env.call(approving, RUN, {"prompt": "hello again"})
+    assert any("mcp__proj__echo" in tool_names(r) for r in env.fake.requests[before:])
+    assert (env.tmp / "proj-started").exists()
+    with pytest.raises(JsonRpcException) as unknown:
+        await env.call(approving, MCP_RESTART, {"server": "nope"})
+    assert unknown.value.code == INVALID_PARAMS and "server" in unknown.value.message
 
 
 @mcp(project=project_echo, answer="allowSession")

@@ -43,6 +43,8 @@ export const Requests = {
   rewindFile: 'pseudoclaude/rewind/file',
   sessionsFork: 'pseudoclaude/sessions/fork',
   mcpList: 'pseudoclaude/mcp/list',
+  mcpApprove: 'pseudoclaude/mcp/approve',
+  mcpRestart: 'pseudoclaude/mcp/restart',
 } as const;
 
 /** Server → client notifications. */
@@ -485,6 +487,36 @@ export interface ReviewParams extends WorkspaceParams {
   content?: string | null;
 }
 
+export interface McpServerParams extends WorkspaceParams {
+  /** The server's name, as `pseudoclaude/mcp/list` gives it. */
+  server: string;
+}
+
+/**
+ * The user's answer for a project server waiting for an approval (from a menu, after a
+ * dismissed question): `allowSession` is remembered outside the workspace.
+ */
+export interface McpApproveParams extends WorkspaceParams {
+  /** The server's name, as `pseudoclaude/mcp/list` gives it. */
+  server: string;
+  decision: ApprovalDecision;
+}
+
+export interface McpServerResult {
+  server: McpServer;
+}
+
+/** One server, as the listing shows it. */
+export interface McpServer {
+  name: string;
+  source: 'acp' | 'project' | 'user' | 'workspace';
+  status: 'disabled' | 'failed' | 'needsApproval' | 'ready' | 'starting';
+  /** The tools' own names (not the model's), when `ready`. */
+  tools: string[];
+  /** Why it is `failed` (or `disabled` by an approval). */
+  error: string | null;
+}
+
 export interface ReviewResult {
   applied: boolean;
   /** The line a person reads about it. */
@@ -683,17 +715,6 @@ export interface McpListResult {
   servers: McpServer[];
 }
 
-/** One server, as the listing shows it. */
-export interface McpServer {
-  name: string;
-  source: 'acp' | 'project' | 'user' | 'workspace';
-  status: 'disabled' | 'failed' | 'needsApproval' | 'ready' | 'starting';
-  /** The tools' own names (not the model's), when `ready`. */
-  tools: string[];
-  /** Why it is `failed` (or `disabled` by an approval). */
-  error: string | null;
-}
-
 /** `pseudoclaude/approve` (server → client): approve one tool call, shown as a diff. */
 export interface ApproveParams {
   workspace: string;
@@ -864,6 +885,8 @@ export interface RequestTypes {
   'pseudoclaude/rewind/file': [RewindFileParams, RewindFileResult];
   'pseudoclaude/sessions/fork': [ForkParams, ForkResult];
   'pseudoclaude/mcp/list': [EmptyParams, McpListResult];
+  'pseudoclaude/mcp/approve': [McpApproveParams, McpServerResult];
+  'pseudoclaude/mcp/restart': [McpServerParams, McpServerResult];
 }
 
 /** Notification → params. */

@@ -79,7 +79,7 @@ describe('protocol names', () => {
   it('match SPEC §8', () => {
     assert.deepEqual(Object.values(Requests).sort(), [
       'pseudoclaude/commands', 'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
-      'pseudoclaude/context', 'pseudoclaude/mcp/list', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
+      'pseudoclaude/context', 'pseudoclaude/mcp/approve', 'pseudoclaude/mcp/list', 'pseudoclaude/mcp/restart', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
       'pseudoclaude/memory/remember', 'pseudoclaude/memory/review', 'pseudoclaude/memory/show',
       'pseudoclaude/rewind', 'pseudoclaude/rewind/file', 'pseudoclaude/rewind/preview', 'pseudoclaude/run',
       'pseudoclaude/sessions/fork', 'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages',

@@ -16,6 +16,7 @@ from msgspec import UNSET
 from msgspec.structs import asdict
 
 from pseudoclaude import words
+from pseudoclaude.agent.approvals import Decision
 from pseudoclaude.agent.runner import RunOutcome
 from pseudoclaude.api import commands
 from pseudoclaude.api import protocol as p
@@ -249,6 +250,26 @@ async def mcp_list(ws: Workspace, params: p.EmptyParams) -> p.McpListResult:
     return p.McpListResult(servers=await ws.mcp_servers())
 
 
+_DECISIONS: dict[str, Decision] = {"allowOnce": "allow_once", "allowSession": "allow_session",
+                                   "deny": "deny"}
+
+
+async def mcp_approve(ws: Workspace, params: p.McpApproveParams) -> p.McpServerResult:
+    server = await ws.mcp.manager.approve(params.server, _DECISIONS[params.decision]) \
+        if await ws.mcp.knows(params.server) else None
+    if server is None:
+        raise p.ParamError("server", f"no MCP server named {params.server!r} in this folder")
+    return p.McpServerResult(server=server)
+
+
+async def mcp_restart(ws: Workspace, params: p.McpServerParams) -> p.McpServerResult:
+    server = await ws.mcp.manager.restart(params.server) \
+        if await ws.mcp.knows(params.server) else None
+    if server is None:
+        raise p.ParamError("server", f"no MCP server named {params.server!r} in this folder")
+    return p.McpServerResult(server=server)
+
+
 HANDLERS: dict[str, Handler] = {
     p.RUN: run,
     p.COMPACT: compact,
@@ -271,6 +292,8 @@ HANDLERS: dict[str, Handler] = {
     p.REWIND_FILE: rewind_file,
     p.SESSIONS_FORK: sessions_fork,
     p.MCP_LIST: mcp_list,
+    p.MCP_APPROVE: mcp_approve,
+    p.MCP_RESTART: mcp_restart,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

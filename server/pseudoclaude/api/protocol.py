@@ -65,12 +65,14 @@ REWIND = "pseudoclaude/rewind"
 REWIND_FILE = "pseudoclaude/rewind/file"
 SESSIONS_FORK = "pseudoclaude/sessions/fork"
 MCP_LIST = "pseudoclaude/mcp/list"
+MCP_APPROVE = "pseudoclaude/mcp/approve"
+MCP_RESTART = "pseudoclaude/mcp/restart"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
-    REWIND_FILE, SESSIONS_FORK, MCP_LIST,
+    REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -406,6 +408,25 @@ class ReviewParams(Wire):
         _non_empty("id", self.id)
 
 
+class McpServerParams(Wire):
+    server: str
+    """The server's name, as ``pseudoclaude/mcp/list`` gives it."""
+
+    def check(self) -> None:
+        _non_empty("server", self.server)
+
+
+class McpApproveParams(McpServerParams):
+    """The user's answer for a project server waiting for an approval (from a menu, after a
+    dismissed question): ``allowSession`` is remembered outside the workspace."""
+
+    decision: ApprovalDecision
+
+
+class McpServerResult(Wire):
+    server: McpServer
+
+
 class ReviewResult(Wire):
     applied: bool
     message: str
@@ -556,6 +577,8 @@ PARAMS: dict[str, type[Wire]] = {
     REWIND_FILE: RewindFileParams,
     SESSIONS_FORK: ForkParams,
     MCP_LIST: EmptyParams,
+    MCP_APPROVE: McpApproveParams,
+    MCP_RESTART: McpServerParams,
 }
 """The params shape of every request (the handlers' input)."""
 

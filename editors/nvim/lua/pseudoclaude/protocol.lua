@@ -27,6 +27,8 @@ M.requests = {
   rewind_file = 'pseudoclaude/rewind/file',
   sessions_fork = 'pseudoclaude/sessions/fork',
   mcp_list = 'pseudoclaude/mcp/list',
+  mcp_approve = 'pseudoclaude/mcp/approve',
+  mcp_restart = 'pseudoclaude/mcp/restart',
 }
 
 --- Server → client notifications.
@@ -380,6 +382,28 @@ M.stop_reasons = {
 --- @field decision 'accept'|'reject'
 --- @field content? string|nil An edited `after` to accept instead: a whole file, or a body without front matter.
 
+--- @class pseudoclaude.McpServerParams
+--- @field workspace? string
+--- @field server string The server's name, as `pseudoclaude/mcp/list` gives it.
+
+--- The user's answer for a project server waiting for an approval (from a menu, after a
+--- dismissed question): `allowSession` is remembered outside the workspace.
+--- @class pseudoclaude.McpApproveParams
+--- @field workspace? string
+--- @field server string The server's name, as `pseudoclaude/mcp/list` gives it.
+--- @field decision 'allowOnce'|'allowSession'|'deny'
+
+--- @class pseudoclaude.McpServerResult
+--- @field server pseudoclaude.McpServer
+
+--- One server, as the listing shows it.
+--- @class pseudoclaude.McpServer
+--- @field name string
+--- @field source 'acp'|'project'|'user'|'workspace'
+--- @field status 'disabled'|'failed'|'needsApproval'|'ready'|'starting'
+--- @field tools string[] The tools' own names (not the model's), when `ready`.
+--- @field error string|nil Why it is `failed` (or `disabled` by an approval).
+
 --- @class pseudoclaude.ReviewResult
 --- @field applied boolean
 --- @field message string The line a person reads about it.
@@ -520,14 +544,6 @@ M.stop_reasons = {
 
 --- @class pseudoclaude.McpListResult
 --- @field servers pseudoclaude.McpServer[] Every configured server, by name.
-
---- One server, as the listing shows it.
---- @class pseudoclaude.McpServer
---- @field name string
---- @field source 'acp'|'project'|'user'|'workspace'
---- @field status 'disabled'|'failed'|'needsApproval'|'ready'|'starting'
---- @field tools string[] The tools' own names (not the model's), when `ready`.
---- @field error string|nil Why it is `failed` (or `disabled` by an approval).
 
 --- `pseudoclaude/approve` (server → client): approve one tool call, shown as a diff.
 --- @class pseudoclaude.ApproveParams
