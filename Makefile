@@ -80,7 +80,7 @@ bench: $(STAMP)
 
 # The full crash campaign of docs/reliability.md (1,000 SIGKILLs of a real server; long).
 crash-campaign: $(STAMP)
-	$(BIN)/python bench/crash_campaign.py --kills 1000
+	$(BIN)/python bench/crash_campaign.py --kills 1000 --rewind-kills 200
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .ruff_cache .mypy_cache .hypothesis .import_linter_cache

@@ -91,8 +91,11 @@ The servers are started in one of two ways (``--launch``):
 The schedule (operations, rounds, kill delays) comes from ``--seed``; the moment a kill lands
 is a matter of timing and differs between runs of the same seed.
 
-Run: ``.venv/bin/python bench/crash_campaign.py [--kills 1000] [--lanes 2] [--launch fork]``.
-Prints progress and a table; writes ``bench/out/crash_campaign.json``.
+Run: ``.venv/bin/python bench/crash_campaign.py [--kills 1000] [--lanes 2] [--launch fork]
+[--rewind-kills 200]``. Prints progress and a table; writes ``bench/out/crash_campaign.json``.
+``--rewind-kills N`` (default 0) then runs the rewind lane (``bench/crash_rewind.py``: servers
+killed in the middle of code rewinds of 300 files) with N kills, prints its table too and puts
+its report under ``rewind`` in the same JSON (``ok`` covers both).
 """
 
 from __future__ import annotations
@@ -1429,6 +1432,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--provider", choices=("anthropic", "openai"), default="anthropic")
     parser.add_argument("--keep", action="store_true", help="keep the campaign's folder")
     parser.add_argument("--out", type=Path, default=OUT / "crash_campaign.json")
+    parser.add_argument("--rewind-kills", type=int, default=0, metavar="N",
+                        help="then run the rewind lane (bench/crash_rewind.py) with N kills")
     parser.add_argument("--zygote", metavar="SOCKET", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.zygote:
@@ -1439,10 +1444,21 @@ def main(argv: list[str] | None = None) -> int:
           f"launch={config.launch}, provider={config.provider}, seed={config.seed}")
     report = asyncio.run(run_campaign(config))
     print_table(report)
+    data, ok = report.as_json(), report.ok
+    if args.rewind_kills > 0:
+        import crash_rewind  # bench/crash_rewind.py (it imports this module for its classes)
+
+        print(f"\nrewind lane: {args.rewind_kills} kills")
+        rewind = asyncio.run(crash_rewind.run_rewind_lane(crash_rewind.RewindConfig(
+            kills=args.rewind_kills, seed=args.seed, launch=args.launch,
+            provider=args.provider, keep=args.keep)))
+        crash_rewind.print_table(rewind)
+        data["rewind"] = rewind.as_json()
+        ok = data["ok"] = ok and rewind.ok
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report.as_json(), indent=2) + "\n")
+    args.out.write_text(json.dumps(data, indent=2) + "\n")
     print(f"\nwrote {args.out}")
-    return 0 if report.ok else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

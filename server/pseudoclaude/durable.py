@@ -29,6 +29,15 @@ def temp_name(name: str) -> str:
     return f".{name[:200]}.{secrets.token_hex(6)}.tmp"
 
 
+def is_temp_of(name: str, candidate: str) -> bool:
+    """Whether ``candidate`` is a name :func:`temp_name` gives the temporary file of ``name``
+    (one a crash may have left behind)."""
+    prefix = f".{name[:200]}."
+    middle = candidate[len(prefix):-len(".tmp")] if candidate.startswith(prefix) \
+        and candidate.endswith(".tmp") else ""
+    return len(middle) == 12 and all(c in "0123456789abcdef" for c in middle)
+
+
 def write_temp(
     directory: Path | str, name: str, data: bytes, *,
     mode: int | None = PRIVATE, dir_fd: int | None = None,

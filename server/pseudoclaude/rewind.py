@@ -13,6 +13,7 @@ or its new state, never torn, and the set ends as the rewind meant it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ import msgspec
 
 from pseudoclaude import words
 from pseudoclaude.checkpoints import Change, CheckpointError, Checkpoints
-from pseudoclaude.durable import atomic_write
+from pseudoclaude.durable import atomic_write, is_temp_of
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session import SessionStore, SessionWriter
 from pseudoclaude.session.timeline import FORK, Timeline, Turn
@@ -196,9 +197,20 @@ def finish_interrupted(repo: Checkpoints) -> list[str]:
         journal.unlink(missing_ok=True)  # unreadable: nothing can be finished from it
         return []
     restored = repo.restore(ref, paths) if repo.exists(ref) else []
+    for path in paths:  # a kill while a file was written leaves its temporary copy
+        remove_temporaries(repo, path)
     repo.snapshot("after an interrupted rewind was finished", session)
     journal.unlink(missing_ok=True)
     return restored
+
+
+def remove_temporaries(repo: Checkpoints, path: str) -> None:
+    """The temporary files a write of ``path`` left beside it (``.<name>.<hex>.tmp``)."""
+    target = repo.workspace / path
+    with contextlib.suppress(OSError):
+        for entry in target.parent.iterdir():
+            if is_temp_of(target.name, entry.name) and entry.is_file():
+                entry.unlink(missing_ok=True)
 
 
 def write_fork(store: SessionStore, parent: str, turn: int | None, messages: list[Message],

@@ -9,7 +9,13 @@ zero. A second test breaks the disk on purpose
 between a kill and its check, to show that the checks do catch a lost acknowledged message and
 a corrupt memory note.
 
-``PSEUDOCLAUDE_CAMPAIGN_KILLS`` sets the number of kills of the first test (default 25).
+The rewind lane (``bench/crash_rewind.py``) in small: servers killed in the middle of code
+rewinds of 66 files; right after each kill every file is its old or its new content (never torn,
+never a third one), the next server finishes a journalled rewind, the session loads and the
+checkpoints keep working. Its self-check plants a torn file and a third version after a kill.
+
+``PSEUDOCLAUDE_CAMPAIGN_KILLS`` sets the number of kills of the first test (default 25),
+``PSEUDOCLAUDE_REWIND_KILLS`` those of the rewind lane (default 15).
 """
 
 from __future__ import annotations
@@ -84,3 +90,56 @@ def test_the_checks_catch_a_lost_message_and_a_corrupt_note(tmp_path: Path, camp
     if "note" in broken:
         assert report.counts["memory files corrupt"] >= 1, report.problems
     assert report.counts["protocol-invalid histories"] == 0, report.problems
+
+
+# -- the rewind lane (bench/crash_rewind.py) ------------------------------------------------
+
+REWIND_KILLS = int(os.environ.get("PSEUDOCLAUDE_REWIND_KILLS", "15"))
+
+
+@pytest.fixture(scope="module")
+def rewind_lane(bench_module: Callable[[str], ModuleType]) -> ModuleType:
+    return bench_module("crash_rewind")
+
+
+def test_sigkill_mid_rewind_tears_no_file_and_the_next_start_finishes(
+        tmp_path: Path, rewind_lane: Any) -> None:
+    """A server killed during code rewinds of 66 files: no file torn or in a third state, every
+    interrupted rewind finished by the next server, the session and checkpoints still work."""
+    config = rewind_lane.RewindConfig(kills=REWIND_KILLS, files=60, seed=20261215,
+                                      root=tmp_path, progress=None)
+    report = asyncio.run(rewind_lane.run_rewind_lane(config))
+    summary = report.as_json()
+    assert report.kills == REWIND_KILLS, summary
+    assert report.ok, (summary["counts"], summary["problems"])
+    assert len(report.phases) > 1, summary["kills_by_phase"]  # not all in one phase
+    finished = sum(n for k, n in summary["info"].items()
+                   if k.startswith("interrupted rewinds finished"))
+    assert finished > 0, summary  # some kills left a journal, and the next start finished it
+
+
+def test_the_rewind_checks_catch_a_torn_file(tmp_path: Path, rewind_lane: Any) -> None:
+    planted: dict[str, str] = {}
+
+    def tear(lane: Any, when: str) -> None:
+        """Once, right after a kill: cut a rewritten file in half, and replace another with a
+        whole version the rewind never wrote."""
+        if when != "right after the kill" or planted:
+            return
+        torn, other = lane.src_paths()[:2]
+        data = (lane.folder / torn).read_bytes()
+        (lane.folder / torn).write_bytes(data[: len(data) // 2])
+        (lane.folder / other).write_bytes(lane.version_of(other, 9999))
+        planted.update(torn=torn, other=other)
+
+    config = rewind_lane.RewindConfig(kills=2, files=20, calibration=1, seed=7, root=tmp_path,
+                                      progress=None, before_check=tear)
+    report = asyncio.run(rewind_lane.run_rewind_lane(config))
+    assert planted, "no kill happened"
+    assert any(planted["torn"] in p for p in report.problems
+               if p.startswith("torn files")), report.problems
+    assert any(planted["other"] in p for p in report.problems
+               if p.startswith("files in neither state")), report.problems
+    # The checks are pure functions of the disk: a whole file of either state is fine.
+    assert rewind_lane.whole_version(rewind_lane.content("a.txt", 3, 100, 200))
+    assert not rewind_lane.whole_version(rewind_lane.content("a.txt", 3, 100, 200)[:-1])

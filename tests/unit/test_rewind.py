@@ -200,12 +200,15 @@ async def test_an_interrupted_rewind_is_finished_on_the_next_start(
     repo = ws.checkpoints
     assert repo is not None
     # as if the process died after the journal and one of the two files
-    journal = repo.git_dir.parent / JOURNAL
+    journal = repo.folder / JOURNAL
     target = (await ws.turns())[1]
     assert target.turn == 2
     ref = plan.target_ref
     journal.write_text(json.dumps({"ref": ref, "paths": ["b.txt", "c.txt"]}))
     repo.restore(ref, ["b.txt"])
+    left = ws.root / ".c.txt.0123456789ab.tmp"  # a write of c.txt the kill cut short
+    left.write_text("half")
+    (ws.root / ".c.txt.notours.tmp").write_text("someone else's")
     await ws.close()
     fresh = workspace()
     await fresh.resume("latest")
@@ -213,6 +216,7 @@ async def test_an_interrupted_rewind_is_finished_on_the_next_start(
     await fresh.run("next")  # its first checkpoint finishes the rewind first
     assert (fresh.root / "b.txt").read_text() == "bravo\n" and not (fresh.root / "c.txt").exists()
     assert not journal.exists()
+    assert not left.exists() and (ws.root / ".c.txt.notours.tmp").exists()
 
 
 async def test_without_git_the_agents_own_writes_are_taken_back(workspace: Any,

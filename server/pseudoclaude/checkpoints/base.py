@@ -45,6 +45,11 @@ class Checkpoints(Protocol):
         """``<dataDir>/checkpoints``."""
         ...
 
+    @property
+    def workspace(self) -> Path:
+        """The folder whose files are checkpointed (resolved)."""
+        ...
+
     def prepare(self) -> None:
         """Get ready in the background (the first snapshot of a large tree is slow)."""
         ...
