@@ -31,6 +31,7 @@ from acp.schema import (
     ClientCapabilities,
     DeniedOutcome,
     Implementation,
+    McpServerStdio,
     RequestPermissionResponse,
 )
 
@@ -572,6 +573,31 @@ async def test_slash_rewind(env: Env) -> None:
         assert "Rewound to before prompt 1: 1 file restored" in done
         assert "still shows the messages" in done and not (ws / "made.txt").exists()
     assert env.cli("sessions", "show", sid, "--workspace", str(ws))["messages"] == []
+
+
+async def test_the_clients_mcp_servers_are_used(env: Env) -> None:
+    """``session/new`` ``mcpServers`` (stdio, the SDK's own server): its tool is offered to the
+    model, called after the client's permission, and its answer comes back; the agent says
+    it takes HTTP and SSE servers too."""
+    ws = env.folder()
+    echo = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp" / "echo_server.py")
+    env.fake.add_turns({"tool_calls": [{"name": "mcp__echo__echo",
+                                        "arguments": {"text": "via ACP"}}]},
+                       {"text": "echoed"})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        init = await call(conn.initialize(protocol_version=PROTOCOL_VERSION))
+        mcp = init.agent_capabilities.mcp_capabilities
+        assert mcp is not None and mcp.http and mcp.sse
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[McpServerStdio(
+            name="echo", command=sys.executable, args=[echo], env=[])]))).session_id
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("echo it")))
+        assert answer.stop_reason == "end_turn" and client.permissions
+    tools = [t["name"] for r in env.fake.requests for t in r["body"].get("tools", [])]
+    assert "mcp__echo__echo" in tools
+    results = [m for m in env.cli("sessions", "show", sid, "--workspace", str(ws))["messages"]
+               if m.get("tool_result")]
+    assert json.loads(results[0]["tool_result"]["content"])["content"] == "via ACP"
 
 
 # -- raw JSON-RPC ---------------------------------------------------------------------------------
