@@ -120,7 +120,7 @@ test('new, prompt with a permission, cancel, list, load in a new process', async
       const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
       await until(() => ofKind(first.updates, sessionId, 'available_commands_update').length, 'commands');
       const [commands] = ofKind(first.updates, sessionId, 'available_commands_update');
-      assert.deepEqual(commands.availableCommands.map((c) => c.name), ['compact', 'undo', 'context', 'memory', 'rewind']);
+      assert.deepEqual(commands.availableCommands.map((c) => c.name), ['compact', 'undo', 'context', 'memory', 'rewind', 'mcp']);
 
       const done = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
         sessionId, prompt: [{ type: 'text', text: 'say hi there' }],
