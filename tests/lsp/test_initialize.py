@@ -31,7 +31,9 @@ SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compa
                  "pseudoclaude/sessions/resume", "pseudoclaude/sessions/new",
                  "pseudoclaude/sessions/messages", "pseudoclaude/commands",
                  "pseudoclaude/sessions/turns", "pseudoclaude/rewind/preview",
-                 "pseudoclaude/rewind", "pseudoclaude/sessions/fork"]
+                 "pseudoclaude/rewind", "pseudoclaude/rewind/file",
+                 "pseudoclaude/sessions/fork", "pseudoclaude/mcp/list",
+                 "pseudoclaude/mcp/approve", "pseudoclaude/mcp/restart"]
 
 
 async def test_initialize_advertises_the_custom_surface(client: LanguageClient,
@@ -43,7 +45,8 @@ async def test_initialize_advertises_the_custom_surface(client: LanguageClient,
     assert experimental["notifications"] == ["pseudoclaude/event",
                                               "pseudoclaude/memoryChanged",
                                               "pseudoclaude/memoryProposals",
-                                              "pseudoclaude/contextUsage"]
+                                              "pseudoclaude/contextUsage",
+                                              "pseudoclaude/mcpChanged"]
     commands = [m.replace("/", ".") for m in SPEC_REQUESTS]
     assert experimental["commands"] == commands
     assert set(commands) <= set(caps.execute_command_provider.commands)
