@@ -61,6 +61,8 @@ class WorkspaceMcp:
         self._configured: asyncio.Task[None] | None = None
         self._asking: asyncio.Task[None] | None = None
         self._used = False
+        self._asked: set[tuple[str, str]] = set()
+        """The servers (and what they run) already asked about in this process."""
 
     def _options(self) -> McpOptions:
         return McpOptions(start_timeout=self.settings.mcp.start_timeout,
@@ -115,6 +117,9 @@ class WorkspaceMcp:
         An approver that cannot ask (a CLI without a terminal), or a dismissed request, leaves
         the server waiting."""
         for request in self.manager.pending_approvals():
+            if (request.name, request.summary) in self._asked:
+                continue  # once per process for the same command (settings reread, ...)
+            self._asked.add((request.name, request.summary))
             asked = ApprovalRequest.mcp_server(request.name, request.summary,
                                                url=request.transport != "stdio")
             try:

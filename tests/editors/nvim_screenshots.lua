@@ -371,6 +371,56 @@ step('rewind', function()
   vim.api.nvim_feedkeys('q', 'x', false)
 end)
 
+step('mcp', function()
+  -- MCP servers: the echo server and one whose command is missing in the settings, one that is
+  -- switched off, and a server of the folder's .mcp.json whose question (asked when the folder
+  -- opens) was dismissed: :PseudoClaudeMcp after a run started the others.
+  h.stop(client)
+  vim.cmd('silent! %bwipeout!')
+  local f = assert(io.open(vim.fs.joinpath(h.workspace, '.mcp.json'), 'w'))
+  f:write(vim.json.encode({ mcpServers = { search = { command = 'python3', args = { 'tools/search_server.py' } } } }))
+  f:close()
+  local echo = vim.fs.normalize(vim.fs.joinpath(here, '..', 'fixtures', 'mcp', 'echo_server.py'))
+  local select = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    if tostring(opts.prompt):find('wants to start the MCP server', 1, true) then
+      return on_choice(nil)
+    end
+    return select(items, opts, on_choice)
+  end
+  client = h.setup_plugin({
+    settings = {
+      approvals = { runCommand = 'ask', write = 'ask', mcp = 'ask' },
+      mcp = { servers = {
+        echo = { command = h.python, args = { echo } },
+        tracker = { command = 'tracker-mcp', args = { '--stdio' } },
+        browser = { type = 'http', url = 'http://127.0.0.1:9/mcp', disabled = true },
+      }, startTimeout = 30 },
+    },
+  })
+  vim.cmd.edit(vim.fn.fnameescape(h.workspace .. '/app.py'))
+  h.forget('PseudoClaudeRunDone')
+  require('pseudoclaude').run('What is this project?', { transcript = false })
+  take('PseudoClaudeRunDone')
+  local shown
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'PseudoClaudeMcp',
+    once = true,
+    callback = function(ev)
+      shown = ev.data
+    end,
+  })
+  vim.cmd('PseudoClaudeMcp')
+  wait_for('the MCP float', function()
+    return shown
+  end)
+  local text = table.concat(shown.lines, '\n')
+  assert(text:find('ready · 13 tools', 1, true) and text:find('waits for your approval', 1, true), text)
+  snap('nvim-mcp')
+  vim.api.nvim_feedkeys('q', 'x', false)
+  vim.ui.select = select
+end)
+
 step('stop', function()
   h.stop(client)
 end)

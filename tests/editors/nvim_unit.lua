@@ -245,7 +245,7 @@ test('user commands exist', function()
   for _, name in ipairs({ 'PseudoClaudeAsk', 'PseudoClaudeCompact', 'PseudoClaudeMemory', 'PseudoClaudeRemember',
     'PseudoClaudeSessions', 'PseudoClaudeResume', 'PseudoClaudeCancel', 'PseudoClaudeNew', 'PseudoClaudeForget',
     'PseudoClaudeContext', 'PseudoClaudeTranscript', 'PseudoClaudePreview', 'PseudoClaudeUndo',
-    'PseudoClaudeChat', 'PseudoClaudeProposals', 'PseudoClaudeRewind', 'PseudoClaudeFork' }) do
+    'PseudoClaudeChat', 'PseudoClaudeProposals', 'PseudoClaudeRewind', 'PseudoClaudeFork', 'PseudoClaudeMcp' }) do
     assert(cmds[name], 'missing :' .. name)
   end
 end)
@@ -274,7 +274,7 @@ test('doc/tags is what :helptags makes of doc/pseudoclaude.txt', function()
     ':PseudoClaudeCancel', 'pseudoclaude-statusline', 'pseudoclaude-root', ':PseudoClaudeContext',
     ':PseudoClaudePreview', ':PseudoClaudeUndo', ':PseudoClaudeChat', ':PseudoClaudeProposals',
     'pseudoclaude-chat', 'pseudoclaude-approvals', 'pseudoclaude-proposals', ':PseudoClaudeRewind',
-    ':PseudoClaudeFork', 'pseudoclaude-rewind' }) do
+    ':PseudoClaudeFork', 'pseudoclaude-rewind', ':PseudoClaudeMcp', 'pseudoclaude-mcp' }) do
     assert(table.concat(fresh, '\n'):find(tag .. '\t', 1, true), 'no help tag ' .. tag)
   end
   eq(vim.fn.readfile(plugin .. '/doc/tags'), fresh,
@@ -1501,6 +1501,348 @@ test(':PseudoClaudeFork: forks, then resumes the new session', function()
     'PseudoClaude: forked the whole conversation into session s-fork, now the current one.',
     "PseudoClaude: Fork takes a prompt's number (none: the whole conversation).",
   })
+end)
+
+local mcp = require('pseudoclaude.mcp')
+
+local ECHO_TOOLS = { 'echo', 'dotted.name', 'big', 'image', 'mixed', 'fail', 'env', 'header', 'shout', 'grow', 'pid',
+  'sleep', 'crash' }
+
+test('mcp: sources, statuses, the summary and the tools in words', function()
+  eq(vim.tbl_map(mcp.source_label, { 'user', 'project', 'workspace', 'acp', 'other' }),
+    { 'your settings', '.mcp.json', 'config.yaml', 'the editor', 'other' })
+  eq(mcp.status_text({ name = 'e', status = 'ready', tools = { 'a', 'b' } }), 'ready · 2 tools')
+  eq(mcp.status_text({ name = 'e', status = 'ready', tools = { 'a' } }), 'ready · 1 tool')
+  eq(mcp.status_text({ name = 'e', status = 'ready', tools = {} }), 'ready · no tools')
+  eq(mcp.status_text({ name = 'e', status = 'starting', tools = {} }), 'not started yet')
+  eq(mcp.status_text({ name = 'e', status = 'needsApproval', tools = {} }), 'waits for your approval')
+  eq(mcp.status_text({ name = 'e', status = 'failed', tools = {}, error = 'cannot run `x`:\n no such file' }),
+    'failed: cannot run `x`: no such file')
+  eq(mcp.status_text({ name = 'e', status = 'failed', tools = {}, error = vim.NIL }), 'failed: it did not start')
+  eq(mcp.status_text({ name = 'e', status = 'disabled', tools = {} }), 'disabled')
+  eq(mcp.status_text({ name = 'e', status = 'disabled', tools = {}, error = 'not approved' }), 'disabled: not approved')
+  eq(mcp.summary({ { status = 'ready' }, { status = 'failed' }, { status = 'ready' }, { status = 'needsApproval' } }),
+    '4 MCP servers: 2 ready, 1 waiting for your approval, 1 failed')
+  eq(mcp.summary({ { status = 'starting' } }), '1 MCP server: 1 not started yet')
+  eq(mcp.tools_lines({}, 40), {})
+  eq(mcp.tools_lines({ 'echo', 'pid' }, 40), { 'tools: echo, pid' })
+  eq(mcp.tools_lines(ECHO_TOOLS, 40), { 'tools: echo, dotted.name, big, … +10' })
+  for _, l in ipairs(mcp.tools_lines(ECHO_TOOLS, 40)) do
+    assert(vim.fn.strdisplaywidth(l) <= 40, l)
+  end
+  eq(mcp.tools_lines({ 'a-very-long-tool-name-indeed', 'b' }, 20), { 'tools: … +2' })
+  eq(mcp.tools_lines(ECHO_TOOLS, 40, true), { 'tools: echo, dotted.name, big, image,', 'mixed, fail, env, header, shout, grow,',
+    'pid, sleep, crash' })
+end)
+
+test('mcp: the float lines: aligned columns, details under the status, rows and highlights', function()
+  local servers = {
+    { name = 'echo', source = 'user', status = 'ready', tools = ECHO_TOOLS },
+    { name = 'proj', source = 'project', status = 'needsApproval', tools = {} },
+    { name = 'missing', source = 'user', status = 'failed', tools = {},
+      error = 'cannot run `pseudoclaude-no-such-mcp`: no such file or directory' },
+    { name = 'later', source = 'workspace', status = 'starting', tools = {} },
+    { name = 'off', source = 'acp', status = 'disabled', tools = {} },
+  }
+  local lines, rows, marks = mcp.lines(servers, { width = 70, commands = { proj = 'python3 echo_server.py' } })
+  -- By name, after a one-cell margin.
+  eq(lines, {
+    ' 5 MCP servers: 1 ready, 1 not started yet, 1 waiting for your approval, 1 failed, 1 disabled',
+    '',
+    ' ✓ echo     your settings  ready · 13 tools',
+    '                           tools: echo, dotted.name, big, image, … +9',
+    ' ○ later    config.yaml    not started yet',
+    ' ✗ missing  your settings  failed: cannot run',
+    '                           `pseudoclaude-no-such-mcp`: no such file or',
+    '                           directory',
+    ' ⊘ off      the editor     disabled',
+    ' ? proj     .mcp.json      waits for your approval',
+    '                           runs python3 echo_server.py',
+    '',
+    ' a approve · r restart · <CR> tools · R refresh · q close',
+  })
+  local names = {}
+  for i = 3, 11 do
+    names[#names + 1] = rows[i].name
+  end
+  eq(names, { 'echo', 'echo', 'later', 'missing', 'missing', 'missing', 'off', 'proj', 'proj' })
+  eq({ rows[1], rows[2], rows[12], rows[13] }, {})
+  local function groups(row)
+    local out = {}
+    for _, m in ipairs(marks) do
+      if m[1] == row then
+        out[#out + 1] = { lines[row + 1]:sub(m[2] + 1, m[3]), m[4] }
+      end
+    end
+    return out
+  end
+  eq(groups(2), { { '✓', 'PseudoClaudeMcpReady' }, { 'echo', 'PseudoClaudeMcpName' },
+    { 'your settings  ', 'PseudoClaudeMcpSource' }, { 'ready · 13 tools', 'PseudoClaudeMcpReady' } })
+  eq(groups(3), { { lines[4]:sub(2), 'PseudoClaudeMcpDetail' } })
+  eq(groups(5)[4], { 'failed: cannot run', 'PseudoClaudeMcpFailed' })
+  eq(groups(6), { { lines[7]:sub(2), 'PseudoClaudeMcpFailed' } })
+  eq(groups(9)[1], { '?', 'PseudoClaudeMcpApproval' })
+  eq(groups(12), { { lines[13]:sub(2), 'PseudoClaudeMcpHelp' } })
+  -- All the tools (<CR>); a server being restarted says so instead of its status.
+  lines = mcp.lines(servers, { width = 70, expanded = { echo = true }, busy = { missing = 'restarting…' } })
+  eq(vim.list_slice(lines, 3, 6), { ' ✓ echo     your settings  ready · 13 tools',
+    '                           tools: echo, dotted.name, big, image, mixed,',
+    '                           fail, env, header, shout, grow, pid, sleep,',
+    '                           crash' })
+  eq(lines[8], ' ✗ missing  your settings  restarting…')
+  -- A very long error: three lines at most.
+  local long = { { name = 'x', source = 'user', status = 'failed', tools = {}, error = string.rep('word ', 80) } }
+  lines = mcp.lines(long, { width = 40 })
+  eq(#lines, 2 + 3 + 2)
+  assert(vim.endswith(lines[5], '…'), lines[5])
+  -- No servers: how to add one.
+  lines = mcp.lines({}, { folder = 'app' })
+  eq(lines[1], ' No MCP servers in app.')
+  assert(table.concat(lines, '\n'):find(".mcp.json", 1, true), 'no .mcp.json')
+  assert(table.concat(lines, '\n'):find("mcp = { servers = {", 1, true), 'no mcp.servers setting')
+  eq(lines[#lines], ' R refresh · q close')
+end)
+
+test('mcp: what a project server runs: asked by the server, else its .mcp.json', function()
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local ws = vim.uri_from_fname(dir)
+  vim.fn.writefile({ vim.json.encode({ mcpServers = {
+    docs = { command = 'npx', args = { '-y', 'docs-mcp' } },
+    web = { type = 'http', url = 'https://example.com/mcp' },
+  } }) }, dir .. '/.mcp.json')
+  eq(mcp.project_command(ws, 'docs'), 'npx -y docs-mcp')
+  eq(mcp.project_command(ws, 'web'), 'https://example.com/mcp')
+  eq(mcp.project_command(ws, 'nope'), nil)
+  eq(mcp.project_command(vim.uri_from_fname(dir .. '/none'), 'docs'), nil)
+  eq(mcp.command_of(ws, { name = 'docs', source = 'project' }), 'npx -y docs-mcp')
+  eq(mcp.command_of(ws, { name = 'docs', source = 'user' }), nil)
+  mcp.remember_asked({ workspace = ws .. '/', kind = 'mcpServer', tool = 'docs', server = 'docs',
+    command = 'npx -y docs-mcp@2' })
+  eq(mcp.command_of(ws, { name = 'docs', source = 'project' }), 'npx -y docs-mcp@2')
+  eq(mcp.approve_prompt({ name = 'docs', source = 'project' }, 'npx -y docs-mcp@2'),
+    "PseudoClaude: This project's .mcp.json wants to start the MCP server docs: npx -y docs-mcp@2")
+  eq(mcp.approve_prompt({ name = 'local', source = 'user' }), 'PseudoClaude: Your settings ask to start the MCP server local')
+  mcp.asked = {}
+  vim.fn.delete(dir, 'rf')
+end)
+
+test('approvals: an MCP tool call and an MCP server are asked in words; old kinds as before', function()
+  local p = { workspace = 'file:///w', sessionId = 's', tool = 'echo', server = 'echo', kind = 'mcp',
+    arguments = { text = 'hello' } }
+  eq(approvals.mcp_prompt(p), 'PseudoClaude wants to call echo on the MCP server echo: text: hello')
+  eq(approvals.mcp_prompt(vim.tbl_extend('force', p, { tool = 'pid', arguments = vim.empty_dict() })),
+    'PseudoClaude wants to call pid on the MCP server echo (no arguments)')
+  local choices, prompt = approvals.choices(p)
+  eq(vim.tbl_map(function(c) return c.label end, choices), { 'Allow once', 'Allow echo for this session', 'Deny' })
+  eq(vim.tbl_map(function(c) return c.decision end, choices), { 'allowOnce', 'allowSession', 'deny' })
+  eq(prompt, approvals.mcp_prompt(p))
+  local server = { workspace = 'file:///w', sessionId = '', tool = 'proj', server = 'proj', kind = 'mcpServer',
+    arguments = vim.empty_dict(), command = 'python3 echo_server.py' }
+  eq(approvals.mcp_server_prompt(server),
+    "PseudoClaude: This project's .mcp.json wants to start the MCP server proj: python3 echo_server.py")
+  eq(approvals.mcp_server_prompt({ tool = 'web', server = 'web', kind = 'mcpServer', url = 'https://example.com/mcp' }),
+    "PseudoClaude: This project's .mcp.json wants to connect to the MCP server web at https://example.com/mcp")
+  choices = approvals.choices(server)
+  eq(vim.tbl_map(function(c) return c.label end, choices), { 'Allow once', 'Allow for this project', 'Deny' })
+  eq(vim.tbl_map(function(c) return c.decision end, choices), { 'allowOnce', 'allowSession', 'deny' })
+  -- The older kinds keep their words.
+  local _, cmd_prompt = approvals.choices({ tool = 'run_command', kind = 'runCommand', command = 'ls', cwd = '/w' })
+  eq(cmd_prompt, 'PseudoClaude: run_command wants to run: ls (in /w)')
+  local write_choices, write_prompt = approvals.choices({ tool = 'write_file', kind = 'write', path = 'a.txt' })
+  eq(write_prompt, 'PseudoClaude: write_file wants to write a.txt')
+  eq(write_choices[2].label, 'Allow for this session')
+end)
+
+test('approvals: kind mcp and mcpServer through vim.ui.select; a dismissed server waits, asked once', function()
+  local real_select, real_notify = vim.ui.select, vim.notify
+  local asked, shown, pick = {}, {}, nil
+  vim.ui.select = function(items, opts, on_choice)
+    local labels = {}
+    for i, item in ipairs(items) do
+      labels[i] = opts.format_item and opts.format_item(item) or item
+    end
+    asked[#asked + 1] = { labels = labels, prompt = opts.prompt, kind = opts.kind }
+    for i, l in ipairs(labels) do
+      if pick and l == pick then
+        return on_choice(items[i], i)
+      end
+    end
+    on_choice(nil)
+  end
+  vim.notify = function(msg, level)
+    shown[#shown + 1] = { msg = msg, level = level }
+  end
+  local ok, err = pcall(function()
+    local tool = { workspace = 'file:///w', sessionId = 's', tool = 'echo', server = 'echo', kind = 'mcp',
+      arguments = { text = 'hi' } }
+    pick = 'Allow echo for this session'
+    eq(approve_async(tool)(), { { decision = 'allowSession' } })
+    eq(asked[1], { labels = { 'Allow once', 'Allow echo for this session', 'Deny' },
+      prompt = 'PseudoClaude wants to call echo on the MCP server echo: text: hi', kind = 'pseudoclaude_approval' })
+    pick = nil
+    eq(approve_async(tool)(), { { decision = 'deny' } }, 'a dismissed tool call is denied')
+    local server = { workspace = 'file:///w', sessionId = '', tool = 'proj', server = 'proj', kind = 'mcpServer',
+      arguments = vim.empty_dict(), command = 'python3 echo_server.py' }
+    pick = 'Allow for this project'
+    eq(approve_async(server, 3)(), { { decision = 'allowSession' } })
+    eq(asked[3].prompt, "PseudoClaude: This project's .mcp.json wants to start the MCP server proj: python3 echo_server.py")
+    eq(mcp.command_of('file:///w', { name = 'proj', source = 'project' }), 'python3 echo_server.py', 'remembered for a')
+    -- Dismissed: no answer (RequestCancelled), the server keeps it waiting; said once.
+    pick = nil
+    local got = approve_async(server, 4)()
+    eq(got[1], nil)
+    eq(got[2].code, -32800)
+    eq(shown[#shown].msg, 'PseudoClaude: the MCP server proj waits for your approval: :PseudoClaudeMcp, then a.')
+    -- The same question again from the same server (it read its configuration again): not shown.
+    local before_asked, before_shown = #asked, #shown
+    got = approve_async(server, 4)()
+    eq(got[2].code, -32800)
+    eq({ #asked, #shown }, { before_asked, before_shown }, 'asked again')
+    -- Another command, or another server process: asked.
+    approve_async(vim.tbl_extend('force', server, { command = 'python3 other.py' }), 4)()
+    approve_async(server, 5)()
+    eq(#asked, before_asked + 2)
+    eq(#approvals.pending, 0)
+  end)
+  vim.ui.select, vim.notify = real_select, real_notify
+  approvals.dismissed, mcp.asked = {}, {}
+  assert(ok, err)
+end)
+
+test('chat: /mcp opens the servers; an MCP call\'s card waits for its approval', function()
+  local r = require('pseudoclaude.protocol').requests
+  local ws = 'file:///work/mcpchat'
+  local c
+  with_fake_server({ [r.context] = { sessionId = vim.NIL, messageCount = 0, estimatedTokens = 0, contextWindow = 200000,
+    autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false } }, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  chat.begin_run(ws, 'echo')
+  chat.event({ workspace = ws, sessionId = 's1', kind = 'toolCall', id = 'm', name = 'mcp__my_docs__search',
+    arguments = { q = 'x' } })
+  chat.approval({ workspace = ws, tool = 'search', server = 'my.docs', kind = 'mcp' }, true)
+  eq(vim.api.nvim_buf_get_lines(c.buf, -2, -1, false)[1], '  ⏸ waiting for your approval')
+  chat.approval({ workspace = ws, tool = 'search', server = 'my.docs', kind = 'mcp' }, false)
+  eq(vim.api.nvim_buf_get_lines(c.buf, -2, -1, false)[1], '  … running')
+  chat.approval({ workspace = ws, tool = 'mcp__my_docs__search', server = 'docs', kind = 'mcpServer' }, true)
+  eq(vim.api.nvim_buf_get_lines(c.buf, -2, -1, false)[1], '  … running', 'a server question is no call')
+  chat.abort_run(ws, 'canceled')
+  local pc = require('pseudoclaude')
+  local real, opened = pc.mcp, nil
+  pc.mcp = function(w) opened = w end
+  local prompt = require('pseudoclaude.chat.prompt')
+  prompt.server_commands[ws] = { { name = 'mcp', description = 'Show the MCP servers, their status and tools' } }
+  chat.submit(c, '/mcp')
+  pc.mcp = real
+  eq(opened, ws)
+  vim.cmd('bwipeout! ' .. c.buf)
+  prompt.forget()
+end)
+
+test(':PseudoClaudeMcp: the float, a approves, r restarts, <CR> tools, R and mcpChanged refresh, q closes', function()
+  local protocol = require('pseudoclaude.protocol')
+  local r = protocol.requests
+  local ws = 'file:///work/app'
+  local listing = {
+    { name = 'echo', source = 'user', status = 'ready', tools = ECHO_TOOLS },
+    { name = 'proj', source = 'project', status = 'needsApproval', tools = {} },
+    { name = 'missing', source = 'user', status = 'failed', tools = {}, error = 'cannot run `nope`' },
+  }
+  local lists = 0
+  local answers = {
+    [r.mcp_list] = function()
+      lists = lists + 1
+      return nil, { servers = vim.deepcopy(listing) }
+    end,
+    [r.mcp_approve] = function(params)
+      return nil, { server = { name = params.server, source = 'project', status = 'starting', tools = {} } }
+    end,
+    [r.mcp_restart] = function(params)
+      return nil, { server = { name = params.server, source = 'user', status = 'failed', tools = {},
+        error = 'cannot run `nope` again' } }
+    end,
+  }
+  local state
+  local seen = with_fake_server(answers, mcp.APPROVE_CHOICES[2], function(seen)
+    mcp.open(ws)
+    state = assert(mcp.current, 'no float')
+    eq(vim.api.nvim_get_current_win(), state.win, 'the float is current')
+    eq(vim.api.nvim_win_get_config(state.win).title[1][1], ' PseudoClaude MCP servers · app ')
+    eq(state.rows[vim.api.nvim_win_get_cursor(state.win)[1]].name, 'proj', 'the cursor on the one waiting for you')
+    local function on(name, key)
+      for l = 1, vim.api.nvim_buf_line_count(state.buf) do
+        if state.rows[l] and state.rows[l].name == name then
+          vim.api.nvim_win_set_cursor(state.win, { l, 0 })
+          return vim.api.nvim_feedkeys(vim.keycode(key), 'x', false)
+        end
+      end
+      error('no ' .. name)
+    end
+    local function text()
+      return table.concat(vim.api.nvim_buf_get_lines(state.buf, 0, -1, false), '\n')
+    end
+    -- <CR>: every tool, then folded again.
+    on('echo', '<CR>')
+    assert(text():find('crash', 1, true), text())
+    on('echo', '<CR>')
+    assert(not text():find('crash', 1, true), text())
+    -- a and r where they do nothing.
+    on('echo', 'a')
+    on('proj', 'r')
+    -- a on the project server: the question says what it runs; the answer goes to the server.
+    mcp.remember_asked({ workspace = ws, kind = 'mcpServer', tool = 'proj', server = 'proj', command = 'python3 s.py' })
+    on('proj', 'a')
+    local q = seen.asked[#seen.asked]
+    eq(q.prompt, "PseudoClaude: This project's .mcp.json wants to start the MCP server proj: python3 s.py")
+    eq(q.kind, 'pseudoclaude_mcp_approval')
+    eq(state.rows[vim.api.nvim_win_get_cursor(state.win)[1]].name, 'proj', 'the cursor stayed on it')
+    assert(text():find('? proj     .mcp.json      waits', 1, true) == nil, text())
+    assert(text():find('○ proj     .mcp.json      not started yet', 1, true), text())
+    -- r on the failed one: it stays failed, with the new error.
+    on('missing', 'r')
+    assert(text():find('failed: cannot run `nope` again', 1, true), text())
+    eq(state.rows[vim.api.nvim_win_get_cursor(state.win)[1]].name, 'missing', 'the cursor stayed on it')
+    on('missing', '<CR>')
+    -- R, and pseudoclaude/mcpChanged (a burst: one request), ask the server again.
+    local before = lists
+    on('echo', 'R')
+    eq(lists, before + 1)
+    require('pseudoclaude.handlers')[protocol.notifications.mcp_changed](nil, { workspace = ws .. '/' })
+    require('pseudoclaude.handlers')[protocol.notifications.mcp_changed](nil, { workspace = ws })
+    require('pseudoclaude.handlers')[protocol.notifications.mcp_changed](nil, { workspace = 'file:///other' })
+    vim.wait(500, function() return lists == before + 2 end, 10)
+    vim.wait(100)
+    eq(lists, before + 2)
+    assert(text():find('proj     .mcp.json      waits for your approval', 1, true), 'the refreshed list')
+    on('echo', 'q')
+    eq(vim.api.nvim_win_is_valid(state.win), false)
+    eq(mcp.current, nil)
+  end)
+  local sent = vim.tbl_filter(function(x) return x.method ~= r.mcp_list end, seen.sent)
+  eq(vim.tbl_map(function(x) return x.params end, sent), {
+    { workspace = ws, server = 'proj', decision = 'allowSession' },
+    { workspace = ws, server = 'missing' },
+  })
+  local shown = vim.tbl_map(function(x) return x.msg end, seen.shown)
+  eq(shown, {
+    'PseudoClaude: echo needs no approval (ready · 13 tools).',
+    'PseudoClaude: proj waits for your approval: a approves it.',
+    'PseudoClaude: proj approved for this project: not started yet.',
+    'PseudoClaude: missing failed: cannot run `nope` again',
+    'PseudoClaude: missing has no tools to show (failed: cannot run `nope` again).',
+  })
+  -- No servers: the float says how to add one; leaving it closes it.
+  with_fake_server({ [r.mcp_list] = { servers = {} } }, nil, function()
+    mcp.open(ws)
+    local lines = vim.api.nvim_buf_get_lines(mcp.current.buf, 0, -1, false)
+    eq(lines[1], ' No MCP servers in app.')
+    local win = mcp.current.win
+    vim.cmd('wincmd p')
+    vim.wait(200, function() return mcp.current == nil end, 10)
+    eq(vim.api.nvim_win_is_valid(win), false, 'leaving the float closes it')
+  end)
+  mcp.asked = {}
 end)
 
 io.stdout:write(string.format('nvim unit: %d passed, %d failed\n', passed, failed))

@@ -6,8 +6,9 @@ screen), against the real server and the fake model; the script writes each scre
 page (every cell with its colours) and Chromium (``/usr/bin/chromium``) renders it to
 ``nvim-chat.png``, ``nvim-approval.png``, ``nvim-proposal.png``, ``nvim-slash.png`` (the
 command menu after ``/``), ``nvim-resumed.png`` (a reopened session after a compaction) and
-``nvim-rewind.png`` (the preview of a rewind, a file changed by hand marked) in OUT_DIR
-(default ``editors/media``).
+``nvim-rewind.png`` (the preview of a rewind, a file changed by hand marked) and
+``nvim-mcp.png`` (``:PseudoClaudeMcp``: a ready, a failed, a disabled server and a project
+server waiting for approval) in OUT_DIR (default ``editors/media``).
 """
 
 from __future__ import annotations

@@ -284,6 +284,36 @@ def test_nvim_rewind(nvim: Any, tmp_path: Path) -> None:
     assert len(logs) == 3, logs
 
 
+MCP_RULES = [tool_rule("MCP-ECHO", "mcp__echo__echo", {"text": "hello from MCP"})]
+ECHO_SERVER = ROOT / "tests" / "fixtures" / "mcp" / "echo_server.py"
+
+
+@pytest.mark.timeout(420)
+def test_nvim_mcp(nvim: Any, tmp_path: Path) -> None:
+    """MCP servers in Neovim against real MCP servers (the SDK's echo server): a user server
+    from setup()'s settings, one whose command is missing, and a project server in .mcp.json
+    asked about when the folder opens (kind mcpServer, dismissed: it waits); a run calls
+    mcp__echo__echo after its kind mcp approval; :PseudoClaudeMcp lists the three, `a` allows
+    the project server for this project (remembered outside the workspace, it starts), `r`
+    restarts the missing one (still failed, its error shown); /mcp and :checkhealth."""
+    workspace = make_workspace(tmp_path)
+    marker = tmp_path / "proj-started"
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {
+        "command": sys.executable, "args": [str(ECHO_SERVER), "--marker", str(marker)]}}}))
+    report, requests, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_mcp.lua", MCP_RULES)
+    assert "nvim mcp e2e: 9 steps passed" in detail, detail
+    offered = {t["name"] for r in requests for t in r["body"].get("tools", [])}
+    assert "mcp__echo__echo" in offered, sorted(offered)
+    assert not any(n.startswith(("mcp__missing", "mcp__proj")) for n in offered), sorted(offered)
+    # The model got the echo server's answer as the tool result.
+    assert any("hello from MCP" in json.dumps(r["body"]["messages"][-1]) and
+               "tool_result" in json.dumps(r["body"]["messages"][-1]) for r in requests)
+    assert marker.exists(), "the approved project server never started"
+    remembered = list((tmp_path / "home").rglob("mcp-approvals.json"))
+    assert remembered and not list(workspace.rglob("mcp-approvals.json")), remembered
+    assert "pseudoclaude-no-such-mcp" in report["restart_message"]
+
+
 @pytest.mark.timeout(600)
 def test_nvim_install(nvim: Any, tmp_path: Path) -> None:
     """:PseudoClaudeInstall into a private XDG_DATA_HOME from this checkout (a Python too old and

@@ -147,6 +147,12 @@ local commands = {
     end,
     { nargs = 0, desc = 'PseudoClaude: what fills the context (breakdown in a float)' },
   },
+  PseudoClaudeMcp = {
+    function()
+      pc().mcp()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: the MCP servers of the folder (approve, restart, tools)' },
+  },
   PseudoClaudeChat = {
     function()
       pc().chat()

@@ -102,7 +102,7 @@ class LspApprover:
             f"{request.tool}: {request.summary}")
         message = f"PseudoClaude wants to use {summary}\nArguments: {arguments}"
         if request.approval_class == "mcpServer":
-            message = (f"This project's .mcp.json asks PseudoClaude to "
+            message = (f"This project's MCP configuration asks PseudoClaude to "
                        f"{request.summary.removeprefix(request.tool + ': ')}")
         answer = await self._request(
             types.WINDOW_SHOW_MESSAGE_REQUEST,

@@ -1,8 +1,11 @@
 --- Approvals asked by `pseudoclaude/approve` (SPEC §11 "Diff approvals"): a write opens a diff
 --- split (`before` | `after`, keys `a` allow once, `s` allow for this session, `d`/`q` deny;
---- closing the tab denies); a command asks with `vim.ui.select`. The answer is sent exactly once:
---- the user's decision, or RequestCancelled when the server cancels the request
---- (`$/cancelRequest`, the run was cancelled), which closes what was shown.
+--- closing the tab denies); a command, a call of an MCP server's tool (kind `mcp`) and starting
+--- a project's MCP server (kind `mcpServer`) ask with `vim.ui.select`. The answer is sent
+--- exactly once: the user's decision, or RequestCancelled when the server cancels the request
+--- (`$/cancelRequest`, the run was cancelled), which closes what was shown. A dismissed question
+--- about an MCP server is no answer (RequestCancelled): the server keeps it waiting, for
+--- `:PseudoClaudeMcp`.
 local util = require('pseudoclaude.util')
 local config = require('pseudoclaude.config')
 local diff = require('pseudoclaude.diff')
@@ -24,6 +27,7 @@ M.pending = {}
 --- @field params pseudoclaude.ApproveParams
 --- @field view? pseudoclaude.DiffView
 --- @field done boolean
+--- @field dismissed? boolean a question about an MCP server left unanswered
 --- @field settle fun(decision?: string, err?: table)
 
 local fire = util.fire
@@ -58,6 +62,56 @@ function M.command_prompt(p)
   local command = type(p.command) == 'string' and p.command ~= '' and p.command or fmt.arguments(p.arguments, 300)
   local where = type(p.cwd) == 'string' and p.cwd ~= '' and (' (in ' .. p.cwd .. ')') or ''
   return string.format('PseudoClaude: %s wants to run: %s%s', p.tool, command, where)
+end
+
+--- The words of an MCP tool call's approval (`vim.ui.select` prompt): the tool by its own name,
+--- its server and the arguments.
+--- @param p pseudoclaude.ApproveParams
+--- @return string
+function M.mcp_prompt(p)
+  local args = fmt.arguments(p.arguments, 300)
+  return string.format('PseudoClaude wants to call %s on the MCP server %s%s', tostring(p.tool),
+    tostring(p.server or '?'), args ~= '' and (': ' .. args) or ' (no arguments)')
+end
+
+--- The words of the question about starting a project's MCP server (kind `mcpServer`).
+--- @param p pseudoclaude.ApproveParams
+--- @return string
+function M.mcp_server_prompt(p)
+  local name = tostring(p.server or p.tool)
+  if type(p.url) == 'string' and p.url ~= '' and not (type(p.command) == 'string' and p.command ~= '') then
+    return string.format("PseudoClaude: This project's .mcp.json wants to connect to the MCP server %s at %s", name,
+      p.url)
+  end
+  local command = type(p.command) == 'string' and p.command ~= '' and (': ' .. p.command) or ''
+  return string.format("PseudoClaude: This project's .mcp.json wants to start the MCP server %s%s", name, command)
+end
+
+--- What `vim.ui.select` offers for an approval: `{label, decision}` each, and its prompt.
+--- Commands and writes: `Allow once`, `Allow for this session`, `Deny`; an MCP tool: the
+--- session's allowance is for that tool; an MCP server: `Allow for this project` (remembered).
+--- @param p pseudoclaude.ApproveParams
+--- @return {label: string, decision: string}[], string
+function M.choices(p)
+  local actions, kinds = protocol.approval_actions, protocol.approve_kinds
+  if p.kind == kinds.mcp_server then
+    return require('pseudoclaude.mcp').APPROVE_CHOICES, M.mcp_server_prompt(p)
+  end
+  local session = actions.session
+  local prompt
+  if p.kind == kinds.mcp then
+    session = string.format('Allow %s for this session', tostring(p.tool))
+    prompt = M.mcp_prompt(p)
+  elseif p.kind == kinds.write then
+    prompt = string.format('PseudoClaude: %s wants to write %s', p.tool, p.path or fmt.arguments(p.arguments))
+  else
+    prompt = M.command_prompt(p)
+  end
+  return {
+    { label = actions.once, decision = DECISION.allow_once },
+    { label = session, decision = DECISION.allow_session },
+    { label = actions.deny, decision = DECISION.deny },
+  }, prompt
 end
 
 --- The hint of a write approval's diff split (the keys).
@@ -112,17 +166,72 @@ local function open_diff(pending)
   })
 end
 
+--- The project MCP servers whose question was dismissed, by server process and folder, then
+--- name: the command line (or URL) it was about. The server asks again when it reads its
+--- configuration again (a settings change): the same question is not shown twice to the same
+--- server; `a` in `:PseudoClaudeMcp` answers it.
+--- @type table<string, table<string, string>>
+M.dismissed = {}
+
+local function server_key(client_id, p)
+  local ws = tostring(p.workspace or ''):gsub('/+$', '')
+  return tostring(client_id) .. ' ' .. ws, tostring(p.server or p.tool), tostring(p.command or p.url or '')
+end
+
+--- Was this question about an MCP server dismissed already (same server process, folder, server
+--- and command)?
+--- @param client_id integer
+--- @param p pseudoclaude.ApproveParams
+--- @return boolean
+function M.was_dismissed(client_id, p)
+  local ws, name, what = server_key(client_id, p)
+  return M.dismissed[ws] ~= nil and M.dismissed[ws][name] == what
+end
+
+local function dismiss(pending, quietly)
+  local p = pending.params
+  local ws, name, what = server_key(pending.client_id, p)
+  M.dismissed[ws] = M.dismissed[ws] or {}
+  M.dismissed[ws][name] = what
+  pending.dismissed = true
+  if not quietly then
+    util.notify(string.format('PseudoClaude: the MCP server %s waits for your approval: :PseudoClaudeMcp, then a.',
+      name))
+  end
+  -- No answer: the server keeps it waiting.
+  pending.settle(nil, vim.lsp.rpc_response_error(protocol.errors.request_cancelled, 'the question was dismissed'))
+end
+
 local function ask_select(pending)
   local p = pending.params
-  local actions = protocol.approval_actions
-  local prompt = p.kind == protocol.approve_kinds.write
-      and string.format('PseudoClaude: %s wants to write %s', p.tool, p.path or fmt.arguments(p.arguments))
-    or M.command_prompt(p)
-  vim.ui.select({ actions.once, actions.session, actions.deny }, {
+  local choices, prompt = M.choices(p)
+  local kinds = protocol.approve_kinds
+  if p.kind == kinds.mcp_server and M.was_dismissed(pending.client_id, p) then
+    return dismiss(pending, true)
+  end
+  if p.kind ~= kinds.mcp and p.kind ~= kinds.mcp_server then
+    -- The labels themselves, as before (what UI plugins and scripts see).
+    local labels = vim.tbl_map(function(c)
+      return c.label
+    end, choices)
+    return vim.ui.select(labels, { prompt = prompt, kind = 'pseudoclaude_approval' }, function(choice)
+      pending.settle(render.decision_of_title[choice] or DECISION.deny)
+    end)
+  end
+  vim.ui.select(choices, {
     prompt = prompt,
     kind = 'pseudoclaude_approval',
+    format_item = function(c)
+      return c.label
+    end,
   }, function(choice)
-    pending.settle(render.decision_of_title[choice] or DECISION.deny)
+    if choice then
+      return pending.settle(choice.decision)
+    end
+    if p.kind == kinds.mcp_server then
+      return dismiss(pending, false)
+    end
+    pending.settle(DECISION.deny)
   end)
 end
 
@@ -146,12 +255,16 @@ function M.handle(_, params, ctx)
       pending.view:close()
     end
     require('pseudoclaude.chat').approval(params, false)
-    fire('PseudoClaudeApproval', { params = params, decision = decision, cancelled = err ~= nil })
+    fire('PseudoClaudeApproval', { params = params, decision = decision, cancelled = err ~= nil and not pending.dismissed,
+      dismissed = pending.dismissed })
     vim.schedule(function()
       coroutine.resume(co, decision, err)
     end)
   end
   M.pending[#M.pending + 1] = pending
+  if params.kind == protocol.approve_kinds.mcp_server then
+    require('pseudoclaude.mcp').remember_asked(params)
+  end
   local shown_as_diff = params.kind == protocol.approve_kinds.write
     and config.options.approvals.diff ~= false
     and type(params.after) == 'string'

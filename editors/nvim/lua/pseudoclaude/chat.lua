@@ -190,12 +190,16 @@ end
 --- @param waiting boolean
 function M.approval(params, waiting)
   local chat = get(params.workspace)
-  if not chat then
+  if not chat or params.kind == 'mcpServer' then -- (starting a server: no call, no card)
     return
   end
+  -- An MCP tool is asked by its own name; its card has the model's (`mcp__<server>__<tool>`).
+  local mcp_prefix = params.kind == 'mcp' and type(params.server) == 'string'
+    and ('mcp__' .. params.server:gsub('[^%w_-]', '_') .. '__') or nil
   for i = #chat.items, 1, -1 do
     local item = chat.items[i]
-    if item.kind == 'toolCall' and item.name == params.tool
+    if item.kind == 'toolCall'
+      and (item.name == params.tool or (mcp_prefix and vim.startswith(tostring(item.name), mcp_prefix)))
       and item.status == (waiting and 'running' or 'approval') then
       item.status = waiting and 'approval' or 'running'
       buffer.update(chat, item)

@@ -6,8 +6,10 @@ local M = {}
 ---   `:PseudoClaudeInstall` installed, else `{'pseudoclaude', 'lsp'}` from PATH).
 --- @field python? string A Python that has the package: starts `<python> -m pseudoclaude lsp`.
 --- @field settings? table Server settings (SPEC §7 keys: provider, model, baseUrl, apiKey,
----   contextWindow, maxIterations, thinking, approvals = {runCommand, write},
----   memory = {enabled, userDir}, dataDir, session = {retentionDays}, compact = {...}).
+---   contextWindow, maxIterations, thinking, approvals = {runCommand, write, mcp},
+---   memory = {enabled, userDir}, dataDir, session = {retentionDays}, compact = {...},
+---   mcp = {servers = {name = {command, args?, env?} | {type = 'http', url}}, startTimeout,
+---   toolTimeout}).
 --- @field transcript? {open: 'vsplit'|'split'|'tab'|'none'} Where `:PseudoClaudeAsk` shows it.
 --- @field approvals? {diff: boolean} `diff = true` (default): the client asks the server for
 ---   `pseudoclaude/approve` and shows an edit as a diff split; `false`: the server asks with

@@ -1,5 +1,5 @@
 --- Handlers for what the server sends: `pseudoclaude/event`, `pseudoclaude/contextUsage`,
---- `pseudoclaude/memoryChanged`, `pseudoclaude/memoryProposals`, approvals
+--- `pseudoclaude/memoryChanged`, `pseudoclaude/memoryProposals`, `pseudoclaude/mcpChanged`, approvals
 --- (`pseudoclaude/approve`, or `window/showMessageRequest` without the capability) and the
 --- server's `$/cancelRequest` of a pending approval.
 local util = require('pseudoclaude.util')
@@ -45,6 +45,14 @@ M[protocol.notifications.memory_proposals_changed] = function(_, params)
     )
   end
   fire('PseudoClaudeProposals', params)
+end
+
+--- The MCP servers of a folder changed (a status, their tools): `:PseudoClaudeMcp` shows it.
+M[protocol.notifications.mcp_changed] = function(_, params)
+  if type(params) == 'table' then
+    require('pseudoclaude.mcp').changed(params)
+  end
+  fire('PseudoClaudeMcpChanged', params)
 end
 
 M[protocol.server_requests.approve] = function(err, params, ctx)

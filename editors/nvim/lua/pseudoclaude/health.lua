@@ -1,6 +1,7 @@
 --- `:checkhealth pseudoclaude`: Neovim, the server and its version, provider credentials (whether
 --- they are set, never their values), the workspace root of the current buffer and its data folder,
---- and what checkpoints cover (the `git` command found or not).
+--- what checkpoints cover (the `git` command found or not), and the state of the folder's MCP
+--- servers when the server runs.
 local M = {}
 
 local health = vim.health
@@ -190,12 +191,50 @@ local function check_checkpoints()
   end
 end
 
+--- The folder's MCP servers, as the running server lists them (nothing is started for this).
+local function check_mcp()
+  health.start('MCP servers')
+  local client = require('pseudoclaude.client')
+  local buf = user_buf() or 0
+  local c = client.get(buf)
+  if not (c and c.initialized) then
+    health.info('the server is not running: :PseudoClaudeMcp shows the servers once it is')
+    return
+  end
+  local protocol = require('pseudoclaude.protocol')
+  local resp = c:request_sync(protocol.requests.mcp_list, { workspace = client.workspace(c, buf) }, 3000)
+  if not resp or resp.err then
+    health.warn('the server did not list its MCP servers: '
+      .. (resp and client.error_message(resp.err) or 'no answer within 3 s'))
+    return
+  end
+  local servers = resp.result and resp.result.servers or {}
+  if #servers == 0 then
+    health.info("no MCP servers: add them to the folder's .mcp.json or to the mcp.servers setting")
+    return
+  end
+  local mcp = require('pseudoclaude.mcp')
+  for _, s in ipairs(servers) do
+    local line = string.format('%s (%s): %s', s.name, mcp.source_label(s.source), mcp.status_text(s))
+    if s.status == 'failed' then
+      health.warn(line, { ':PseudoClaudeMcp, then r on it, restarts it' })
+    elseif s.status == 'ready' then
+      health.ok(line)
+    elseif s.status == 'needsApproval' then
+      health.info(line .. ' (:PseudoClaudeMcp, then a)')
+    else
+      health.info(line)
+    end
+  end
+end
+
 function M.check()
   check_neovim()
   check_server()
   check_credentials()
   check_workspace()
   check_checkpoints()
+  check_mcp()
 end
 
 return M

@@ -568,6 +568,13 @@ function M.context(workspace)
   end)
 end
 
+--- `:PseudoClaudeMcp`: the MCP servers of the folder (status, where configured, tools) in a
+--- float: `a` approves one, `r` restarts one, `<CR>` shows its tools, `R` refreshes.
+--- @param workspace? string
+function M.mcp(workspace)
+  require('pseudoclaude.mcp').open(workspace)
+end
+
 --- `:PseudoClaudeTranscript`: show the transcript buffer.
 function M.open_transcript()
   local how = config.options.transcript.open

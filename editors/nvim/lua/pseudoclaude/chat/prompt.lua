@@ -56,6 +56,9 @@ local ACTIONS = {
   proposals = function(pc, ws)
     pc.proposals(ws)
   end,
+  mcp = function(pc, ws)
+    pc.mcp(ws)
+  end,
   cancel = function(pc, ws)
     pc.cancel(ws)
   end,
