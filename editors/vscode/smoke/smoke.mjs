@@ -10,7 +10,12 @@
 // its preview first; after it a reload shows the summarized part dimmed ("not in context"), with
 // failed and denied calls; typing / in the prompt lists the slash commands; in a new session, a
 // prompt's "Fork from here" starts a new session before it and its "Rewind to here…" lists the
-// files (a diff of each), puts them back on disk and takes the conversation back. The server starts from `pseudoclaude.server.command` in code-server's
+// files (a diff of each), puts them back on disk and takes the conversation back. Then MCP servers,
+// in a second folder: one in the Machine settings (`pseudoclaude.mcp.servers`: the repository's
+// echo test server), one in the folder's .mcp.json, whose approval question shows in the chat
+// when the folder opens (Allow once); a run calls mcp__echo__echo (its approval card, then the
+// tool card) and the header's MCP menu lists both servers ready, with their tools.
+// The server starts from `pseudoclaude.server.command` in code-server's
 // Machine settings, with a PATH that has no `pseudoclaude` on it (so only that setting can work).
 // Screenshots of the chat go to --media (the README's pictures).
 //
@@ -110,6 +115,11 @@ const README_EDITED = [
 ].join('\n');
 // ~40 KB: two reads of it fill more than the recent window (a much larger result is offloaded).
 const BIG_LOG = Array.from({ length: 800 }, (_, i) => `run ${i}: sessions, compaction and memory.\n`).join('');
+// MCP: the repository's test server (over stdio), as a user server and as a project server.
+const ECHO_SERVER = join(here, '..', '..', '..', 'tests', 'fixtures', 'mcp', 'echo_server.py');
+const MCP_PROMPT = 'Say hello through the MCP echo server';
+const MCP_TEXT = 'Hello from the echo server';
+const MCP_ANSWER = `The echo server answered: ${MCP_TEXT}.`;
 const codeServer = join(here, 'node_modules', '.bin', 'code-server');
 mkdirSync(opts.out, { recursive: true });
 
@@ -145,6 +155,16 @@ async function startFakeModel(tmp) {
   }
   const script = JSON.parse(demo.stdout);
   script.rules.unshift(
+    {
+      // The MCP scenario: mcp__echo__echo (approved in the chat), then the answer (once).
+      when: { has_tools: true, last_is_tool_result: true, body_contains: MCP_PROMPT },
+      reply: { text: MCP_ANSWER },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_user_contains: MCP_PROMPT, body_contains: 'mcp__echo__echo' },
+      reply: { text: 'Asking the echo server.', tool_calls: [{ name: 'mcp__echo__echo', arguments: { text: MCP_TEXT } }] },
+    },
     {
       // The rewind scenario's run: two writes (each approved in the chat), then a short answer (once).
       when: { has_tools: true, last_is_tool_result: true, body_contains: REWIND_PROMPT },
@@ -882,6 +902,8 @@ async function main() {
   await chat.locator('#prompt').fill('');
   log('chat: Rewind to here… (code and conversation): README.md\'s diff from the list, CHANGES.md deleted and README.md back on disk, the conversation rewound');
 
+  await mcpServers(page, { tmp, dirs, serverCommand, shots });
+
   const errors = await page.locator('.notifications-toasts .notification-toast', { hasText: 'PseudoClaude' }).allInnerTexts();
   if (errors.some((t) => /failed|did not start/i.test(t))) {
     throw new Error(`error notifications: ${errors.join(' | ')}`);
@@ -900,6 +922,127 @@ async function main() {
     join(opts.out, 'result.json'),
     JSON.stringify({ ok: true, meter: meterText, seconds: (Date.now() - t0) / 1000, screenshots: shots }, null, 2),
   );
+}
+
+/**
+ * MCP servers, in a second folder (a new window): `echo` in the Machine settings
+ * (`pseudoclaude.mcp.servers` is machine-scoped), `project-echo` in the folder's .mcp.json. The
+ * project server's question shows in the chat as the folder opens (answered Allow once); a run
+ * calls mcp__echo__echo (its approval card: approvals.mcp is ask by default; then the tool card
+ * with the echo); the header's MCP button counts two servers and its menu lists both ready, with
+ * their tools (the echo server's unfolded); `/mcp` opens the same menu.
+ */
+async function mcpServers(page, { tmp, dirs, serverCommand, shots }) {
+  const folder = join(tmp, 'mcp-project');
+  mkdirSync(folder);
+  writeFileSync(join(folder, 'README.md'), '# MCP demo\n\nA folder with a project MCP server.\n');
+  writeFileSync(
+    join(folder, '.mcp.json'),
+    JSON.stringify({ mcpServers: { 'project-echo': { command: opts.python, args: [ECHO_SERVER] } } }, null, 2),
+  );
+  writeFileSync(
+    join(dirs.userData, 'Machine', 'settings.json'),
+    JSON.stringify(
+      {
+        'pseudoclaude.server.command': serverCommand,
+        'pseudoclaude.mcp.servers': { echo: { command: opts.python, args: [ECHO_SERVER] } },
+      },
+      null,
+      2,
+    ),
+  );
+  await page.goto(`${new URL(page.url()).origin}/?folder=${encodeURIComponent(folder)}`);
+  await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible' });
+  const icon = page.locator('.part.activitybar .action-item [aria-label^="PseudoClaude"]').first();
+  await icon.waitFor({ state: 'visible' });
+  if (!(await page.locator('.part.sidebar .pane-header', { hasText: 'Chat' }).first().isVisible())) {
+    await icon.click();
+  }
+  // The side bar as wide as in the first window (each folder has its own layout).
+  const bar = await page.locator('.part.sidebar').boundingBox();
+  if (bar && bar.width < 500) {
+    await page.mouse.move(bar.x + bar.width + 1, bar.y + bar.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + 560, bar.y + bar.height / 2, { steps: 8 });
+    await page.mouse.up();
+  }
+  const chat = await chatFrame(page);
+  log('MCP: a folder with .mcp.json opened');
+
+  // The project server's question, in the chat, as the folder opens: what it would run.
+  const question = chat.locator('.card.approval.pending.approval-mcpServer', { hasText: 'project-echo' });
+  await question.waitFor({ state: 'visible' });
+  const asked = await question.innerText();
+  if (!asked.includes("This project's .mcp.json wants to start the MCP server project-echo") || !asked.includes('echo_server.py')) {
+    throw new Error(`the project server's question: ${JSON.stringify(asked)}`);
+  }
+  for (const label of ['Allow once', 'Allow for this project', 'Deny']) {
+    await question.locator('button', { hasText: label }).waitFor({ state: 'visible' });
+  }
+  await question.locator('button[data-decision="allowOnce"]').click();
+  await chat.locator('.approval-line.approval-allowOnce', { hasText: 'start the MCP server project-echo' }).waitFor({ state: 'visible' });
+  log('MCP: the project server\'s question in the chat, answered Allow once');
+
+  // A run calls the echo server's tool: its approval (with the arguments), then the tool card.
+  await ask(chat, MCP_PROMPT);
+  const call = chat.locator('.card.approval.pending.approval-mcp', { hasText: 'Call echo of the MCP server echo' });
+  await call.waitFor({ state: 'visible' });
+  await call.locator('.approval-args pre', { hasText: MCP_TEXT }).waitFor({ state: 'visible' });
+  await chat.locator('details.tool.tool-waiting', { hasText: 'mcp__echo__echo' }).waitFor({ state: 'visible' });
+  await call.locator('button[data-decision="allowOnce"]').focus();
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-mcp-approval.png', shots);
+  await call.locator('button[data-decision="allowOnce"]').click();
+  const card = chat.locator('details.tool', { hasText: 'mcp__echo__echo' });
+  await card.locator('.tool-status', { hasText: 'done' }).waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant', { hasText: MCP_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  await card.locator('summary').click();
+  await card.locator('.card-pre', { hasText: MCP_TEXT }).first().waitFor({ state: 'visible' });
+  await card.locator('summary').click();
+  log('MCP: mcp__echo__echo approved in its card and answered');
+
+  // The header's MCP button counts the servers; its menu lists both ready, with their tools.
+  const button = chat.locator('#mcp');
+  await button.locator('.mcp-count', { hasText: '2' }).waitFor({ state: 'visible' });
+  const quick = page.locator('.quick-input-widget');
+  const rows = quick.locator('.quick-input-list .monaco-list-row');
+  const serverRow = (name, source) => rows.filter({ hasText: `ready · ` }).filter({ hasText: source }).filter({ hasText: name }).first();
+  const deadline = Date.now() + TIMEOUT;
+  for (;;) {
+    await button.click();
+    await quick.locator('.quick-input-title', { hasText: 'MCP servers of mcp-project' }).waitFor({ state: 'visible' });
+    try {
+      // The approved server starts in the background: the menu follows it.
+      await serverRow('project-echo', '.mcp.json').waitFor({ state: 'visible', timeout: 15_000 });
+      await serverRow('echo', 'your settings').waitFor({ state: 'visible', timeout: 5000 });
+      break;
+    } catch (e) {
+      if (Date.now() > deadline) {
+        throw new Error(`the MCP menu: ${(await rows.allInnerTexts()).join(' | ')}`);
+      }
+      await page.keyboard.press('Escape');
+    }
+  }
+  await rows.filter({ hasText: 'Open the pseudoclaude.mcp.servers setting' }).first().waitFor({ state: 'visible' });
+  // The project server's tools, unfolded under it (Enter on its row).
+  await serverRow('project-echo', '.mcp.json').click();
+  await rows.filter({ hasText: 'tool of project-echo' }).filter({ hasText: 'dotted.name' }).first().waitFor({ state: 'visible' });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-mcp-servers.png', shots);
+  await page.keyboard.press('Escape');
+  await quick.waitFor({ state: 'hidden' });
+  log('MCP: the menu lists echo (your settings) and project-echo (.mcp.json), both ready, with their tools');
+
+  // /mcp opens the same menu (not a prompt for the model).
+  await ask(chat, '/mcp');
+  await quick.locator('.quick-input-title', { hasText: 'MCP servers of mcp-project' }).waitFor({ state: 'visible' });
+  await page.keyboard.press('Escape');
+  await quick.waitFor({ state: 'hidden' });
+  if ((await chat.locator('.msg.user', { hasText: '/mcp' }).count()) > 0) {
+    throw new Error('/mcp went to the model');
+  }
+  log('MCP: /mcp opens the menu');
 }
 
 let failed = false;

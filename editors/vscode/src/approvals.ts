@@ -1,7 +1,9 @@
 /**
  * Approval prompts (SPEC §8): the server asks with `window/showMessageRequest` (type Warning,
  * actions `Allow once`, `Allow for this session`, `Deny`). The extension shows them as modal
- * dialogs; anything else keeps the usual non-modal message.
+ * dialogs; anything else keeps the usual non-modal message. The question for a project's MCP
+ * server (`This project's .mcp.json asks PseudoClaude to start ...`) says what it runs in the
+ * detail, and its `Allow for this session` reads `Allow for this project` (it is remembered).
  */
 import { ApprovalActions } from './protocol';
 
@@ -30,8 +32,32 @@ export interface ModalPrompt {
   buttons: { title: string; isCloseAffordance: boolean }[];
 }
 
+/** The button shown for the server's `Allow for this session` on a project MCP server's question. */
+export const ALLOW_PROJECT = 'Allow for this project';
+
+const SERVER_QUESTION = /^This project's \.mcp\.json asks PseudoClaude to start the MCP server (.+?) of this project: ([\s\S]*)$/;
+
+/** A project MCP server's question: the server and what it runs. */
+export function serverQuestionOf(message: string): { server: string; command: string } | undefined {
+  const m = SERVER_QUESTION.exec(message.trim());
+  return m ? { server: m[1] ?? '', command: (m[2] ?? '').trim() } : undefined;
+}
+
 /** Title line as the message, the rest (the tool's arguments) as the detail. */
 export function approvalPrompt(p: ShowMessageRequest): ModalPrompt {
+  const server = serverQuestionOf(p.message);
+  if (server) {
+    return {
+      message: `PseudoClaude: this project's .mcp.json wants to start the MCP server ${server.server}`,
+      detail:
+        `It runs: ${server.command}\n\nIt runs on this machine with your permissions. ` +
+        'Allow for this project: remembered on this machine, for this folder and this exact command.',
+      buttons: (p.actions ?? []).map((a) => ({
+        title: a.title === ApprovalActions.session ? ALLOW_PROJECT : a.title,
+        isCloseAffordance: a.title === ApprovalActions.deny,
+      })),
+    };
+  }
   const text = p.message.trim();
   const cut = text.indexOf('\n');
   const message = cut < 0 ? text : text.slice(0, cut).trim();
@@ -51,5 +77,6 @@ export function approvalAnswer(p: ShowMessageRequest, picked: string | undefined
   if (picked === undefined) {
     return null;
   }
-  return (p.actions ?? []).find((a) => a.title === picked) ?? null;
+  const title = picked === ALLOW_PROJECT && serverQuestionOf(p.message) ? ApprovalActions.session : picked;
+  return (p.actions ?? []).find((a) => a.title === title) ?? null;
 }

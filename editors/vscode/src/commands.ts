@@ -30,6 +30,7 @@ export const COMMANDS = {
   denyChange: { id: 'pseudoclaude.denyChange', title: 'PseudoClaude: Deny This Change' },
   acceptProposal: { id: 'pseudoclaude.acceptProposal', title: 'PseudoClaude: Accept Memory Proposal' },
   rejectProposal: { id: 'pseudoclaude.rejectProposal', title: 'PseudoClaude: Reject Memory Proposal' },
+  showMcpServers: { id: 'pseudoclaude.showMcpServers', title: 'PseudoClaude: Show MCP Servers' },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -55,10 +55,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
       memoryTree?.refresh();
     },
     onMemoryProposals: () => memoryTree?.refresh(),
+    onMcpChanged: (m) => chat?.onMcpChanged(m),
     onReady: () => {
       void controller?.refreshContext();
       void chat?.reload().then(() => chat?.refreshSessions());
       void chat?.loadCommands();
+      void chat?.refreshMcp();
       sessionsTree?.refresh();
       memoryTree?.refresh();
     },
@@ -195,6 +197,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
         reviews.decide(id, 'reject');
       }
     },
+    // The chat's MCP menu (its header's MCP button, `/mcp`), for the chat's folder.
+    showMcpServers: () => h.openMcp(),
   };
   for (const [name, spec] of Object.entries(COMMANDS) as [CommandName, (typeof COMMANDS)[CommandName]][]) {
     context.subscriptions.push(vscode.commands.registerCommand(spec.id, handlers[name]));

@@ -12,10 +12,11 @@ import {
   type ChatPickOptions,
   type DiffRequest,
 } from '../src/chat/host';
+import type { McpExit, McpMenu } from '../src/chat/mcp';
 import type { KeepOpenItem } from '../src/chat/rewind';
 import type { ToWebview } from '../src/chat/messages';
 import type { RequestOptions } from '../src/ports';
-import type { ContextResult, RunResult, TranscriptItem } from '../src/protocol';
+import type { ContextResult, McpServer, RunResult, TranscriptItem } from '../src/protocol';
 import { FakeAgent, flush, rpcError } from './fakes';
 
 const WS = 'file:///work/app';
@@ -79,6 +80,25 @@ class FakeEnv implements ChatEnv {
   readonly rewindClosed: string[] = [];
   async showRewindDiff(d: DiffRequest) { this.rewindDiffs.push(d); }
   closeRewindDiff(id: string) { this.rewindClosed.push(id); }
+  /** Each MCP menu shown gets the next of these: it acts on the menu, then answers (undefined: closed). */
+  menus: ((menu: McpMenu) => Promise<McpExit | undefined> | McpExit | undefined)[] = [];
+  readonly menusShown: McpMenu[] = [];
+  async mcpMenu(menu: McpMenu) {
+    this.menusShown.push(menu);
+    const next = this.menus.shift();
+    return next ? next(menu) : undefined;
+  }
+  /** What each modal question answers (undefined: dismissed). */
+  answers: (string | undefined)[] = [];
+  readonly asked: { message: string; detail: string; actions: readonly string[] }[] = [];
+  async ask(message: string, detail: string, actions: readonly string[]) {
+    this.asked.push({ message, detail, actions });
+    return this.answers.shift();
+  }
+  readonly files = new Map<string, string>();
+  async readFile(_folder: unknown, path: string) { return this.files.get(path); }
+  readonly configsOpened: string[] = [];
+  async openMcpConfig(where: 'settings' | 'mcpJson') { this.configsOpened.push(where); }
 }
 
 function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}) {
@@ -396,11 +416,184 @@ describe('ChatHost: approvals', () => {
 
   it('describes writes and commands', () => {
     assert.deepEqual(inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'write_file', arguments: {}, kind: 'write', path: 'n.txt', before: '', after: 'x\n' }), {
-      title: 'Allow write_file to create n.txt?', detail: 'n.txt (new file, 1 line)', path: 'n.txt',
+      tool: 'write_file', title: 'Allow write_file to create n.txt?', detail: 'n.txt (new file, 1 line)', path: 'n.txt',
     });
     assert.deepEqual(inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'run_command', arguments: { command: 'make' }, kind: 'runCommand', cwd: '/w' }), {
-      title: 'Allow run_command to run a command?', detail: '$ make\nin /w',
+      tool: 'run_command', title: 'Allow run_command to run a command?', detail: '$ make\nin /w',
     });
+  });
+
+  it('describes an MCP tool call (its arguments as JSON) and a project server to start', () => {
+    assert.deepEqual(inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'echo', arguments: { text: 'hi' }, kind: 'mcp', server: 'my.echo' }), {
+      tool: 'mcp__my_echo__echo', title: 'Call echo of the MCP server my.echo?', detail: '', about: 'mcp', server: 'my.echo',
+      args: '{\n  "text": "hi"\n}',
+    });
+    assert.equal(inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'ping', arguments: {}, kind: 'mcp', server: 'e' }).args, undefined, 'no arguments: nothing to fold');
+    assert.deepEqual(inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'notes', arguments: {}, kind: 'mcpServer', server: 'notes', command: 'python notes.py --ro' }), {
+      tool: '', title: "This project's .mcp.json wants to start the MCP server notes", detail: '$ python notes.py --ro', about: 'mcpServer', server: 'notes',
+    });
+    const url = inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'web', arguments: {}, kind: 'mcpServer', server: 'web', url: 'https://mcp.example.com/mcp' }, 'api');
+    assert.deepEqual([url.title, url.detail], ["api's .mcp.json wants to start the MCP server web", 'https://mcp.example.com/mcp']);
+  });
+
+  it('an MCP call waits in its tool card; its answer goes back', async () => {
+    const { host } = setup();
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'toolCall', id: 'c1', name: 'mcp__echo__echo', arguments: { text: 'hi' } });
+    const answer = host.approve({ workspace: WS, sessionId: 's1', tool: 'echo', arguments: { text: 'hi' }, kind: 'mcp', server: 'echo' });
+    await flush();
+    const [tool, card] = host.current.items;
+    assert.ok(tool?.kind === 'tool' && card?.kind === 'approval');
+    assert.equal(tool.status, 'waiting');
+    assert.deepEqual([card.about, card.server, card.args], ['mcp', 'echo', '{\n  "text": "hi"\n}']);
+    await host.handle({ type: 'approve', id: card.id, decision: 'allowSession' });
+    assert.deepEqual(await answer, { decision: 'allowSession' });
+    assert.equal(host.current.items[0]?.kind === 'tool' && host.current.items[0].status, 'running');
+  });
+
+  it("a project server's question stays through the end of a run, Stop and a reload, until it is answered", async () => {
+    const { host, agent } = setup({ 'pseudoclaude/run': RESULT, 'pseudoclaude/mcp/list': { servers: [] } });
+    const answer = host.approve({ workspace: WS, sessionId: '', tool: 'notes', arguments: {}, kind: 'mcpServer', server: 'notes', command: 'python notes.py' });
+    await flush();
+    await host.handle({ type: 'ready' }); // the transcript loads after the question came
+    await host.ask('hello');
+    await host.handle({ type: 'cancel' });
+    const card = host.current.items.find((i) => i.kind === 'approval');
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.status, card.about], ['pending', 'mcpServer']);
+    assert.equal(host.pendingApprovals().length, 1);
+    await host.handle({ type: 'approve', id: card.id, decision: 'allowOnce' });
+    assert.deepEqual(await answer, { decision: 'allowOnce' });
+    assert.equal(host.current.items.find((i) => i.kind === 'approval' && i.status === 'allowOnce')?.id, card.id);
+    await flush();
+    assert.ok(agent.methods().includes('pseudoclaude/mcp/list'), 'the list refreshes after the answer');
+  });
+
+  it("a project server's modal question keeps its card past the end of a run", () => {
+    const { host } = setup();
+    const id = host.modalApprovalShown("This project's .mcp.json asks PseudoClaude to start the MCP server notes of this project: python notes.py");
+    host.otherRunStarted(WS, 'x');
+    host.otherRunFinished(WS, RESULT, false);
+    const card = host.current.items.find((i) => i.id === id);
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.status, card.about, card.server, card.detail], ['pending', 'mcpServer', 'notes', '$ python notes.py']);
+    host.modalApprovalAnswered(id, 'Allow for this project');
+    assert.equal(host.current.items.find((i) => i.id === id)?.kind === 'approval' && (host.current.items.find((i) => i.id === id) as { status: string }).status, 'allowSession');
+  });
+});
+
+const ECHO: McpServer = { name: 'echo', source: 'user', status: 'ready', tools: ['echo', 'big'], error: null };
+const NOTES: McpServer = { name: 'notes', source: 'project', status: 'needsApproval', tools: [], error: null };
+const BROKEN: McpServer = { name: 'broken', source: 'workspace', status: 'failed', tools: [], error: 'exited with 1' };
+
+describe('ChatHost: MCP servers', () => {
+  it('lists the servers for the header after ready, after a run and on mcpChanged of its folder', async () => {
+    let servers: McpServer[] = [ECHO];
+    const { host, agent, posted } = setup({ 'pseudoclaude/run': RESULT, 'pseudoclaude/mcp/list': () => ({ servers }) });
+    await host.handle({ type: 'ready' });
+    assert.deepEqual(host.current.mcp, [ECHO]);
+    assert.ok(posted.some((m) => m.type === 'mcp'));
+    servers = [ECHO, NOTES];
+    await host.ask('hello');
+    assert.deepEqual(host.current.mcp?.map((s) => s.name), ['echo', 'notes']);
+    servers = [];
+    const before = agent.methods().filter((m) => m === 'pseudoclaude/mcp/list').length;
+    host.onMcpChanged({ workspace: 'file:///elsewhere' });
+    host.onMcpChanged({ workspace: WS });
+    await flush();
+    assert.equal(agent.methods().filter((m) => m === 'pseudoclaude/mcp/list').length, before + 1, 'only for the chat\'s folder');
+    assert.deepEqual(host.current.mcp, []);
+    assert.deepEqual(agent.calls.filter((c) => c.method === 'pseudoclaude/mcp/list').map((c) => c.params)[0], { workspace: WS });
+  });
+
+  it('a server without pseudoclaude/mcp/list: no list, and the menu says so', async () => {
+    const { host, env } = setup();
+    await host.handle({ type: 'ready' });
+    assert.equal(host.current.mcp, null);
+    await host.handle({ type: 'mcp' });
+    assert.equal(env.menusShown.length, 0);
+    assert.match(host.current.items.at(-1)?.kind === 'notice' ? (host.current.items.at(-1) as { text: string }).text : '', /Cannot list the MCP servers/);
+  });
+
+  it('the menu (the MCP button, /mcp): unfolds tools, restarts a failed server in place', async () => {
+    let servers: McpServer[] = [ECHO, BROKEN];
+    const { host, env, agent } = setup({
+      'pseudoclaude/commands': { commands: [{ name: 'mcp', description: 'MCP servers', hint: '' }] },
+      'pseudoclaude/mcp/list': () => ({ servers }),
+      'pseudoclaude/mcp/restart': () => {
+        servers = [ECHO, { ...BROKEN, status: 'ready', tools: ['q'], error: null }];
+        return { server: servers[1] };
+      },
+    });
+    await host.loadCommands();
+    env.menus.push(async (menu) => {
+      assert.equal(menu.title, 'MCP servers of app');
+      assert.deepEqual(menu.rows().filter((r) => r.key.startsWith('server:')).map((r) => r.description), [
+        'ready · 2 tools · your settings', 'failed: exited with 1 · config.yaml',
+      ]);
+      await menu.act({ kind: 'toggle', server: 'echo' });
+      assert.deepEqual(menu.rows().filter((r) => r.key.startsWith('tool:')).map((r) => r.label), ['echo', 'big']);
+      await menu.act({ kind: 'restart', server: 'broken' });
+      assert.equal(menu.servers.find((s) => s.name === 'broken')?.status, 'ready');
+      return undefined;
+    });
+    await host.ask('/mcp');
+    assert.equal(env.menusShown.length, 1);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/mcp/restart')?.params, { workspace: WS, server: 'broken' });
+    assert.ok(!agent.methods().includes('pseudoclaude/run'), '/mcp is not a prompt');
+  });
+
+  it('Approve… asks with the command it would run, then pseudoclaude/mcp/approve; the menu comes back', async () => {
+    let servers: McpServer[] = [NOTES];
+    const { host, env, agent } = setup({
+      'pseudoclaude/mcp/list': () => ({ servers }),
+      'pseudoclaude/mcp/approve': () => {
+        servers = [{ ...NOTES, status: 'starting' }];
+        return { server: servers[0] };
+      },
+    });
+    env.files.set('.mcp.json', JSON.stringify({ mcpServers: { notes: { command: 'python', args: ['notes.py', 'my notes'] } } }));
+    env.menus.push(async (menu) => menu.act({ kind: 'approve', server: 'notes' }));
+    env.menus.push(async (menu) => {
+      assert.equal(menu.servers[0]?.status, 'starting', 'the menu again, with what changed');
+      assert.equal(menu.focus, 'server:notes', 'on the server just approved');
+      assert.match(menu.rows()[0]?.description ?? '', /^starting… · \.mcp\.json$/, 'just allowed: starting now, not "not started yet"');
+      menu.update([{ ...NOTES, status: 'ready', tools: ['n'] }]);
+      assert.equal(menu.rows()[0]?.description, 'ready · 1 tool · .mcp.json');
+      return undefined;
+    });
+    env.answers.push('Allow for this project');
+    await host.handle({ type: 'mcp' });
+    assert.equal(env.asked[0]?.message, "This project's .mcp.json wants to start the MCP server notes");
+    assert.match(env.asked[0]?.detail ?? '', /It runs: python notes\.py 'my notes'/);
+    assert.deepEqual(env.asked[0]?.actions, ['Allow once', 'Allow for this project', 'Deny']);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/mcp/approve')?.params, { workspace: WS, server: 'notes', decision: 'allowSession' });
+    assert.equal(env.menusShown.length, 2);
+  });
+
+  it("Approve… on a server whose question is up answers that question (the command from it); dismissed: nothing", async () => {
+    const { host, env, agent } = setup({ 'pseudoclaude/mcp/list': { servers: [NOTES] } });
+    const answer = host.approve({ workspace: WS, sessionId: '', tool: 'notes', arguments: {}, kind: 'mcpServer', server: 'notes', command: 'uvx notes-server' });
+    await flush();
+    env.menus.push(async (menu) => menu.act({ kind: 'approve', server: 'notes' }));
+    env.answers.push(undefined);
+    await host.handle({ type: 'mcp' });
+    assert.match(env.asked[0]?.detail ?? '', /It runs: uvx notes-server/);
+    assert.equal(host.pendingApprovals().length, 1, 'dismissed: still asked');
+    env.menus.push(async (menu) => menu.act({ kind: 'approve', server: 'notes' }));
+    env.answers.push('Deny');
+    await host.handle({ type: 'mcp' });
+    assert.deepEqual(await answer, { decision: 'deny' });
+    assert.ok(!agent.methods().includes('pseudoclaude/mcp/approve'), 'answered through the question');
+  });
+
+  it('opens the configuration from the menu', async () => {
+    const { host, env } = setup({ 'pseudoclaude/mcp/list': { servers: [] } });
+    env.menus.push(async (menu) => {
+      assert.equal(menu.rows()[0]?.label, 'No MCP servers in this folder');
+      return menu.act({ kind: 'settings' });
+    });
+    await host.handle({ type: 'mcp' });
+    assert.deepEqual(env.configsOpened, ['settings']);
   });
 });
 

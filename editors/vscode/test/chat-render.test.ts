@@ -277,6 +277,7 @@ describe('the document', () => {
     for (const label of ['Prompt. Enter sends', 'Session: pick one', 'Context window', 'Conversation']) {
       assert.ok(html.includes(label), label);
     }
+    assert.match(html, /<button type="button" id="mcp" class="mcp-button" data-action="mcp" title="MCP servers">MCP<\/button>/);
   });
   it('makes 32-character nonces from random bytes', () => {
     const nonce = makeNonce((n) => Uint8Array.from({ length: n }, (_, i) => i * 7));

@@ -5,10 +5,11 @@
  * approvals shown in the chat. No `vscode` import: the adapter (`src/vscode/chatView.ts`) gives it
  * a panel to post to and the few editor services it needs (`ChatEnv`); tests give it fakes.
  */
+import { ALLOW_PROJECT, serverQuestionOf } from '../approvals';
 import { CancelSource } from '../cancel';
 import { previewPlan } from '../compaction';
 import { describeFailure, errorMessage, isCancelled } from '../errors';
-import { oneLine, plural } from '../format';
+import { oneLine, plural, prettyArguments } from '../format';
 import { MeterStore } from '../meter';
 import type { AgentClient, CancelToken } from '../ports';
 import {
@@ -20,10 +21,22 @@ import {
   type ApproveResult,
   type CheckpointStatus,
   type ContextUsageParams,
+  type McpChangedParams,
+  type McpServer,
   type RewindMode,
   type RunResult,
 } from '../protocol';
 import { normalizeUri, sameUri } from '../uri';
+import {
+  McpMenu,
+  mcpJsonCommand,
+  mcpToolName,
+  SERVER_ANSWERS,
+  serverDecision,
+  serverQuestion,
+  stillLaunching,
+  type McpExit,
+} from './mcp';
 import { isFromWebview, type FromWebview, type ToWebview } from './messages';
 import {
   binaryNote,
@@ -45,6 +58,7 @@ import {
   type ApprovalStatus,
   type ChatAction,
   type ChatFolder,
+  type ChatItem,
   type ChatState,
   type ItemOf,
 } from './model';
@@ -105,11 +119,26 @@ export interface ChatEnv {
   rememberSession(folder: string, sessionId: string): void;
   /** Show the memory (the Show Memory command: `/memory`). */
   showMemory(): Promise<void>;
+  /**
+   * The MCP menu (a quick pick following `menu`: its rows change as the servers do) until it is
+   * closed (undefined) or a row that leaves it is chosen (approve, open a configuration).
+   */
+  mcpMenu(menu: McpMenu): Promise<McpExit | undefined>;
+  /** A modal question with `actions` as buttons; undefined when dismissed (Escape, Cancel). */
+  ask(message: string, detail: string, actions: readonly string[]): Promise<string | undefined>;
+  /** A file of `folder` (a path relative to it) as text; undefined when it cannot be read. */
+  readFile(folder: ChatFolder, path: string): Promise<string | undefined>;
+  /** Open where MCP servers are configured: the user's setting, or the folder's `.mcp.json`. */
+  openMcpConfig(where: 'settings' | 'mcpJson', folder: ChatFolder): Promise<void>;
 }
 
 interface PendingApproval {
   resolve: (status: ApprovalStatus) => void;
   diff?: DiffRequest;
+  /** Its card, shown again after a restore (a reload, a switch of folder) until it is answered. */
+  card?: ChatItem;
+  /** A project server's start (not part of a run: the end of a run leaves it); its folder. */
+  server?: { folder: string; name: string };
 }
 
 /** A `window/showMessageRequest` approval's answer (an action title, or none) as a card status. */
@@ -118,6 +147,7 @@ export function modalStatus(title: string | undefined | null): ApprovalStatus {
     case ApprovalActions.once:
       return 'allowOnce';
     case ApprovalActions.session:
+    case ALLOW_PROJECT:
       return 'allowSession';
     case ApprovalActions.deny:
       return 'deny';
@@ -127,8 +157,24 @@ export function modalStatus(title: string | undefined | null): ApprovalStatus {
 }
 
 /** The card of a `window/showMessageRequest` approval: `PseudoClaude wants to use <tool>: ...`. */
-export function modalApprovalCard(message: string): { tool: string; title: string; detail: string } {
+export function modalApprovalCard(message: string): {
+  tool: string;
+  title: string;
+  detail: string;
+  about?: 'mcpServer';
+  server?: string;
+} {
   const text = message.trim();
+  const project = serverQuestionOf(text);
+  if (project) {
+    return {
+      tool: '',
+      title: `This project's .mcp.json wants to start the MCP server ${project.server}`,
+      detail: `$ ${project.command}`,
+      about: 'mcpServer',
+      server: project.server,
+    };
+  }
   const cut = text.indexOf('\n');
   const first = (cut < 0 ? text : text.slice(0, cut)).trim();
   const rest = cut < 0 ? '' : text.slice(cut + 1).trim();
@@ -167,8 +213,46 @@ export function lineChanges(before: string, after: string): { added: number; rem
   return { added, removed };
 }
 
-/** The card of a `pseudoclaude/approve` request. */
-export function inlineApprovalCard(p: ApproveParams): { title: string; detail: string; path?: string } {
+export interface InlineCard {
+  /** The tool card it is about (an MCP tool's: the model's name of it). */
+  tool: string;
+  title: string;
+  detail: string;
+  path?: string;
+  about?: 'mcp' | 'mcpServer';
+  server?: string;
+  args?: string;
+}
+
+/**
+ * The card of a `pseudoclaude/approve` request. `folderName`: the folder it is for, named when
+ * the window has several (a project server's question comes when a folder opens).
+ */
+export function inlineApprovalCard(p: ApproveParams, folderName?: string): InlineCard {
+  if (p.kind === 'mcpServer') {
+    const server = p.server ?? p.tool;
+    const where = folderName ? `${folderName}'s .mcp.json` : "This project's .mcp.json";
+    const what = p.command ?? p.url ?? '';
+    return {
+      tool: '',
+      title: `${where} wants to start the MCP server ${server}`,
+      detail: p.command ? `$ ${p.command}` : what,
+      about: 'mcpServer',
+      server,
+    };
+  }
+  if (p.kind === 'mcp') {
+    const server = p.server ?? '?';
+    const args = prettyArguments(p.arguments ?? {});
+    return {
+      tool: p.server ? mcpToolName(p.server, p.tool) : p.tool,
+      title: `Call ${p.tool} of the MCP server ${server}?`,
+      detail: '',
+      about: 'mcp',
+      server,
+      ...(args && args !== '{}' ? { args } : {}),
+    };
+  }
   if (p.kind === 'write' && p.path !== undefined) {
     const before = p.before ?? '';
     const after = p.after ?? '';
@@ -178,6 +262,7 @@ export function inlineApprovalCard(p: ApproveParams): { title: string; detail: s
       ? `new file, ${plural(lines(after).length, 'line')}`
       : `${plural(added, 'line')} added, ${removed} removed`;
     return {
+      tool: p.tool,
       title: `Allow ${p.tool} to ${isNew ? 'create' : 'change'} ${p.path}?`,
       detail: `${p.path} (${change})`,
       path: p.path,
@@ -187,6 +272,7 @@ export function inlineApprovalCard(p: ApproveParams): { title: string; detail: s
     ? String((p.arguments as Record<string, unknown>).command ?? '')
     : '');
   return {
+    tool: p.tool,
     title: `Allow ${p.tool} to run a command?`,
     detail: [command ? `$ ${command}` : oneLine(JSON.stringify(p.arguments ?? {}), 400), p.cwd ? `in ${p.cwd}` : '']
       .filter(Boolean)
@@ -207,6 +293,14 @@ export class ChatHost {
   private reloadAgain = false;
   /** What a code rewind can restore (from `pseudoclaude/context`). */
   private checkpoints: CheckpointStatus | undefined;
+  /** The MCP menu while it is up. */
+  private menu: McpMenu | undefined;
+  /** The last `pseudoclaude/mcp/list` asked (older answers are dropped). */
+  private mcpAsked = 0;
+  /** The command line (or URL) of each project server the server asked about, by folder and name. */
+  private readonly serverCommands = new Map<string, string>();
+  /** Project servers just allowed (by folder and name): they start in the background. */
+  private readonly launching = new Set<string>();
 
   constructor(
     private readonly agent: AgentClient,
@@ -253,6 +347,14 @@ export class ChatHost {
   }
 
   private restore(state: ChatState): void {
+    // A question still waiting keeps its card (a project server's comes when the folder opens,
+    // maybe while the transcript loads).
+    const waiting = [...this.approvals.entries()]
+      .filter(([id, a]) => a.card && !state.items.some((i) => i.id === id))
+      .map(([, a]) => a.card as ChatItem);
+    if (waiting.length > 0) {
+      state = { ...state, items: [...state.items, ...waiting] };
+    }
     this.state = state;
     this.remember();
     this.post({ type: 'restore', state });
@@ -312,7 +414,7 @@ export class ChatHost {
         if (!this.running()) {
           await this.reload();
         }
-        await this.refreshSessions();
+        await Promise.all([this.refreshSessions(), this.refreshMcp()]);
         return;
       case 'send':
         await this.ask(m.prompt);
@@ -368,6 +470,9 @@ export class ChatHost {
         return;
       case 'fork':
         await this.fork(m.turn);
+        return;
+      case 'mcp':
+        await this.openMcp();
         return;
     }
   }
@@ -470,7 +575,7 @@ export class ChatHost {
     if (!folder || !this.isChatFolder(folder.uri)) {
       return;
     }
-    await Promise.all([this.refreshContext(), this.refreshSessions(), this.refreshTurns()]);
+    await Promise.all([this.refreshContext(), this.refreshSessions(), this.refreshTurns(), this.refreshMcp()]);
     this.env.sessionsChanged(folder);
   }
 
@@ -526,6 +631,9 @@ export class ChatHost {
         return;
       case 'memory':
         await this.env.showMemory().catch((e: unknown) => this.notice('error', describeFailure('Show Memory', e)));
+        return;
+      case 'mcp':
+        await this.openMcp();
         return;
       case 'new':
         if (this.running()) {
@@ -722,7 +830,7 @@ export class ChatHost {
     this.restore({ ...emptyState(folder, this.env.folders()), seq: this.state.seq, commands: this.state.commands });
     this.env.sessionsChanged(folder);
     await this.reload();
-    await this.refreshSessions();
+    await Promise.all([this.refreshSessions(), this.refreshMcp()]);
   }
 
   /** The window's folders changed. */
@@ -734,7 +842,7 @@ export class ChatHost {
       return;
     }
     this.restore({ ...emptyState(this.env.activeFolder() ?? folders[0] ?? null, folders), commands: this.state.commands });
-    void this.reload().then(() => this.refreshSessions());
+    void this.reload().then(() => Promise.all([this.refreshSessions(), this.refreshMcp()]));
   }
 
   // ------------------------------------------------------------------------ session actions
@@ -1027,6 +1135,143 @@ export class ChatHost {
     }
   }
 
+  // ------------------------------------------------------------------------ MCP servers
+
+  /**
+   * The MCP servers of the chat's folder from `pseudoclaude/mcp/list`, for the header's button
+   * (and the menu, when it is up). A server without the request lists none (`null`).
+   */
+  async refreshMcp(): Promise<void> {
+    const folder = this.state.folder;
+    if (!folder) {
+      return;
+    }
+    const asked = ++this.mcpAsked;
+    let servers: McpServer[] | null;
+    try {
+      servers = (await this.agent.request(Requests.mcpList, { workspace: folder.uri })).servers;
+    } catch (e) {
+      this.env.log(`chat: MCP servers of ${folder.name}: ${errorMessage(e)}`);
+      servers = null;
+    }
+    if (asked !== this.mcpAsked || !this.isChatFolder(folder.uri)) {
+      return; // a newer list was asked for, or the chat changed folder meanwhile
+    }
+    for (const key of [...this.launching]) {
+      const [at, name] = key.split('\n');
+      if (at === normalizeUri(folder.uri) && !stillLaunching(servers?.find((s) => s.name === name))) {
+        this.launching.delete(key);
+      }
+    }
+    this.dispatch({ type: 'mcp', servers });
+    if (servers) {
+      this.menu?.update(servers);
+    }
+  }
+
+  /** `pseudoclaude/mcpChanged`: the servers of `workspace` changed. */
+  onMcpChanged(p: McpChangedParams): void {
+    if (this.isChatFolder(p.workspace)) {
+      void this.refreshMcp();
+    }
+  }
+
+  /**
+   * The MCP menu (the header's MCP button, `/mcp`): the folder's servers with their status,
+   * source and tools. Enter on one lists its tools, restarts it (failed) or asks whether to
+   * approve it (Approve…: the command it would run, Allow once / Allow for this project / Deny),
+   * after which the menu comes back with what changed.
+   */
+  async openMcp(): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder || this.menu) {
+      return;
+    }
+    await this.refreshMcp();
+    if (this.state.mcp === null) {
+      this.notice('error', 'Cannot list the MCP servers: the server does not answer pseudoclaude/mcp/list (see the PseudoClaude Server log).');
+      return;
+    }
+    let focus: string | undefined;
+    for (;;) {
+      if (!this.isChatFolder(folder.uri)) {
+        return;
+      }
+      const launching = [...this.launching]
+        .map((key) => key.split('\n'))
+        .filter(([at]) => at === normalizeUri(folder.uri))
+        .map(([, name]) => name ?? '');
+      const menu = new McpMenu(folder.name, this.state.mcp ?? [], (server) => this.restartMcp(folder, server), {
+        launching,
+        ...(focus !== undefined ? { focus } : {}),
+      });
+      this.menu = menu;
+      let exit: McpExit | undefined;
+      try {
+        exit = await this.env.mcpMenu(menu);
+      } finally {
+        this.menu = undefined;
+      }
+      if (!exit) {
+        return;
+      }
+      if (exit.kind === 'approve') {
+        await this.approveMcp(folder, exit.server);
+        focus = exit.server;
+        continue; // back to the menu, on that server, which shows what changed
+      }
+      await this.env.openMcpConfig(exit.kind, folder).catch((e: unknown) =>
+        this.notice('error', `Cannot open ${exit.kind === 'settings' ? 'the setting' : '.mcp.json'}: ${errorMessage(e)}`),
+      );
+      return;
+    }
+  }
+
+  /** `pseudoclaude/mcp/restart`: the server's new entry (the list refreshes too). */
+  private async restartMcp(folder: ChatFolder, server: string): Promise<McpServer | undefined> {
+    const r = await this.agent.request(Requests.mcpRestart, { workspace: folder.uri, server });
+    void this.refreshMcp();
+    return r.server;
+  }
+
+  /**
+   * Approve… on a server of the menu: the question (with the command it would run), then the
+   * answer: to the server's own question when it is still up in the chat, else with
+   * `pseudoclaude/mcp/approve`. Dismissed: nothing changes.
+   */
+  private async approveMcp(folder: ChatFolder, name: string): Promise<void> {
+    const server = (this.state.mcp ?? []).find((s) => s.name === name);
+    if (!server) {
+      return;
+    }
+    const command =
+      this.serverCommands.get(serverKey(folder.uri, name)) ??
+      (server.source === 'project' ? mcpJsonCommand(await this.env.readFile(folder, '.mcp.json'), name) : undefined);
+    const { message, detail } = serverQuestion(server, command);
+    const picked = await this.env.ask(message, detail, SERVER_ANSWERS.map((a) => a.title));
+    const decision = serverDecision(picked);
+    if (!decision) {
+      return;
+    }
+    const asking = [...this.approvals.entries()].find(
+      ([, a]) => a.server && a.server.name === name && sameUri(a.server.folder, folder.uri),
+    );
+    if (decision !== 'deny') {
+      this.launching.add(serverKey(folder.uri, name));
+    }
+    if (asking) {
+      this.settle(asking[0], decision); // the server's question gets the answer
+      return;
+    }
+    try {
+      await this.agent.request(Requests.mcpApprove, { workspace: folder.uri, server: name, decision });
+    } catch (e) {
+      this.launching.delete(serverKey(folder.uri, name));
+      this.notice('error', describeFailure(`Approve ${name}`, e));
+    }
+    await this.refreshMcp();
+  }
+
   // ------------------------------------------------------------------------ approvals
 
   /** A `window/showMessageRequest` approval is up (a modal dialog): its card. Returns its id. */
@@ -1048,15 +1293,26 @@ export class ChatHost {
    */
   async approve(p: ApproveParams, token?: CancelToken): Promise<ApproveResult> {
     const id = this.key('ap');
-    const card = inlineApprovalCard(p);
+    const folders = this.env.folders();
+    const named = folders.length > 1 ? folders.find((f) => sameUri(f.uri, p.workspace))?.name : undefined;
+    const card = inlineApprovalCard(p, named);
     const diff: DiffRequest | undefined =
       p.kind === 'write' && p.path !== undefined
         ? { id, path: p.path, folder: p.workspace, before: p.before ?? '', after: p.after ?? '', tool: p.tool }
         : undefined;
+    const server = p.kind === 'mcpServer' ? { folder: p.workspace, name: card.server ?? p.tool } : undefined;
+    if (server && (p.command ?? p.url)) {
+      this.serverCommands.set(serverKey(server.folder, server.name), (p.command ?? p.url) as string);
+    }
     const status = new Promise<ApprovalStatus>((resolve) => {
-      this.approvals.set(id, { resolve, ...(diff ? { diff } : {}) });
+      this.approvals.set(id, { resolve, ...(diff ? { diff } : {}), ...(server ? { server } : {}) });
     });
-    this.dispatch({ type: 'approval', id, mode: 'inline', tool: p.tool, ...card });
+    this.dispatch({ type: 'approval', id, mode: 'inline', ...card });
+    const pending = this.approvals.get(id);
+    const shown = this.state.items.find((i) => i.id === id);
+    if (pending && shown) {
+      pending.card = shown;
+    }
     const cancelled = token?.onCancellationRequested(() => this.settle(id, 'cancelled'));
     if (token?.isCancellationRequested) {
       this.settle(id, 'cancelled');
@@ -1067,6 +1323,12 @@ export class ChatHost {
     }
     const answer = await status;
     cancelled?.dispose();
+    if (server) {
+      if (answer === 'allowOnce' || answer === 'allowSession') {
+        this.launching.add(serverKey(server.folder, server.name));
+      }
+      void this.refreshMcp();
+    }
     return { decision: answer === 'allowOnce' || answer === 'allowSession' ? answer : 'deny' };
   }
 
@@ -1087,9 +1349,12 @@ export class ChatHost {
     pending.resolve(status);
   }
 
+  /** The approvals of the run are no longer asked (a project server's question stays). */
   private cancelApprovals(): void {
-    for (const id of [...this.approvals.keys()]) {
-      this.settle(id, 'cancelled');
+    for (const [id, a] of [...this.approvals.entries()]) {
+      if (!a.server) {
+        this.settle(id, 'cancelled');
+      }
     }
   }
 
@@ -1102,4 +1367,8 @@ export class ChatHost {
   decide(id: string, decision: ApprovalDecision): void {
     this.settle(id, decision);
   }
+}
+
+function serverKey(folder: string, server: string): string {
+  return `${normalizeUri(folder)}\n${server}`;
 }

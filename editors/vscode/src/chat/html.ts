@@ -53,6 +53,7 @@ export function chatHtml(d: ChatDocument): string {
     <button type="button" id="new" data-action="newSession" title="Start a new session">New</button>
     <button type="button" id="compact" data-action="compactPreview" title="Preview a compaction of the context, then confirm">Compact…</button>
     <button type="button" id="undo" data-action="undo" title="Bring back what the last compaction summarized">Undo</button>
+    <button type="button" id="mcp" class="mcp-button" data-action="mcp" title="MCP servers">MCP</button>
   </div>
 </header>
 <section id="meter" class="meter" aria-label="Context window"></section>

@@ -40,7 +40,9 @@ export type FromWebview =
   /** A prompt's "Rewind to here…" (its number, as the server counts prompts). */
   | { type: 'rewind'; turn: number }
   /** A prompt's "Fork from here". */
-  | { type: 'fork'; turn: number };
+  | { type: 'fork'; turn: number }
+  /** The header's MCP button: the MCP menu. */
+  | { type: 'mcp' };
 
 const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'deny'];
 
@@ -66,6 +68,7 @@ export function isFromWebview(m: unknown): m is FromWebview {
     case 'undo':
     case 'newSession':
     case 'refresh':
+    case 'mcp':
       return true;
     case 'send':
       return str(o.prompt);

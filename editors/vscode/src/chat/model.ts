@@ -9,6 +9,7 @@ import type {
   ApprovalDecision,
   CompactPreviewResult,
   FactCheck,
+  McpServer,
   RunResult,
   SessionSummary,
   SlashCommand,
@@ -22,6 +23,13 @@ export type ToolStatus = 'running' | 'waiting' | 'done' | 'failed' | 'denied' | 
 /** Where an approval is answered: VS Code's modal dialog (`showMessageRequest`) or the card itself. */
 export type ApprovalMode = 'modal' | 'inline';
 export type ApprovalStatus = 'pending' | ApprovalDecision | 'dismissed' | 'cancelled';
+
+/**
+ * What an approval is about, beyond a tool call of the run: a tool of an MCP server (`mcp`), or
+ * starting a project's MCP server (`mcpServer`: asked when the folder opens, not in a run; it
+ * stays until answered).
+ */
+export type ApprovalAbout = 'mcp' | 'mcpServer';
 
 export type PreviewStatus = 'asking' | 'compacting' | 'done' | 'cancelled' | 'failed';
 
@@ -62,6 +70,11 @@ export type ChatItem = (
       status: ApprovalStatus;
       /** A write whose change can be shown in the diff editor (inline approvals). */
       path?: string;
+      about?: ApprovalAbout;
+      /** The MCP server (`mcp`, `mcpServer`). */
+      server?: string;
+      /** The call's arguments as pretty JSON, shown folded when long (`mcp`). */
+      args?: string;
     }
   /** The summary an earlier compaction put first (from the transcript). */
   | { kind: 'summary'; id: string; text: string }
@@ -119,6 +132,8 @@ export interface ChatState {
   sessions: SessionSummary[];
   /** The server's slash commands; `null` until listed (or when the server has none to list). */
   commands: SlashCommand[] | null;
+  /** The folder's MCP servers (`pseudoclaude/mcp/list`); `null` until listed. */
+  mcp: McpServer[] | null;
   /** The next item id. */
   seq: number;
 }
@@ -134,6 +149,7 @@ export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder
     meter: null,
     sessions: [],
     commands: null,
+    mcp: null,
     seq: 1,
   };
 }
@@ -147,6 +163,7 @@ export type ChatAction =
   | { type: 'sessions'; sessions: SessionSummary[] }
   | { type: 'folders'; folders: ChatFolder[] }
   | { type: 'commands'; commands: SlashCommand[] | null }
+  | { type: 'mcp'; servers: McpServer[] | null }
   /** The context breakdown as the meter has it, shown in the transcript (`/context`). */
   | { type: 'contextShown' }
   | {
@@ -157,6 +174,9 @@ export type ChatAction =
       detail: string;
       mode: ApprovalMode;
       path?: string;
+      about?: ApprovalAbout;
+      server?: string;
+      args?: string;
     }
   | { type: 'approvalDone'; id: string; status: ApprovalStatus }
   | { type: 'preview'; id: string; preview: CompactPreviewResult }
@@ -228,13 +248,15 @@ function interruptTools(state: ChatState): ChatState {
   };
 }
 
+/** Approvals of the run still pending when it ended (not a project server's: it stays until answered). */
 function resolvePendingModals(state: ChatState, status: ApprovalStatus): ChatState {
-  if (!state.items.some((i) => i.kind === 'approval' && i.status === 'pending')) {
+  const ofRun = (i: ChatItem): boolean => i.kind === 'approval' && i.status === 'pending' && i.about !== 'mcpServer';
+  if (!state.items.some(ofRun)) {
     return state;
   }
   return {
     ...state,
-    items: state.items.map((i) => (i.kind === 'approval' && i.status === 'pending' ? { ...i, status } : i)),
+    items: state.items.map((i) => (i.kind === 'approval' && ofRun(i) ? { ...i, status } : i)),
   };
 }
 
@@ -409,29 +431,44 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return { ...state, folders: a.folders };
     case 'commands':
       return { ...state, commands: a.commands };
+    case 'mcp':
+      return { ...state, mcp: a.servers };
     case 'contextShown': {
       const meter = state.meter;
       return withItem(state, (id) => ({ kind: 'context', id, meter }));
     }
     case 'approval': {
-      const { id, tool, title, detail, mode, path } = a;
-      // The call it is about waits for the answer.
-      const waiting = updateLast(closeStreaming(state), 'tool', (t) => t.name === tool && t.status === 'running', (t) => ({
-        ...t,
-        status: 'waiting',
-      }));
+      const { id, tool, title, detail, mode, path, about, server, args } = a;
+      // The call it is about waits for the answer (a project server's start is no call).
+      const base = about === 'mcpServer' ? state : closeStreaming(state);
+      const waiting =
+        about === 'mcpServer'
+          ? base
+          : updateLast(base, 'tool', (t) => t.name === tool && t.status === 'running', (t) => ({ ...t, status: 'waiting' }));
       return {
         ...waiting,
         items: [
           ...waiting.items,
-          { kind: 'approval', id, tool, title, detail, mode, status: 'pending', ...(path ? { path } : {}) },
+          {
+            kind: 'approval',
+            id,
+            tool,
+            title,
+            detail,
+            mode,
+            status: 'pending',
+            ...(path ? { path } : {}),
+            ...(about ? { about } : {}),
+            ...(server !== undefined ? { server } : {}),
+            ...(args ? { args } : {}),
+          },
         ],
       };
     }
     case 'approvalDone': {
       const card = state.items.find((i) => i.id === a.id);
       const answered = updateById(state, a.id, (i) => (i.kind === 'approval' ? { ...i, status: a.status } : i));
-      return card?.kind === 'approval'
+      return card?.kind === 'approval' && card.about !== 'mcpServer'
         ? updateLast(answered, 'tool', (t) => t.name === card.tool && t.status === 'waiting', (t) => ({ ...t, status: 'running' }))
         : answered;
     }

@@ -6,29 +6,15 @@
  * are `data-action` attributes the webview script handles.
  */
 import { factCheckText, previewPlan } from '../compaction';
-import { formatAge, formatBytes, formatCount, formatTokens, oneLine, plural } from '../format';
+import { formatAge, formatBytes, formatCount, formatTokens, oneLine, plural, prettyArguments } from '../format';
 import { BREAKDOWN_LABELS, formatShare, WARNING_RATIO, type MeterState } from '../meter';
-import { BREAKDOWN_CATEGORIES, type Breakdown, type SessionSummary } from '../protocol';
+import { BREAKDOWN_CATEGORIES, type Breakdown, type McpServer, type SessionSummary } from '../protocol';
 import { summarizeArguments } from '../transcript';
 import { escapeHtml, renderMarkdown } from './markdown';
+import { mcpBadge } from './mcp';
 import type { ApprovalStatus, ChatItem, ChatState, ItemOf, ToolStatus } from './model';
 
 const esc = escapeHtml;
-
-/** Attribute-safe JSON of tool arguments, pretty-printed. */
-function prettyArguments(args: unknown): string {
-  if (args === undefined || args === null) {
-    return '';
-  }
-  if (typeof args === 'string') {
-    try {
-      return JSON.stringify(JSON.parse(args), null, 2);
-    } catch {
-      return args;
-    }
-  }
-  return JSON.stringify(args, null, 2) ?? '';
-}
 
 const TOOL_STATUS: Record<ToolStatus, { icon: string; text: string }> = {
   running: { icon: '⋯', text: 'running' },
@@ -105,32 +91,74 @@ const APPROVAL_DONE: Record<Exclude<ApprovalStatus, 'pending'>, string> = {
   cancelled: 'No longer asked (the run ended)',
 };
 
+/** The answered line's words for a project server's start (remembered for the project, not a session). */
+const SERVER_DONE: Partial<Record<Exclude<ApprovalStatus, 'pending'>, string>> = {
+  allowSession: 'Allowed for this project',
+  cancelled: 'No longer asked',
+};
+
+/** Arguments up to this many lines show unfolded in an approval card. */
+const ARGS_OPEN_LINES = 12;
+
+/** What was asked, for the answered line: `run_command to run a command`, `call echo of the MCP server echo`. */
+function asked(item: ItemOf<'approval'>): string {
+  if (item.about === 'mcpServer') {
+    return `start the MCP server ${item.server ?? item.tool} (.mcp.json)`;
+  }
+  const text = item.title.replace(/^Allow /, '').replace(/\?$/, '');
+  return item.about === 'mcp' ? text.replace(/^Call /, 'call ') : text;
+}
+
+/** An MCP call's arguments: folded (with a one-line preview) when long, like a tool card. */
+function approvalArgs(item: ItemOf<'approval'>): string {
+  if (!item.args) {
+    return '';
+  }
+  const lines = item.args.split('\n').length;
+  const open = lines <= ARGS_OPEN_LINES;
+  return (
+    `<details class="approval-args"${open ? ' open' : ''}>` +
+    `<summary><span class="card-label">Arguments</span>` +
+    `<span class="approval-args-preview muted">${esc(oneLine(item.args, 120))}</span></summary>` +
+    `<pre class="card-pre">${esc(item.args)}</pre></details>`
+  );
+}
+
 function approvalCard(item: ItemOf<'approval'>): string {
   const id = esc(item.id);
   const status = item.status;
+  const server = item.about === 'mcpServer';
   if (status !== 'pending') {
     // Answered: one line (what was asked stays in its tooltip).
     const allowed = status === 'allowOnce' || status === 'allowSession';
-    const asked = item.title.replace(/^Allow /, '').replace(/\?$/, '');
+    const done = (server ? SERVER_DONE[status] : undefined) ?? APPROVAL_DONE[status];
     return (
       `<div class="event approval-line approval-${status}" data-id="${id}" role="note" ` +
-      `title="${esc([item.title, item.detail].filter(Boolean).join('\n'))}">` +
+      `title="${esc([item.title, item.detail, item.args].filter(Boolean).join('\n'))}">` +
       `<span class="event-icon approval-icon" aria-hidden="true">${allowed ? '✓' : '✗'}</span>` +
-      `<strong>${APPROVAL_DONE[status]}:</strong> <span>${esc(oneLine(asked, 200))}</span></div>`
+      `<strong>${done}:</strong> <span>${esc(oneLine(asked(item), 200))}</span></div>`
     );
   }
+  const label = server ? `Approval to start the MCP server ${item.server ?? item.tool}` : `Approval for ${item.tool}`;
   const parts = [
-    `<section class="card approval pending" data-id="${id}" role="group" aria-label="${esc(`Approval for ${item.tool}`)}">`,
+    `<section class="card approval pending${item.about ? ` approval-${item.about}` : ''}" data-id="${id}" role="group" aria-label="${esc(label)}">`,
     `<div class="card-title"><span class="approval-icon" aria-hidden="true">⚠</span>${esc(item.title)}</div>`,
   ];
   if (item.detail) {
     parts.push(`<pre class="card-pre">${esc(item.detail)}</pre>`);
   }
+  parts.push(approvalArgs(item));
+  if (server) {
+    parts.push(
+      '<div class="approval-note muted">It runs on this machine with your permissions. ' +
+        'Allow for this project: remembered on this machine, for this folder and this exact command.</div>',
+    );
+  }
   if (item.mode === 'inline') {
     parts.push(
       '<div class="buttons">',
       `<button type="button" class="primary" data-action="approve" data-decision="allowOnce" data-id="${id}">Allow once</button>`,
-      `<button type="button" data-action="approve" data-decision="allowSession" data-id="${id}">Allow for this session</button>`,
+      `<button type="button" data-action="approve" data-decision="allowSession" data-id="${id}">${server ? 'Allow for this project' : 'Allow for this session'}</button>`,
       `<button type="button" data-action="approve" data-decision="deny" data-id="${id}">Deny</button>`,
       item.path
         ? `<button type="button" class="link" data-action="showDiff" data-id="${id}">Show diff</button>`
@@ -138,7 +166,9 @@ function approvalCard(item: ItemOf<'approval'>): string {
       '</div>',
     );
   } else {
-    parts.push('<div class="muted">Waiting for your answer in the dialog: Allow once, Allow for this session or Deny.</div>');
+    parts.push(
+      `<div class="muted">Waiting for your answer in the dialog: Allow once, ${server ? 'Allow for this project' : 'Allow for this session'} or Deny.</div>`,
+    );
   }
   parts.push('</section>');
   return parts.join('');
@@ -513,4 +543,12 @@ export function renderFolderOptions(state: ChatState): string {
   return state.folders
     .map((f) => `<option value="${esc(f.uri)}"${f.uri === state.folder?.uri ? ' selected' : ''}>${esc(f.name)}</option>`)
     .join('');
+}
+
+/** The header's MCP button: its text (the number of servers; a dot when one failed or waits for an approval) and tooltip. */
+export function renderMcpButton(servers: readonly McpServer[] | null): { html: string; title: string } {
+  const b = mcpBadge(servers);
+  const count = b.count === null || b.count === 0 ? '' : `<span class="mcp-count">${b.count}</span>`;
+  const dot = b.warn ? `<span class="mcp-dot mcp-dot-${b.warn}" aria-hidden="true"></span>` : '';
+  return { html: `MCP${count}${dot}`, title: b.title };
 }

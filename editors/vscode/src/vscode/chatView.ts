@@ -1,7 +1,8 @@
 /**
  * The VS Code side of the chat: the webview view `pseudoclaude.chat` (its document, its messages
  * to and from `ChatHost`), the virtual documents of approval diffs, and the editor services the
- * host asks for (`ChatEnv`). Everything else of the chat is in `src/chat/` (no `vscode` there).
+ * host asks for (`ChatEnv`; the MCP menu's from `./mcp`). Everything else of the chat is in
+ * `src/chat/` (no `vscode` there).
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
@@ -11,6 +12,7 @@ import { chatHtml, makeNonce } from '../chat/html';
 import { isAllowedLink } from '../chat/escape';
 import type { ChatFolder } from '../chat/model';
 import type { KeepOpenItem } from '../chat/rewind';
+import { askModal, openMcpConfig, readFolderFile, showMcpMenu } from './mcp';
 import { openDiff } from './ui';
 
 export const CHAT_VIEW = 'pseudoclaude.chat';
@@ -230,5 +232,9 @@ export function chatEnv(
     cancelOtherRun: hooks.cancelOtherRun,
     sessionsChanged: hooks.sessionsChanged,
     showMemory: hooks.showMemory,
+    mcpMenu: (menu) => showMcpMenu(menu),
+    ask: (message, detail, actions) => askModal(message, detail, actions),
+    readFile: (folder, path) => readFolderFile(folder, path),
+    openMcpConfig: (where, folder) => openMcpConfig(where, folder),
   };
 }

@@ -30,6 +30,7 @@ import {
   type ApproveParams,
   type ApproveResult,
   type ContextUsageParams,
+  type McpChangedParams,
   type MemoryChangedParams,
   type MemoryProposalsParams,
   type ParamsOf,
@@ -52,6 +53,8 @@ export interface Listeners {
   onMemoryChanged(m: MemoryChangedParams): void;
   /** `pseudoclaude/memoryProposals`: the pending memory proposals changed. */
   onMemoryProposals?(p: MemoryProposalsParams): void;
+  /** `pseudoclaude/mcpChanged`: the MCP servers of a folder changed. */
+  onMcpChanged?(p: McpChangedParams): void;
   /** The server is up (after start or restart). */
   onReady(): void;
   /** A `window/showMessageRequest` approval is up as a modal dialog: an id for `onApprovalAnswered`. */
@@ -177,6 +180,7 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
     client.onNotification(Notifications.memoryProposalsChanged, (p: MemoryProposalsParams) =>
       this.listeners.onMemoryProposals?.(p),
     );
+    client.onNotification(Notifications.mcpChanged, (p: McpChangedParams) => this.listeners.onMcpChanged?.(p));
     client.onRequest(ShowMessageRequest.type, (p: ShowMessageRequestParams) => showMessageRequest(p, this.listeners));
     const onApprove = this.listeners.onApprove;
     if (onApprove) {

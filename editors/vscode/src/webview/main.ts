@@ -11,6 +11,7 @@ import {
   renderEarlier,
   renderFolderOptions,
   renderItem,
+  renderMcpButton,
   renderMeter,
   renderSessionOptions,
   renderWelcome,
@@ -53,6 +54,7 @@ const folderSelect = el<HTMLSelectElement>('folder');
 const status = el<HTMLElement>('status');
 const slashList = el<HTMLUListElement>('slash');
 const sessionButtons = ['new', 'compact', 'undo'].map((id) => el<HTMLButtonElement>(id));
+const mcpButton = el<HTMLButtonElement>('mcp');
 
 const saved = (api.getState() ?? {}) as Saved;
 const history = new PromptHistory(saved.history ?? []);
@@ -66,7 +68,7 @@ let scheduled = false;
 const shown = new Map<string, { item: ChatItem; node: Element }>();
 /** Cards (tool calls, summaries) the user unfolded. */
 const unfolded = new Set<string>();
-const last = { meter: '', sessions: '', folders: '' };
+const last = { meter: '', sessions: '', folders: '', mcp: '' };
 /** Whether the transcript follows its end (kept there when the view gets shorter). */
 const pin = new EndPin();
 
@@ -165,6 +167,14 @@ function render(): void {
     last.folders = folders;
   }
   folderSelect.hidden = state.folders.length < 2;
+  const mcp = renderMcpButton(state.mcp);
+  if (mcp.html + mcp.title !== last.mcp) {
+    mcpButton.innerHTML = mcp.html;
+    mcpButton.title = mcp.title;
+    mcpButton.setAttribute('aria-label', mcp.title);
+    last.mcp = mcp.html + mcp.title;
+  }
+  mcpButton.disabled = !state.folder;
   const running = state.running;
   cancelButton.hidden = !running;
   sendButton.disabled = running;
@@ -375,6 +385,9 @@ document.addEventListener('click', (e) => {
       break;
     case 'undo':
       post({ type: 'undo' });
+      break;
+    case 'mcp':
+      post({ type: 'mcp' });
       break;
     case 'copy':
       copyCode(button);
