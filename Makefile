@@ -77,6 +77,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/cost_bench.py
 	$(BIN)/python bench/lsp_bench.py
 	$(BIN)/python bench/load_bench.py
+	$(BIN)/python bench/checkpoint_bench.py
+	$(BIN)/python bench/mcp_bench.py
 
 # The full crash campaign of docs/reliability.md (1,000 SIGKILLs of a real server; long).
 crash-campaign: $(STAMP)

@@ -1,9 +1,10 @@
 """MCP start-up benchmark: what configured MCP servers cost a server's start and first run.
 
-Each sample is a real ``python -m pseudoclaude lsp`` over stdio (the plain client of
-``bench/lsp_bench.py``: a response is timed as soon as its frame is read), one workspace folder,
-a private ``HOME``, the scripted fake model in this process. Two configurations, ``--spawns``
-fresh servers each: no MCP server, and three stdio MCP servers in the ``mcp.servers`` setting
+Samples alternate between the two configurations, two seconds apart. Each sample is a real
+``python -m pseudoclaude lsp`` over stdio (the plain client of ``bench/lsp_bench.py``: a
+response is timed as soon as its frame is read), one workspace folder, a private ``HOME``, the
+scripted fake model in this process. Two configurations, ``--spawns`` fresh servers each: no
+MCP server, and three stdio MCP servers in the ``mcp.servers`` setting
 (``tests/fixtures/mcp/echo_server.py``, a real server of the official SDK: 13 tools each).
 
 Measured per server: spawn to the ``initialize`` answer; ``initialized`` to the first
@@ -24,6 +25,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsp_bench import MEMORY_REPLY, OUT, SERVER, PlainClient, server_env
 from pseudoclaude.fake_model import FakeModelServer
 
+QUIET = 2.0
+"""Seconds between two samples: the last server's MCP servers have exited by then."""
 ECHO = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "mcp" / "echo_server.py"
 
 
@@ -74,11 +78,15 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="mcp-bench-"))
     rows: dict[str, dict[str, float]] = {}
     try:
+        samples: dict[int, list[dict[str, float]]] = {0: [], 3: []}
         with FakeModelServer({"rules": [MEMORY_REPLY]}) as fake:
-            for servers in (0, 3):
-                samples = [sample(tmp, fake, servers, n) for n in range(args.spawns)]
-                rows[str(servers)] = {key: round(statistics.median(s[key] for s in samples)
-                                                 * 1000, 1) for key in samples[0]}
+            for n in range(args.spawns):  # interleaved, each after the last one's servers quit
+                for servers in samples:
+                    samples[servers].append(sample(tmp, fake, servers, n))
+                    time.sleep(QUIET)
+        for servers, taken in samples.items():
+            rows[str(servers)] = {key: round(statistics.median(s[key] for s in taken) * 1000, 1)
+                                  for key in taken[0]}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{'MCP servers':>12} {'initialize':>11} {'context':>9} {'mcp/list':>9} "
