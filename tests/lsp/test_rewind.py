@@ -105,3 +105,22 @@ async def test_a_rewind_during_a_run_fails_fast(client: LanguageClient, env: Any
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError, JsonRpcException):
         await running
+
+
+async def test_conflicts_are_left_alone_unless_forced(client: LanguageClient, env: Any) -> None:
+    """A file changed by hand since the agent's last checkpoint is a conflict: marked in the
+    preview, left alone by a rewind, put back with ``force``; the others are restored."""
+    root = env.folders[0]
+    env.fake.add_turns(command("echo agent > notes.txt && echo made > made.txt"),
+                       {"text": "done"})
+    await env.call(client, RUN, {"prompt": "change two files"})
+    (root / "notes.txt").write_text("mine now\n")
+    preview = await env.call(client, REWIND_PREVIEW, {"turn": 1, "mode": "code"})
+    assert {f["path"]: f["conflict"] for f in preview["files"]} == {
+        "notes.txt": True, "made.txt": False}
+    kept = await env.call(client, REWIND, {"turn": 1, "mode": "code"})
+    assert kept["conflicts"] == ["notes.txt"] and kept["restoredFiles"] == ["made.txt"]
+    assert (root / "notes.txt").read_text() == "mine now\n" and not (root / "made.txt").exists()
+    forced = await env.call(client, REWIND, {"turn": 1, "mode": "code", "force": True})
+    assert forced["restoredFiles"] == ["notes.txt"] and forced["conflicts"] == []
+    assert (root / "notes.txt").read_text() == "alpha\nbeta\n"
