@@ -490,6 +490,16 @@ export class ChatHost {
     return folder ?? undefined;
   }
 
+  /** The chat's folder when nothing runs in it (else a notice says what is in the way). */
+  private idleFolder(): ChatFolder | undefined {
+    const folder = this.needFolder();
+    if (folder && this.running()) {
+      this.notice('warning', RUN_IN_PROGRESS);
+      return undefined;
+    }
+    return folder;
+  }
+
   // ------------------------------------------------------------------------ running
 
   async ask(prompt: string): Promise<RunResult | undefined> {
@@ -660,12 +670,8 @@ export class ChatHost {
    * server's line says what happened.
    */
   private async compactNow(instructions: string): Promise<void> {
-    const folder = this.needFolder();
+    const folder = this.idleFolder();
     if (!folder) {
-      return;
-    }
-    if (this.running()) {
-      this.notice('warning', RUN_IN_PROGRESS);
       return;
     }
     const source = new CancelSource();
@@ -961,12 +967,8 @@ export class ChatHost {
    * conversation puts the prompt back in the box (unless a draft is there).
    */
   async rewind(turn?: number, mode?: RewindMode): Promise<void> {
-    const folder = this.needFolder();
+    const folder = this.idleFolder();
     if (!folder) {
-      return;
-    }
-    if (this.running()) {
-      this.notice('warning', RUN_IN_PROGRESS);
       return;
     }
     const sessionId = this.state.sessionId;
@@ -1104,12 +1106,8 @@ export class ChatHost {
    * to edit and send (unless a draft is there).
    */
   async fork(turn: number): Promise<void> {
-    const folder = this.needFolder();
+    const folder = this.idleFolder();
     if (!folder) {
-      return;
-    }
-    if (this.running()) {
-      this.notice('warning', RUN_IN_PROGRESS);
       return;
     }
     const sessionId = this.state.sessionId;
