@@ -1408,13 +1408,19 @@ def print_table(report: Report) -> None:
     print(f"\nCrash campaign: {report.kills} SIGKILLs, {report.resumes} resumes, "
           f"{report.config['lanes']} lane(s), launch={report.config['launch']}, "
           f"{report.elapsed:.0f} s ({data['cycle_seconds']['mean']} s per cycle)")
-    print(f"{'check':<44} {'count':>7}  target")
-    for name in COUNTS:
+    print_counts(report, COUNTS, 44,
+                 "kills by phase (approximate: what the client saw when it sent SIGKILL)")
+
+
+def print_counts(report: Report, counts: tuple[str, ...], width: int, phases: str) -> None:
+    """The checks against their target (0), the kills by phase, the context, the problems."""
+    print(f"{'check':<{width}} {'count':>7}  target")
+    for name in counts:
         value = report.counts[name]
-        print(f"{name:<44} {value:>7}  0 {'ok' if value == 0 else 'FAIL'}")
-    print("\nkills by phase (approximate: what the client saw when it sent SIGKILL)")
+        print(f"{name:<{width}} {value:>7}  0 {'ok' if value == 0 else 'FAIL'}")
+    print(f"\n{phases}")
     for phase, n in report.phases.most_common():
-        print(f"  {phase:<44} {n:>7}")
+        print(f"  {phase:<{width}} {n:>7}")
     print("\ncontext")
     for name, n in sorted(report.info.items()):
         print(f"  {name:<56} {n:>7}")

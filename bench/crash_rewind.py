@@ -88,6 +88,7 @@ from crash_campaign import (
     Editor,
     Launcher,
     Report,
+    print_counts,
     server_env,
 )
 from pseudoclaude.session import SessionError, SessionStore, list_sessions, load_session
@@ -671,18 +672,7 @@ def print_table(report: RewindReport) -> None:
           f"{report.info['files a rewind restores']} files, launch={report.config['launch']}, "
           f"{report.elapsed:.0f} s ({data['cycle_seconds']['mean']} s per cycle, an unkilled "
           f"rewind {data['rewind_seconds']['mean']} s)")
-    print(f"{'check':<58} {'count':>7}  target")
-    for name in COUNTS:
-        value = report.counts[name]
-        print(f"{name:<58} {value:>7}  0 {'ok' if value == 0 else 'FAIL'}")
-    print("\nkills by phase (read from the disk the kill left)")
-    for name, n in report.phases.most_common():
-        print(f"  {name:<56} {n:>7}")
-    print("\ncontext")
-    for name, n in sorted(report.info.items()):
-        print(f"  {name:<56} {n:>7}")
-    for problem in report.problems[:20]:
-        print(f"  ! {problem}")
+    print_counts(report, COUNTS, 58, "kills by phase (read from the disk the kill left)")
 
 
 def main(argv: list[str] | None = None) -> int:
