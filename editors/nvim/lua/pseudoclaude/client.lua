@@ -79,6 +79,24 @@ local function root_for(config)
   return root or require('pseudoclaude.config').root_dir(0)
 end
 
+--- `fn(workspace)` with the folder a command is about: `workspace` when given, else the current
+--- buffer's (a client started when none runs); a failure is notified, naming `what`.
+--- @param workspace string?
+--- @param what string
+--- @param fn fun(workspace: string)
+function M.with_workspace(workspace, what, fn)
+  if workspace then
+    return fn(workspace)
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  M.ensure(function(c, err)
+    if not c then
+      return M.fail(what, err)
+    end
+    fn(M.workspace(c, bufnr))
+  end)
+end
+
 --- Call `cb(client)` with an initialized client, starting one for the current directory if none
 --- runs (so the commands work before any file is opened); `cb(nil, message)` on failure.
 --- @param cb fun(client: vim.lsp.Client?, err: string?)

@@ -369,19 +369,6 @@ end
 --- The float on screen: `{workspace, servers, buf, win, rows, expanded, busy, closed}`.
 M.current = nil
 
---- `fn(workspace)` with the folder the command is about: `workspace`, else the current buffer's.
-local function in_workspace(workspace, fn)
-  if workspace then
-    return fn(workspace)
-  end
-  local bufnr = vim.api.nvim_get_current_buf()
-  client.ensure(function(c, err)
-    if not c then
-      return client.fail('MCP', err)
-    end
-    fn(client.workspace(c, bufnr))
-  end)
-end
 
 local function win_ok(state)
   return state.win ~= nil and vim.api.nvim_win_is_valid(state.win)
@@ -690,7 +677,7 @@ end
 --- buffer's) in a float.
 --- @param workspace? string
 function M.open(workspace)
-  in_workspace(workspace, function(ws)
+  client.with_workspace(workspace, 'MCP', function(ws)
     client.request_or_fail(protocol.requests.mcp_list, { workspace = ws }, 'MCP', function(r)
       M.show(ws, type(r) == 'table' and type(r.servers) == 'table' and r.servers or {})
     end, function(err)

@@ -247,19 +247,6 @@ end
 
 -- The flow --------------------------------------------------------------------------------------
 
---- `fn(workspace)` with the folder the command is about: `workspace`, else the current buffer's.
-local function in_workspace(workspace, what, fn)
-  if workspace then
-    return fn(workspace)
-  end
-  local bufnr = vim.api.nvim_get_current_buf()
-  client.ensure(function(c, err)
-    if not c then
-      return client.fail(what, err)
-    end
-    fn(client.workspace(c, bufnr))
-  end)
-end
 
 --- Pick a prompt of the session (newest first); `cb(turn)` unless dismissed.
 --- @param workspace string
@@ -314,7 +301,7 @@ function M.start(arg, workspace)
   if not parsed then
     return notify('PseudoClaude: ' .. why .. '.', vim.log.levels.WARN)
   end
-  in_workspace(workspace, 'Rewind', function(ws)
+  client.with_workspace(workspace, 'Rewind', function(ws)
     local function with_turn(turn)
       if parsed.mode then
         return M.preview(turn, parsed.mode, ws)
@@ -590,7 +577,7 @@ end
 --- @param opts? {prompt?: string} the prompt forked off (the chat's prompt line gets it back)
 function M.fork(turn, workspace, opts)
   opts = opts or {}
-  in_workspace(workspace, 'Fork', function(ws)
+  client.with_workspace(workspace, 'Fork', function(ws)
     local params = { workspace = ws, turn = turn }
     client.request_or_fail(protocol.requests.sessions_fork, params, 'Fork', function(r)
       local what = turn and string.format('the conversation before prompt %d', turn) or 'the whole conversation'
