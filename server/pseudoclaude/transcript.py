@@ -30,6 +30,7 @@ from pseudoclaude import words
 from pseudoclaude.agent.results import short, tool_view
 from pseudoclaude.compact.layer2 import ACKNOWLEDGEMENT, BOUNDARY_REMINDER, is_summary
 from pseudoclaude.events import ToolStatus
+from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.types import Message, utf8_len
 from pseudoclaude.session.codec import (
     MessageEntry,
@@ -55,6 +56,8 @@ class UserItem(Item, tag="user"):
     turn: int | UnsetType = UNSET
     """The prompt's number, as rewind and fork name it (``pseudoclaude/sessions/turns``);
     absent for a prompt a rewind took back."""
+    context: EditorContext | UnsetType = UNSET
+    """What the user had open when they sent it (the active file, the selection...)."""
 
 
 class AssistantItem(Item, tag="assistant"):
@@ -165,7 +168,9 @@ class _Builder:
             if is_summary(m):
                 shown.append(self.add(SummaryItem(text=summary_text(m), ts=stamp)))
             elif m.content.strip():
-                shown.append(self.add(UserItem(text=m.content, ts=stamp)))
+                shown.append(self.add(UserItem(
+                    text=m.content, ts=stamp,
+                    context=UNSET if m.context is None else m.context)))
         else:
             thinking = "\n\n".join(b.thinking for b in m.thinking if b.thinking)
             if m.content.strip() and not (m.content == ACKNOWLEDGEMENT and not m.tool_calls):

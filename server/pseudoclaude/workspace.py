@@ -53,6 +53,7 @@ from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
+from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message, ToolCall
 from pseudoclaude.mcp import McpTool, ServerInfo
@@ -505,9 +506,11 @@ class Workspace:
         memory_dir = self.settings.memory.user_dir
         return memory_dir.parent if memory_dir is not None else None
 
-    async def run(self, prompt: str, session: str | None = None) -> tuple[str, RunOutcome]:
+    async def run(self, prompt: str, session: str | None = None,
+                  context: EditorContext | None = None) -> tuple[str, RunOutcome]:
         """Run the agent on ``prompt`` in ``session`` (``new``, an id, ``latest``, or the
-        current session — a new one when there is none)."""
+        current session — a new one when there is none), with the editor's ``context`` (what
+        the user has open) when the front end has one."""
         if not prompt.strip():
             raise WorkspaceError("the prompt is empty")
         ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
@@ -544,7 +547,7 @@ class Workspace:
             )
             self.last_run = runner
             try:
-                result = await runner.run(prompt)
+                result = await runner.run(prompt, context)
             finally:  # the run's checkpoint lines are all written when it ends
                 with contextlib.suppress(asyncio.CancelledError):
                     await asyncio.shield(before_run)

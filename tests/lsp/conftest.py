@@ -18,9 +18,11 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from pseudoclaude.agent.editor import offset_at
 from pseudoclaude.api.protocol import (
     APPROVE,
     CONTEXT_USAGE,
+    DIAGNOSTICS,
     EVENT,
     MEMORY_CHANGED,
     SESSIONS_MESSAGES,
@@ -66,13 +68,15 @@ class Env:
         self.approve_ids: list[Any] = []  # their request ids
         self.approve_cancelled: list[Any] = []  # the ids of those the server cancelled
         self.approve_answer: Any = {"decision": "allowOnce"}
-        """The answer to ``pseudoclaude/approve``: a result, an exception to raise, or
-        :data:`HOLD`."""
+        """The answer to ``pseudoclaude/approve``: a result, an exception to raise,
+        :data:`HOLD`, or a function of the params that returns one of them."""
         self.initialized: Any = None
         self.mcp_json: dict[str, Any] | None = None
         """Written as each folder's ``.mcp.json`` (project MCP servers)."""
         self.mcp_settings: dict[str, Any] = {}
         """The ``mcp`` settings (``servers``, ``startTimeout``, ...)."""
+        self.editor: Any = None
+        """The documents of a client that plays the editor (:class:`Editor`)."""
 
     def folder(self, name: str) -> Path:
         path = self.tmp / name
@@ -146,7 +150,10 @@ def fake() -> Iterator[FakeModelServer]:
 
 
 async def start(lsp_client: LanguageClient, env: Env, capabilities: str,
-                folders: list[str], experimental: dict[str, Any] | None = None) -> None:
+                folders: list[str], experimental: dict[str, Any] | None = None,
+                adjust: Callable[[types.ClientCapabilities], None] | None = None) -> None:
+    """Open the folders and initialize (``experimental``: merged into the client's
+    experimental capabilities; ``adjust``: changes the capabilities before they are sent)."""
     for name in folders:
         env.folder(name)
 
@@ -175,6 +182,8 @@ async def start(lsp_client: LanguageClient, env: Env, capabilities: str,
         env.approve_requests.append(params)
         env.approve_ids.append(msg_id)
         answer = env.approve_answer
+        if callable(answer):
+            answer = answer(params)
         if answer == HOLD:
             try:
                 await asyncio.sleep(120)
@@ -188,6 +197,8 @@ async def start(lsp_client: LanguageClient, env: Env, capabilities: str,
     caps = client_capabilities(capabilities)
     if experimental is not None:
         caps.experimental = {**(caps.experimental or {}), **experimental}
+    if adjust is not None:
+        adjust(caps)
     env.initialized = await lsp_client.initialize_session(types.InitializeParams(
         capabilities=caps,
         workspace_folders=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name)
@@ -240,3 +251,147 @@ async def not_approving(request: Any, lsp_client: LanguageClient, tmp_path: Path
 @pytest.fixture
 def env(tmp_path: Path, fake: FakeModelServer) -> Env:
     return Env(tmp_path, fake)
+
+
+# -- a client that plays the editor (tests/lsp/test_editor.py) ---------------------------------
+
+class Editor:
+    """The documents of the client, as an editor keeps them."""
+
+    def __init__(self, client: LanguageClient, root: Path) -> None:
+        self.client = client
+        self.root = root
+        self.docs: dict[str, list[Any]] = {}  # uri -> [text, version]
+        self.edits: list[types.ApplyWorkspaceEditParams] = []
+        self.applied: list[list[Any]] = []  # the text edits of each applied one
+        self.versions: list[int | None] = []  # the version each named (None: no version)
+        self.answer: types.ApplyWorkspaceEditResult | Exception | None = None
+        """What applyEdit answers instead of applying (None: apply it)."""
+        self.problems: list[dict[str, Any]] = []
+        self.diagnostics_asked: list[Any] = []
+        self.after_edit: list[dict[str, Any]] | None = None
+        """The problems reported once an edit is applied (None: unchanged)."""
+
+    def uri(self, rel: str) -> str:
+        return (self.root / rel).as_uri()
+
+    def open(self, rel: str, text: str) -> None:
+        self.docs[self.uri(rel)] = [text, 1]
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=self.uri(rel), language_id="plaintext",
+                                                 version=1, text=text)))
+
+    def type(self, rel: str, text: str) -> None:
+        """The user edits the document (the whole text replaced, one change)."""
+        doc = self.docs[self.uri(rel)]
+        doc[0], doc[1] = text, doc[1] + 1
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=self.uri(rel),
+                                                                version=doc[1]),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    def close(self, rel: str) -> None:
+        self.docs.pop(self.uri(rel))
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=self.uri(rel))))
+
+    def text(self, rel: str) -> str:
+        return str(self.docs[self.uri(rel)][0])
+
+    def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        self.edits.append(params)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        if self.answer is not None:
+            return self.answer
+        self.versions.append(None)
+        if params.edit.document_changes:  # VS Code's snapshot takes documentChanges
+            [change] = params.edit.document_changes
+            assert isinstance(change, types.TextDocumentEdit)
+            uri, edits = change.text_document.uri, list(change.edits)
+            self.versions[-1] = change.text_document.version
+            assert change.text_document.version == self.docs[uri][1]
+        else:
+            [(uri, edits)] = (params.edit.changes or {}).items()
+        text = self.docs[uri][0]
+        self.applied.append(list(edits))
+        spans = sorted(((offset_at(text, e.range.start.line, e.range.start.character),
+                         offset_at(text, e.range.end.line, e.range.end.character),
+                         e.new_text) for e in edits), reverse=True)
+        for start, end, new in spans:
+            text = text[:start] + new + text[end:]
+        rel = Path(str(types.TextDocumentIdentifier(uri=uri).uri)[len(self.root.as_uri()) + 1:])
+        self.type(rel.as_posix(), text)
+        if self.after_edit is not None:
+            self.problems = self.after_edit
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+
+async def begin(lsp_client: LanguageClient, env: Env, name: str, *, apply_edit: bool = True,
+                diagnostics: bool = False, approvals: bool = False) -> Editor:
+    experimental: dict[str, Any] = {}
+    if diagnostics or approvals:
+        experimental = {"pseudoclaude": {"diagnostics": diagnostics, "approvals": approvals}}
+
+    def adjust(caps: types.ClientCapabilities) -> None:
+        assert caps.workspace is not None
+        caps.workspace.apply_edit = apply_edit
+
+    if approvals:
+        env.approval_settings = {"runCommand": "ask", "write": "ask"}
+    await start(lsp_client, env, name, ["ws"], experimental=experimental or None,
+                adjust=adjust)
+    editor = env.editor = Editor(lsp_client, env.folders[0])
+
+    @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        return editor.apply(params)
+
+    @lsp_client.feature(DIAGNOSTICS)
+    def on_diagnostics(params: Any) -> Any:
+        editor.diagnostics_asked.append(params)
+        wanted = params.get("paths")
+        return {"diagnostics": [d for d in editor.problems
+                                if wanted is None or d["path"] in wanted]}
+
+    return editor
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def editing(request: Any, lsp_client: LanguageClient, fake: FakeModelServer,
+                  env: Env) -> AsyncIterator[LanguageClient]:
+    """A client that plays the editor (``env.editor``): it takes ``applyEdit``."""
+    await begin(lsp_client, env, request.param)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(params=CLIENTS[:1], config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def no_apply(request: Any, lsp_client: LanguageClient, fake: FakeModelServer,
+                   env: Env) -> AsyncIterator[LanguageClient]:
+    """As ``editing``, without ``workspace.applyEdit``."""
+    await begin(lsp_client, env, request.param, apply_edit=False)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def diagnosing(request: Any, lsp_client: LanguageClient, fake: FakeModelServer,
+                     env: Env) -> AsyncIterator[LanguageClient]:
+    """As ``editing``, answering ``pseudoclaude/diagnostics`` from ``env.editor.problems``."""
+    await begin(lsp_client, env, request.param, diagnostics=True)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(params=CLIENTS[:1], config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def approving_editor(request: Any, lsp_client: LanguageClient, fake: FakeModelServer,
+                           env: Env) -> AsyncIterator[LanguageClient]:
+    """As ``editing``, with approvals asked (``pseudoclaude/approve``) for writes."""
+    await begin(lsp_client, env, request.param, approvals=True)
+    yield lsp_client
+    await lsp_client.shutdown_session()

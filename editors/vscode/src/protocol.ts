@@ -56,9 +56,10 @@ export const Notifications = {
   mcpChanged: 'pseudoclaude/mcpChanged',
 } as const;
 
-/** Server → client requests (`approve` only to clients that set `experimental.pseudoclaude.approvals: true`). */
+/** Server → client requests (`approve` only to clients that set `experimental.pseudoclaude.approvals: true`, `diagnostics` only to those that set `diagnostics: true`). */
 export const ServerRequests = {
   approve: 'pseudoclaude/approve',
+  diagnostics: 'pseudoclaude/diagnostics',
 } as const;
 
 /** JSON-RPC error codes the server answers with. */
@@ -75,6 +76,26 @@ export const ApprovalActions = {
   deny: 'Deny',
 } as const;
 
+/**
+ * The code actions offered on a range: command → title. Each command is the client's own
+ * (it opens the chat); its one argument is `CodeActionArguments`.
+ */
+export const CodeActions = {
+  'pseudoclaude.codeAction.explain': 'PseudoClaude: Explain',
+  'pseudoclaude.codeAction.fix': 'PseudoClaude: Fix',
+  'pseudoclaude.codeAction.ask': 'PseudoClaude: Ask about selection',
+} as const;
+
+/**
+ * The prompt each code action sends with the selection as context (`""`: the chat opens
+ * with the selection attached and waits for the user's question).
+ */
+export const CodeActionPrompts = {
+  'pseudoclaude.codeAction.explain': 'Explain the selected code.',
+  'pseudoclaude.codeAction.fix': 'Fix the problems in the selected code.',
+  'pseudoclaude.codeAction.ask': '',
+} as const;
+
 /** The key under `capabilities.experimental` (and the settings section). */
 export const EXPERIMENTAL_KEY = 'pseudoclaude';
 
@@ -83,6 +104,12 @@ export const EXPERIMENTAL_KEY = 'pseudoclaude';
  * `pseudoclaude/approve`.
  */
 export const APPROVALS_CAPABILITY = 'approvals';
+
+/**
+ * The client capability under `experimental.pseudoclaude`: the client answers
+ * `pseudoclaude/diagnostics` with the diagnostics its editor shows.
+ */
+export const DIAGNOSTICS_CAPABILITY = 'diagnostics';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -94,6 +121,8 @@ export type PreviewReason = 'no session' | 'nothing to summarize' | 'would not s
  * was cancelled, or interrupted by a crash), or still waiting for its result.
  */
 export type ToolStatus = 'done' | 'error' | 'denied' | 'canceled' | 'pending';
+
+export type Severity = 'error' | 'warning' | 'info' | 'hint';
 
 export type RewindMode = 'code' | 'conversation' | 'both';
 
@@ -163,6 +192,48 @@ export interface RunParams extends WorkspaceParams, WorkDoneParams {
   prompt: string;
   /** `"new"`, an id, `"latest"`; default: the workspace's current session. */
   sessionId?: string | null;
+  /**
+   * What the user is looking at (the active file, the selection, the open files): the
+   * model reads it in one short block before the prompt.
+   */
+  context?: EditorContext | null;
+}
+
+/** What the user was looking at when they sent a prompt. */
+export interface EditorContext {
+  activeFile?: string;
+  selection?: Selection;
+  openFiles?: string[];
+  /** The problems the user asks about (the *Fix* code action sends the range's). */
+  diagnostics?: Diagnostic[];
+}
+
+export interface Selection {
+  path: string;
+  range: Range;
+  text: string;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface Position {
+  /** 0-based. */
+  line: number;
+  /** 0-based, in the client's units. */
+  character: number;
+}
+
+/** A problem the editor reports in a file (from any of its language servers). */
+export interface Diagnostic {
+  path: string;
+  range: Range;
+  severity: Severity;
+  message: string;
+  /** Who reported it (`pyright`, `eslint`...), when the editor says. */
+  source?: string;
 }
 
 export interface CompactParams extends WorkspaceParams, WorkDoneParams {
@@ -576,6 +647,8 @@ export interface UserItem {
    * absent for a prompt a rewind took back.
    */
   turn?: number;
+  /** What the user had open when they sent it (the active file, the selection...). */
+  context?: EditorContext;
   /** Whether the model still sees it (false once summarised away, or undone). */
   inContext: boolean;
   /** When it happened (Unix seconds), when the log says. */
@@ -743,6 +816,26 @@ export interface ApproveParams {
 
 export interface ApproveResult {
   decision: ApprovalDecision;
+}
+
+/** `pseudoclaude/diagnostics` (server → client): the diagnostics the editor shows. */
+export interface DiagnosticsParams {
+  workspace: string;
+  /** Only these files (relative, `/`); absent: every file of the workspace. */
+  paths?: string[];
+}
+
+export interface DiagnosticsResult {
+  diagnostics: Diagnostic[];
+}
+
+/** The one argument of a code action's command: the selection it was offered on. */
+export interface CodeActionArguments {
+  path: string;
+  range: Range;
+  text: string;
+  /** The range's diagnostics (*Fix*). */
+  diagnostics?: Diagnostic[];
 }
 
 /** Base of every event; `kind` is the tag. */

@@ -42,6 +42,7 @@ from pseudoclaude.events import (
     UsageUpdate,
     WarningEvent,
 )
+from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.errors import MaxTokensTruncated, ProviderError, scrub
 from pseudoclaude.llm.provider import (
     Provider,
@@ -110,12 +111,12 @@ class Runner:
         """
         appended.append(self.conversation.append(message))
 
-    async def run(self, prompt: str) -> RunOutcome:
+    async def run(self, prompt: str, context: EditorContext | None = None) -> RunOutcome:
         """Run to a stop reason. A cancelled run raises ``CancelledError``; what it had done
         by then (text, iterations, usage, stop reason ``canceled``) stays in :attr:`result`."""
         result = self.result = RunOutcome(stop_reason=StopReason.ERROR)
         try:
-            await self._run(prompt, result)
+            await self._run(prompt, context, result)
         except asyncio.CancelledError:
             result.stop_reason = StopReason.CANCELED
             self.emit(StopEvent(StopReason.CANCELED))
@@ -129,9 +130,10 @@ class Runner:
             self.on_completed(list(result.appended))
         return result
 
-    async def _run(self, prompt: str, result: RunOutcome) -> None:
+    async def _run(self, prompt: str, context: EditorContext | None, result: RunOutcome
+                   ) -> None:
         appended = result.appended
-        self._append(Message(role="user", content=prompt), appended)
+        self._append(Message(role="user", content=prompt, context=context), appended)
         try:
             system = await self._system_prompt()
             provider = await self._provider()

@@ -326,7 +326,8 @@ export type WorkDoneProgress =
 def ts_object(name: str, doc: str, entries: list[tuple[str, Any]]) -> list[str]:
     lines = jsdoc(doc)
     lines.append(f"export const {name} = {{")
-    lines += [f"  {key}: {ts_literal(value)}," for key, value in entries]
+    lines += [f"  {key if key.isidentifier() else ts_literal(key)}: {ts_literal(value)},"
+              for key, value in entries]
     lines.append("} as const;")
     return lines
 
@@ -342,16 +343,22 @@ def render_ts() -> str:
     block(ts_object("Notifications", "Server → client notifications.",
                     [(camel(k), v) for k, v in constants(p.NOTIFICATIONS)]))
     block(ts_object("ServerRequests", "Server → client requests (`approve` only to clients that "
-                    "set `experimental.pseudoclaude.approvals: true`).",
+                    "set `experimental.pseudoclaude.approvals: true`, `diagnostics` only to "
+                    "those that set `diagnostics: true`).",
                     [(camel(k), v) for k, v in constants(p.SERVER_REQUESTS)]))
     block(ts_object("ErrorCodes", "JSON-RPC error codes the server answers with.",
                     [("".join(w.capitalize() for w in k.split("_")), v)
                      for k, v in ERROR_CODES]))
     block(ts_object("ApprovalActions", module_docs(p).get("APPROVAL_ACTIONS", ""),
                     list(p.APPROVAL_ACTIONS.items())))
+    block(ts_object("CodeActions", module_docs(p).get("CODE_ACTIONS", ""),
+                    list(p.CODE_ACTIONS.items())))
+    block(ts_object("CodeActionPrompts", module_docs(p).get("CODE_ACTION_PROMPTS", ""),
+                    list(p.CODE_ACTION_PROMPTS.items())))
     docs = module_docs(p)
     for name, value in (("EXPERIMENTAL_KEY", p.EXPERIMENTAL_KEY),
                         ("APPROVALS_CAPABILITY", p.APPROVALS_CAPABILITY),
+                        ("DIAGNOSTICS_CAPABILITY", p.DIAGNOSTICS_CAPABILITY),
                         ("PROTOCOL_VERSION", p.PROTOCOL_VERSION)):
         block([*jsdoc(docs.get(name, "")), f"export const {name} = {ts_literal(value)};"])
     for name, values, doc in literal_aliases():
@@ -433,7 +440,8 @@ def lua_comment(text: str, prefix: str = "--- ") -> list[str]:
 def lua_table(name: str, doc: str, entries: list[tuple[str, Any]]) -> list[str]:
     lines = lua_comment(doc)
     lines.append(f"M.{name} = {{")
-    lines += [f"  {key} = {lua_string(value)}," for key, value in entries]
+    lines += [f"  {key if key.isidentifier() else '[' + lua_string(key) + ']'} = "
+              f"{lua_string(value)}," for key, value in entries]
     lines.append("}")
     return lines
 
@@ -530,9 +538,14 @@ def render_lua() -> str:
                     [(k.lower(), v) for k, v in ERROR_CODES]))
     block(lua_table("approval_actions", module_docs(p).get("APPROVAL_ACTIONS", ""),
                     list(p.APPROVAL_ACTIONS.items())))
+    block(lua_table("code_actions", module_docs(p).get("CODE_ACTIONS", ""),
+                    list(p.CODE_ACTIONS.items())))
+    block(lua_table("code_action_prompts", module_docs(p).get("CODE_ACTION_PROMPTS", ""),
+                    list(p.CODE_ACTION_PROMPTS.items())))
     docs = module_docs(p)
     for name, value in (("EXPERIMENTAL_KEY", p.EXPERIMENTAL_KEY),
-                        ("APPROVALS_CAPABILITY", p.APPROVALS_CAPABILITY)):
+                        ("APPROVALS_CAPABILITY", p.APPROVALS_CAPABILITY),
+                        ("DIAGNOSTICS_CAPABILITY", p.DIAGNOSTICS_CAPABILITY)):
         block([*lua_comment(docs.get(name, "")), f"M.{name.lower()} = {lua_string(value)}"])
     block(["--- The protocol's version.", f"M.version = {p.PROTOCOL_VERSION}"])
     lists = {n.lower() for n in VALUE_LISTS}

@@ -41,7 +41,8 @@ def uri(path: Path | str) -> str:
 
 
 async def run(ws: Workspace, params: p.RunParams) -> p.RunResult:
-    session_id, result = await ws.run(params.prompt, params.session_id)
+    context = None if params.context is None or params.context.is_empty() else params.context
+    session_id, result = await ws.run(params.prompt, params.session_id, context)
     return run_result(session_id, result)
 
 

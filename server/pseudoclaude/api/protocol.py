@@ -31,6 +31,10 @@ from pseudoclaude.compact.plan import SpillPreview as SpillPreview  # on the wir
 from pseudoclaude.compact.types import CompactOutcome, ContextState
 from pseudoclaude.events import Event
 from pseudoclaude.events import ToolStatus as ToolStatus  # on the wire: a generated alias
+from pseudoclaude.llm.editor import Diagnostic as Diagnostic  # on the wire
+from pseudoclaude.llm.editor import EditorContext as EditorContext  # on the wire
+from pseudoclaude.llm.editor import Range as Range  # on the wire
+from pseudoclaude.llm.editor import Severity as Severity  # on the wire
 from pseudoclaude.llm.types import clean_value
 from pseudoclaude.mcp.manager import ServerInfo
 from pseudoclaude.memory.notes import NOTE_TYPES
@@ -87,12 +91,32 @@ NOTIFICATIONS: tuple[str, ...] = (EVENT, MEMORY_CHANGED, MEMORY_PROPOSALS_CHANGE
 """Server → client notifications."""
 
 APPROVE = "pseudoclaude/approve"
-SERVER_REQUESTS: tuple[str, ...] = (APPROVE,)
+DIAGNOSTICS = "pseudoclaude/diagnostics"
+SERVER_REQUESTS: tuple[str, ...] = (APPROVE, DIAGNOSTICS)
 """Server → client requests (``pseudoclaude/approve`` only to clients that set
-``experimental.pseudoclaude.approvals: true`` in their ``initialize`` capabilities)."""
+``experimental.pseudoclaude.approvals: true`` in their ``initialize`` capabilities,
+``pseudoclaude/diagnostics`` only to those that set ``diagnostics: true``)."""
 APPROVALS_CAPABILITY = "approvals"
 """The client capability under ``experimental.pseudoclaude`` that asks for
 ``pseudoclaude/approve``."""
+DIAGNOSTICS_CAPABILITY = "diagnostics"
+"""The client capability under ``experimental.pseudoclaude``: the client answers
+``pseudoclaude/diagnostics`` with the diagnostics its editor shows."""
+
+CODE_ACTIONS = {
+    "pseudoclaude.codeAction.explain": "PseudoClaude: Explain",
+    "pseudoclaude.codeAction.fix": "PseudoClaude: Fix",
+    "pseudoclaude.codeAction.ask": "PseudoClaude: Ask about selection",
+}
+"""The code actions offered on a range: command → title. Each command is the client's own
+(it opens the chat); its one argument is :class:`CodeActionArguments`."""
+CODE_ACTION_PROMPTS = {
+    "pseudoclaude.codeAction.explain": "Explain the selected code.",
+    "pseudoclaude.codeAction.fix": "Fix the problems in the selected code.",
+    "pseudoclaude.codeAction.ask": "",
+}
+"""The prompt each code action sends with the selection as context (``""``: the chat opens
+with the selection attached and waits for the user's question)."""
 
 APPROVAL_ACTIONS = {"once": "Allow once", "session": "Allow for this session", "deny": "Deny"}
 """The actions of an approval asked with ``window/showMessageRequest`` (SPEC §8)."""
@@ -191,10 +215,25 @@ class RunParams(Wire):
     prompt: str
     session_id: str | None = None
     """``"new"``, an id, ``"latest"``; default: the workspace's current session."""
+    context: EditorContext | None = None
+    """What the user is looking at (the active file, the selection, the open files): the
+    model reads it in one short block before the prompt."""
 
     def check(self) -> None:
         _non_empty("prompt", self.prompt)
         _session_ref("sessionId", self.session_id, new=True)
+        if self.context is not None:
+            for field, path in self.context.paths():
+                _relative_path(f"context.{field}", path)
+
+
+def _relative_path(field: str, value: str) -> None:
+    """A path as the wire names files: relative to the workspace, with ``/``."""
+    _non_empty(field, value)
+    if value.startswith("/") or "\\" in value or re.match(r"^[A-Za-z]:", value) or any(
+            part == ".." for part in value.split("/")):
+        raise ParamError(field, "must be a path relative to the workspace with '/' "
+                         f"(got {value[:80]!r})")
 
 
 class CompactParams(Wire):
@@ -553,6 +592,28 @@ class ApproveParams(Wire):
 
 class ApproveResult(Wire):
     decision: ApprovalDecision
+
+
+class DiagnosticsParams(Wire):
+    """``pseudoclaude/diagnostics`` (server → client): the diagnostics the editor shows."""
+
+    workspace: str
+    paths: list[str] | UnsetType = UNSET
+    """Only these files (relative, ``/``); absent: every file of the workspace."""
+
+
+class DiagnosticsResult(Wire):
+    diagnostics: list[Diagnostic]
+
+
+class CodeActionArguments(Wire):
+    """The one argument of a code action's command: the selection it was offered on."""
+
+    path: str
+    range: Range
+    text: str
+    diagnostics: list[Diagnostic] | UnsetType = UNSET
+    """The range's diagnostics (*Fix*)."""
 
 
 PARAMS: dict[str, type[Wire]] = {

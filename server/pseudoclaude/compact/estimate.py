@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pseudoclaude.llm.editor import context_block
 from pseudoclaude.llm.types import Message, Usage, utf8_len
 
 BYTES_PER_TOKEN = 3.5
@@ -38,7 +39,10 @@ def message_parts(message: Message) -> tuple[int, int, int]:
     if result is not None:
         carried = (utf8_len(result.call_id) + utf8_len(result.name)
                    + utf8_len(result.content) + (4 if result.is_error else 5))
-    return len(message.role) + utf8_len(message.content), calls, carried
+    text = utf8_len(message.content)
+    if message.context is not None:
+        text += utf8_len(context_block(message.context))
+    return len(message.role) + text, calls, carried
 
 
 def json_bytes(value: object) -> int:

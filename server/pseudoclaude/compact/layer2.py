@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import msgspec
 
 from pseudoclaude.compact.estimate import message_bytes, tokens_for_bytes
+from pseudoclaude.llm.editor import context_block
 from pseudoclaude.llm.types import Message
 
 SUMMARY_SYSTEM = (
@@ -119,6 +120,8 @@ def _render_message(message: Message) -> str:
         flag = " (error)" if result.is_error else ""
         return f"[tool result for {result.name} {result.call_id}{flag}]\n{result.content}"
     parts = []
+    if message.context is not None:
+        parts.append(f"[{message.role}: {context_block(message.context)}]")
     if message.content:
         parts.append(f"[{message.role}]\n{message.content}")
     for call in message.tool_calls:

@@ -51,7 +51,14 @@ from pseudoclaude.llm.provider import (
     UsageEvent,
     truncated_tool_call,
 )
-from pseudoclaude.llm.types import Message, ThinkingBlock, ToolCall, Usage, parse_arguments
+from pseudoclaude.llm.types import (
+    Message,
+    ThinkingBlock,
+    ToolCall,
+    Usage,
+    parse_arguments,
+    prompt_texts,
+)
 
 CACHE = {"type": "ephemeral"}
 _TRUNCATING_STOPS = ("max_tokens", "model_context_window_exceeded")
@@ -85,8 +92,7 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
         if r.is_error:
             block["is_error"] = True
         blocks.append(block)
-    if message.content.strip():
-        blocks.append({"type": "text", "text": message.content})
+    blocks += [{"type": "text", "text": text} for text in prompt_texts(message)]
     if message.role == "assistant":
         for call in message.tool_calls:
             blocks.append({"type": "tool_use", "id": _tool_id(call.id), "name": call.name,

@@ -56,7 +56,7 @@ from pseudoclaude.llm.provider import (
     UsageEvent,
     truncated_tool_call,
 )
-from pseudoclaude.llm.types import Message, ToolCall, Usage, parse_arguments
+from pseudoclaude.llm.types import Message, ToolCall, Usage, parse_arguments, prompt_texts
 
 FINISH_REASONS = {
     "stop": "end_turn",
@@ -94,8 +94,8 @@ def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, A
             if message.content.strip():
                 add_text("user", message.content)
         elif message.role == "user":
-            if message.content.strip():
-                add_text("user", message.content)
+            for text in prompt_texts(message):
+                add_text("user", text)
         elif message.tool_calls:
             calls = [{"id": c.id, "type": "function",
                       "function": {"name": c.name, "arguments": _arguments_text(c.arguments)}}

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from pseudoclaude.llm.editor import EditorContext, context_block
+
 Role = Literal["user", "assistant"]
 
 
@@ -76,6 +78,18 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     """What the provider reported for the turn that produced this assistant message: only
     carried from the runner to the session log (its ``usage`` stamp). The conversation does
     not keep it and providers never send it."""
+    context: EditorContext | None = None
+    """A prompt's editor context (the active file, the selection...): the model reads it as
+    one short block before the prompt's text (:func:`prompt_texts`)."""
+
+
+def prompt_texts(message: Message) -> list[str]:
+    """The texts of a message as the model reads them: the editor context block (a prompt
+    sent with one), then the content (when not blank)."""
+    texts = [context_block(message.context)] if message.context is not None else []
+    if message.content.strip():
+        texts.append(message.content)
+    return texts
 
 
 def parse_arguments(raw: str | bytes | None) -> Any:
@@ -137,6 +151,7 @@ def copy_message(message: Message) -> Message:
         ),
         thinking=[ThinkingBlock(t.thinking, t.signature, t.data) for t in message.thinking],
         usage=message.usage,
+        context=message.context,
     )
 
 

@@ -29,6 +29,7 @@ from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, D
 from pseudoclaude.api import protocol as p
 from pseudoclaude.api.protocol import APPROVAL_ACTIONS
 from pseudoclaude.errors import one_line
+from pseudoclaude.lsp.editor import client_offers
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -51,9 +52,7 @@ T = TypeVar("T")
 def wants_approve(capabilities: Any) -> bool:
     """Whether the client's ``initialize`` capabilities set
     ``experimental.pseudoclaude.approvals: true``."""
-    experimental = getattr(capabilities, "experimental", None)
-    section = experimental.get(p.EXPERIMENTAL_KEY) if isinstance(experimental, dict) else None
-    return isinstance(section, dict) and section.get(p.APPROVALS_CAPABILITY) is True
+    return client_offers(capabilities, p.APPROVALS_CAPABILITY)
 
 
 class LspApprover:

@@ -65,6 +65,7 @@ from pseudoclaude.events import (
 )
 from pseudoclaude.llm.provider import preload
 from pseudoclaude.lsp.approver import LspApprover
+from pseudoclaude.lsp.editor import Documents, LspEditor
 from pseudoclaude.lsp.logs import LspLogHandler
 from pseudoclaude.lsp.settings import merge_settings
 from pseudoclaude.workspace import Hooks, Workspace
@@ -164,6 +165,8 @@ class PseudoClaudeServer(LanguageServer):
         self._loop_thread: int | None = None
         self._progress: dict[str, str] = {}  # folder uri -> progress token of its long work
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.documents = Documents(self)  # the client's open documents
+        self.editors: dict[str, LspEditor] = {}  # folder uri -> the agent's view of the editor
         self.held_text = TextCoalescer()  # streamed deltas waiting to go out merged
         self._text_timer: asyncio.TimerHandle | None = None
 
@@ -260,6 +263,7 @@ class PseudoClaudeServer(LanguageServer):
             proposals_changed=lambda count: self.on_loop(self._proposals_changed, uri, count),
             mcp_changed=lambda: self._mcp_changed(uri)))
         approver.session_id = lambda: ws.session_id
+        ws.tools.set_editor(self.editor_for(uri))
         self.workspaces[uri] = ws
         ws.start()
         self.spawn(ws.announce_pending())  # proposals waiting from an earlier process
@@ -293,7 +297,24 @@ class PseudoClaudeServer(LanguageServer):
                 self.window_show_message(types.ShowMessageParams(
                     type=types.MessageType.Warning, message=str(exc)))
 
+    def editor_for(self, uri: str) -> LspEditor:
+        """The agent's view of the editor in the folder ``uri``."""
+        editor = self.editors.get(uri)
+        if editor is None:
+            root = Path(to_fs_path(uri) or "")
+            editor = self.editors[uri] = LspEditor(self, self.documents, uri, root)
+        return editor
+
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """The code actions of the folder the document is in (none outside the folders)."""
+        for uri in self.folder_uris():
+            editor = self.editor_for(uri)
+            if editor.relative(params.text_document.uri) is not None:
+                return editor.code_actions(params)
+        return []
+
     async def close_workspace(self, uri: str) -> None:
+        self.editors.pop(uri, None)
         ws = self.workspaces.pop(uri, None)
         if ws is not None:
             await ws.close()
@@ -475,6 +496,23 @@ def create_server() -> PseudoClaudeServer:
                 server.workspace_for(uri)
             except PseudoClaudeError as exc:
                 log.warning("%s: %s", uri, exc)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        server.documents.opened(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        server.documents.changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        server.documents.closed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+        return server.code_actions(params)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(params: None) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.types import (
     Message,
     Role,
@@ -73,15 +74,17 @@ class MessageEntry(msgspec.Struct, tag="message", tag_field="type", omit_default
     model: str = ""
     usage: UsageStamp | None = None
     """Assistant lines: the turn's provider usage (absent when none was reported)."""
+    context: EditorContext | None = None
+    """A prompt's editor context (what the user had open when they sent it)."""
 
     def to_message(self) -> Message:
         return Message(self.role, self.content, list(self.tool_calls), self.tool_result,
-                       list(self.thinking))
+                       list(self.thinking), context=self.context)
 
     @classmethod
     def from_message(cls, m: Message, ts: float, model: str = "") -> MessageEntry:
         return cls(m.role, m.content, tuple(m.tool_calls), m.tool_result, tuple(m.thinking),
-                   ts, model, UsageStamp.of(m))
+                   ts, model, UsageStamp.of(m), m.context)
 
 
 class OffloadEntry(msgspec.Struct, tag="offload", tag_field="type", gc=False):

@@ -43,6 +43,7 @@ M.notifications = {
 --- Server → client requests.
 M.server_requests = {
   approve = 'pseudoclaude/approve',
+  diagnostics = 'pseudoclaude/diagnostics',
 }
 
 --- JSON-RPC error codes the server answers with.
@@ -59,12 +60,32 @@ M.approval_actions = {
   deny = 'Deny',
 }
 
+--- The code actions offered on a range: command → title. Each command is the client's own
+--- (it opens the chat); its one argument is `CodeActionArguments`.
+M.code_actions = {
+  ['pseudoclaude.codeAction.explain'] = 'PseudoClaude: Explain',
+  ['pseudoclaude.codeAction.fix'] = 'PseudoClaude: Fix',
+  ['pseudoclaude.codeAction.ask'] = 'PseudoClaude: Ask about selection',
+}
+
+--- The prompt each code action sends with the selection as context (`""`: the chat opens
+--- with the selection attached and waits for the user's question).
+M.code_action_prompts = {
+  ['pseudoclaude.codeAction.explain'] = 'Explain the selected code.',
+  ['pseudoclaude.codeAction.fix'] = 'Fix the problems in the selected code.',
+  ['pseudoclaude.codeAction.ask'] = '',
+}
+
 --- The key under `capabilities.experimental` (and the settings section).
 M.experimental_key = 'pseudoclaude'
 
 --- The client capability under `experimental.pseudoclaude` that asks for
 --- `pseudoclaude/approve`.
 M.approvals_capability = 'approvals'
+
+--- The client capability under `experimental.pseudoclaude`: the client answers
+--- `pseudoclaude/diagnostics` with the diagnostics its editor shows.
+M.diagnostics_capability = 'diagnostics'
 
 --- The protocol's version.
 M.version = 1
@@ -84,6 +105,14 @@ M.tool_statuss = {
   denied = 'denied',
   canceled = 'canceled',
   pending = 'pending',
+}
+
+--- The values of `Severity`.
+M.severitys = {
+  error = 'error',
+  warning = 'warning',
+  info = 'info',
+  hint = 'hint',
 }
 
 --- The values of `RewindMode`.
@@ -146,6 +175,35 @@ M.stop_reasons = {
 --- @field workspace? string
 --- @field prompt string
 --- @field sessionId? string|nil `"new"`, an id, `"latest"`; default: the workspace's current session.
+--- @field context? pseudoclaude.EditorContext|nil What the user is looking at (the active file, the selection, the open files): the model reads it in one short block before the prompt.
+
+--- What the user was looking at when they sent a prompt.
+--- @class pseudoclaude.EditorContext
+--- @field activeFile? string
+--- @field selection? pseudoclaude.Selection
+--- @field openFiles? string[]
+--- @field diagnostics? pseudoclaude.Diagnostic[] The problems the user asks about (the *Fix* code action sends the range's).
+
+--- @class pseudoclaude.Selection
+--- @field path string
+--- @field range pseudoclaude.Range
+--- @field text string
+
+--- @class pseudoclaude.Range
+--- @field start pseudoclaude.Position
+--- @field end pseudoclaude.Position
+
+--- @class pseudoclaude.Position
+--- @field line integer 0-based.
+--- @field character integer 0-based, in the client's units.
+
+--- A problem the editor reports in a file (from any of its language servers).
+--- @class pseudoclaude.Diagnostic
+--- @field path string
+--- @field range pseudoclaude.Range
+--- @field severity 'error'|'hint'|'info'|'warning'
+--- @field message string
+--- @field source? string Who reported it (`pyright`, `eslint`...), when the editor says.
 
 --- @class pseudoclaude.CompactParams
 --- @field workspace? string
@@ -449,6 +507,7 @@ M.stop_reasons = {
 --- @field kind 'user'
 --- @field text string
 --- @field turn? integer The prompt's number, as rewind and fork name it (`pseudoclaude/sessions/turns`); absent for a prompt a rewind took back.
+--- @field context? pseudoclaude.EditorContext What the user had open when they sent it (the active file, the selection...).
 --- @field inContext boolean Whether the model still sees it (false once summarised away, or undone).
 --- @field ts? number When it happened (Unix seconds), when the log says.
 
@@ -562,6 +621,21 @@ M.stop_reasons = {
 
 --- @class pseudoclaude.ApproveResult
 --- @field decision 'allowOnce'|'allowSession'|'deny'
+
+--- `pseudoclaude/diagnostics` (server → client): the diagnostics the editor shows.
+--- @class pseudoclaude.DiagnosticsParams
+--- @field workspace string
+--- @field paths? string[] Only these files (relative, `/`); absent: every file of the workspace.
+
+--- @class pseudoclaude.DiagnosticsResult
+--- @field diagnostics pseudoclaude.Diagnostic[]
+
+--- The one argument of a code action's command: the selection it was offered on.
+--- @class pseudoclaude.CodeActionArguments
+--- @field path string
+--- @field range pseudoclaude.Range
+--- @field text string
+--- @field diagnostics? pseudoclaude.Diagnostic[] The range's diagnostics (*Fix*).
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.TextEvent

@@ -14,7 +14,12 @@ Error types used by the tools: ``invalid_arguments``, ``unknown_tool``, ``outsid
 ``not_found``, ``is_directory``, ``not_a_file``, ``permission_denied``, ``binary_file``,
 ``too_large``, ``no_match``, ``ambiguous_match``, ``exit_status``, ``timeout``, ``io_error``,
 ``internal_error``, ``changed`` (a file changed between the diff shown for approval and the
-write) (and ``denied``/``canceled``, which the runner records itself).
+write), ``unsaved`` (the file has unsaved changes in an editor that cannot take the agent's
+edit), ``editor_error`` (the editor refused the edit) (and ``denied``/``canceled``, which the
+runner records itself).
+
+``"unsaved": true`` (after ``content``) says the text was read from, or written to, the
+editor's unsaved buffer rather than the file on disk.
 
 Arguments are validated strictly against the tool's :class:`Param` list, which is also the
 source of the JSON Schema the model sees: unknown keys, missing required keys, wrong types and
@@ -34,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pseudoclaude.llm.provider import ToolSpec
 
 if TYPE_CHECKING:
+    from pseudoclaude.agent.editor import Editor
     from pseudoclaude.agent.tools.paths import Confinement
 
 ApprovalClass = Literal["none", "write", "runCommand", "mcp", "mcpServer"]
@@ -79,6 +85,9 @@ class ToolOutput:
     error: str | None = None
     whole: bool = False
     """Never cut to :data:`MAX_CONTENT_BYTES` (an MCP result: Layer 1 spills a large one)."""
+    unsaved: bool = False
+    """The text came from (or went to) the editor's unsaved buffer, not the file on disk:
+    ``"unsaved": true`` in the envelope."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,9 +216,11 @@ def _show(value: Any, limit: int = 60) -> str:
 
 @dataclass(slots=True)
 class ToolContext:
-    """What a tool runs against: the confinement of the workspace (and extra read roots)."""
+    """What a tool runs against: the confinement of the workspace (and extra read roots), and
+    the editor whose open documents reads and writes go through, when there is one."""
 
     paths: Confinement
+    editor: Editor | None = None
 
 
 class Tool(ABC):
@@ -327,6 +338,8 @@ def envelope(tool: str, output: ToolOutput | ToolError) -> tuple[str, bool]:
         metadata["truncated"] = True
     ok = error_type is None
     body: dict[str, Any] = {"ok": ok, "tool": tool, "content": content}
+    if isinstance(output, ToolOutput) and output.unsaved:
+        body["unsaved"] = True
     if not ok:
         body["error_type"] = error_type
         body["error"] = _one_line(error or error_type or "error")

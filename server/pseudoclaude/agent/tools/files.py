@@ -45,12 +45,14 @@ task is cancelled; a write is atomic, so the file is either old or new, never to
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 from pseudoclaude import durable
+from pseudoclaude.agent.editor import OpenText
 from pseudoclaude.agent.tools.base import (
     BINARY_SNIFF_BYTES,
     MAX_CONTENT_BYTES,
@@ -111,10 +113,18 @@ def _cut_utf8(data: bytes, limit: int) -> bytes:
     return head.decode("utf-8", "ignore").encode("utf-8")
 
 
-def read_lines(located: Located, offset: int, limit: int | None) -> ToolOutput:
-    """The blocking body of ``read_file``."""
-    fd, info = _open_regular(located)
-    with os.fdopen(fd, "rb") as f:
+def read_lines(located: Located, offset: int, limit: int | None, text: str | None = None
+               ) -> ToolOutput:
+    """The blocking body of ``read_file``: the file's lines, or those of ``text`` (an open
+    document's, in the editor)."""
+    if text is None:
+        fd, info = _open_regular(located)
+        source: BinaryIO = os.fdopen(fd, "rb")
+        file_bytes = info.st_size
+    else:
+        data = text.encode("utf-8", "surrogatepass")
+        source, file_bytes = io.BytesIO(data), len(data)
+    with source as f:
         if b"\x00" in f.read(BINARY_SNIFF_BYTES):
             raise _binary(located)
         f.seek(0)
@@ -180,7 +190,7 @@ def read_lines(located: Located, offset: int, limit: int | None) -> ToolOutput:
     more = not collecting if total_lines is None else following <= total_lines
     metadata: dict[str, Any] = {
         "path": located.label, "offset": offset, "lines": returned,
-        "total_lines": total_lines, "bytes": info.st_size, "truncated": truncated,
+        "total_lines": total_lines, "bytes": file_bytes, "truncated": truncated,
     }
     if more:
         metadata["next_offset"] = following
@@ -279,6 +289,38 @@ def atomic_write(located: Located, data: bytes, mode: int | None = None) -> bool
         os.close(dir_fd)
 
 
+def open_document(ctx: ToolContext, located: Located) -> OpenText | None:
+    """The editor's text of ``located`` when the file is open there with unsaved changes (the
+    text differs from the file on disk, or the file is not on disk); else ``None``."""
+    editor = ctx.editor
+    if editor is None or located.root != ctx.paths.workspace:
+        return None
+    doc = editor.open_text(located.path)
+    if doc is None:
+        return None
+    try:
+        disk = read_current(located)
+    except ToolError:
+        disk = None  # not text on disk (or too large): the editor's text is what the user has
+    return None if disk is not None and disk[0] == doc.text else doc
+
+
+def dirty_document(ctx: ToolContext, located: Located) -> OpenText | None:
+    """As :func:`open_document`, for a write: :class:`ToolError` ``unsaved`` when the editor
+    cannot take the agent's edit (nothing may be written under the user's unsaved work)."""
+    doc = open_document(ctx, located)
+    if doc is not None and (ctx.editor is None or not ctx.editor.can_apply_edit):
+        raise ToolError("unsaved",
+                        f"{located.label} has unsaved changes in the editor, and the editor "
+                        "cannot take the agent's edits; nothing was changed (ask the user to "
+                        "save or revert the file first)")
+    return doc
+
+
+IN_EDITOR = (" in the editor, unsaved: the user has unsaved changes to this file, so the "
+             "change went into their editor (they can undo it there), not to the file on disk")
+
+
 class ReadFile(Tool):
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
@@ -286,7 +328,8 @@ class ReadFile(Tool):
         "lines verbatim, starting at line `offset` (1-based, default 1), at most `limit` lines "
         "and at most 64 KiB; when more remains, the text ends with `...[truncated]` and "
         "metadata.next_offset gives the offset to continue from. metadata.total_lines is the "
-        "file's line count. Binary files are refused."
+        "file's line count. Binary files are refused. A file open in the user's editor with "
+        "unsaved changes is read as the editor has it (`unsaved: true`)."
     )
     params: ClassVar[tuple[Param, ...]] = (
         Param("path", "string", "File path, relative to the workspace root (or absolute "
@@ -301,7 +344,12 @@ class ReadFile(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         def work() -> ToolOutput:
             located = ctx.paths.locate(args["path"], tool=self.name)
-            return read_lines(located, args.get("offset", 1), args.get("limit"))
+            doc = open_document(ctx, located)
+            if doc is None:
+                return read_lines(located, args.get("offset", 1), args.get("limit"))
+            out = read_lines(located, args.get("offset", 1), args.get("limit"), doc.text)
+            out.unsaved = True
+            return out
 
         return await asyncio.to_thread(work)
 
@@ -323,37 +371,30 @@ class WriteFile(Tool):
     approval_class: ClassVar[ApprovalClass] = "write"
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        data = _content_bytes(args["content"])
-
-        def work() -> ToolOutput:
-            located = ctx.paths.locate(args["path"], write=True, tool=self.name)
-            return _wrote(located, data, atomic_write(located, data))
-
-        return await asyncio.to_thread(work)
+        change = await asyncio.to_thread(self._change, args, ctx, False)
+        return _wrote(change, await _commit(ctx, change, check=False))
 
     async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
-        content: str = args["content"]
-        data = _content_bytes(content)
-
-        def work() -> Preview:
-            located = ctx.paths.locate(args["path"], write=True, tool=self.name)
-            current = read_current(located)
-            before = None if current is None else current[0]
-            return Preview(path=located.label, before=before or "", after=content,
-                           state=_Change(located, before, data))
-
-        return await asyncio.to_thread(work)
+        change = await asyncio.to_thread(self._change, args, ctx, True)
+        return Preview(path=change.located.label, before=change.before or "",
+                       after=args["content"], state=change)
 
     async def apply(self, args: dict[str, Any], ctx: ToolContext, preview: Preview
                     ) -> ToolOutput:
         change = _change_of(preview)
+        return _wrote(change, await _commit(ctx, change, check=True))
 
-        def work() -> ToolOutput:
-            mode = change.check_unchanged()
-            return _wrote(change.located, change.data,
-                          atomic_write(change.located, change.data, mode))
-
-        return await asyncio.to_thread(work)
+    def _change(self, args: dict[str, Any], ctx: ToolContext, shown: bool) -> _Change:
+        """The write (blocking); ``shown``: its ``before`` is read to be shown."""
+        data = _content_bytes(args["content"])
+        located = ctx.paths.locate(args["path"], write=True, tool=self.name)
+        doc = dirty_document(ctx, located)
+        if doc is not None:
+            return _Change(located, doc.text, data, doc=doc)
+        if not shown:
+            return _Change(located, None, data)
+        current = read_current(located)
+        return _Change(located, None if current is None else current[0], data)
 
 
 def _content_bytes(content: str) -> bytes:
@@ -364,10 +405,35 @@ def _content_bytes(content: str) -> bytes:
                         "write_file: `content` is not valid Unicode text") from exc
 
 
-def _wrote(located: Located, data: bytes, created: bool) -> ToolOutput:
+def _wrote(change: _Change, created: bool) -> ToolOutput:
+    label, data = change.located.label, change.data
+    if change.doc is not None:
+        return ToolOutput(f"wrote {label} ({len(data)} bytes){IN_EDITOR}",
+                          {"path": label, "bytes": len(data), "created": False},
+                          unsaved=True)
     verb = "created" if created else "wrote"
-    return ToolOutput(f"{verb} {located.label} ({len(data)} bytes)",
-                      {"path": located.label, "bytes": len(data), "created": created})
+    return ToolOutput(f"{verb} {label} ({len(data)} bytes)",
+                      {"path": label, "bytes": len(data), "created": created})
+
+
+async def _commit(ctx: ToolContext, change: _Change, *, check: bool) -> bool:
+    """Write the change: into the editor's unsaved buffer when it was made on one, else to
+    disk (``check``: only if the file is still what was shown). Returns whether the file was
+    created. Nothing is written to disk under unsaved work that appeared meanwhile."""
+    if change.doc is not None:
+        assert ctx.editor is not None
+        await ctx.editor.apply_edit(change.located.path, change.located.label, change.doc,
+                                    change.data.decode("utf-8"))
+        return False
+
+    def work() -> bool:
+        mode = change.check_unchanged() if check else change.mode
+        if open_document(ctx, change.located) is not None:
+            raise ToolError("changed", f"{change.located.label} got unsaved changes in the "
+                            "editor meanwhile; nothing was written (read it again)")
+        return atomic_write(change.located, change.data, mode)
+
+    return await asyncio.to_thread(work)
 
 
 _GONE_TYPES = frozenset({"not_found", "is_directory", "not_a_file", "binary_file", "too_large",
@@ -386,6 +452,8 @@ class _Change:
     """Where an edit's replacement starts (1-based)."""
     mode: int | None = None
     """The permission bits the file had when it was read."""
+    doc: OpenText | None = None
+    """The editor's unsaved document the change was made on (written there, not to disk)."""
 
     def check_unchanged(self) -> int | None:
         """The file's permission bits (``None`` when absent) after checking that it is still
@@ -448,37 +516,31 @@ class EditFile(Tool):
     approval_class: ClassVar[ApprovalClass] = "write"
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        def work() -> ToolOutput:
-            change = self._change(args, ctx)
-            atomic_write(change.located, change.data, change.mode)
-            return _edited(change)
-
-        return await asyncio.to_thread(work)
+        change = await asyncio.to_thread(self._change, args, ctx)
+        await _commit(ctx, change, check=False)
+        return _edited(change)
 
     async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
-        def work() -> Preview:
-            change = self._change(args, ctx)
-            assert change.before is not None
-            return Preview(path=change.located.label, before=change.before,
-                           after=change.data.decode("utf-8"), state=change)
-
-        return await asyncio.to_thread(work)
+        change = await asyncio.to_thread(self._change, args, ctx)
+        assert change.before is not None
+        return Preview(path=change.located.label, before=change.before,
+                       after=change.data.decode("utf-8"), state=change)
 
     async def apply(self, args: dict[str, Any], ctx: ToolContext, preview: Preview
                     ) -> ToolOutput:
         change = _change_of(preview)
-
-        def work() -> ToolOutput:
-            atomic_write(change.located, change.data, change.check_unchanged())
-            return _edited(change)
-
-        return await asyncio.to_thread(work)
+        await _commit(ctx, change, check=True)
+        return _edited(change)
 
     def _change(self, args: dict[str, Any], ctx: ToolContext) -> _Change:
-        """The edit, computed on the file as it is now (blocking); :class:`ToolError` when
-        it cannot apply."""
+        """The edit, computed on the file as it is now (blocking; the editor's text when it
+        has unsaved changes); :class:`ToolError` when it cannot apply."""
         located = ctx.paths.locate(args["path"], write=True, tool=self.name)
-        text, mode = read_text(located)
+        doc = dirty_document(ctx, located)
+        if doc is None:
+            text, mode = read_text(located)
+        else:
+            text, mode = doc.text, None
         old_text: str = args["old_text"]
         new_text: str = args["new_text"]
         found = _occurrences(text, old_text)
@@ -506,10 +568,12 @@ class EditFile(Tool):
         except UnicodeEncodeError as exc:
             raise ToolError("invalid_arguments",
                             "edit_file: `new_text` is not valid Unicode text") from exc
-        return _Change(located, text, data, text.count("\n", 0, at) + 1, mode)
+        return _Change(located, text, data, text.count("\n", 0, at) + 1, mode, doc)
 
 
 def _edited(change: _Change) -> ToolOutput:
     label = change.located.label
-    return ToolOutput(f"edited {label} at line {change.line}",
-                      {"path": label, "line": change.line, "bytes": len(change.data)})
+    where = IN_EDITOR if change.doc is not None else ""
+    return ToolOutput(f"edited {label} at line {change.line}{where}",
+                      {"path": label, "line": change.line, "bytes": len(change.data)},
+                      unsaved=change.doc is not None)

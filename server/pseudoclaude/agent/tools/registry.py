@@ -19,10 +19,13 @@ when the change cannot apply), and the approved call runs with that preview
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from pseudoclaude.agent.editor import Editor
 from pseudoclaude.agent.tools.base import (
     ApprovalClass,
     Preview,
@@ -33,9 +36,11 @@ from pseudoclaude.agent.tools.base import (
     envelope,
 )
 from pseudoclaude.agent.tools.command import RunCommand
+from pseudoclaude.agent.tools.diagnostics import GetDiagnostics, add_problems, baseline, settle
 from pseudoclaude.agent.tools.files import EditFile, ReadFile, WriteFile
 from pseudoclaude.agent.tools.paths import Confinement
 from pseudoclaude.agent.tools.search import FindFiles, SearchCode
+from pseudoclaude.llm.editor import Diagnostic
 from pseudoclaude.llm.provider import ToolSpec
 from pseudoclaude.llm.types import ToolCall, ToolResult
 from pseudoclaude.mcp import McpTool
@@ -44,8 +49,14 @@ log = logging.getLogger("pseudoclaude.agent.tools")
 
 
 def default_tools() -> list[Tool]:
-    """The six tools of SPEC §6, in the order the model sees them."""
-    return [ReadFile(), WriteFile(), EditFile(), RunCommand(), FindFiles(), SearchCode()]
+    """The six tools of SPEC §6, in the order the model sees them, then ``get_diagnostics``
+    (offered only with an editor that answers diagnostics)."""
+    return [ReadFile(), WriteFile(), EditFile(), RunCommand(), FindFiles(), SearchCode(),
+            GetDiagnostics()]
+
+
+def _needs_diagnostics(tool: Tool) -> bool:
+    return bool(getattr(tool, "needs_diagnostics", False))
 
 
 class ToolRegistry:
@@ -69,6 +80,25 @@ class ToolRegistry:
         for tool in default_tools() if tools is None else tools:
             self._tools[tool.name] = tool
         self._mcp: dict[str, McpTool] = {}
+        self._editor: Editor | None = None
+
+    @property
+    def editor(self) -> Editor | None:
+        return self._editor
+
+    def set_editor(self, editor: Editor | None) -> None:
+        """The editor whose open documents reads and writes go through (SPEC §12); with one
+        that answers diagnostics, ``get_diagnostics`` is offered and a write's result adds the
+        file's new problems."""
+        self._editor = editor
+
+    def _offered(self) -> dict[str, Tool]:
+        diagnose = self._editor is not None and self._editor.can_diagnose
+        return {name: tool for name, tool in self._tools.items()
+                if diagnose or not _needs_diagnostics(tool)}
+
+    def _context(self) -> ToolContext:
+        return ToolContext(self._paths, self._editor)
 
     def set_mcp_tools(self, tools: Iterable[McpTool]) -> None:
         """The tools of the MCP servers from now on (after the built-in ones; a name that is
@@ -93,31 +123,31 @@ class ToolRegistry:
 
     @property
     def names(self) -> list[str]:
-        return [*self._tools, *self._mcp]
+        return [*self._offered(), *self._mcp]
 
     def specs(self) -> list[ToolSpec]:
         """The tools as the model sees them (the built-in ones, then the MCP servers')."""
-        return [tool.spec() for tool in self._tools.values()] + [
+        return [tool.spec() for tool in self._offered().values()] + [
             tool.spec() for tool in self._mcp.values()]
 
     def get(self, name: str) -> Tool | None:
-        """A built-in tool (the MCP servers' are :meth:`mcp_tool`)."""
-        return self._tools.get(name)
+        """A built-in tool the model is offered (the MCP servers' are :meth:`mcp_tool`)."""
+        return self._offered().get(name)
 
     def has(self, name: str) -> bool:
         """Whether the model may call ``name`` (a built-in tool or an MCP server's)."""
-        return name in self._tools or name in self._mcp
+        return name in self._offered() or name in self._mcp
 
     def is_read_only(self, name: str) -> bool:
         """Whether the tool has no side effects (may run concurrently). False when unknown."""
-        tool = self._tools.get(name)
+        tool = self.get(name)
         return tool is not None and tool.read_only
 
     def approval_class(self, name: str) -> ApprovalClass:
         """``write``, ``runCommand``, ``mcp``, or ``none`` (read-only and unknown tools)."""
         if name in self._mcp:
             return "mcp"
-        tool = self._tools.get(name)
+        tool = self.get(name)
         return "none" if tool is None else tool.approval_class
 
     def _result(self, call: ToolCall, output: ToolOutput | ToolError) -> ToolResult:
@@ -136,7 +166,7 @@ class ToolRegistry:
             return None if isinstance(call.arguments, Mapping) else self._result(
                 call, ToolError("invalid_arguments",
                                 f"{call.name}: the arguments are not a JSON object"))
-        tool = self._tools.get(call.name)
+        tool = self.get(call.name)
         if tool is None:
             return self._unknown(call)
         try:
@@ -155,13 +185,13 @@ class ToolRegistry:
         bad arguments included; an unexpected exception is ``internal_error``)."""
         if call.name in self._mcp:
             return Preview()  # the server, the tool and the arguments say it all
-        tool = self._tools.get(call.name)
+        tool = self.get(call.name)
         if tool is None:
-            known = ", ".join(self._tools) or "none"
+            known = ", ".join(self._offered()) or "none"
             raise ToolError("unknown_tool",
                             f"unknown tool {call.name!r}; the available tools are: {known}")
         try:
-            return await tool.prepare(tool.validate(call.arguments), ToolContext(self._paths))
+            return await tool.prepare(tool.validate(call.arguments), self._context())
         except ToolError:
             raise
         except Exception as exc:  # CancelledError is a BaseException: it propagates
@@ -177,13 +207,15 @@ class ToolRegistry:
                 answer.text,
                 error_type=(answer.error_type or "tool_error") if answer.is_error else None,
                 error=answer.text[:2000] if answer.is_error else None, whole=True))
-        tool = self._tools.get(call.name)
+        tool = self.get(call.name)
         if tool is None:
             return self._unknown(call)
-        ctx = ToolContext(self._paths)
+        ctx = self._context()
         output: ToolOutput | ToolError
+        watched: tuple[str, list[Diagnostic]] | None = None
         try:
             args = tool.validate(call.arguments)
+            watched = await self._watch(tool, args, ctx)
             if preview is None:
                 output = await tool.run(args, ctx)
             else:
@@ -192,7 +224,28 @@ class ToolRegistry:
             output = exc
         except Exception as exc:  # CancelledError is a BaseException: it propagates
             output = self._internal(call, exc)
+        if watched is not None and isinstance(output, ToolOutput) and output.error_type is None:
+            assert ctx.editor is not None
+            label, before = watched
+            problems, waited = await settle(ctx.editor, label, before)
+            add_problems(output, label, problems, waited)
         return self._result(call, output)
+
+    async def _watch(self, tool: Tool, args: dict[str, Any], ctx: ToolContext
+                     ) -> tuple[str, list[Diagnostic]] | None:
+        """For a write with an editor that answers diagnostics: the file (relative) and its
+        diagnostics before the write, to tell the new ones after it."""
+        editor = ctx.editor
+        path = args.get("path")
+        if (tool.approval_class != "write" or editor is None or not editor.can_diagnose
+                or not isinstance(path, str)):
+            return None
+        try:
+            label = (await asyncio.to_thread(ctx.paths.locate, path, write=True)).label
+        except ToolError:
+            return None  # the tool says why
+        before = await baseline(editor, label)
+        return None if before is None else (label, before)
 
     @staticmethod
     def _internal(call: ToolCall, exc: Exception) -> ToolError:

@@ -20,7 +20,9 @@ never spans lines), as ``path:line: text`` lines, sorted by path then line. Line
 :data:`MAX_LINE_CHARS` characters. Binary files (NUL in the first 8 KiB, or not UTF-8), files
 over :data:`SEARCH_MAX_FILE_BYTES` and symlinks are skipped (and counted in the metadata). At
 most :data:`MAX_SEARCH_MATCHES` lines; metadata ``matches``, ``files`` (with a match),
-``files_searched``, ``skipped_binary``, ``skipped_large``, ``truncated``.
+``files_searched``, ``skipped_binary``, ``skipped_large``, ``truncated``. A file open in the
+user's editor with unsaved changes is searched as the editor has it: ``"unsaved": true`` and
+``unsaved_files`` (every file searched that way, with a match or not).
 """
 
 from __future__ import annotations
@@ -339,6 +341,8 @@ def search(ctx: ToolContext, pattern: str, use_regex: bool, raw_path: str | None
             return _relative(path, str(ctx.paths.workspace))
         return path
 
+    editor = ctx.editor if located.root == ctx.paths.workspace else None
+    unsaved: list[str] = []
     lines: list[str] = []
     used = 0
     matches = 0
@@ -349,6 +353,10 @@ def search(ctx: ToolContext, pattern: str, use_regex: bool, raw_path: str | None
         if is_link:
             continue
         text, reason = _read_searchable(path, SEARCH_MAX_FILE_BYTES)
+        doc = editor.open_text(Path(path)) if editor is not None else None
+        if doc is not None and doc.text != text:  # unsaved changes: the editor's text
+            text, reason = doc.text, ""
+            unsaved.append(label(path))
         if text is None:
             skipped_binary += reason == "binary"
             skipped_large += reason == "large"
@@ -382,11 +390,14 @@ def search(ctx: ToolContext, pattern: str, use_regex: bool, raw_path: str | None
     if capped:
         lines.append(f"[the search stopped after {MAX_WALK_ENTRIES} files; give a `path`]")
     content = "\n".join(lines) if lines else f"no matches for {pattern!r}"
-    return ToolOutput(content, {
+    metadata: dict[str, Any] = {
         "matches": matches, "files": with_match, "files_searched": searched,
         "skipped_binary": skipped_binary, "skipped_large": skipped_large,
         "truncated": truncated or capped,
-    })
+    }
+    if unsaved:
+        metadata["unsaved_files"] = unsaved
+    return ToolOutput(content, metadata, unsaved=bool(unsaved))
 
 
 class SearchCode(Tool):
