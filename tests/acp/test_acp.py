@@ -30,13 +30,17 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    FileSystemCapabilities,
     Implementation,
     McpServerStdio,
+    ReadTextFileResponse,
     RequestPermissionResponse,
+    WriteTextFileResponse,
 )
 
 from pseudoclaude.api import commands as api_commands
 from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.session import SessionStore, load_session
 from support import until
 
 SERVER = [sys.executable, "-m", "pseudoclaude", "acp"]
@@ -159,7 +163,8 @@ def env(tmp_path: Path, fake: FakeModelServer) -> Iterator[Env]:
 
 
 @contextlib.asynccontextmanager
-async def agent(env: Env, client: Recorder) -> AsyncIterator[ClientSideConnection]:
+async def agent(env: Env, client: Recorder, capabilities: ClientCapabilities | None = None
+                ) -> AsyncIterator[ClientSideConnection]:
     """``pseudoclaude acp`` started and initialized; closed (stdin EOF) at the end, and it must
     then exit 0 on its own."""
     with open(env.stderr, "ab") as stderr:
@@ -169,7 +174,8 @@ async def agent(env: Env, client: Recorder) -> AsyncIterator[ClientSideConnectio
                                   "shutdown_timeout": 20.0},
                 observers=[env.observe]) as (conn, process):
             init = await call(conn.initialize(
-                protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(),
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=capabilities or ClientCapabilities(),
                 client_info=Implementation(name="pytest", version="1")))
             assert init.protocol_version == PROTOCOL_VERSION
             yield conn
@@ -364,6 +370,64 @@ async def test_an_edit_is_approved_as_a_diff(env: Env) -> None:
         [diff] = asked["toolCall"]["content"]
         assert diff["newText"] == "fresh\n" and "oldText" not in diff  # a new file
         assert not (ws / "new.txt").exists()
+
+
+class Buffers(Recorder):
+    """A client that offers ``fs``: its buffers (absolute path -> text, unsaved edits
+    included) answer reads; writes go into them (the disk is left as it is)."""
+
+    def __init__(self, buffers: dict[str, str]) -> None:
+        super().__init__()
+        self.buffers = buffers
+        self.reads: list[str] = []
+        self.writes: list[tuple[str, str]] = []
+
+    async def read_text_file(self, path: str, session_id: str, line: int | None = None,
+                             limit: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
+        self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        if Path(path).is_file():
+            return ReadTextFileResponse(content=Path(path).read_text())
+        raise RequestError(-32002, f"no such file: {path}")
+
+    async def write_text_file(self, content: str, path: str, session_id: str,
+                              **kwargs: Any) -> WriteTextFileResponse:
+        self.writes.append((path, content))
+        self.buffers[path] = content
+        return WriteTextFileResponse()
+
+
+async def test_reads_and_writes_go_through_a_client_that_offers_fs(env: Env) -> None:
+    ws = env.folder(write="ask")
+    notes, new = str(ws.resolve() / "notes.txt"), str(ws.resolve() / "new.txt")
+    unsaved = "alpha\nbeta\nfrom the buffer\n"
+    client = Buffers({notes: unsaved})
+    edit = {"name": "edit_file", "arguments": {"path": "notes.txt", "old_text": "beta",
+                                               "new_text": "gamma"}}
+    write = {"name": "write_file", "arguments": {"path": "new.txt", "content": "fresh\n"}}
+    env.fake.add_turns({"tool_calls": [read_file("notes.txt")]}, {"tool_calls": [edit]},
+                       {"tool_calls": [write]}, {"text": "Done."})
+    fs = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True,
+                                                      write_text_file=True))
+    async with agent(env, client, fs) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        assert (await call(conn.prompt(session_id=sid, prompt=prompt("edit the notes")))
+                ).stop_reason == "end_turn"
+    assert notes in client.reads
+    # the diff asked for shows the buffer's text; the edit went into the buffer
+    first, second = client.permissions
+    assert first["toolCall"]["content"][0]["oldText"] == unsaved
+    assert "oldText" not in second["toolCall"]["content"][0]  # a new file
+    assert client.writes == [(notes, "alpha\ngamma\nfrom the buffer\n"), (new, "fresh\n")]
+    assert (ws / "notes.txt").read_text() == "alpha\nbeta\n" and not (ws / "new.txt").exists()
+    store = SessionStore(ws / ".PseudoClaude")
+    results = [json.loads(m.tool_result.content) for m in load_session(store, sid).messages
+               if m.tool_result is not None]
+    read, edited, wrote = results
+    assert read["unsaved"] is True and read["content"] == unsaved
+    assert edited["ok"] and edited["unsaved"] is True
+    assert wrote["ok"] and wrote["metadata"]["created"] is True
 
 
 async def test_cancel_a_prompt_and_a_pending_permission(env: Env) -> None:

@@ -615,7 +615,7 @@ async def server(lsp_client: LanguageClient, hostile: Hostile
 # -- (a) fuzzing ---------------------------------------------------------------------------------
 
 FIELDS: dict[str, list[str]] = {
-    "pseudoclaude/run": ["prompt", "sessionId"],
+    "pseudoclaude/run": ["prompt", "sessionId", "context"],
     "pseudoclaude/compact": ["instructions"],
     "pseudoclaude/compact/preview": ["instructions"],
     "pseudoclaude/compact/undo": [],
@@ -674,6 +674,13 @@ PLAUSIBLE: dict[str, Any] = {
     "force": st.booleans(),
     "path": st.sampled_from(["a.txt", "notes/b.md", "../outside.txt", "/etc/passwd", ""]),
     "server": st.sampled_from(["echo", "nope", "", "../x"]),
+    "context": st.fixed_dictionaries({}, optional={
+        "activeFile": st.sampled_from(["a.txt", "../x", "/etc/passwd", "", "C:\\x"]),
+        "selection": st.fixed_dictionaries({
+            "path": st.sampled_from(["a.txt", "../x"]), "text": st.one_of(st.text(), ODD_TEXT),
+            "range": st.just({"start": {"line": 0, "character": 0},
+                              "end": {"line": 1, "character": 0}})}),
+        "openFiles": st.lists(st.sampled_from(["a.txt", "b/c.md", "/abs"]), max_size=3)}),
 }
 
 

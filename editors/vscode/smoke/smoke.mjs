@@ -4,7 +4,10 @@
 // streamed Markdown answer, a tool card and an approval (a pending card beside the modal dialog);
 // with `pseudoclaude.memory.mode: confirm` the memory update after a run proposes a note, which
 // the Memory view lists and opens as a diff whose right side is edited, saved (nothing written)
-// and accepted with the diff's title button (the note has the edit);
+// and accepted with the diff's title button (the note has the edit); a workspace file typed into
+// (unsaved) is the chat's chip with its selection (× leaves it out), a prompt goes with the
+// selected unsaved line and the run's edit_file changes the document in the editor (still
+// unsaved, the disk as it was, Ctrl+Z takes it back); Explain from the editor's context menu;
 // "PseudoClaude: Ask" still answers in the output channel (and in the chat); the status bar shows
 // the meter; Stop cancels; a reload restores the transcript from the server's log; Compact shows
 // its preview first; after it a reload shows the summarized part dimmed ("not in context"), with
@@ -120,6 +123,16 @@ const ECHO_SERVER = join(here, '..', '..', '..', 'tests', 'fixtures', 'mcp', 'ec
 const MCP_PROMPT = 'Say hello through the MCP echo server';
 const MCP_TEXT = 'Hello from the echo server';
 const MCP_ANSWER = `The echo server answered: ${MCP_TEXT}.`;
+// The agent in the editor: src/greet.py, open with unsaved typing (a TODO line); its selection
+// goes with the prompt (the chat's chip), and the run's edit_file changes the unsaved document in
+// the editor (undoable there), not the file on disk. Then Explain from the editor's context menu.
+const GREET = 'def greet(name):\n    return "Hello, " + name + "!"\n\n\ndef main():\n    print(greet("world"))\n';
+const TODO = '# TODO: call main when run as a script';
+const MAIN_GUARD = 'if __name__ == "__main__":\n    main()';
+const EDITOR_PROMPT = 'Do this TODO';
+const EDITOR_ANSWER = 'Done: main() now runs when greet.py is started as a script (in your editor, unsaved).';
+const EXPLAIN_PROMPT = 'Explain the selected code.';
+const EXPLAIN_ANSWER = 'greet() builds the greeting for one name: "Hello, " before it and "!" after it.';
 const codeServer = join(here, 'node_modules', '.bin', 'code-server');
 mkdirSync(opts.out, { recursive: true });
 
@@ -155,6 +168,25 @@ async function startFakeModel(tmp) {
   }
   const script = JSON.parse(demo.stdout);
   script.rules.unshift(
+    {
+      // The editor scenario: the selection (the unsaved TODO line) comes with the prompt in the
+      // editor context block; edit_file replaces that unsaved line (approved in the chat).
+      when: { has_tools: true, last_is_tool_result: true, body_contains: EDITOR_PROMPT },
+      reply: { text: EDITOR_ANSWER },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_user_contains: EDITOR_PROMPT, body_contains: TODO },
+      reply: {
+        text: 'Replacing the TODO with a main guard.',
+        tool_calls: [{ name: 'edit_file', arguments: { path: 'src/greet.py', old_text: TODO, new_text: MAIN_GUARD } }],
+      },
+    },
+    {
+      // Explain (the editor's context menu): the selected function comes with the prompt.
+      when: { has_tools: true, last_user_contains: EXPLAIN_PROMPT, body_contains: 'def greet(name):' },
+      reply: { text: EXPLAIN_ANSWER },
+    },
     {
       // The MCP scenario: mcp__echo__echo (approved in the chat), then the answer (once).
       when: { has_tools: true, last_is_tool_result: true, body_contains: MCP_PROMPT },
@@ -422,6 +454,8 @@ async function main() {
   mkdirSync(folder);
   writeFileSync(join(folder, 'README.md'), '# Demo project\n\nIt keeps sessions and memory.\n');
   writeFileSync(join(folder, 'bench.log'), BIG_LOG);
+  mkdirSync(join(folder, 'src'));
+  writeFileSync(join(folder, 'src', 'greet.py'), GREET);
   const dirs = {
     extensions: join(tmp, 'extensions'),
     userData: join(tmp, 'user-data'),
@@ -443,6 +477,8 @@ async function main() {
         // Memory updates wait for review; the user level in the test's folder, not ~/.PseudoClaude.
         'pseudoclaude.memory.mode': 'confirm',
         'pseudoclaude.memory.userDir': join(tmp, 'user-memory'),
+        // As in desktop VS Code (in a browser it saves after a delay): typing leaves a file unsaved.
+        'files.autoSave': 'off',
         'workbench.startupEditor': 'none',
         'workbench.tips.enabled': false,
         'security.workspace.trust.enabled': false,
@@ -577,6 +613,8 @@ async function main() {
   }
   await chatIdle(chat);
   log('chat: edit_file shown in the diff editor, approved, written; the diff closed');
+
+  await editorContext(page, chat, folder, shots);
 
   // Memory with consent (memory.mode: confirm): the update after a run proposes a note and
   // writes nothing; the Memory view lists the proposal, a click shows the whole note in the diff
@@ -922,6 +960,153 @@ async function main() {
     join(opts.out, 'result.json'),
     JSON.stringify({ ok: true, meter: meterText, seconds: (Date.now() - t0) / 1000, screenshots: shots }, null, 2),
   );
+}
+
+/** The lines the editor shows (its text, as far as it is rendered: all of a short file). */
+async function editorText(page) {
+  const lines = await page.locator('.editor-instance .monaco-editor .view-lines .view-line').evaluateAll((nodes) =>
+    nodes
+      .map((n) => ({ top: parseFloat(n.style.top || '0'), text: (n.textContent ?? '').replace(/\u00a0/g, ' ') }))
+      .sort((a, b) => a.top - b.top)
+      .map((l) => l.text));
+  return lines.join('\n');
+}
+
+async function waitForEditorText(page, test, what) {
+  const deadline = Date.now() + 20_000;
+  let text = '';
+  while (Date.now() < deadline) {
+    text = await editorText(page);
+    if (test(text)) {
+      return text;
+    }
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`the editor does not show ${what}:\n${text}`);
+}
+
+/**
+ * The agent lives in the editor: src/greet.py opened and typed into (unsaved); the prompt box's
+ * chip follows the active file and its selection, and its × leaves it out until the selection
+ * changes; a prompt goes with the selected (unsaved) line, the chip shows under it, and the run's
+ * edit_file changes the document in the editor: still unsaved, the file on disk as it was, and
+ * Ctrl+Z takes the agent's edit back. Then Explain from the editor's context menu on a selection.
+ */
+async function editorContext(page, chat, folder, shots) {
+  const file = join(folder, 'src', 'greet.py');
+  const onDisk = readFileSync(file, 'utf8');
+  await runCommand(page, 'Go to File');
+  await page.keyboard.type('greet.py');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'greet.py' }).first().waitFor({ state: 'visible' });
+  await page.keyboard.press('Enter');
+  await page.locator('.tabs-container .tab.active', { hasText: 'greet.py' }).first().waitFor({ state: 'visible' });
+  await page.locator('.editor-instance .view-line', { hasText: 'def greet(name):' }).first().waitFor({ state: 'visible' });
+  const chip = chat.locator('#chip .chip');
+  await chip.filter({ hasText: 'greet.py' }).waitFor({ state: 'visible' });
+  if ((await chat.locator('#chip .chip-dir').innerText()).trim() !== 'src/' || (await chip.locator('.chip-lines').count()) > 0) {
+    throw new Error(`the chip of the open file: ${JSON.stringify(await chip.innerText())}`);
+  }
+  // Typed at the end of the file, not saved.
+  await page.locator('.editor-instance .view-line', { hasText: 'print(greet("world"))' }).first().click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(TODO);
+  const dirtyTab = page.locator('.tabs-container .tab.dirty', { hasText: 'greet.py' }).first();
+  await dirtyTab.waitFor({ state: 'visible' });
+  // Lines 1-2 selected: the chip says so; its × leaves it out; another selection brings it back.
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('Shift+ArrowDown');
+  await page.keyboard.press('Shift+ArrowDown');
+  await chip.locator('.chip-lines', { hasText: ':1-2' }).waitFor({ state: 'visible' });
+  await chip.locator('.chip-remove').click();
+  await chat.locator('#chip').waitFor({ state: 'hidden' });
+  await page.locator('.editor-instance .view-line', { hasText: TODO }).first().click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Shift+Home');
+  await chip.locator('.chip-lines', { hasText: ':7' }).waitFor({ state: 'visible' });
+  log('editor: the chip follows the active file and its selection (src/greet.py, :1-2, removed with ×, back with :7)');
+
+  // The prompt goes with the selected (unsaved) line; the edit goes into the editor.
+  await ask(chat, EDITOR_PROMPT);
+  const sent = chat.locator('.msg.user', { hasText: EDITOR_PROMPT });
+  await sent.locator('.sent-context .chip', { hasText: 'greet.py' }).filter({ hasText: ':7' }).waitFor({ state: 'visible' });
+  const write = chat.locator('.card.approval.pending', { hasText: 'greet.py' });
+  await write.waitFor({ state: 'visible' });
+  await page.locator('.monaco-diff-editor .editor.modified', { hasText: '__main__' }).first().waitFor({ state: 'visible' });
+  await write.locator('button[data-decision="allowOnce"]').click();
+  await chat.locator('.msg.assistant', { hasText: EDITOR_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  await page.locator('.monaco-diff-editor').first().waitFor({ state: 'detached' });
+  await page.locator('.tabs-container .tab.active', { hasText: 'greet.py' }).first().waitFor({ state: 'visible' });
+  const edited = await waitForEditorText(page, (t) => t.includes('if __name__ == "__main__":') && !t.includes(TODO), 'the agent\'s edit');
+  if (!edited.includes('    main()') || !edited.includes('def greet(name):')) {
+    throw new Error(`the editor after the agent's edit:\n${edited}`);
+  }
+  await dirtyTab.waitFor({ state: 'visible' });
+  if (readFileSync(file, 'utf8') !== onDisk) {
+    throw new Error(`the agent wrote greet.py on disk: ${JSON.stringify(readFileSync(file, 'utf8'))}`);
+  }
+  const tool = chat.locator('details.tool', { hasText: 'edit_file' }).last();
+  await tool.locator('.tool-status', { hasText: 'done' }).waitFor({ state: 'visible' });
+  await chat.locator('#chip .chip', { hasText: 'greet.py' }).waitFor({ state: 'visible' });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-editor-context.png', shots);
+  log('editor: edit_file changed the unsaved document in the editor (still unsaved; greet.py on disk unchanged)');
+
+  // Ctrl+Z in the editor takes the agent's edit back (the user's typing stays, unsaved).
+  await runCommand(page, 'View: Focus Active Editor Group');
+  await page.keyboard.press('Control+Z');
+  await waitForEditorText(page, (t) => t.includes(TODO) && !t.includes('__main__'), 'the TODO again after Ctrl+Z');
+  await dirtyTab.waitFor({ state: 'visible' });
+  if (readFileSync(file, 'utf8') !== onDisk) {
+    throw new Error('greet.py changed on disk after Ctrl+Z');
+  }
+  log('editor: Ctrl+Z took the agent\'s edit back');
+
+  // Explain from the editor's context menu: the selected function goes with its prompt.
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('Shift+ArrowDown');
+  await page.keyboard.press('Shift+ArrowDown');
+  await chip.locator('.chip-lines', { hasText: ':1-2' }).waitFor({ state: 'visible' });
+  await page.locator('.editor-instance .view-line', { hasText: 'def greet(name):' }).first().click({ button: 'right' });
+  const explain = page.locator('.monaco-menu .action-item', { hasText: 'PseudoClaude: Explain' }).first();
+  await explain.waitFor({ state: 'visible' });
+  for (const title of ['PseudoClaude: Fix', 'PseudoClaude: Ask about selection']) {
+    await page.locator('.monaco-menu .action-item', { hasText: title }).first().waitFor({ state: 'visible' });
+  }
+  await explain.click();
+  const explained = chat.locator('.msg.user', { hasText: EXPLAIN_PROMPT });
+  await explained.locator('.sent-context .chip', { hasText: 'greet.py' }).filter({ hasText: ':1-2' }).waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant', { hasText: EXPLAIN_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  log('editor: Explain from the context menu sent the selection with its prompt');
+
+  // The server's code actions, from the light bulb (Ctrl+.): Ask about selection puts the caret
+  // in the prompt box with the selection attached and sends nothing.
+  const prompts = await chat.locator('.msg.user').count();
+  await runCommand(page, 'View: Focus Active Editor Group');
+  await page.keyboard.press('Control+Period');
+  const askRow = page.locator('.action-widget .monaco-list-row', { hasText: 'PseudoClaude: Ask about selection' }).first();
+  await askRow.waitFor({ state: 'visible' });
+  await page.locator('.action-widget .monaco-list-row', { hasText: 'PseudoClaude: Explain' }).first().waitFor({ state: 'visible' });
+  await askRow.click();
+  await chat.waitForFunction(() => document.activeElement?.id === 'prompt', undefined, { timeout: 10_000 });
+  await chip.locator('.chip-lines', { hasText: ':1-2' }).waitFor({ state: 'visible' });
+  await page.waitForTimeout(500);
+  if ((await chat.locator('.msg.user').count()) !== prompts || !(await chat.locator('#send:not([disabled])').isVisible())) {
+    throw new Error('Ask about selection sent a prompt');
+  }
+  log('editor: Ask about selection (the light bulb\'s code action) put the caret in the prompt box, the selection attached');
+
+  // Back to the file as it is on disk, no editor open.
+  await runCommand(page, 'View: Focus Active Editor Group');
+  await runCommand(page, 'File: Revert File');
+  await dirtyTab.waitFor({ state: 'detached' });
+  await runCommand(page, 'View: Close All Editors');
+  await page.locator('.tabs-container .tab', { hasText: 'greet.py' }).first().waitFor({ state: 'detached' });
+  await chat.locator('#chip').waitFor({ state: 'hidden' });
+  if (readFileSync(file, 'utf8') !== onDisk) {
+    throw new Error('greet.py changed on disk');
+  }
 }
 
 /**

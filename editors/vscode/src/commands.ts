@@ -3,6 +3,7 @@
  * `workspace/executeCommand` commands (`pseudoclaude.run`, `pseudoclaude.compact`, ...), which
  * the language client registers in VS Code by themselves.
  */
+import { CodeActions } from './protocol';
 
 export interface CommandSpec {
   id: string;
@@ -31,6 +32,11 @@ export const COMMANDS = {
   acceptProposal: { id: 'pseudoclaude.acceptProposal', title: 'PseudoClaude: Accept Memory Proposal' },
   rejectProposal: { id: 'pseudoclaude.rejectProposal', title: 'PseudoClaude: Reject Memory Proposal' },
   showMcpServers: { id: 'pseudoclaude.showMcpServers', title: 'PseudoClaude: Show MCP Servers' },
+  // The code actions' commands (the server offers them on a range; the editor's context menu on
+  // the selection): the chat with the selection attached.
+  explainSelection: { id: 'pseudoclaude.codeAction.explain', title: CodeActions['pseudoclaude.codeAction.explain'] },
+  fixSelection: { id: 'pseudoclaude.codeAction.fix', title: CodeActions['pseudoclaude.codeAction.fix'] },
+  askAboutSelection: { id: 'pseudoclaude.codeAction.ask', title: CodeActions['pseudoclaude.codeAction.ask'] },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;

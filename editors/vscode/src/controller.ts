@@ -5,6 +5,7 @@
 import { CancelSource } from './cancel';
 import { COMMANDS } from './commands';
 import { COMPACT_ACTION, previewPlan, said } from './compaction';
+import { contextChip } from './editorContext';
 import { describeFailure, errorMessage, isCancelled } from './errors';
 import { formatCount, oneLine, plural } from './format';
 import { meterView, MeterStore } from './meter';
@@ -16,6 +17,7 @@ import {
   type AgentEvent,
   type ContextResult,
   type ContextUsageParams,
+  type EditorContext,
   type MemoryChangedParams,
   type MemoryLevel,
   type MemoryStore,
@@ -58,7 +60,7 @@ type ParamsBuilder<M extends RequestMethod> = (
 
 /** Who else shows what the commands do (the chat view): told of runs and session changes. */
 export interface ControllerListener {
-  runStarted?(folder: Folder, prompt: string): void;
+  runStarted?(folder: Folder, prompt: string, context?: EditorContext): void;
   runFinished?(folder: Folder, result: RunResult | undefined, canceled: boolean): void;
   /** Resumed, new, or a compaction undone: the folder's transcript changed. */
   sessionChanged?(folder: Folder): void;
@@ -75,6 +77,8 @@ export class Controller {
   private readonly runs = new Map<string, ActiveRun>();
   private lastFolder: Folder | undefined;
   listener: ControllerListener = {};
+  /** What a prompt sent now in a folder carries (the editor's active file and selection, as the chat's chip shows them). */
+  editorContext: (folder: Folder) => EditorContext | undefined = () => undefined;
 
   constructor(
     private readonly agent: AgentClient,
@@ -231,10 +235,11 @@ export class Controller {
     if (prompt === undefined || prompt.trim() === '') {
       return undefined;
     }
+    const context = this.editorContext(folder);
     const run: ActiveRun = { folder, source: new CancelSource() };
     this.runs.set(key, run);
-    this.transcript.beginRun(folder.uri, prompt);
-    this.listener.runStarted?.(folder, prompt);
+    this.transcript.beginRun(folder.uri, prompt, context ? contextChip(context)?.label : undefined);
+    this.listener.runStarted?.(folder, prompt, context);
     this.ui.showTranscript();
     this.refreshStatus();
     try {
@@ -243,7 +248,7 @@ export class Controller {
         token.onCancellationRequested(() => run.source.cancel());
         return this.agent.request(
           Requests.run,
-          { prompt, workspace: folder.uri },
+          { prompt, workspace: folder.uri, ...(context ? { context } : {}) },
           { token: run.source.token, onProgress: progressReporter(report) },
         );
       });

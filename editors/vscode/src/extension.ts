@@ -9,11 +9,14 @@ import { ProposalReviews, serverProposals } from './chat/proposals';
 import { TREE_COMMANDS } from './chat/trees';
 import { COMMANDS, type CommandName } from './commands';
 import { Controller } from './controller';
+import { answerDiagnostics } from './diagnostics';
+import { codeActionArguments, type CodeActionCommand } from './editorContext';
 import { statusText } from './install';
 import { describeCommand, needsRestart } from './settings';
 import { Transcript } from './transcript';
 import { CHAT_VIEW, ChatViewProvider, DiffDocuments, chatEnv } from './vscode/chatView';
 import { AgentLanguageClient } from './vscode/client';
+import { codeActionFolder, editorDiagnostics, selectionArguments, watchEditor } from './vscode/editor';
 import { ServerProvider } from './vscode/server';
 import { ProposalDocuments, reviewEnv } from './vscode/proposals';
 import { MemoryTree, SessionsTree } from './vscode/trees';
@@ -67,6 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     onApprovalShown: (message) => chat?.modalApprovalShown(message),
     onApprovalAnswered: (id, title) => chat?.modalApprovalAnswered(id, title),
     onApprove: (params, token) => (chat ? chat.approve(params, token) : Promise.resolve({ decision: 'deny' })),
+    onDiagnostics: (params) => answerDiagnostics(params, editorDiagnostics()),
   }, servers);
   running = client;
   controller = new Controller(client, ui, transcript);
@@ -97,8 +101,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     }),
   );
   chat = h;
+  // The Ask command's prompt goes with the editor's context too (as the chat's chip shows it).
+  c.editorContext = (folder) => h.editorContext(folder.uri);
   c.listener = {
-    runStarted: (folder, prompt) => h.otherRunStarted(folder.uri, prompt),
+    runStarted: (folder, prompt, context) => h.otherRunStarted(folder.uri, prompt, context),
     runFinished: (folder, result, canceled) => h.otherRunFinished(folder.uri, result, canceled),
     sessionChanged: (folder) => {
       void h.sessionChanged(folder.uri);
@@ -122,6 +128,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     sessionsView.onDidChangeVisibility((e) => e.visible && sessions.refresh()),
     memoryView.onDidChangeVisibility((e) => e.visible && memory.refresh()),
     vscode.workspace.onDidChangeWorkspaceFolders(() => h.foldersChanged()),
+    // The prompt box's chip follows the active editor and its selection.
+    watchEditor((snapshot) => h.editorChanged(snapshot)),
     // A pending memory proposal (Memory view): its diff, then Accept / Reject.
     vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, proposalDocs, { isCaseSensitive: true }),
     proposalDocs,
@@ -136,6 +144,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
       }
     }),
   );
+
+  /**
+   * A code action's command: its argument from the server (the light bulb), else the active
+   * editor's selection (the editor's context menu, which passes the document's URI).
+   */
+  const codeAction = (command: CodeActionCommand) => async (arg: unknown): Promise<void> => {
+    const given = codeActionArguments(arg);
+    const target = given
+      ? { args: given, folder: codeActionFolder(given) }
+      : selectionArguments(command === 'pseudoclaude.codeAction.fix');
+    if (!target) {
+      void ui.info('PseudoClaude: select some code in a file of the workspace first.');
+      return;
+    }
+    await h.codeAction(command, target.args, target.folder);
+  };
 
   const handlers: Record<CommandName, (...args: unknown[]) => unknown> = {
     ask: (prompt) => c.ask(typeof prompt === 'string' ? prompt : undefined),
@@ -199,6 +223,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     },
     // The chat's MCP menu (its header's MCP button, `/mcp`), for the chat's folder.
     showMcpServers: () => h.openMcp(),
+    explainSelection: codeAction('pseudoclaude.codeAction.explain'),
+    fixSelection: codeAction('pseudoclaude.codeAction.fix'),
+    askAboutSelection: codeAction('pseudoclaude.codeAction.ask'),
   };
   for (const [name, spec] of Object.entries(COMMANDS) as [CommandName, (typeof COMMANDS)[CommandName]][]) {
     context.subscriptions.push(vscode.commands.registerCommand(spec.id, handlers[name]));

@@ -60,8 +60,8 @@ export class Transcript {
     this.write(`${text}\n`);
   }
 
-  /** The header of a new question. */
-  beginRun(workspace: string, prompt: string): void {
+  /** The header of a new question (`about`: the editor context it was sent with, `src/app.py:10-14`). */
+  beginRun(workspace: string, prompt: string, about?: string): void {
     this.streamed = 0;
     this.current = undefined;
     if (this.written) {
@@ -69,6 +69,9 @@ export class Transcript {
     }
     this.line(`━━ You · ${baseName(workspace)} ━━`);
     this.line(prompt.trimEnd());
+    if (about) {
+      this.line(`(with ${about})`);
+    }
     this.line('━━ PseudoClaude ━━');
     this.current = { workspace, sessionId: '' };
   }

@@ -17,7 +17,7 @@ import type { KeepOpenItem } from '../src/chat/rewind';
 import type { ToWebview } from '../src/chat/messages';
 import type { RequestOptions } from '../src/ports';
 import type { ContextResult, McpServer, RunResult, TranscriptItem } from '../src/protocol';
-import { FakeAgent, flush, rpcError } from './fakes';
+import { FakeAgent, fakeEditor, flush, rpcError } from './fakes';
 
 const WS = 'file:///work/app';
 const folder = { uri: WS, name: 'app' };
@@ -46,7 +46,9 @@ class FakeEnv implements ChatEnv {
   async openLink(h: string) { this.links.push(h); }
   async showDiff(d: DiffRequest) { this.diffs.push(d); }
   closeDiff(id: string) { this.closed.push(id); }
-  async reveal() { this.revealed++; }
+  /** Whether each reveal gave the chat the keyboard. */
+  readonly reveals: boolean[] = [];
+  async reveal(focus?: boolean) { this.revealed++; this.reveals.push(focus === true); }
   async cancelOtherRun() { this.otherCancelled++; }
   sessionsChanged() { this.changed++; }
   memoryShown = 0;
@@ -918,5 +920,176 @@ describe('ChatHost: rewind and fork', () => {
     await host.ask('one more');
     const last = host.current.items.filter((i) => i.kind === 'user').at(-1);
     assert.equal(last?.kind === 'user' && last.turn, 3);
+  });
+});
+
+describe('ChatHost: the editor context', () => {
+  const APP = `${WS}/src/app.py`;
+  const TEXT = 'import os\n\ndef main():\n    print("hi")\n    return 0\n';
+  const chipLabel = (h: ChatHost): string | undefined => h.current.chip?.label;
+  const sel = (sl: number, sc: number, el: number, ec: number) => ({ start: { line: sl, character: sc }, end: { line: el, character: ec } });
+
+  it('the prompt box\'s chip follows the active editor and its selection (posted when it changes)', async () => {
+    const { host, posted } = setup();
+    await host.handle({ type: 'ready' });
+    assert.equal(host.current.chip, null);
+    posted.length = 0;
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT }));
+    assert.equal(chipLabel(host), 'src/app.py');
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [0, 3, 0, 3] }));
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [2, 0, 4, 12] }));
+    assert.equal(chipLabel(host), 'src/app.py:3-5');
+    // The caret moving inside the file does not change the chip: one message per change.
+    assert.deepEqual(posted.filter((m) => m.type === 'chip').map((m) => m.type === 'chip' && m.chip?.label), ['src/app.py', 'src/app.py:3-5']);
+    host.editorChanged(fakeEditor({ uri: 'file:///elsewhere/x.py', text: 'x' }));
+    assert.equal(host.current.chip, null, 'a file of another folder');
+  });
+
+  it('a prompt carries the editor\'s context, and the chat shows it under the prompt', async () => {
+    const { host, agent } = setup({ 'pseudoclaude/run': RESULT });
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [2, 0, 4, 12] }, [`${WS}/README.md`]));
+    await host.handle({ type: 'send', prompt: 'Why does it return 0?' });
+    const run = agent.calls.find((c) => c.method === 'pseudoclaude/run');
+    const context = {
+      activeFile: 'src/app.py',
+      selection: { path: 'src/app.py', range: sel(2, 0, 4, 12), text: 'def main():\n    print("hi")\n    return 0' },
+      openFiles: ['src/app.py', 'README.md'],
+    };
+    assert.deepEqual(run?.params, { prompt: 'Why does it return 0?', workspace: WS, context });
+    const user = host.current.items.find((i) => i.kind === 'user');
+    assert.deepEqual(user?.kind === 'user' && user.context, context);
+  });
+
+  it('× on the chip: the next prompts go without context until the selection changes', async () => {
+    const { host, agent, posted } = setup({ 'pseudoclaude/run': RESULT });
+    await host.handle({ type: 'ready' });
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [2, 0, 4, 12] }));
+    posted.length = 0;
+    await host.handle({ type: 'removeChip' });
+    assert.equal(host.current.chip, null);
+    assert.deepEqual(posted.filter((m) => m.type === 'chip'), [{ type: 'chip', chip: null }]);
+    await host.handle({ type: 'send', prompt: 'one' });
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [2, 0, 4, 12] }, [`${WS}/README.md`]));
+    await host.handle({ type: 'send', prompt: 'two' });
+    const runs = agent.calls.filter((c) => c.method === 'pseudoclaude/run').map((c) => c.params);
+    assert.deepEqual(runs, [{ prompt: 'one', workspace: WS }, { prompt: 'two', workspace: WS }]);
+    const users = host.current.items.filter((i) => i.kind === 'user');
+    assert.ok(users.every((u) => u.kind === 'user' && u.context === undefined), 'no chip under them');
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [0, 0, 0, 9] }));
+    assert.equal(chipLabel(host), 'src/app.py:1');
+    await host.handle({ type: 'send', prompt: 'three' });
+    const third = agent.calls.filter((c) => c.method === 'pseudoclaude/run')[2]?.params as { context?: { selection?: { text: string } } };
+    assert.equal(third.context?.selection?.text, 'import os');
+  });
+
+  it('slash commands carry no context', async () => {
+    const { host, agent } = setup({ 'pseudoclaude/compact': { message: 'Compacted.' } });
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [2, 0, 4, 12] }));
+    await host.loadCommands();
+    await host.ask('/compact');
+    assert.ok(!agent.calls.some((c) => c.method === 'pseudoclaude/run'));
+  });
+
+  it('a restored webview gets the chip with the state', async () => {
+    const { host, posted } = setup();
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT }));
+    await host.handle({ type: 'ready' });
+    const restore = posted.find((m) => m.type === 'restore');
+    assert.equal(restore?.type === 'restore' && restore.state.chip?.label, 'src/app.py');
+  });
+
+  it('the Ask command\'s run shows the context it was sent with', () => {
+    const { host } = setup();
+    host.otherRunStarted(WS, 'from Ask', { activeFile: 'src/app.py' });
+    const user = host.current.items[0];
+    assert.deepEqual(user?.kind === 'user' && user.context, { activeFile: 'src/app.py' });
+    assert.deepEqual(host.editorContext(WS), undefined, 'no editor yet');
+    host.editorChanged(fakeEditor({ uri: APP, text: TEXT }));
+    assert.deepEqual(host.editorContext(WS), { activeFile: 'src/app.py', openFiles: ['src/app.py'] });
+  });
+
+  it('a transcript\'s prompt keeps the context the server logged with it', async () => {
+    const items: TranscriptItem[] = [
+      { kind: 'user', text: 'Explain the selected code.', inContext: true, context: { activeFile: 'a.py', selection: { path: 'a.py', range: sel(0, 0, 1, 0), text: 'x' } } } as TranscriptItem,
+      { kind: 'assistant', text: 'It sets x.', inContext: true },
+    ];
+    const { host } = setup({
+      'pseudoclaude/sessions/messages': { sessionId: 's1', total: 2, items },
+    });
+    await host.reload();
+    const user = host.current.items[0];
+    assert.equal(user?.kind === 'user' && user.context?.selection?.path, 'a.py');
+  });
+
+  describe('code actions', () => {
+    const ARGS = { path: 'src/app.py', range: sel(2, 0, 4, 12), text: 'def main():\n    print("hi")\n    return 0' };
+    const PROBLEM = { path: 'src/app.py', range: sel(3, 4, 3, 9), severity: 'error' as const, message: 'bad', source: 'pyright' };
+
+    it('Explain: the chat comes up with the selection and sends the prompt with it', async () => {
+      const { host, agent, env } = setup({ 'pseudoclaude/run': RESULT });
+      host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [3, 2, 3, 2] }, [`${WS}/README.md`]));
+      await host.codeAction('pseudoclaude.codeAction.explain', ARGS, WS);
+      assert.deepEqual(env.reveals, [false], 'shown, the editor keeps the keyboard');
+      const run = agent.calls.find((c) => c.method === 'pseudoclaude/run');
+      assert.deepEqual(run?.params, {
+        prompt: 'Explain the selected code.',
+        workspace: WS,
+        context: { activeFile: 'src/app.py', selection: ARGS },
+      });
+      assert.equal(chipLabel(host), 'src/app.py:3-5', 'the selection is the chip');
+      const user = host.current.items.find((i) => i.kind === 'user');
+      assert.equal(user?.kind === 'user' && user.context?.selection?.path, 'src/app.py');
+    });
+
+    it('Fix: the range\'s problems go with it', async () => {
+      const { host, agent } = setup({ 'pseudoclaude/run': RESULT });
+      await host.codeAction('pseudoclaude.codeAction.fix', { ...ARGS, diagnostics: [PROBLEM] });
+      const run = agent.calls.find((c) => c.method === 'pseudoclaude/run');
+      assert.deepEqual(run?.params, {
+        prompt: 'Fix the problems in the selected code.',
+        workspace: WS,
+        context: { activeFile: 'src/app.py', selection: ARGS, diagnostics: [PROBLEM] },
+      });
+    });
+
+    it('Ask: the prompt box gets the keyboard with the selection attached; nothing is sent until the user does', async () => {
+      const { host, agent, env, posted } = setup({ 'pseudoclaude/run': RESULT });
+      await host.handle({ type: 'ready' });
+      host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [3, 2, 3, 2] }));
+      posted.length = 0;
+      await host.codeAction('pseudoclaude.codeAction.ask', ARGS, WS);
+      assert.deepEqual(env.reveals, [true]);
+      assert.ok(!agent.calls.some((c) => c.method === 'pseudoclaude/run'));
+      assert.deepEqual(posted.map((m) => m.type), ['chip', 'focus']);
+      assert.equal(chipLabel(host), 'src/app.py:3-5');
+      await host.handle({ type: 'send', prompt: 'Why return 0?' });
+      const run = agent.calls.find((c) => c.method === 'pseudoclaude/run');
+      assert.deepEqual(run?.params, { prompt: 'Why return 0?', workspace: WS, context: { activeFile: 'src/app.py', selection: ARGS, openFiles: ['src/app.py'] } });
+    });
+
+    it('say that a run is in progress instead of starting another', async () => {
+      let release: (v: unknown) => void = () => undefined;
+      const { host, agent } = setup({ 'pseudoclaude/run': () => new Promise((r) => { release = r; }) });
+      const first = host.ask('one');
+      await flush();
+      await host.codeAction('pseudoclaude.codeAction.explain', ARGS, WS);
+      assert.equal(agent.calls.filter((c) => c.method === 'pseudoclaude/run').length, 1);
+      const notice = host.current.items.at(-1);
+      assert.deepEqual(notice?.kind === 'notice' && [notice.level, notice.text], ['warning', RUN_IN_PROGRESS]);
+      release(RESULT);
+      await first;
+    });
+
+    it('switch the chat to the file\'s folder first (and refuse a folder the window does not have)', async () => {
+      const other = { uri: 'file:///work/lib', name: 'lib' };
+      const { host, env, agent } = setup({ 'pseudoclaude/run': RESULT });
+      env.folders = () => [folder, other];
+      await host.codeAction('pseudoclaude.codeAction.explain', ARGS, other.uri);
+      assert.equal(host.folder?.uri, other.uri);
+      assert.equal((agent.calls.find((c) => c.method === 'pseudoclaude/run')?.params as { workspace: string }).workspace, other.uri);
+      await host.codeAction('pseudoclaude.codeAction.explain', ARGS, 'file:///nowhere');
+      const notice = host.current.items.at(-1);
+      assert.match(notice?.kind === 'notice' ? notice.text : '', /not in a workspace folder of this window/);
+    });
   });
 });

@@ -197,3 +197,30 @@ describe('fromItems', () => {
     assert.equal(run([{ type: 'commands', commands: null }]).commands, null);
   });
 });
+
+describe('the editor context', () => {
+  const context = { activeFile: 'src/app.py', selection: { path: 'src/app.py', range: { start: { line: 2, character: 0 }, end: { line: 4, character: 0 } }, text: 'x' } };
+  it('a prompt keeps what it was sent with; the chip is part of the state', () => {
+    const state = run([
+      { type: 'chip', chip: { path: 'src/app.py', lines: '3-4', label: 'src/app.py:3-4', title: 't' } },
+      { type: 'runStarted', prompt: 'Explain', context },
+      { type: 'runStarted', prompt: 'plain' },
+    ]);
+    assert.equal(state.chip?.label, 'src/app.py:3-4');
+    const [first, second] = state.items;
+    assert.deepEqual(first?.kind === 'user' && first.context, context);
+    assert.equal(second?.kind === 'user' && 'context' in second, false);
+    assert.equal(run([{ type: 'chip', chip: null }], state).chip, null);
+    assert.equal(emptyState().chip, null);
+  });
+  it('a restored prompt keeps the context the server logged (its well-formed parts)', () => {
+    const items = [
+      { kind: 'user', text: 'Explain', inContext: true, context },
+      { kind: 'user', text: 'junk', inContext: true, context: 'nonsense' },
+    ] as unknown as TranscriptItem[];
+    const state = fromItems(emptyState(folder), 's1', items);
+    const [first, second] = state.items;
+    assert.deepEqual(first?.kind === 'user' && first.context, context);
+    assert.equal(second?.kind === 'user' && second.context, undefined);
+  });
+});

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { chatHtml, contentSecurityPolicy, makeNonce } from '../src/chat/html';
 import { escapeHtml, isAllowedLink, renderMarkdown } from '../src/chat/markdown';
 import { emptyState, type ChatItem } from '../src/chat/model';
-import { barSegments, renderEarlier, renderItem, renderMeter, renderSessionOptions, renderWelcome, BAR_UNITS } from '../src/chat/render';
+import { barSegments, renderChip, renderEarlier, renderItem, renderMeter, renderSessionOptions, renderWelcome, BAR_UNITS } from '../src/chat/render';
 import type { MeterState } from '../src/meter';
 
 /** No attribute starting with `on`, no `style=`, no `<script`, no `javascript:`. */
@@ -282,5 +282,39 @@ describe('the document', () => {
   it('makes 32-character nonces from random bytes', () => {
     const nonce = makeNonce((n) => Uint8Array.from({ length: n }, (_, i) => i * 7));
     assert.match(nonce, /^[A-Za-z0-9]{32}$/);
+  });
+});
+
+describe('editor chips', () => {
+  it('the prompt box\'s chip: the folder muted, the file, the lines, an × that leaves it out', () => {
+    const html = renderChip({ path: 'src/<app>.py', lines: '10-14', label: 'src/<app>.py:10-14', title: 'Goes with your prompt: src/<app>.py' });
+    assert.match(html, /<span class="chip-dir">src\/<\/span><span class="chip-name">&lt;app&gt;.py<\/span><span class="chip-lines">:10-14<\/span>/);
+    assert.match(html, /title="Goes with your prompt: src\/&lt;app&gt;.py"/);
+    assert.match(html, /<button type="button" class="chip-remove" data-action="removeChip"[^>]*aria-label="Leave src\/&lt;app&gt;.py:10-14 out of the next prompt">×<\/button>/);
+    assert.match(html, /chip-icon-lines/, 'a selection: the icon with lines');
+    assertInert(html);
+    assert.doesNotMatch(renderChip({ path: 'README.md', label: 'README.md', title: 't' }), /chip-dir|chip-lines|chip-icon-lines/);
+    assert.equal(renderChip(null), '');
+  });
+  it('a sent prompt shows the chip it was sent with (and its problems); none without context', () => {
+    const range = { start: { line: 9, character: 0 }, end: { line: 14, character: 0 } };
+    const html = renderItem({
+      kind: 'user', id: 'i1', text: 'Fix it',
+      context: {
+        activeFile: 'src/app.py',
+        selection: { path: 'src/app.py', range, text: 'x' },
+        diagnostics: [{ path: 'src/app.py', range, severity: 'error', message: 'm' }, { path: 'src/app.py', range, severity: 'warning', message: 'n' }],
+      },
+    });
+    assert.match(html, /<div class="user-text">Fix it<\/div><div class="sent-context"><span class="chip chip-sent" title="Sent with src\/app.py, lines 10-14 selected; 2 problems the editor reports">/);
+    assert.match(html, /<span class="chip-lines">:10-14<\/span><\/span><span class="chip-problems">2 problems<\/span>/);
+    assert.doesNotMatch(html, /chip-remove/, 'nothing to remove on a sent prompt');
+    assertInert(html);
+    assert.doesNotMatch(renderItem({ kind: 'user', id: 'i2', text: 'plain' }), /sent-context/);
+    assert.match(renderItem({ kind: 'user', id: 'i3', text: 'x', context: { openFiles: ['a.py'] } }), /1 open file/);
+  });
+  it('the document has the chip\'s row in the composer, hidden until there is a chip', () => {
+    const html = chatHtml({ cspSource: 'c', nonce: 'n', scriptUri: 's', styleUri: 't' });
+    assert.match(html, /<div id="chip" class="chip-row" aria-label="Goes with your prompt" hidden><\/div>\n {2}<textarea id="prompt"/);
   });
 });

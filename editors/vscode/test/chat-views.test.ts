@@ -154,6 +154,16 @@ describe('package.json: the PseudoClaude views', () => {
     assert.equal(icons[COMMANDS.acceptProposal.id], '$(check)');
     assert.equal(icons[COMMANDS.rejectProposal.id], '$(close)');
   });
+  it('offers the code actions\' commands on a selection in the editor\'s context menu, not in the palette', () => {
+    const ids = [COMMANDS.explainSelection.id, COMMANDS.fixSelection.id, COMMANDS.askAboutSelection.id];
+    assert.deepEqual(ids, ['pseudoclaude.codeAction.explain', 'pseudoclaude.codeAction.fix', 'pseudoclaude.codeAction.ask']);
+    const context = manifest.contributes.menus['editor/context'] ?? [];
+    assert.deepEqual(context.map((e) => [e.command, e.when]), ids.map((id) => [id, 'editorHasSelection && resourceScheme == file']));
+    const palette = manifest.contributes.menus.commandPalette ?? [];
+    for (const id of ids) {
+      assert.deepEqual(palette.filter((e) => e.command === id).map((e) => e.when), ['false'], id);
+    }
+  });
   it('bundles the webview script at compile time; the libraries are not shipped as dependencies', () => {
     assert.match(manifest.scripts.compile ?? '', /npm run bundle/);
     assert.match(manifest.scripts.bundle ?? '', /^esbuild src\/webview\/main.ts --bundle .*--outfile=out\/webview\/chat.js$/);

@@ -57,6 +57,23 @@ describe('Ask', () => {
     assert.ok(agent.methods().includes('pseudoclaude/context'), 'the meter refreshes after the run');
   });
 
+  it('sends the editor\'s context with the prompt (as the chat\'s chip shows it) and tells the chat', async () => {
+    const { agent, sink, controller } = setup({ 'pseudoclaude/run': RESULT });
+    const context = { activeFile: 'src/app.py', selection: { path: 'src/app.py', range: { start: { line: 2, character: 0 }, end: { line: 4, character: 3 } }, text: 'x' } };
+    const asked: string[] = [];
+    controller.editorContext = (folder) => {
+      asked.push(folder.uri);
+      return context;
+    };
+    const started: unknown[] = [];
+    controller.listener = { runStarted: (_f, _p, c) => started.push(c) };
+    await controller.ask('explain');
+    assert.deepEqual(asked, [WS]);
+    assert.deepEqual(agent.calls[0]?.params, { prompt: 'explain', workspace: WS, context });
+    assert.deepEqual(started, [context]);
+    assert.match(sink.text, /explain\n\(with src\/app.py:3-5\)\n━━ PseudoClaude ━━/);
+  });
+
   it('takes the prompt from the command argument', async () => {
     const { agent, ui, controller } = setup({ 'pseudoclaude/run': RESULT });
     await controller.ask('explain');

@@ -2,6 +2,7 @@
 import type { MeterView } from '../src/meter';
 import type { PickItem } from '../src/pickers';
 import type { AgentClient, CancelToken, Folder, InputOptions, PickOptions, RequestOptions, Ui } from '../src/ports';
+import type { EditorSnapshot } from '../src/editorContext';
 import type { ParamsOf, RequestMethod, ResultOf } from '../src/protocol';
 import type { TextSink } from '../src/transcript';
 
@@ -172,4 +173,30 @@ export class StringSink implements TextSink {
 /** Let queued promise callbacks run. */
 export function flush(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A fake editor state for `EditorTracker` / `ChatHost.editorChanged`: the active document (a
+ * `file:` URI) with its text and its selection (`[startLine, startChar, endLine, endChar]`,
+ * 0-based; none: the caret at the start), and the other open documents.
+ */
+export function fakeEditor(
+  active: { uri: string; text?: string; selection?: [number, number, number, number] } | undefined,
+  open: string[] = [],
+): EditorSnapshot {
+  if (!active) {
+    return { open };
+  }
+  const [sl, sc, el, ec] = active.selection ?? [0, 0, 0, 0];
+  const lines = (active.text ?? '').split('\n');
+  const offset = (line: number, ch: number): number =>
+    lines.slice(0, line).reduce((n, l) => n + l.length + 1, 0) + ch;
+  return {
+    active: {
+      uri: active.uri,
+      selection: { start: { line: sl, character: sc }, end: { line: el, character: ec } },
+      selectedText: () => (active.text ?? '').slice(offset(sl, sc), offset(el, ec)),
+    },
+    open: [active.uri, ...open],
+  };
 }

@@ -42,6 +42,7 @@ from acp.schema import (
 
 from pseudoclaude import __version__
 from pseudoclaude.acp import slash, turns
+from pseudoclaude.acp.editor import AcpEditor, offers_fs
 from pseudoclaude.acp.errors import answers, busy, invalid, unknown_session
 from pseudoclaude.acp.folders import Folders, SettingsFor
 from pseudoclaude.acp.outbox import Outbox
@@ -73,6 +74,7 @@ class PseudoClaudeAgent:
         self.outbox = Outbox(transport)
         self.folders = Folders(transport, settings, self._make_workspace)
         self._client: Client | None = None
+        self._fs = (False, False)  # the client's fs.readTextFile, fs.writeTextFile
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self.turns: dict[str, Turn] = {}
@@ -91,14 +93,19 @@ class PseudoClaudeAgent:
             return ws.session_id if ws is not None else None
 
         approver = AcpApprover(root, self.outbox, client=lambda: self._client, session=session)
-        return Workspace(root, settings, approver=approver, hooks=Hooks(
+        ws = Workspace(root, settings, approver=approver, hooks=Hooks(
             events=lambda sid, event: self._on_loop(self._on_event, root, sid, event),
             memory_changed=lambda level, source: self._on_loop(self._memory_changed, root)))
+        reads, writes = self._fs
+        if reads:  # the client's buffers: reads (and writes, when offered) go through it
+            ws.tools.set_editor(AcpEditor(lambda: self._client, session, writes=writes))
+        return ws
 
     # -- initialize -------------------------------------------------------------------------------
     @answers
     async def initialize(self, protocol_version: int, client_capabilities: Any = None,
                          client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+        self._fs = offers_fs(client_capabilities)
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(

@@ -13,6 +13,10 @@ client's ``fs`` methods) gives the tools an :class:`Editor`:
   other when the editor refused (its reason in the message).
 - :meth:`Editor.diagnostics` — the errors and warnings the editor shows (``can_diagnose``).
 
+``every_file``: the editor answers for any file, not only the open ones (ACP's ``fs`` methods):
+every read asks it (a search does not: each answer is a request), and every write goes
+through it, a file it does not know being created by it.
+
 Paths are absolute (resolved) for the lookups and relative with ``/`` on the wire.
 :meth:`open_text` is called from worker threads; the others on the event loop.
 """
@@ -54,17 +58,23 @@ class Editor(Protocol):
     @property
     def can_diagnose(self) -> bool: ...
 
+    @property
+    def every_file(self) -> bool: ...
+
     def open_text(self, path: Path) -> OpenText | None: ...
 
-    async def apply_edit(self, path: Path, label: str, before: OpenText, after: str) -> None: ...
+    async def apply_edit(self, path: Path, label: str, before: OpenText, after: str) -> None:
+        """``before``: the text the change was made on (``""`` with version ``None`` for a file
+        the editor did not know)."""
 
     async def diagnostics(self, paths: Sequence[str] | None) -> list[Diagnostic]: ...
 
 
 def text_edits(before: str, after: str) -> list[TextEdit]:
-    """The smallest edits (by line, then trimmed to the characters that differ) that turn
-    ``before`` into ``after``: what the editor applies, one undo step, the user's cursor and
-    marks outside them kept. Offsets refer to ``before``; the edits do not overlap."""
+    """The smallest edits (by line; a line changed into one other line, trimmed to the
+    characters that differ) that turn ``before`` into ``after``: what the editor applies, one
+    undo step, the user's cursor and marks outside them kept. Offsets refer to ``before``; the
+    edits do not overlap."""
     if before == after:
         return []
     old = before.splitlines(keepends=True)
@@ -79,8 +89,10 @@ def text_edits(before: str, after: str) -> list[TextEdit]:
             continue
         start, end = starts[i1], starts[i2]
         removed, added = before[start:end], "".join(new[j1:j2])
-        head = _common_prefix(removed, added)
-        tail = _common_suffix(removed[head:], added[head:])
+        head = tail = 0
+        if i2 - i1 == 1 and j2 - j1 == 1:  # one line changed: only the characters that differ
+            head = _common_prefix(removed, added)
+            tail = _common_suffix(removed[head:], added[head:])
         edits.append(TextEdit(start + head, end - tail, added[head:len(added) - tail]))
     return edits
 

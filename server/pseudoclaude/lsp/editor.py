@@ -132,6 +132,10 @@ class LspEditor:
     def can_diagnose(self) -> bool:
         return client_offers(self.server.client_capabilities, p.DIAGNOSTICS_CAPABILITY)
 
+    @property
+    def every_file(self) -> bool:
+        return False  # only the documents the client opened
+
     def open_text(self, path: Path) -> OpenText | None:
         return self.documents.text(path)
 

@@ -8,6 +8,13 @@
 import { ALLOW_PROJECT, serverQuestionOf } from '../approvals';
 import { CancelSource } from '../cancel';
 import { previewPlan } from '../compaction';
+import {
+  codeActionPlan,
+  EditorTracker,
+  type CodeActionCommand,
+  type EditorChip,
+  type EditorSnapshot,
+} from '../editorContext';
 import { describeFailure, errorMessage, isCancelled } from '../errors';
 import { oneLine, plural, prettyArguments } from '../format';
 import { MeterStore } from '../meter';
@@ -20,7 +27,9 @@ import {
   type ApproveParams,
   type ApproveResult,
   type CheckpointStatus,
+  type CodeActionArguments,
   type ContextUsageParams,
+  type EditorContext,
   type McpChangedParams,
   type McpServer,
   type RewindMode,
@@ -108,8 +117,8 @@ export interface ChatEnv {
   /** The diff of a rewind preview's file (not an approval: no Allow / Deny there). */
   showRewindDiff(diff: DiffRequest): Promise<void>;
   closeRewindDiff(id: string): void;
-  /** Bring the chat view up (an inline approval waits there). */
-  reveal(): Promise<void>;
+  /** Bring the chat view up (an inline approval waits there); `focus`: and give it the keyboard. */
+  reveal(focus?: boolean): Promise<void>;
   /** Cancel a run the chat did not start (the Ask command's). */
   cancelOtherRun(): Promise<void>;
   /** The chat's folder, its session list or its current session changed (the views refresh). */
@@ -301,6 +310,8 @@ export class ChatHost {
   private readonly serverCommands = new Map<string, string>();
   /** Project servers just allowed (by folder and name): they start in the background. */
   private readonly launching = new Set<string>();
+  /** The editor: the prompt box's chip and the context a prompt carries. */
+  private readonly editor = new EditorTracker();
 
   constructor(
     private readonly agent: AgentClient,
@@ -355,6 +366,7 @@ export class ChatHost {
     if (waiting.length > 0) {
       state = { ...state, items: [...state.items, ...waiting] };
     }
+    state = { ...state, chip: this.editor.chip(state.folder?.uri) };
     this.state = state;
     this.remember();
     this.post({ type: 'restore', state });
@@ -474,7 +486,64 @@ export class ChatHost {
       case 'mcp':
         await this.openMcp();
         return;
+      case 'removeChip':
+        this.editor.remove();
+        this.syncChip();
+        return;
     }
+  }
+
+  // ------------------------------------------------------------------------ the editor
+
+  /** The editor changed (the active editor, its selection, the open files): the chip follows. */
+  editorChanged(snapshot: EditorSnapshot): void {
+    this.editor.update(snapshot);
+    this.syncChip();
+  }
+
+  /** What a prompt sent now in `folder` would carry (the Ask command's; nothing once the chip was removed). */
+  editorContext(folder: string): EditorContext | undefined {
+    return this.editor.context(folder);
+  }
+
+  private syncChip(): void {
+    const chip: EditorChip | null = this.editor.chip(this.state.folder?.uri);
+    if (JSON.stringify(chip) !== JSON.stringify(this.state.chip)) {
+      this.dispatch({ type: 'chip', chip });
+    }
+  }
+
+  /**
+   * A code action (the editor's light bulb or context menu) on a selection of `folder`: the chat
+   * comes up with the selection as its chip; Explain and Fix send their prompt with it at once
+   * (Fix with the range's problems), Ask puts the caret in the prompt box and waits.
+   */
+  async codeAction(command: CodeActionCommand, args: CodeActionArguments, folder?: string): Promise<void> {
+    const plan = codeActionPlan(command, args);
+    if (folder !== undefined && !this.isChatFolder(folder)) {
+      if (this.running()) {
+        await this.env.reveal().catch(() => undefined);
+        this.notice('warning', RUN_IN_PROGRESS);
+        return;
+      }
+      await this.switchFolder(folder);
+      if (!this.isChatFolder(folder)) {
+        this.notice('error', `Cannot ask about ${args.path}: it is not in a workspace folder of this window.`);
+        return;
+      }
+    }
+    const at = this.needFolder();
+    if (!at) {
+      return;
+    }
+    this.editor.attach(at.uri, { path: args.path, range: args.range, text: args.text });
+    this.syncChip();
+    await this.env.reveal(!plan.send).catch(() => undefined);
+    if (!plan.send) {
+      this.focus();
+      return;
+    }
+    await this.ask(plan.prompt, plan.context);
   }
 
   private notice(level: 'info' | 'warning' | 'error', text: string): void {
@@ -502,7 +571,11 @@ export class ChatHost {
 
   // ------------------------------------------------------------------------ running
 
-  async ask(prompt: string): Promise<RunResult | undefined> {
+  /**
+   * Send a prompt (or run a slash command). `context`: what it is sent with; undefined: the
+   * editor's, as the chip shows it; null: nothing.
+   */
+  async ask(prompt: string, context?: EditorContext | null): Promise<RunResult | undefined> {
     const slash = parseSlash(prompt, this.state.commands);
     if (slash) {
       await this.slash(slash);
@@ -516,13 +589,14 @@ export class ChatHost {
       this.notice('warning', RUN_IN_PROGRESS);
       return undefined;
     }
+    const sent = context === undefined ? this.editor.context(folder.uri) : (context ?? undefined);
     const source = new CancelSource();
     this.run = { source, folder: folder.uri };
-    this.dispatch({ type: 'runStarted', prompt });
+    this.dispatch({ type: 'runStarted', prompt, ...(sent ? { context: sent } : {}) });
     try {
       const result = await this.agent.request(
         Requests.run,
-        { prompt, workspace: folder.uri },
+        { prompt, workspace: folder.uri, ...(sent ? { context: sent } : {}) },
         { token: source.token },
       );
       this.dispatch({ type: 'runFinished', result });
@@ -561,10 +635,10 @@ export class ChatHost {
   }
 
   /** A run started elsewhere (the Ask command) in `folder`. */
-  otherRunStarted(folder: string, prompt: string): void {
+  otherRunStarted(folder: string, prompt: string, context?: EditorContext): void {
     if (this.isChatFolder(folder) && !this.run) {
       this.otherRun = true;
-      this.dispatch({ type: 'runStarted', prompt });
+      this.dispatch({ type: 'runStarted', prompt, ...(context ? { context } : {}) });
     }
   }
 

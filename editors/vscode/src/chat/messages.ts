@@ -42,7 +42,9 @@ export type FromWebview =
   /** A prompt's "Fork from here". */
   | { type: 'fork'; turn: number }
   /** The header's MCP button: the MCP menu. */
-  | { type: 'mcp' };
+  | { type: 'mcp' }
+  /** The × of the prompt box's chip: the next prompts go without the editor's context. */
+  | { type: 'removeChip' };
 
 const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'deny'];
 
@@ -69,6 +71,7 @@ export function isFromWebview(m: unknown): m is FromWebview {
     case 'newSession':
     case 'refresh':
     case 'mcp':
+    case 'removeChip':
       return true;
     case 'send':
       return str(o.prompt);

@@ -3,11 +3,13 @@
  * The extension host and the webview run the same reducer on the same actions, so the host can
  * hand a freshly loaded webview the exact state it shows (`restore`). Pure: no DOM, no `vscode`.
  */
+import { cleanContext, type EditorChip } from '../editorContext';
 import type { MeterState } from '../meter';
 import type {
   AgentEvent,
   ApprovalDecision,
   CompactPreviewResult,
+  EditorContext,
   FactCheck,
   McpServer,
   RunResult,
@@ -45,7 +47,14 @@ export type MarkerKind = 'compaction' | 'undo' | 'rewind';
 
 export type ChatItem = (
   /** `turn`: the prompt's number, as the server counts them (rewind, fork); none once rewound away, or until counted. */
-  | { kind: 'user'; id: string; text: string; turn?: number }
+  | {
+      kind: 'user';
+      id: string;
+      text: string;
+      turn?: number;
+      /** What the prompt was sent with (the active file, the selection, the open files). */
+      context?: EditorContext;
+    }
   | { kind: 'assistant'; id: string; text: string; streaming: boolean; thinking?: string }
   | {
       kind: 'tool';
@@ -134,6 +143,8 @@ export interface ChatState {
   commands: SlashCommand[] | null;
   /** The folder's MCP servers (`pseudoclaude/mcp/list`); `null` until listed. */
   mcp: McpServer[] | null;
+  /** The file (and selection) of the editor that goes with the next prompt; null: none, or removed. */
+  chip: EditorChip | null;
   /** The next item id. */
   seq: number;
 }
@@ -150,6 +161,7 @@ export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder
     sessions: [],
     commands: null,
     mcp: null,
+    chip: null,
     seq: 1,
   };
 }
@@ -157,13 +169,15 @@ export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder
 /** What changes the chat: host → webview messages other than `restore` and `focus`. */
 export type ChatAction =
   | { type: 'event'; event: AgentEvent }
-  | { type: 'runStarted'; prompt?: string }
+  | { type: 'runStarted'; prompt?: string; context?: EditorContext }
   | { type: 'runFinished'; result?: RunResult; canceled?: boolean; error?: string }
   | { type: 'meter'; meter: MeterState | null }
   | { type: 'sessions'; sessions: SessionSummary[] }
   | { type: 'folders'; folders: ChatFolder[] }
   | { type: 'commands'; commands: SlashCommand[] | null }
   | { type: 'mcp'; servers: McpServer[] | null }
+  /** The prompt box's chip (the editor's active file and selection). */
+  | { type: 'chip'; chip: EditorChip | null }
   /** The context breakdown as the meter has it, shown in the transcript (`/context`). */
   | { type: 'contextShown' }
   | {
@@ -416,9 +430,11 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
     case 'event':
       return onEvent(state, a.event);
     case 'runStarted': {
-      const prompt = a.prompt;
+      const { prompt, context } = a;
       const started = { ...closeStreaming(state), running: true };
-      return prompt === undefined ? started : withItem(started, (id) => ({ kind: 'user', id, text: prompt }));
+      return prompt === undefined
+        ? started
+        : withItem(started, (id) => ({ kind: 'user', id, text: prompt, ...(context ? { context } : {}) }));
     }
     case 'runFinished':
       return onRunFinished(state, a);
@@ -433,6 +449,8 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return { ...state, commands: a.commands };
     case 'mcp':
       return { ...state, mcp: a.servers };
+    case 'chip':
+      return { ...state, chip: a.chip };
     case 'contextShown': {
       const meter = state.meter;
       return withItem(state, (id) => ({ kind: 'context', id, meter }));
@@ -540,11 +558,24 @@ function toolOf(t: ToolCallItem, id: string): ItemOf<'tool'> {
   };
 }
 
+/** The editor context a prompt of the transcript was sent with, when the server says (an object). */
+function contextOf(t: TranscriptItem & { kind: 'user' }): EditorContext | undefined {
+  return cleanContext(t.context);
+}
+
 /** The chat item of a transcript item (the server built it; nothing is decoded here). */
 function chatItemOf(t: TranscriptItem, id: string): ChatItem {
   switch (t.kind) {
-    case 'user':
-      return { kind: 'user', id, text: t.text, ...(t.turn !== undefined ? { turn: t.turn } : {}) };
+    case 'user': {
+      const context = contextOf(t);
+      return {
+        kind: 'user',
+        id,
+        text: t.text,
+        ...(t.turn !== undefined ? { turn: t.turn } : {}),
+        ...(context ? { context } : {}),
+      };
+    }
     case 'assistant':
       return { kind: 'assistant', id, text: t.text, streaming: false, ...(t.thinking ? { thinking: t.thinking } : {}) };
     case 'toolCall':

@@ -6,9 +6,10 @@
  * are `data-action` attributes the webview script handles.
  */
 import { factCheckText, previewPlan } from '../compaction';
+import { contextChip, type EditorChip } from '../editorContext';
 import { formatAge, formatBytes, formatCount, formatTokens, oneLine, plural, prettyArguments } from '../format';
 import { BREAKDOWN_LABELS, formatShare, WARNING_RATIO, type MeterState } from '../meter';
-import { BREAKDOWN_CATEGORIES, type Breakdown, type McpServer, type SessionSummary } from '../protocol';
+import { BREAKDOWN_CATEGORIES, type Breakdown, type EditorContext, type McpServer, type SessionSummary } from '../protocol';
 import { summarizeArguments } from '../transcript';
 import { escapeHtml, renderMarkdown } from './markdown';
 import { mcpBadge } from './mcp';
@@ -313,6 +314,66 @@ function promptActions(turn: number): string {
   );
 }
 
+// ------------------------------------------------------------------------------------ editor chips
+
+/** A file icon (with text lines when a selection goes with it). */
+function fileIcon(selection: boolean): string {
+  return (
+    '<svg class="chip-icon" viewBox="0 0 16 16" aria-hidden="true">' +
+    '<path d="M3.5 1.5h6l3 3v10h-9z M9.5 1.5v3h3"/>' +
+    (selection ? '<path class="chip-icon-lines" d="M5.5 8h5 M5.5 10.5h5 M5.5 13h3"/>' : '') +
+    '</svg>'
+  );
+}
+
+/** `src/` (muted), `app.py`, `:10-14`: a chip's words. */
+function chipLabel(chip: EditorChip): string {
+  const cut = chip.path.lastIndexOf('/');
+  const dir = cut >= 0 ? chip.path.slice(0, cut + 1) : '';
+  const name = cut >= 0 ? chip.path.slice(cut + 1) : chip.path;
+  return (
+    '<span class="chip-label">' +
+    (dir ? `<span class="chip-dir">${esc(dir)}</span>` : '') +
+    `<span class="chip-name">${esc(name || chip.label)}</span>` +
+    (chip.lines ? `<span class="chip-lines">:${esc(chip.lines)}</span>` : '') +
+    '</span>'
+  );
+}
+
+/**
+ * The prompt box's chip: the editor's file (and selection) that goes with the next prompt, with
+ * an × that leaves it out; empty without one.
+ */
+export function renderChip(chip: EditorChip | null): string {
+  if (!chip) {
+    return '';
+  }
+  return (
+    `<span class="chip" title="${esc(chip.title)}">` +
+    fileIcon(chip.lines !== undefined) +
+    chipLabel(chip) +
+    `<button type="button" class="chip-remove" data-action="removeChip" title="Leave it out of the next prompt" ` +
+    `aria-label="${esc(`Leave ${chip.label} out of the next prompt`)}">×</button>` +
+    '</span>'
+  );
+}
+
+/** The line under a sent prompt: the file (and selection, problems) it was sent with. */
+function sentContext(context: EditorContext | undefined): string {
+  const chip = context ? contextChip(context) : null;
+  if (!chip) {
+    return '';
+  }
+  const problems = context?.diagnostics?.length ?? 0;
+  return (
+    `<div class="sent-context"><span class="chip chip-sent" title="${esc(chip.title)}">` +
+    fileIcon(chip.lines !== undefined) +
+    (chip.path ? chipLabel(chip) : `<span class="chip-label"><span class="chip-name">${esc(chip.label)}</span></span>`) +
+    (problems > 0 ? `<span class="chip-problems">${esc(plural(problems, 'problem'))}</span>` : '') +
+    '</span></div>'
+  );
+}
+
 /** One item of the transcript; `open`: a tool card shown unfolded. */
 export function renderItem(item: ChatItem, open = false): string {
   // Dimmed when out of context: messages, tool cards and the summary; never markers or notices.
@@ -324,7 +385,9 @@ export function renderItem(item: ChatItem, open = false): string {
         `<div class="msg user${out.cls}" data-id="${id}"${out.attr}><div class="who">You${out.badge}` +
         (item.turn !== undefined ? promptActions(item.turn) : '') +
         '</div>' +
-        `<div class="user-text">${esc(item.text)}</div></div>`
+        `<div class="user-text">${esc(item.text)}</div>` +
+        sentContext(item.context) +
+        '</div>'
       );
     case 'assistant':
       return (

@@ -228,7 +228,7 @@ export function chatEnv(
     pick: (items, options) => chatPick(items, options),
     showRewindDiff: (diff) => rewindDiffs.show(diff),
     closeRewindDiff: (id) => rewindDiffs.close(id),
-    reveal: () => provider.reveal(true),
+    reveal: (focus) => provider.reveal(!focus),
     cancelOtherRun: hooks.cancelOtherRun,
     sessionsChanged: hooks.sessionsChanged,
     showMemory: hooks.showMemory,

@@ -23,6 +23,7 @@ import { errorMessage } from '../errors';
 import type { AgentClient, RequestOptions } from '../ports';
 import {
   APPROVALS_CAPABILITY,
+  DIAGNOSTICS_CAPABILITY,
   EXPERIMENTAL_KEY,
   Notifications,
   ServerRequests,
@@ -30,6 +31,8 @@ import {
   type ApproveParams,
   type ApproveResult,
   type ContextUsageParams,
+  type DiagnosticsParams,
+  type DiagnosticsResult,
   type McpChangedParams,
   type MemoryChangedParams,
   type MemoryProposalsParams,
@@ -62,21 +65,29 @@ export interface Listeners {
   onApprovalAnswered?(id: string, title: string | undefined): void;
   /** `pseudoclaude/approve` (SPEC §11 "Diff approvals"): asked for when this is set. */
   onApprove?(params: ApproveParams, token: CancellationToken): Promise<ApproveResult>;
+  /** `pseudoclaude/diagnostics`: the diagnostics the editor shows (asked for when this is set). */
+  onDiagnostics?(params: DiagnosticsParams): DiagnosticsResult;
 }
 
-/** Sets `experimental.pseudoclaude.approvals: true`: the server sends `pseudoclaude/approve`. */
-const approvalsFeature: StaticFeature = {
-  fillClientCapabilities(capabilities: ClientCapabilities): void {
-    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    const ours = (experimental[EXPERIMENTAL_KEY] ?? {}) as Record<string, unknown>;
-    capabilities.experimental = { ...experimental, [EXPERIMENTAL_KEY]: { ...ours, [APPROVALS_CAPABILITY]: true } };
-  },
-  initialize(): void {},
-  getState(): FeatureState {
-    return { kind: 'static' };
-  },
-  clear(): void {},
-};
+/**
+ * Sets `experimental.pseudoclaude.<flag>: true` for each flag: `approvals` (the server sends
+ * `pseudoclaude/approve`), `diagnostics` (it asks `pseudoclaude/diagnostics`).
+ */
+function experimentalFeature(flags: readonly string[]): StaticFeature {
+  return {
+    fillClientCapabilities(capabilities: ClientCapabilities): void {
+      const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+      const ours = (experimental[EXPERIMENTAL_KEY] ?? {}) as Record<string, unknown>;
+      const set = Object.fromEntries(flags.map((f) => [f, true]));
+      capabilities.experimental = { ...experimental, [EXPERIMENTAL_KEY]: { ...ours, ...set } };
+    },
+    initialize(): void {},
+    getState(): FeatureState {
+      return { kind: 'static' };
+    },
+    clear(): void {},
+  };
+}
 
 function inspector(scope?: vscode.Uri): Inspect {
   const config = vscode.workspace.getConfiguration('pseudoclaude', scope);
@@ -153,7 +164,9 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
       options: { cwd: folder?.uri.fsPath, env: { ...process.env } },
     };
     const options: LanguageClientOptions = {
-      documentSelector: [],
+      // Every file: the server syncs the open documents (the agent reads their unsaved text and
+      // edits a dirty one with workspace/applyEdit) and offers its code actions on any range.
+      documentSelector: [{ scheme: 'file' }],
       outputChannel: this.log,
       traceOutputChannel: this.log,
       initializationOptions: () => serverSettings(folder?.uri),
@@ -183,9 +196,16 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
     client.onNotification(Notifications.mcpChanged, (p: McpChangedParams) => this.listeners.onMcpChanged?.(p));
     client.onRequest(ShowMessageRequest.type, (p: ShowMessageRequestParams) => showMessageRequest(p, this.listeners));
     const onApprove = this.listeners.onApprove;
+    const onDiagnostics = this.listeners.onDiagnostics;
+    const flags = [...(onApprove ? [APPROVALS_CAPABILITY] : []), ...(onDiagnostics ? [DIAGNOSTICS_CAPABILITY] : [])];
+    if (flags.length > 0) {
+      client.registerFeature(experimentalFeature(flags));
+    }
     if (onApprove) {
-      client.registerFeature(approvalsFeature);
       client.onRequest(ServerRequests.approve, (p: ApproveParams, token: CancellationToken) => onApprove(p, token));
+    }
+    if (onDiagnostics) {
+      client.onRequest(ServerRequests.diagnostics, (p: DiagnosticsParams) => onDiagnostics(p));
     }
     this.client = client;
     this.log.info(`starting ${describeCommand(command)} (from ${command.source})`);

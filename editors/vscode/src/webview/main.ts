@@ -8,6 +8,7 @@ import type { FromWebview, ToWebview } from '../chat/messages';
 import { emptyState, promptsOf, reduce, type ChatItem, type ChatState } from '../chat/model';
 import { PromptHistory, promptKey } from '../chat/prompt';
 import {
+  renderChip,
   renderEarlier,
   renderFolderOptions,
   renderItem,
@@ -55,6 +56,7 @@ const status = el<HTMLElement>('status');
 const slashList = el<HTMLUListElement>('slash');
 const sessionButtons = ['new', 'compact', 'undo'].map((id) => el<HTMLButtonElement>(id));
 const mcpButton = el<HTMLButtonElement>('mcp');
+const chipRow = el<HTMLElement>('chip');
 
 const saved = (api.getState() ?? {}) as Saved;
 const history = new PromptHistory(saved.history ?? []);
@@ -68,7 +70,7 @@ let scheduled = false;
 const shown = new Map<string, { item: ChatItem; node: Element }>();
 /** Cards (tool calls, summaries) the user unfolded. */
 const unfolded = new Set<string>();
-const last = { meter: '', sessions: '', folders: '', mcp: '' };
+const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '' };
 /** Whether the transcript follows its end (kept there when the view gets shorter). */
 const pin = new EndPin();
 
@@ -175,6 +177,12 @@ function render(): void {
     last.mcp = mcp.html + mcp.title;
   }
   mcpButton.disabled = !state.folder;
+  const chip = renderChip(state.chip);
+  if (chip !== last.chip) {
+    chipRow.innerHTML = chip;
+    chipRow.hidden = chip === '';
+    last.chip = chip;
+  }
   const running = state.running;
   cancelButton.hidden = !running;
   sendButton.disabled = running;
@@ -388,6 +396,10 @@ document.addEventListener('click', (e) => {
       break;
     case 'mcp':
       post({ type: 'mcp' });
+      break;
+    case 'removeChip':
+      post({ type: 'removeChip' });
+      prompt.focus();
       break;
     case 'copy':
       copyCode(button);

@@ -289,27 +289,49 @@ def atomic_write(located: Located, data: bytes, mode: int | None = None) -> bool
         os.close(dir_fd)
 
 
-def open_document(ctx: ToolContext, located: Located) -> OpenText | None:
-    """The editor's text of ``located`` when the file is open there with unsaved changes (the
-    text differs from the file on disk, or the file is not on disk); else ``None``."""
+def _editor_and_disk(ctx: ToolContext, located: Located) -> tuple[OpenText | None, str | None]:
+    """The editor's text of a workspace file (``None``: not open there) and, when it has one,
+    the file's text on disk (``None``: absent, or not text)."""
     editor = ctx.editor
     if editor is None or located.root != ctx.paths.workspace:
-        return None
+        return None, None
     doc = editor.open_text(located.path)
     if doc is None:
-        return None
+        return None, None
     try:
         disk = read_current(located)
     except ToolError:
         disk = None  # not text on disk (or too large): the editor's text is what the user has
-    return None if disk is not None and disk[0] == doc.text else doc
+    return doc, None if disk is None else disk[0]
+
+
+def open_document(ctx: ToolContext, located: Located) -> OpenText | None:
+    """The editor's text of ``located`` when the file is open there with unsaved changes (the
+    text differs from the file on disk, or the file is not on disk); else ``None``."""
+    doc, disk = _editor_and_disk(ctx, located)
+    return None if doc is None or doc.text == disk else doc
+
+
+NEW_IN_EDITOR = OpenText("", None)
+"""What a write through an ``every_file`` editor is made on for a file it does not know."""
 
 
 def dirty_document(ctx: ToolContext, located: Located) -> OpenText | None:
-    """As :func:`open_document`, for a write: :class:`ToolError` ``unsaved`` when the editor
-    cannot take the agent's edit (nothing may be written under the user's unsaved work)."""
-    doc = open_document(ctx, located)
-    if doc is not None and (ctx.editor is None or not ctx.editor.can_apply_edit):
+    """The document a write goes to in the editor (``None``: to disk): an open one with
+    unsaved changes; with an ``every_file`` editor, any file (:data:`NEW_IN_EDITOR` for one
+    it does not know). :class:`ToolError` ``unsaved`` when the file has unsaved changes the
+    editor cannot take the agent's edit on (nothing is written under the user's work)."""
+    editor = ctx.editor
+    doc, disk = _editor_and_disk(ctx, located)
+    if editor is None or located.root != ctx.paths.workspace:
+        return None
+    if not editor.every_file and doc is not None and doc.text == disk:
+        return None  # open and saved: written to disk, the editor reloads it
+    if editor.every_file and editor.can_apply_edit and doc is None:
+        return NEW_IN_EDITOR
+    if doc is not None and not editor.can_apply_edit:
+        if doc.text == disk:
+            return None
         raise ToolError("unsaved",
                         f"{located.label} has unsaved changes in the editor, and the editor "
                         "cannot take the agent's edits; nothing was changed (ask the user to "
@@ -390,7 +412,7 @@ class WriteFile(Tool):
         located = ctx.paths.locate(args["path"], write=True, tool=self.name)
         doc = dirty_document(ctx, located)
         if doc is not None:
-            return _Change(located, doc.text, data, doc=doc)
+            return _Change(located, None if doc is NEW_IN_EDITOR else doc.text, data, doc=doc)
         if not shown:
             return _Change(located, None, data)
         current = read_current(located)
@@ -405,33 +427,58 @@ def _content_bytes(content: str) -> bytes:
                         "write_file: `content` is not valid Unicode text") from exc
 
 
-def _wrote(change: _Change, created: bool) -> ToolOutput:
+def _wrote(change: _Change, written: _Written) -> ToolOutput:
     label, data = change.located.label, change.data
-    if change.doc is not None:
-        return ToolOutput(f"wrote {label} ({len(data)} bytes){IN_EDITOR}",
-                          {"path": label, "bytes": len(data), "created": False},
-                          unsaved=True)
+    created = written.created
     verb = "created" if created else "wrote"
-    return ToolOutput(f"{verb} {label} ({len(data)} bytes)",
-                      {"path": label, "bytes": len(data), "created": created})
+    return ToolOutput(f"{verb} {label} ({len(data)} bytes){written.where}",
+                      {"path": label, "bytes": len(data), "created": created},
+                      unsaved=written.unsaved)
 
 
-async def _commit(ctx: ToolContext, change: _Change, *, check: bool) -> bool:
-    """Write the change: into the editor's unsaved buffer when it was made on one, else to
-    disk (``check``: only if the file is still what was shown). Returns whether the file was
-    created. Nothing is written to disk under unsaved work that appeared meanwhile."""
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """Where a change went."""
+
+    created: bool
+    unsaved: bool = False
+    """Into the editor, where it is not saved (the file on disk is not what was written)."""
+    editor: bool = False
+    """Through the editor."""
+
+    @property
+    def where(self) -> str:
+        if self.unsaved:
+            return IN_EDITOR
+        return " (through the editor)" if self.editor else ""
+
+
+async def _commit(ctx: ToolContext, change: _Change, *, check: bool) -> _Written:
+    """Write the change: through the editor when it was made on the editor's text, else to
+    disk (``check``: only if the file is still what was shown). Nothing is written to disk
+    under unsaved work that appeared meanwhile."""
     if change.doc is not None:
         assert ctx.editor is not None
+        after = change.data.decode("utf-8")
         await ctx.editor.apply_edit(change.located.path, change.located.label, change.doc,
-                                    change.data.decode("utf-8"))
-        return False
+                                    after)
 
-    def work() -> bool:
+        def saved() -> bool:
+            try:
+                current = read_current(change.located)
+            except ToolError:
+                return False
+            return current is not None and current[0] == after
+
+        on_disk = await asyncio.to_thread(saved)
+        return _Written(created=change.doc is NEW_IN_EDITOR, unsaved=not on_disk, editor=True)
+
+    def work() -> _Written:
         mode = change.check_unchanged() if check else change.mode
         if open_document(ctx, change.located) is not None:
             raise ToolError("changed", f"{change.located.label} got unsaved changes in the "
                             "editor meanwhile; nothing was written (read it again)")
-        return atomic_write(change.located, change.data, mode)
+        return _Written(created=atomic_write(change.located, change.data, mode))
 
     return await asyncio.to_thread(work)
 
@@ -517,8 +564,7 @@ class EditFile(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         change = await asyncio.to_thread(self._change, args, ctx)
-        await _commit(ctx, change, check=False)
-        return _edited(change)
+        return _edited(change, await _commit(ctx, change, check=False))
 
     async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
         change = await asyncio.to_thread(self._change, args, ctx)
@@ -529,16 +575,16 @@ class EditFile(Tool):
     async def apply(self, args: dict[str, Any], ctx: ToolContext, preview: Preview
                     ) -> ToolOutput:
         change = _change_of(preview)
-        await _commit(ctx, change, check=True)
-        return _edited(change)
+        return _edited(change, await _commit(ctx, change, check=True))
 
     def _change(self, args: dict[str, Any], ctx: ToolContext) -> _Change:
         """The edit, computed on the file as it is now (blocking; the editor's text when it
         has unsaved changes); :class:`ToolError` when it cannot apply."""
         located = ctx.paths.locate(args["path"], write=True, tool=self.name)
         doc = dirty_document(ctx, located)
-        if doc is None:
-            text, mode = read_text(located)
+        if doc is None or doc is NEW_IN_EDITOR:
+            doc = None
+            text, mode = read_text(located)  # the editor does not know it: not_found
         else:
             text, mode = doc.text, None
         old_text: str = args["old_text"]
@@ -571,9 +617,8 @@ class EditFile(Tool):
         return _Change(located, text, data, text.count("\n", 0, at) + 1, mode, doc)
 
 
-def _edited(change: _Change) -> ToolOutput:
+def _edited(change: _Change, written: _Written) -> ToolOutput:
     label = change.located.label
-    where = IN_EDITOR if change.doc is not None else ""
-    return ToolOutput(f"edited {label} at line {change.line}{where}",
+    return ToolOutput(f"edited {label} at line {change.line}{written.where}",
                       {"path": label, "line": change.line, "bytes": len(change.data)},
-                      unsaved=change.doc is not None)
+                      unsaved=written.unsaved)

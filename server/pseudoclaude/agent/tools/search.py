@@ -342,6 +342,8 @@ def search(ctx: ToolContext, pattern: str, use_regex: bool, raw_path: str | None
         return path
 
     editor = ctx.editor if located.root == ctx.paths.workspace else None
+    if editor is not None and editor.every_file:
+        editor = None  # each answer would be a request to the editor: the disk
     unsaved: list[str] = []
     lines: list[str] = []
     used = 0
