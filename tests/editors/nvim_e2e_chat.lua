@@ -67,6 +67,10 @@ step('open: a chat buffer and a prompt', function()
   assert(vim.api.nvim_get_current_buf() == chat.prompt_buf, 'not in the prompt')
   assert(chat_win(), 'the chat is not shown')
   contains(chat_text(), 'New conversation in project.', 'hint')
+  -- The prompts here go without the editor context (README.md, the file the chat was opened
+  -- from): Ctrl-D removes its chip (nvim_e2e_context.lua tests the context).
+  vim.api.nvim_feedkeys('A' .. vim.keycode('<C-d>') .. vim.keycode('<Esc>'), 'x', false)
+  assert(chat.chip == nil, 'the chip is still there')
   local winbar = vim.api.nvim_eval_statusline(vim.wo[chat_win()].winbar, { winid = chat_win(), maxwidth = 300 }).str
   contains(winbar, 'PseudoClaude · project · new session', 'winbar')
   report.winbar_first = winbar

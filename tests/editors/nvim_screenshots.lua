@@ -327,6 +327,64 @@ step('resumed', function()
   snap('nvim-resumed')
 end)
 
+step('editor context', function()
+  -- A new session. In app.py the user added a docstring to greet, unsaved; with greet selected
+  -- the chat asks for a friendlier greeting: the agent edits the unsaved buffer (approved in its
+  -- diff), which stays modified. Then greet selected again: the prompt shows it as its context.
+  local ws = vim.uri_from_fname(h.workspace)
+  require('pseudoclaude').new_session(ws)
+  wait_for('the new session', function()
+    return #vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false) <= 3
+  end)
+  local app = vim.fn.bufnr(vim.fs.joinpath(h.workspace, 'app.py'))
+  local function app_window()
+    local win = vim.fn.bufwinid(app)
+    vim.api.nvim_set_current_win(win)
+    vim.cmd('stopinsert')
+    return win
+  end
+  local win = app_window()
+  vim.cmd('silent! checktime')
+  vim.api.nvim_buf_set_lines(app, 4, 4, false, { '    """Greet someone by name."""' })
+  vim.wo[win].statusline = "%{expand('%:~:.')} %m%=%{v:lua.require'pseudoclaude'.statusline()}"
+  vim.wo[win].number = true
+  vim.api.nvim_feedkeys('4GV2j' .. vim.keycode('<Esc>'), 'x', false)
+  vim.cmd("'<,'>PseudoClaudeChat")
+  vim.cmd('stopinsert')
+  h.forget('PseudoClaudeApprovalShown')
+  h.forget('PseudoClaudeRunDone')
+  send('UNSAVED-EDIT: make the greeting friendlier')
+  take('PseudoClaudeApprovalShown')
+  vim.api.nvim_feedkeys('a', 'x', false)
+  take('PseudoClaudeRunDone')
+  assert(vim.bo[app].modified, 'app.py is not modified')
+  local line = vim.api.nvim_buf_get_lines(app, 5, 6, false)[1]
+  assert(line == '    return f"Hello, {name}!"', line)
+  win = app_window()
+  vim.api.nvim_win_set_cursor(win, { 1, 0 })
+  vim.api.nvim_feedkeys('4GV2j' .. vim.keycode('<Esc>'), 'x', false)
+  vim.cmd("'<,'>PseudoClaudeChat")
+  -- The edit's card open: it says the change went into the unsaved buffer.
+  vim.api.nvim_win_call(vim.fn.win_findbuf(chat.buf)[1], function()
+    vim.fn.cursor(1, 1)
+    assert(vim.fn.search('^▸ edit_file', 'cW') > 0, 'no edit_file card')
+    vim.cmd('normal! zo')
+    vim.fn.cursor(1, 1)
+  end)
+  local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
+  vim.api.nvim_set_current_win(pw)
+  vim.api.nvim_buf_set_lines(chat.prompt_buf, -2, -1, false, { '❯ Now add a test for it' })
+  vim.api.nvim_win_set_cursor(pw, { vim.api.nvim_buf_line_count(chat.prompt_buf), 40 })
+  snap('nvim-editor-context')
+  -- Back as it was: the prompt empty (its context the file alone), app.py as on disk.
+  vim.api.nvim_buf_set_lines(chat.prompt_buf, -2, -1, false, { '❯ ' })
+  require('pseudoclaude.chat.window').set_chip(chat, { activeFile = 'app.py' })
+  win = app_window()
+  vim.cmd('edit!')
+  vim.wo[win].number = false
+  vim.wo[win].statusline = ''
+end)
+
 step('rewind', function()
   -- A new session: a prompt adds a test, the next renames greet (app.py, the test), removes the
   -- usage notes with a command and adds a changelog; then app.py changes by hand. The preview of

@@ -197,7 +197,8 @@ test('lsp/pseudoclaude.lua is found by vim.lsp.config', function()
   eq(vim.lsp.config.pseudoclaude.cmd, { '/venv/bin/python', '-m', 'pseudoclaude', 'lsp' })
   eq(vim.lsp.config.pseudoclaude.settings, { pseudoclaude = { model = 'm' } })
   -- Diff approvals are asked for by default; `approvals = { diff = false }` turns them off.
-  eq(c.capabilities, { experimental = { pseudoclaude = { approvals = true } } })
+  eq(c.capabilities, { experimental = { pseudoclaude = { approvals = true, diagnostics = true } },
+    workspace = { workspaceEdit = { documentChanges = true } } })
   eq(vim.lsp.config.pseudoclaude.capabilities.experimental.pseudoclaude.approvals, true)
   pc.setup({ approvals = { diff = false }, enable = false })
   eq(vim.lsp.config.pseudoclaude.capabilities.experimental.pseudoclaude.approvals, false)

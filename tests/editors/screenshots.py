@@ -8,7 +8,9 @@ page (every cell with its colours) and Chromium (``/usr/bin/chromium``) renders 
 command menu after ``/``), ``nvim-resumed.png`` (a reopened session after a compaction) and
 ``nvim-rewind.png`` (the preview of a rewind, a file changed by hand marked) and
 ``nvim-mcp.png`` (``:PseudoClaudeMcp``: a ready, a failed, a disabled server and a project
-server waiting for approval) in OUT_DIR (default ``editors/media``).
+server waiting for approval) and ``nvim-editor-context.png`` (an unsaved buffer the agent edited,
+beside the chat whose prompt shows the selection it goes with) in OUT_DIR (default
+``editors/media``).
 """
 
 from __future__ import annotations
@@ -106,6 +108,13 @@ REWIND = [
          {"name": "write_file", "arguments": {"path": "CHANGELOG.md",
                                               "content": "- greet is now welcome\n"}}]}},
 ]
+# The agent edits an unsaved buffer (nvim-editor-context.png): the user added a docstring to
+# greet without saving; the agent changes its return line in the buffer.
+UNSAVED = call_rules("UNSAVED-EDIT", "edit_file",
+                     {"path": "app.py", "old_text": 'return f"hello {name}"',
+                      "new_text": 'return f"Hello, {name}!"'},
+                     "Done: greet now says \"Hello, {name}!\". The change is in your unsaved "
+                     "buffer, not on disk: u undoes it, :w saves it.")
 BIG = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
 COLUMNS, LINES = 150, 40
 
@@ -153,7 +162,7 @@ def main() -> int:
         shots = tmp / "shots"
         shots.mkdir()
         nvim = Nvim(nvim_binary(), tmp)
-        rules = [GREETING, *RESUMED, *REWIND, *EDITS, *PROPOSALS]
+        rules = [GREETING, *RESUMED, *UNSAVED, *REWIND, *EDITS, *PROPOSALS]
         with FakeModelServer(e2e_script(rules)) as model:
             env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
                            PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,

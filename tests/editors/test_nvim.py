@@ -378,3 +378,125 @@ def test_nvim_packadd_lines_from_the_readme(nvim: Any, tmp_path: Path) -> None:
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.split() == ["2", "2", "true"], proc.stdout + proc.stderr
+
+
+# The agent lives in the editor: document sync, edits of unsaved buffers, diagnostics, the
+# context chip and the code actions. ----------------------------------------------------------
+
+EDITOR_APP = '''"""A tiny app."""
+
+
+def greet(name: str) -> str:
+    return f"hello {name}"
+
+
+def main() -> None:
+    print("hello")
+
+
+if __name__ == "__main__":
+    main()
+'''
+EDITOR_RULES = [
+    tool_rule("EDIT-UNSAVED", "edit_file",
+              {"path": "app.py", "old_text": "# TODO: say hello to the world",
+               "new_text": "# DONE: said hello to the world"}),
+    tool_rule("CHECK-DIAGNOSTICS", "get_diagnostics", {}),
+]
+
+
+def editor_workspace(tmp_path: Path) -> Path:
+    workspace = make_workspace(tmp_path)
+    (workspace / "app.py").write_text(EDITOR_APP)
+    (workspace / "lib.py").write_text("VALUE = 1\n")
+    (workspace / "NOTES").write_text("Notes without a filetype.\n")
+    return workspace
+
+
+def tool_results(request: dict[str, Any]) -> str:
+    """The text of the tool results in a recorded request's last message."""
+    last = request["body"]["messages"][-1]
+    content = last.get("content")
+    if not isinstance(content, list):
+        return ""
+    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return json.dumps(results, ensure_ascii=False)
+
+
+@pytest.mark.timeout(420)
+def test_nvim_editor_sync_edits_and_diagnostics(nvim: Any, tmp_path: Path) -> None:
+    """Every file buffer of the folder is attached (one loaded before the client, one without a
+    filetype); the agent edits a modified buffer through workspace/applyEdit: the buffer changes
+    and stays modified, the disk does not, `u` takes the edit back in one step; diagnostics set
+    with vim.diagnostic (source testlint) reach the model through get_diagnostics, without the
+    pseudoclaude client's own."""
+    workspace = editor_workspace(tmp_path)
+    _report, requests, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_editor.lua",
+                                           EDITOR_RULES)
+    assert "nvim editor e2e: 5 steps passed" in detail, detail
+    assert (workspace / "app.py").read_text() == EDITOR_APP, "app.py changed on disk"
+    # The edit_file result says the change went into the unsaved buffer.
+    edited = [tool_results(r) for r in requests if "EDIT-UNSAVED" in json.dumps(r["body"])]
+    assert any('\\"unsaved\\": true' in t or '\\"unsaved\\":true' in t for t in edited), edited
+    # get_diagnostics was offered, and its result (what the model got) has the testlint problems.
+    offered = {t["name"] for r in requests for t in r["body"].get("tools", [])}
+    assert "get_diagnostics" in offered, sorted(offered)
+    results = [tool_results(r) for r in requests if "CHECK-DIAGNOSTICS" in json.dumps(r["body"])]
+    got = [t for t in results if "greet is never called" in t]
+    assert got, results
+    assert "app.py:5: warning: greet is never called (testlint)" in got[0], got[0]
+    assert "README.md:1: error: heading too short (testlint)" in got[0], got[0]
+    assert "from pseudoclaude itself" not in got[0], got[0]
+
+
+def last_user_text(request: dict[str, Any]) -> str:
+    """The text of a recorded request's last message when it is the user's prompt."""
+    last = request["body"]["messages"][-1]
+    if last.get("role") != "user":
+        return ""
+    content = last.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content
+                     if isinstance(b, dict) and b.get("type") == "text")
+
+
+def prompt_request(requests: list[dict[str, Any]], marker: str) -> str:
+    """The last user message of the (first) request that sent the prompt with ``marker``."""
+    found = [t for t in map(last_user_text, requests) if marker in t]
+    assert found, f"no request with the prompt {marker!r}"
+    return found[0]
+
+
+@pytest.mark.timeout(420)
+def test_nvim_editor_context(nvim: Any, tmp_path: Path) -> None:
+    """The context chip and the code actions: a prompt sent from a chat opened on a visual
+    selection carries it (the model reads the "Editor context" block), the chat echoes it,
+    Ctrl-D sends the next prompt without; Explain, Fix (with the line's diagnostic) and Ask
+    about selection open the chat with the selection; :'<,'>PseudoClaudeAsk sends it too."""
+    workspace = editor_workspace(tmp_path)
+    report, requests, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_context.lua")
+    assert "nvim context e2e: 9 steps passed" in detail, detail
+    selected = prompt_request(requests, "SEL-CONTEXT")
+    assert "Editor context" in selected, selected
+    assert "Selection in app.py, lines 4-5" in selected and "def greet(name: str)" in selected
+    assert "- Open files: README.md" in selected, selected
+    assert "Editor context" not in prompt_request(requests, "BARE-PROMPT")
+    explain = prompt_request(requests, "Explain the selected code.")
+    assert "Editor context" in explain and 'print("hello")' in explain, explain
+    fix = prompt_request(requests, "Fix the problems in the selected code.")
+    assert "app.py:9: warning: print should use greet (testlint)" in fix, fix
+    ask = prompt_request(requests, "ASK-SELECTION")
+    assert "Selection in app.py, lines 4-5" in ask, ask
+    ranged = prompt_request(requests, "RANGE-ASK")
+    assert "Selection in app.py, line 5" in ranged and '"hello {name}' in ranged, ranged
+    assert report["chip"].strip().startswith("Context: app.py:4-5 · 1 open file"), report["chip"]
+
+
+def test_nvim_unit_editor(nvim: Any) -> None:
+    """The editor parts' pure Lua (nvim_unit_editor.lua): selections as LSP ranges in each
+    encoding, the open files, the context and its chip, the diagnostics answer, applyEdit, the
+    code actions, and every file buffer attached (against an in-process fake server)."""
+    proc = nvim.run(HERE / "nvim_unit_editor.lua", [str(PLUGIN)], timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "nvim unit editor: 13 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr

@@ -61,9 +61,9 @@ end
 local commands = {
   PseudoClaudeAsk = {
     function(o)
-      pc().ask(o.args)
+      pc().ask(o.args, { range = o.range > 0 and { o.line1, o.line2 } or nil })
     end,
-    { nargs = '*', desc = 'PseudoClaude: Ask (the answer streams into the transcript)' },
+    { nargs = '*', range = true, desc = 'PseudoClaude: Ask (the answer streams into the transcript; a range sends the selection)' },
   },
   PseudoClaudeCompact = {
     function(o)
@@ -154,10 +154,10 @@ local commands = {
     { nargs = 0, desc = 'PseudoClaude: the MCP servers of the folder (approve, restart, tools)' },
   },
   PseudoClaudeChat = {
-    function()
-      pc().chat()
+    function(o)
+      pc().chat({ range = o.range > 0 and { o.line1, o.line2 } or nil })
     end,
-    { nargs = 0, desc = 'PseudoClaude: chat (a chat buffer with a prompt)' },
+    { nargs = 0, range = true, desc = 'PseudoClaude: chat (a chat buffer with a prompt; a range attaches the selection)' },
   },
   PseudoClaudeProposals = {
     function()
@@ -191,6 +191,27 @@ local commands = {
 for name, spec in pairs(commands) do
   vim.api.nvim_create_user_command(name, spec[1], spec[2])
 end
+
+-- The server's code actions (Explain, Fix, Ask about selection) run the plugin's own commands.
+require('pseudoclaude.code_actions').register()
+
+-- Every file buffer of a folder is attached to its client (the server syncs open documents),
+-- also those without a filetype (Neovim's `vim.lsp.enable` attaches on `FileType` only).
+vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufFilePost' }, {
+  group = vim.api.nvim_create_augroup('pseudoclaude_attach', { clear = true }),
+  callback = function(ev)
+    if vim.bo[ev.buf].buftype ~= '' then
+      return
+    end
+    if not (vim.lsp.is_enabled('pseudoclaude') or vim.lsp.get_clients({ name = 'pseudoclaude' })[1]) then
+      return
+    end
+    -- After the FileType of the same load, which starts the client of a typed buffer.
+    vim.schedule(function()
+      require('pseudoclaude.client').attach_buffer(ev.buf)
+    end)
+  end,
+})
 
 vim.api.nvim_create_autocmd('VimLeavePre', {
   group = vim.api.nvim_create_augroup('pseudoclaude_install', { clear = true }),

@@ -84,7 +84,29 @@ class PseudoClaudeProtocol(LanguageServerProtocol):
         server.init_options = options if isinstance(options, dict) else {}
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {SECTION: p.to_wire(p.Capability())}
+        result.capabilities.text_document_sync = types.TextDocumentSyncOptions(
+            open_close=True, change=types.TextDocumentSyncKind.Incremental)
         return result
+
+    # The documents' text is kept by the server's own store (lsp/editor.Documents), not by
+    # pygls's workspace (whose incremental change re-splits the whole text).
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self._documents().opened(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams
+                                      ) -> None:
+        self._documents().changed(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self._documents().closed(params.text_document.uri)
+
+    def _documents(self) -> Documents:
+        server = self._server
+        assert isinstance(server, PseudoClaudeServer)
+        return server.documents
 
     def _send_data(self, data: Any) -> None:
         """Every message (pygls sends them all through here) goes out after the text deltas
@@ -496,18 +518,6 @@ def create_server() -> PseudoClaudeServer:
                 server.workspace_for(uri)
             except PseudoClaudeError as exc:
                 log.warning("%s: %s", uri, exc)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        server.documents.opened(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(params: types.DidChangeTextDocumentParams) -> None:
-        server.documents.changed(params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        server.documents.closed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix]))

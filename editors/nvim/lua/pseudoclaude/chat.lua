@@ -128,8 +128,12 @@ function M.event(e)
   end
 end
 
---- A run starts in the folder (from the chat or `:PseudoClaudeAsk`).
-function M.begin_run(workspace, text)
+--- A run starts in the folder (from the chat or `:PseudoClaudeAsk`), with the editor context it
+--- was sent with (shown under the prompt).
+--- @param workspace string
+--- @param text string
+--- @param context? pseudoclaude.EditorContext
+function M.begin_run(workspace, text, context)
   local chat = get(workspace)
   if not chat then
     return
@@ -138,7 +142,7 @@ function M.begin_run(workspace, text)
   if #chat.items == 1 and chat.items[1].kind == 'hint' then
     chat.items = {}
   end
-  buffer.append(chat, { kind = 'user', text = text })
+  buffer.append(chat, { kind = 'user', text = text, context = context })
 end
 
 --- A run ended with its result.

@@ -67,16 +67,21 @@ function M.workspace(client, bufnr)
   return nil
 end
 
---- The root a new client gets when no buffer started one: the configuration's `root_dir` for the
---- current buffer (when it answers at once), else `config.root_dir()` of the plugin.
-local function root_for(config)
+--- The root a buffer's client has: the configuration's `root_dir` for it when it answers at
+--- once (the plugin's does), else `config.root_dir()` of the plugin.
+local function root_of_buf(config, bufnr)
   local root = type(config.root_dir) == 'string' and config.root_dir or nil
   if type(config.root_dir) == 'function' then
-    config.root_dir(vim.api.nvim_get_current_buf(), function(dir)
+    config.root_dir(bufnr, function(dir)
       root = root or dir
     end)
   end
-  return root or require('pseudoclaude.config').root_dir(0)
+  return vim.fs.normalize(root or require('pseudoclaude.config').root_dir(bufnr))
+end
+
+--- The root a new client gets when no buffer started one: the current buffer's.
+local function root_for(config)
+  return root_of_buf(config, vim.api.nvim_get_current_buf())
 end
 
 --- `fn(workspace)` with the folder a command is about: `workspace` when given, else the current
@@ -134,6 +139,110 @@ function M.ensure(cb)
       end
     end)
   )
+end
+
+local function same_root(a, b)
+  return a ~= nil and b ~= nil and vim.fs.normalize(a) == vim.fs.normalize(b)
+end
+
+--- Attach the pseudoclaude client of a file buffer's folder to it, so that the server syncs
+--- the document (the agent reads its unsaved text, and edits it in the buffer): the running
+--- client of that folder, else (with `vim.lsp.enable('pseudoclaude')`) a new one. Neovim's own
+--- `FileType` autocommand attaches buffers that have a filetype; this one also takes the others
+--- (a file without an extension Neovim knows), and buffers loaded before the client started.
+--- @param bufnr integer
+function M.attach_buffer(bufnr)
+  local editor = require('pseudoclaude.editor')
+  if not vim.api.nvim_buf_is_loaded(bufnr) or not editor.file_of(bufnr) then
+    return
+  end
+  if vim.lsp.get_clients({ name = M.NAME, bufnr = bufnr, _uninitialized = true })[1] then
+    return
+  end
+  local config = vim.lsp.config[M.NAME]
+  if not config then
+    return
+  end
+  local root = root_of_buf(config, bufnr)
+  for _, c in ipairs(vim.lsp.get_clients({ name = M.NAME, _uninitialized = true })) do
+    if not c:is_stopped() and same_root(c.root_dir, root) then
+      vim.lsp.buf_attach_client(bufnr, c.id)
+      return
+    end
+  end
+  if vim.lsp.is_enabled(M.NAME) and vim.bo[bufnr].filetype == '' then
+    config = vim.deepcopy(config)
+    config.root_dir = root
+    vim.lsp.start(config, { bufnr = bufnr, silent = true })
+  end
+end
+
+--- Attach a (new) client to the loaded file buffers of its folder it is not attached to yet.
+--- @param c vim.lsp.Client
+function M.attach_all(c)
+  local config = vim.lsp.config[M.NAME]
+  if not config or c:is_stopped() then
+    return
+  end
+  local editor = require('pseudoclaude.editor')
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and editor.file_of(bufnr)
+      and not vim.lsp.get_clients({ name = M.NAME, bufnr = bufnr, _uninitialized = true })[1]
+      and same_root(c.root_dir, root_of_buf(config, bufnr)) then
+      vim.lsp.buf_attach_client(bufnr, c.id)
+    end
+  end
+end
+
+--- Neovim sends a code action request only the diagnostics its own client published, at the
+--- cursor; the server's *Fix* is about every source's (a language server, a linter): a client's
+--- `textDocument/codeAction` requests get those of the range's lines.
+--- @param c vim.lsp.Client
+function M.send_range_diagnostics(c)
+  if c._pseudoclaude_requests then
+    return
+  end
+  c._pseudoclaude_requests = true
+  local request = c.request
+  c.request = function(self, method, params, handler, bufnr)
+    if method == 'textDocument/codeAction' and type(params) == 'table' and type(params.range) == 'table' then
+      local buf = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+      pcall(function()
+        params.context = type(params.context) == 'table' and params.context or {}
+        params.context.diagnostics = require('pseudoclaude.editor').range_diagnostics(buf, params.range,
+          self.offset_encoding or 'utf-16', params.context.diagnostics)
+      end)
+    end
+    return request(self, method, params, handler, bufnr)
+  end
+end
+
+--- The running client of a workspace folder URI (one whose folders hold it), else `get(0)`.
+--- @param workspace? string
+--- @return vim.lsp.Client?
+function M.for_workspace(workspace)
+  if workspace then
+    local key = workspace:gsub('/+$', '')
+    for _, c in ipairs(vim.lsp.get_clients({ name = M.NAME })) do
+      for _, f in ipairs(c.workspace_folders or {}) do
+        if f.uri:gsub('/+$', '') == key then
+          return c
+        end
+      end
+      if c.root_dir and vim.uri_from_fname(c.root_dir):gsub('/+$', '') == key then
+        return c
+      end
+    end
+  end
+  return M.get(0)
+end
+
+--- The position encoding of the client of a workspace (`utf-16` until one says otherwise).
+--- @param workspace? string
+--- @return string
+function M.encoding(workspace)
+  local c = M.for_workspace(workspace)
+  return c and c.offset_encoding or 'utf-16'
 end
 
 --- One-line message of an LSP error.

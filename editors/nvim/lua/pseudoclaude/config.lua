@@ -86,7 +86,11 @@ function M.set(opts)
   return merged
 end
 
---- The client capabilities the options ask for: `experimental.pseudoclaude.approvals` (SPEC §11).
+--- The client capabilities the options ask for (SPEC §11): `experimental.pseudoclaude.approvals`
+--- (edits asked as `pseudoclaude/approve`, shown as a diff), `experimental.pseudoclaude.diagnostics`
+--- (the plugin answers `pseudoclaude/diagnostics` with what `vim.diagnostic` shows), and
+--- `workspace.workspaceEdit.documentChanges` (Neovim applies versioned edits, and the plugin's
+--- `workspace/applyEdit` refuses one made on an older version of the buffer).
 --- @param opts? pseudoclaude.Options
 --- @return table
 function M.capabilities(opts)
@@ -94,8 +98,12 @@ function M.capabilities(opts)
   local protocol = require('pseudoclaude.protocol')
   return {
     experimental = {
-      [protocol.experimental_key] = { [protocol.approvals_capability] = opts.approvals.diff ~= false },
+      [protocol.experimental_key] = {
+        [protocol.approvals_capability] = opts.approvals.diff ~= false,
+        [protocol.diagnostics_capability] = true,
+      },
     },
+    workspace = { workspaceEdit = { documentChanges = true } },
   }
 end
 

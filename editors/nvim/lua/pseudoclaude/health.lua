@@ -1,7 +1,8 @@
 --- `:checkhealth pseudoclaude`: Neovim, the server and its version, provider credentials (whether
 --- they are set, never their values), the workspace root of the current buffer and its data folder,
---- what checkpoints cover (the `git` command found or not), and the state of the folder's MCP
---- servers when the server runs.
+--- what checkpoints cover (the `git` command found or not), the state of the folder's MCP
+--- servers when the server runs, and whether the agent sees the current buffer as it is in the
+--- editor (the client attached, the server syncing documents, the diagnostics it may ask for).
 local M = {}
 
 local health = vim.health
@@ -228,6 +229,43 @@ local function check_mcp()
   end
 end
 
+--- The agent in the editor: the current buffer attached (the server reads its unsaved text and
+--- edits it in place), the server syncing open documents, the client answering diagnostics.
+local function check_editor()
+  health.start('Editor (unsaved buffers, diagnostics)')
+  local client = require('pseudoclaude.client')
+  local editor = require('pseudoclaude.editor')
+  local buf = user_buf()
+  local c = client.get(buf or 0)
+  if not (c and c.initialized) then
+    health.info('the server is not running: every file buffer of the folder is attached once it is')
+    return
+  end
+  local caps = c.server_capabilities or {}
+  if caps.textDocumentSync then
+    health.ok('the server syncs open documents: the agent reads and edits your buffers, unsaved changes included')
+  else
+    health.warn('the server does not sync open documents (an older server?): the agent reads the files on disk',
+      { 'Run :PseudoClaudeInstall to install the server of this checkout' })
+  end
+  if buf and editor.file_of(buf) then
+    local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':~:.')
+    if vim.lsp.get_clients({ name = client.NAME, bufnr = buf })[1] then
+      health.ok(string.format('%s is attached to the pseudoclaude client', name))
+    else
+      health.warn(string.format('%s is not attached to the pseudoclaude client: the agent reads it from disk', name),
+        { 'Reopen it with :edit, or check :LspInfo (a `filetypes` list in your configuration limits it)' })
+    end
+  end
+  local exp = vim.tbl_get(c.capabilities or {}, 'experimental', 'pseudoclaude') or {}
+  if exp.diagnostics then
+    health.ok('the agent can ask for the diagnostics vim.diagnostic shows (get_diagnostics)')
+  end
+  if caps.codeActionProvider then
+    health.info('code actions: PseudoClaude: Explain, Fix, Ask about selection (vim.lsp.buf.code_action())')
+  end
+end
+
 function M.check()
   check_neovim()
   check_server()
@@ -235,6 +273,7 @@ function M.check()
   check_workspace()
   check_checkpoints()
   check_mcp()
+  check_editor()
 end
 
 return M

@@ -91,9 +91,10 @@ end
 
 --- Run the agent on `prompt` in a folder (`opts.workspace`, else the current buffer's); the
 --- answer streams into the transcript (shown unless `opts.transcript == false`) and the folder's
---- chat. One run per folder.
+--- chat. One run per folder. `opts.context`: what the user is looking at (`EditorContext`: the
+--- active file, the selection, the open files), sent with the prompt and shown with it.
 --- @param prompt string
---- @param opts? {workspace?: string, transcript?: boolean}
+--- @param opts? {workspace?: string, transcript?: boolean, context?: pseudoclaude.EditorContext}
 function M.run(prompt, opts)
   opts = opts or {}
   local bufnr = vim.api.nvim_get_current_buf()
@@ -114,7 +115,7 @@ function M.run(prompt, opts)
     if opts.transcript ~= false then
       transcript.open(config.options.transcript.open)
     end
-    views('begin_run', ws, prompt)
+    views('begin_run', ws, prompt, opts.context)
     local run = { client = c, id = nil, cancelled = false, done = false, autocmd = nil }
     local function finish(err, result)
       if run.done then
@@ -140,7 +141,8 @@ function M.run(prompt, opts)
       M.refresh_context(ws)
       fire('PseudoClaudeRunDone', { workspace = ws, error = err, result = result })
     end
-    local ok, id = c:request(protocol.requests.run, { prompt = prompt, workspace = ws }, function(err, result)
+    local params = { prompt = prompt, workspace = ws, context = opts.context }
+    local ok, id = c:request(protocol.requests.run, params, function(err, result)
       finish(err, result)
     end)
     if not ok then
@@ -165,18 +167,55 @@ function M.run(prompt, opts)
   end)
 end
 
---- `:PseudoClaudeAsk [prompt]`: run the agent; the answer streams into the transcript.
---- @param prompt? string
-function M.ask(prompt)
-  if is_blank(prompt) then
-    return ask_for('Ask PseudoClaude: ', M.ask)
+--- The context of a command given a range in a file buffer (`:'<,'>PseudoClaudeAsk`): the
+--- file, the selection (the last visual one when the range is its lines, else the lines), the
+--- open files. Nil outside a file of the client's workspace.
+--- @param bufnr integer
+--- @param range integer[] `{line1, line2}`
+--- @param c vim.lsp.Client
+--- @return pseudoclaude.EditorContext?
+local function range_context(bufnr, range, c)
+  local editor = require('pseudoclaude.editor')
+  local ws = client.workspace(c, bufnr)
+  local root = ws and editor.root(ws)
+  local path = root and editor.path_of(bufnr, root)
+  if not path then
+    return nil
   end
-  M.run(prompt)
+  local sel = editor.selection(bufnr, path, range[1], range[2], c.offset_encoding or 'utf-16')
+  return editor.context({ activeFile = path, selection = sel }, root)
 end
 
---- `:PseudoClaudeChat`: the chat buffer of the current folder, with its prompt.
-function M.chat()
-  require('pseudoclaude.chat').open()
+--- `:PseudoClaudeAsk [prompt]`: run the agent; the answer streams into the transcript. With a
+--- range (`:'<,'>PseudoClaudeAsk`) the selection goes with the prompt (`opts.range`; its
+--- positions in the encoding of the client, started first when none runs).
+--- @param prompt? string
+--- @param opts? {range?: integer[], context?: pseudoclaude.EditorContext}
+function M.ask(prompt, opts)
+  opts = opts or {}
+  if opts.range then
+    local bufnr = vim.api.nvim_get_current_buf()
+    return client.ensure(function(c, err)
+      if not c then
+        return client.fail('Ask', err)
+      end
+      M.ask(prompt, { context = range_context(bufnr, opts.range, c) })
+    end)
+  end
+  local context = opts.context
+  if is_blank(prompt) then
+    return ask_for('Ask PseudoClaude: ', function(text)
+      M.ask(text, { context = context })
+    end)
+  end
+  M.run(prompt, { context = context })
+end
+
+--- `:PseudoClaudeChat`: the chat buffer of the current folder, with its prompt; the current file
+--- (and with a range, the selection) as the context of the next prompt.
+--- @param opts? {range?: integer[]}
+function M.chat(opts)
+  require('pseudoclaude.chat').open(opts)
 end
 
 --- `:PseudoClaudeProposals`: review pending memory proposals (a diff split each).

@@ -98,12 +98,16 @@ function M.open(how)
 end
 
 --- The header of a new question.
-function M.begin_run(workspace, prompt)
+function M.begin_run(workspace, prompt, context)
   state.streamed = 0
   if vim.api.nvim_buf_line_count(M.bufnr()) > 1 then
     line('')
   end
   line(string.format('━━ You · %s ━━', fmt.basename(workspace)))
+  local chip = require('pseudoclaude.editor').label(context)
+  if chip ~= '' then
+    line('Context: ' .. chip)
+  end
   line((prompt:gsub('%s+$', '')))
   line('━━ PseudoClaude ━━')
   state.current = { workspace = workspace, sessionId = '' }
@@ -140,7 +144,9 @@ end
 function M.item_line(item)
   local kind, text = item.kind, nil
   if kind == 'user' then
-    text = vim.trim(item.text or '') ~= '' and ('You: ' .. fmt.one_line(item.text, 400)) or nil
+    local chip = require('pseudoclaude.editor').label(item.context)
+    text = vim.trim(item.text or '') ~= '' and ('You' .. (chip ~= '' and (' [' .. chip .. ']') or '') .. ': '
+      .. fmt.one_line(item.text, 400)) or nil
   elseif kind == 'assistant' then
     text = vim.trim(item.text or '') ~= '' and ('PseudoClaude: ' .. fmt.one_line(item.text, 400)) or nil
   elseif kind == 'toolCall' then

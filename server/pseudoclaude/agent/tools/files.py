@@ -313,7 +313,7 @@ def open_document(ctx: ToolContext, located: Located) -> OpenText | None:
 
 
 NEW_IN_EDITOR = OpenText("", None)
-"""What a write through an ``every_file`` editor is made on for a file it does not know."""
+"""What a write through an ``every_file`` editor is made on for a file that does not exist."""
 
 
 def dirty_document(ctx: ToolContext, located: Located) -> OpenText | None:
@@ -328,7 +328,9 @@ def dirty_document(ctx: ToolContext, located: Located) -> OpenText | None:
     if not editor.every_file and doc is not None and doc.text == disk:
         return None  # open and saved: written to disk, the editor reloads it
     if editor.every_file and editor.can_apply_edit and doc is None:
-        return NEW_IN_EDITOR
+        # a file the editor does not know: created through it when it is nowhere, else (the
+        # editor did not answer for a file on disk) written to disk
+        return NEW_IN_EDITOR if read_current(located) is None else None
     if doc is not None and not editor.can_apply_edit:
         if doc.text == disk:
             return None

@@ -68,6 +68,15 @@ end
 M.SUMMARY_TITLE = '▸ Summary of the earlier conversation'
 M.THINKING_TITLE = '▸ Thinking'
 
+--- The line under `## You` that says what context a prompt was sent with
+--- (`Context: app.py:10-14 · 3 open files`); nil without one.
+--- @param context? pseudoclaude.EditorContext
+--- @return string?
+function M.context_line(context)
+  local label = require('pseudoclaude.editor').label(context)
+  return label ~= '' and ('Context: ' .. label) or nil
+end
+
 --- The lines of one item. `first`: it is the first item of the buffer (no blank line above it).
 --- @param item pseudoclaude.ChatItem
 --- @param first? boolean
@@ -77,6 +86,10 @@ function M.item_lines(item, first)
   if kind == 'user' then
     local lines = first and {} or { '' }
     vim.list_extend(lines, { '## You' })
+    local chip = M.context_line(item.context)
+    if chip then
+      lines[#lines + 1] = chip
+    end
     vim.list_extend(lines, M.text_lines(item.text))
     vim.list_extend(lines, { '', '## PseudoClaude' })
     return lines
@@ -154,6 +167,14 @@ function M.line_groups(item, lines)
     groups[1] = 'PseudoClaudeChatNotice'
   elseif kind == 'footer' or kind == 'earlier' or kind == 'hint' then
     groups[1] = 'PseudoClaudeChatFooter'
+  elseif kind == 'user' then
+    local chip = M.context_line(item.context)
+    for i, l in ipairs(lines) do
+      if chip and l == chip then
+        groups[i] = 'PseudoClaudeChatContext'
+        break
+      end
+    end
   end
   return groups
 end
@@ -168,6 +189,9 @@ M.HIGHLIGHTS = {
   PseudoClaudeChatNotice = 'DiagnosticInfo',
   PseudoClaudeChatFooter = 'Comment',
   PseudoClaudeChatOutOfContext = 'NonText',
+  PseudoClaudeChatContext = 'Special',
+  PseudoClaudeChatChip = 'PmenuSel',
+  PseudoClaudeChatChipHint = 'Comment',
 }
 
 --- Whether an item folds (its lines beyond the first hide under one line).
@@ -232,7 +256,8 @@ function M.from_transcript(items, earlier)
     local kind = t.kind
     if kind == 'user' then
       if not blank(t.text) then
-        add({ kind = 'user', text = t.text, turn = type(t.turn) == 'number' and t.turn or nil }, t)
+        add({ kind = 'user', text = t.text, turn = type(t.turn) == 'number' and t.turn or nil,
+          context = type(t.context) == 'table' and t.context or nil }, t)
       end
     elseif kind == 'assistant' then
       if not blank(t.thinking) then

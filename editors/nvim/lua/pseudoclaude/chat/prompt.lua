@@ -169,7 +169,8 @@ end
 --- @param chat? pseudoclaude.Chat
 --- @return string[]
 function M.help_lines(chat)
-  local lines = { 'Enter sends · Ctrl-C cancels the run · Up/Down recall earlier prompts · / completes a command' }
+  local lines = { 'Enter sends · Ctrl-C cancels the run · Up/Down recall earlier prompts · / completes a command',
+    'Ctrl-D sends the next prompt without the context (the file and selection shown above the prompt)' }
   for _, c in ipairs(M.commands(chat)) do
     local head = '/' .. c.name .. (given(c.hint) and ' [' .. c.hint .. ']' or '')
     lines[#lines + 1] = string.format('%-24s %s', head, c.description)
@@ -202,15 +203,32 @@ local function run_command(chat, slash)
   return true
 end
 
-local function send(chat, text)
+--- Send a prompt from the chat with the context of its chip (the file, the selection, the open
+--- files; nothing when the chip was removed), or with `context` when given (a code action). The
+--- selection and problems go once: the file stays the context of the next prompt. While a run
+--- is in progress this says so and sends nothing (a code action's prompt waits on the prompt line).
+--- @param chat pseudoclaude.Chat
+--- @param text string
+--- @param context? pseudoclaude.EditorContext
+--- @return boolean sent
+function M.send(chat, text, context)
   local pc = require('pseudoclaude')
   if chat.running or pc.runs[chat.workspace] then
-    return state.notify('PseudoClaude: a run is in progress: wait for it, or Ctrl-C to cancel it.', vim.log.levels.WARN)
+    state.notify('PseudoClaude: a run is in progress: wait for it, or Ctrl-C to cancel it.', vim.log.levels.WARN)
+    return false
   end
+  local window = require('pseudoclaude.chat.window')
+  context = context or window.context(chat)
   chat.prompts[#chat.prompts + 1] = text
   chat.recall = nil
-  pc.run(text, { workspace = chat.workspace, transcript = false })
+  if chat.chip and (chat.chip.selection or chat.chip.diagnostics) then
+    window.set_chip(chat, { activeFile = chat.chip.activeFile })
+  end
+  pc.run(text, { workspace = chat.workspace, transcript = false, context = context })
+  return true
 end
+
+local send = M.send
 
 --- Send a prompt (or run a `/command`) from the chat. A `/word` that is not a command goes to
 --- the model like any prompt.

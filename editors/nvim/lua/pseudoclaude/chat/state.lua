@@ -30,6 +30,15 @@ local M = {}
 --- @field prompts string[] sent prompts, oldest first
 --- @field recall? integer
 --- @field loaded boolean
+--- @field chip? pseudoclaude.Chip the context of the next prompt (nil: removed, none is sent)
+--- @field chip_shown? {chip: pseudoclaude.Chip?, at: integer, label: string} its words, as last drawn
+
+--- What the prompt area shows as the context of the next prompt (the open files are added when
+--- it is sent).
+--- @class pseudoclaude.Chip
+--- @field activeFile? string
+--- @field selection? pseudoclaude.Selection
+--- @field diagnostics? pseudoclaude.Diagnostic[]
 
 --- @type table<string, pseudoclaude.Chat> workspace URI (no trailing slash) -> chat
 M.chats = {}

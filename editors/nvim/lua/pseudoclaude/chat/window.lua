@@ -3,6 +3,7 @@
 local buffer = require('pseudoclaude.chat.buffer')
 local client = require('pseudoclaude.client')
 local config = require('pseudoclaude.config')
+local editor = require('pseudoclaude.editor')
 local fmt = require('pseudoclaude.format')
 local history = require('pseudoclaude.chat.history')
 local meter = require('pseudoclaude.meter')
@@ -43,8 +44,89 @@ local function setup_prompt_window(win)
     signcolumn = 'no',
     foldcolumn = '0',
     winfixheight = true,
-    -- Short, and cut at its end when the window is narrow (its start says the most).
-    winbar = ' Enter sends · Ctrl-C cancels · / commands · Up/Down earlier prompts · g? help%<',
+    winbar = "%!v:lua.require'pseudoclaude.chat.window'.prompt_winbar()",
+  })
+end
+
+M.PROMPT_HINTS = 'Enter sends · Ctrl-C cancels · / commands · Up/Down earlier prompts · g? help'
+
+--- The context the next prompt of a chat goes with (its chip, and the open files).
+--- @param chat pseudoclaude.Chat
+--- @return pseudoclaude.EditorContext?
+function M.context(chat)
+  return editor.context(chat.chip, editor.root(chat.workspace))
+end
+
+--- The winbar of the prompt window: the context chip (what the next prompt is sent with), then
+--- the keys; short, and cut at its end when the window is narrow (its start says the most).
+--- (The words of the chip are kept for a second: the winbar is drawn on every redraw, and the
+--- open files are counted over all the buffers.)
+function M.prompt_winbar()
+  local win = vim.g.statusline_winid or vim.api.nvim_get_current_win()
+  local chat = state.of_buf(vim.api.nvim_win_get_buf(win))
+  local label = ''
+  if chat then
+    local now, shown = vim.uv.now(), chat.chip_shown
+    if not shown or shown.chip ~= chat.chip or now - shown.at > 1000 then
+      shown = { chip = chat.chip, at = now, label = editor.label(M.context(chat)) }
+      chat.chip_shown = shown
+    end
+    label = shown.label
+  end
+  if label == '' then
+    return ' ' .. M.PROMPT_HINTS .. '%<'
+  end
+  return string.format(' %%#PseudoClaudeChatChip# Context: %s %%#PseudoClaudeChatChipHint# Ctrl-D removes · %s%%<',
+    (label:gsub('%%', '%%%%')), M.PROMPT_HINTS)
+end
+
+local function redraw_winbars()
+  pcall(vim.cmd, 'redrawstatus!')
+end
+
+--- Set the chip of a chat (nil: the next prompt goes without context).
+--- @param chat pseudoclaude.Chat
+--- @param chip? pseudoclaude.Chip
+function M.set_chip(chat, chip)
+  chat.chip = chip
+  redraw_winbars()
+  state.fire('PseudoClaudeChatContext', { workspace = chat.workspace, context = M.context(chat) })
+end
+
+--- The chip of a buffer's file (nil: not a file of the folder): the file, and with a range its
+--- selection (`:'<,'>PseudoClaudeChat`).
+--- @param bufnr integer
+--- @param workspace string
+--- @param encoding string
+--- @param range? integer[] `{line1, line2}`
+--- @return pseudoclaude.Chip?
+function M.chip_of(bufnr, workspace, encoding, range)
+  local path = editor.path_of(bufnr, editor.root(workspace))
+  if not path then
+    return nil
+  end
+  local chip = { activeFile = path }
+  if range then
+    chip.selection = editor.selection(bufnr, path, range[1], range[2], encoding)
+  end
+  return chip
+end
+
+--- Entering the prompt from a window of a file of the folder makes that file the context (a
+--- selection of another file is dropped; a removed chip comes back).
+local function follow_windows(chat)
+  vim.api.nvim_create_autocmd('BufEnter', {
+    buffer = chat.prompt_buf,
+    callback = function()
+      local prev = vim.fn.win_getid(vim.fn.winnr('#'))
+      if prev == 0 or not vim.api.nvim_win_is_valid(prev) then
+        return
+      end
+      local path = editor.path_of(vim.api.nvim_win_get_buf(prev), editor.root(chat.workspace))
+      if path and not (chat.chip and chat.chip.activeFile == path) then
+        M.set_chip(chat, { activeFile = path })
+      end
+    end,
   })
 end
 
@@ -176,6 +258,9 @@ local function map_keys(chat)
     return ''
   end, { buffer = chat.buf, expr = true, desc = 'PseudoClaude chat: fork from before the prompt under the cursor' })
   local pb = chat.prompt_buf
+  vim.keymap.set({ 'i', 'n' }, '<C-d>', function()
+    M.set_chip(chat, nil)
+  end, { buffer = pb, desc = 'PseudoClaude chat: send the next prompt without the context' })
   vim.keymap.set('n', '<C-c>', function()
     pc().cancel(chat.workspace)
   end, { buffer = pb, desc = 'PseudoClaude chat: cancel the run' })
@@ -215,8 +300,9 @@ local function create(workspace)
   vim.bo[pb].filetype = 'pseudoclaude_prompt'
   --- @type pseudoclaude.Chat
   local chat = { workspace = workspace, buf = buf, prompt_buf = pb, items = {}, running = false, streamed = 0,
-    prompts = {}, loaded = false }
+    prompts = {}, loaded = false, chip = {} }
   prompt.setup(chat)
+  follow_windows(chat)
   local key = state.key(workspace)
   state.chats[key] = chat
   state.by_buf[buf] = chat
@@ -249,12 +335,16 @@ end
 
 --- Show the chat of `workspace` (at the right of the tab, its prompt below it) and enter the
 --- prompt. A new chat (or one whose buffer was wiped) loads the session's history first.
+--- `opts.chip`: the context of the next prompt (a file, a selection).
 --- @param workspace string
---- @param opts? {enter?: boolean, done?: fun(chat: pseudoclaude.Chat)}
+--- @param opts? {enter?: boolean, done?: fun(chat: pseudoclaude.Chat), chip?: pseudoclaude.Chip}
 --- @return pseudoclaude.Chat
 function M.show(workspace, opts)
   opts = opts or {}
   local chat = state.get(workspace) or create(workspace)
+  if opts.chip ~= nil then
+    M.set_chip(chat, opts.chip)
+  end
   local cw, pw = windows(chat)
   if not cw and pw then
     -- Only the prompt is left: both come back together, the prompt below the chat.
@@ -300,8 +390,11 @@ function M.show(workspace, opts)
   return chat
 end
 
---- `:PseudoClaudeChat`: open the chat of the current buffer's folder.
-function M.open()
+--- `:PseudoClaudeChat`: open the chat of the current buffer's folder, the buffer's file (and with
+--- `opts.range`, its selection) as the context of the next prompt.
+--- @param opts? {range?: integer[]}
+function M.open(opts)
+  opts = opts or {}
   local bufnr = vim.api.nvim_get_current_buf()
   local current = state.of_buf(bufnr)
   if current then
@@ -311,7 +404,8 @@ function M.open()
     if not c then
       return client.fail('Chat', err)
     end
-    M.show(assert(client.workspace(c, bufnr)))
+    local ws = assert(client.workspace(c, bufnr))
+    M.show(ws, { chip = M.chip_of(bufnr, ws, c.offset_encoding or 'utf-16', opts.range) })
   end)
 end
 
