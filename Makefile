@@ -76,6 +76,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/memory_bench.py
 	$(BIN)/python bench/cost_bench.py
 	$(BIN)/python bench/lsp_bench.py
+	$(BIN)/python bench/editor_bench.py
 	$(BIN)/python bench/load_bench.py
 	$(BIN)/python bench/checkpoint_bench.py
 	$(BIN)/python bench/mcp_bench.py

@@ -110,7 +110,7 @@ REWIND = [
 ]
 # The agent edits an unsaved buffer (nvim-editor-context.png): the user added a docstring to
 # greet without saving; the agent changes its return line in the buffer.
-UNSAVED = call_rules("UNSAVED-EDIT", "edit_file",
+UNSAVED = call_rules("the greeting friendlier", "edit_file",
                      {"path": "app.py", "old_text": 'return f"hello {name}"',
                       "new_text": 'return f"Hello, {name}!"'},
                      "Done: greet now says \"Hello, {name}!\". The change is in your unsaved "
