@@ -237,6 +237,8 @@ class Tool(ABC):
     params: ClassVar[tuple[Param, ...]]
     read_only: ClassVar[bool]
     approval_class: ClassVar[ApprovalClass] = "none"
+    needs_diagnostics: ClassVar[bool] = False
+    """Offered only with an editor that answers diagnostics (``get_diagnostics``)."""
 
     def spec(self) -> ToolSpec:
         """The tool as the model sees it (a JSON Schema object with ``required`` and

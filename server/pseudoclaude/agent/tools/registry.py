@@ -55,10 +55,6 @@ def default_tools() -> list[Tool]:
             GetDiagnostics()]
 
 
-def _needs_diagnostics(tool: Tool) -> bool:
-    return bool(getattr(tool, "needs_diagnostics", False))
-
-
 class ToolRegistry:
     """The tools of one workspace.
 
@@ -95,7 +91,7 @@ class ToolRegistry:
     def _offered(self) -> dict[str, Tool]:
         diagnose = self._editor is not None and self._editor.can_diagnose
         return {name: tool for name, tool in self._tools.items()
-                if diagnose or not _needs_diagnostics(tool)}
+                if diagnose or not tool.needs_diagnostics}
 
     def _context(self) -> ToolContext:
         return ToolContext(self._paths, self._editor)
