@@ -8,7 +8,7 @@
 -- Run by test_nvim.py:  nvim --headless --clean -l nvim_e2e_context.lua
 local h = dofile(vim.fs.joinpath(vim.fs.dirname(_G.arg[0]), 'nvim_harness.lua'))
 local report, step, wait_for, take = h.report, h.step, h.wait_for, h.take
-local contains, errors_shown = h.contains, h.errors_shown
+local contains = h.contains
 local workspace = h.workspace
 
 local client, chat, app_buf
@@ -184,8 +184,7 @@ step('a code action during a run says so and sends nothing (its prompt waits in 
 end)
 
 step('stop', function()
-  local shown = errors_shown()
-  assert(vim.tbl_isempty(shown), vim.inspect(shown))
+  h.no_errors()
   h.stop(client)
 end)
 

@@ -8,7 +8,7 @@
 -- Run by test_nvim.py:  nvim --headless --clean -l nvim_e2e_editor.lua
 local h = dofile(vim.fs.joinpath(vim.fs.dirname(_G.arg[0]), 'nvim_harness.lua'))
 local report, step, wait_for, take = h.report, h.step, h.wait_for, h.take
-local contains, errors_shown = h.contains, h.errors_shown
+local contains = h.contains
 local workspace = h.workspace
 
 local client
@@ -145,8 +145,7 @@ step(':checkhealth pseudoclaude: the buffer attached, documents synced, diagnost
 end)
 
 step('stop', function()
-  local shown = errors_shown()
-  assert(vim.tbl_isempty(shown), vim.inspect(shown))
+  h.no_errors()
   h.stop(client)
 end)
 

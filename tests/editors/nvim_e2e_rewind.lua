@@ -87,10 +87,7 @@ local function ask(prompt)
   return done.result
 end
 
-local function no_errors()
-  local shown = h.errors_shown()
-  assert(#shown == 0, 'errors shown: ' .. vim.inspect(shown))
-end
+local no_errors = h.no_errors
 
 --- The preview on screen after `cmd` (answering the pickers with `answers`).
 local function open_preview(cmd, answers)

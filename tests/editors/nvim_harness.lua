@@ -126,6 +126,12 @@ function h.errors_shown()
   return out
 end
 
+--- Fails when the plugin showed an error.
+function h.no_errors()
+  local shown = h.errors_shown()
+  assert(#shown == 0, 'errors shown: ' .. vim.inspect(shown))
+end
+
 -- Capture the plugin's User events.
 local last = {}
 for _, pattern in ipairs({ 'PseudoClaudeEvent', 'PseudoClaudeRunDone', 'PseudoClaudeCompactDone',

@@ -3,21 +3,8 @@
 local plugin = assert(_G.arg[1], 'usage: nvim -l nvim_unit.lua PLUGIN_DIR')
 vim.opt.rtp:prepend(plugin)
 
-local passed, failed = 0, 0
-local function test(name, fn)
-  local ok, err = pcall(fn)
-  if ok then
-    passed = passed + 1
-  else
-    failed = failed + 1
-    io.stderr:write(string.format('FAIL %s: %s\n', name, err))
-  end
-end
-local function eq(got, want, what)
-  if not vim.deep_equal(got, want) then
-    error(string.format('%s: got %s, want %s', what or 'value', vim.inspect(got), vim.inspect(want)), 2)
-  end
-end
+local u = dofile(vim.fs.joinpath(vim.fs.dirname(_G.arg[0]), 'nvim_unit_harness.lua'))
+local test, eq = u.test, u.eq
 
 local fmt = require('pseudoclaude.format')
 local meter = require('pseudoclaude.meter')
@@ -1846,7 +1833,4 @@ test(':PseudoClaudeMcp: the float, a approves, r restarts, <CR> tools, R and mcp
   mcp.asked = {}
 end)
 
-io.stdout:write(string.format('nvim unit: %d passed, %d failed\n', passed, failed))
-if failed > 0 then
-  os.exit(1)
-end
+u.finish('nvim unit')

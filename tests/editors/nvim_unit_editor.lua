@@ -6,21 +6,8 @@ local plugin = assert(_G.arg[1], 'usage: nvim -l nvim_unit_editor.lua PLUGIN_DIR
 vim.opt.rtp:prepend(plugin)
 vim.cmd('filetype on')
 
-local passed, failed = 0, 0
-local function test(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    passed = passed + 1
-  else
-    failed = failed + 1
-    io.stderr:write(string.format('FAIL %s: %s\n', name, err))
-  end
-end
-local function eq(got, want, what)
-  if not vim.deep_equal(got, want) then
-    error(string.format('%s: got %s, want %s', what or 'value', vim.inspect(got), vim.inspect(want)), 2)
-  end
-end
+local u = dofile(vim.fs.joinpath(vim.fs.dirname(_G.arg[0]), 'nvim_unit_harness.lua'))
+local test, eq = u.test, u.eq
 
 local editor = require('pseudoclaude.editor')
 local handlers = require('pseudoclaude.handlers')
@@ -498,7 +485,4 @@ test('attach: every file buffer of the folder, also without a filetype or loaded
   vim.lsp.enable('pseudoclaude', false)
 end)
 
-io.stdout:write(string.format('nvim unit editor: %d passed, %d failed\n', passed, failed))
-if failed > 0 then
-  os.exit(1)
-end
+u.finish('nvim unit editor')

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # test_nvim imports the tests' support 
 
 from tests.editors.conftest import Nvim, nvim_binary  # noqa: E402
 from tests.editors.test_nvim import (  # noqa: E402
+    EDITOR_APP,
     EDITS,
     PLUGIN,
     PROPOSALS,
@@ -45,20 +46,7 @@ from tests.editors.test_nvim import (  # noqa: E402
 
 from pseudoclaude.fake_model import FakeModelServer  # noqa: E402
 
-APP = '''"""A tiny app."""
-
-
-def greet(name: str) -> str:
-    return f"hello {name}"
-
-
-def main() -> None:
-    print("hello")
-
-
-if __name__ == "__main__":
-    main()
-'''
+APP = EDITOR_APP  # the app of the editor tests
 GREETING = tool_rule("FIX-GREETING", "edit_file",
                      {"path": "app.py", "old_text": 'print("hello")',
                       "new_text": 'print(greet("world"))'})

@@ -10,7 +10,6 @@ The client here plays the editor: it keeps the documents it opened, applies the 
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Any
 
@@ -290,5 +289,6 @@ async def test_a_client_that_does_not_answer_diagnostics_is_not_offered_the_tool
         "body"]["tools"]]
     assert "get_diagnostics" not in tools and "read_file" in tools
     edited, unknown = env.envelopes()
-    assert edited["ok"] and "problems" not in json.dumps(edited)
+    assert edited["ok"] and "The editor reports" not in edited["content"]
+    assert "diagnostics" not in edited["metadata"]
     assert unknown["error_type"] == "unknown_tool" and editor.diagnostics_asked == []

@@ -368,11 +368,12 @@ class ReadFile(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         def work() -> ToolOutput:
             located = ctx.paths.locate(args["path"], tool=self.name)
-            doc = open_document(ctx, located)
+            doc, disk = _editor_and_disk(ctx, located)
             if doc is None:
                 return read_lines(located, args.get("offset", 1), args.get("limit"))
+            # the editor's text (the disk's, when they are the same: read once)
             out = read_lines(located, args.get("offset", 1), args.get("limit"), doc.text)
-            out.unsaved = True
+            out.unsaved = doc.text != disk
             return out
 
         return await asyncio.to_thread(work)
