@@ -32,3 +32,50 @@ def is_summary_request(record: dict[str, Any]) -> bool:
     """Whether a request the fake model recorded is a compaction's summary request (either
     form: the transcript with its own system prompt, or the cache-friendly one)."""
     return bool(request_facts(record["protocol"], record["body"])["summary"])
+
+
+class Listener:
+    """A plain HTTP server on 127.0.0.1 standing in for someone else's server (the address a
+    cloned repository's settings point at): it records every request it gets (method, path,
+    headers) and answers 500, so a client fails fast. A context manager."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.requests: list[dict[str, Any]] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _record(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                owner.requests.append({"method": self.command, "path": self.path,
+                                       "headers": {k.lower(): v for k, v in self.headers.items()},
+                                       "body": body})
+                data = b'{"error": {"type": "api_error", "message": "listener"}}'
+                self.send_response(500)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _record
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> Listener:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

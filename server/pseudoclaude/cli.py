@@ -72,6 +72,12 @@ def _cmd_fake_model(args: argparse.Namespace) -> int:
     return fake_model_main(argv)
 
 
+def _fake_model_port(text: str) -> int:
+    from pseudoclaude.fake_model.command import port_number  # 0 allowed: a free port
+
+    return port_number(text)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     if args.crash:
         from pseudoclaude.crash_demo import run_demo as run_crash_demo
@@ -220,6 +226,14 @@ def build_parser() -> argparse.ArgumentParser:
     _state_command(mcp, "list", "the MCP servers of the workspace: where each is configured, "
                    "its status and tools", cli_state.mcp_list)
 
+    permissions = _group(commands, "permissions", "this folder's own settings file "
+                         "(.PseudoClaude/config.yaml)")
+    _state_command(permissions, "approve", "apply what the folder's settings file asks for "
+                   "(where prompts and your key go, what runs unasked) until it changes",
+                   cli_state.permissions_approve)
+    _state_command(permissions, "revoke", "withdraw that approval",
+                   cli_state.permissions_revoke)
+
     sessions = _group(commands, "sessions", "list and inspect session logs")
     _state_command(sessions, "list", "sessions of a workspace, newest first",
                    cli_state.sessions_list)
@@ -252,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     fake = commands.add_parser(
         "fake-model", help="a scripted model server on 127.0.0.1 (Anthropic and OpenAI formats)")
-    fake.add_argument("--port", type=int, default=0, help="port (0: pick a free one)")
+    fake.add_argument("--port", type=_fake_model_port, default=0,
+                      help="port (0: pick a free one)")
     fake.add_argument("--script", metavar="FILE",
                       help="JSON script of turns and rules (default: the built-in demo script)")
     fake.set_defaults(handler=_cmd_fake_model)

@@ -21,7 +21,16 @@ from pseudoclaude.agent.approvals import TerminalApprover
 from pseudoclaude.api import methods, views
 from pseudoclaude.api import protocol as p
 from pseudoclaude.api.protocol import ParamError
-from pseudoclaude.config import KEYS, PREFIX, ConfigError, Settings, load_settings
+from pseudoclaude.config import (
+    APPROVAL_NAME,
+    KEYS,
+    PREFIX,
+    ConfigError,
+    Settings,
+    forget_approval,
+    load_settings,
+    remember_approval,
+)
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
 from pseudoclaude.names import snake
@@ -239,6 +248,39 @@ async def mcp_list(args: argparse.Namespace) -> int:
         result = await methods.call(ws, p.MCP_LIST, {})
     assert isinstance(result, p.McpListResult)
     emit(result, args.json, lambda: views.describe_mcp(result))
+    return EXIT_OK
+
+
+# -- the folder's own settings -------------------------------------------------------------------
+
+
+async def permissions_approve(args: argparse.Namespace) -> int:
+    """Approve what the folder's own ``.PseudoClaude/config.yaml`` asks for (where the prompts
+    and the key go, what runs unasked), remembered for this folder until the file changes."""
+    root = workspace_root(args.workspace)
+    settings = settings_for(args, root)
+    approved = await asyncio.to_thread(remember_approval, settings)
+    if args.json:
+        print(p.encode_line({"approved": approved.lines() if approved else []}))
+    elif approved is None:
+        print(f"nothing waits for an approval in {root}")
+    else:
+        print(f"approved this folder's {approved.name} (until it changes):")
+        for line in approved.lines():
+            print(f"  - {line}")
+    return EXIT_OK
+
+
+async def permissions_revoke(args: argparse.Namespace) -> int:
+    """Withdraw that approval: the folder's own settings wait again."""
+    root = workspace_root(args.workspace)
+    settings = settings_for(args, root)
+    await asyncio.to_thread(forget_approval, settings)
+    if args.json:
+        print(p.encode_line({"revoked": True}))
+    else:
+        print(f"this folder's {APPROVAL_NAME} waits for your approval again (if it asks for "
+              "anything that needs one)")
     return EXIT_OK
 
 

@@ -52,6 +52,7 @@ across the layers), ``mcp.startTimeout``, ``mcp.toolTimeout`` (seconds) and ``ap
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -61,7 +62,8 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.names import camel, snake
-from pseudoclaude.redact import looks_secret
+from pseudoclaude.redact import looks_secret, safe_url
+from pseudoclaude.trust import PERMISSIONS_FILE, TrustStore, fingerprint, trust_store
 
 ProviderName = Literal["anthropic", "openai"]
 Approval = Literal["allow", "ask", "deny"]
@@ -371,6 +373,18 @@ KEYS: dict[str, Key[Any]] = {key.name: key for key in (
 )}
 """Every setting key by name, in documentation order."""
 
+APPROVAL_KEYS: tuple[str, ...] = (APPROVALS_RUN_COMMAND.name, APPROVALS_WRITE.name,
+                                  APPROVALS_MCP.name)
+WAITING_KEYS: tuple[str, ...] = (BASE_URL.name, PROVIDER.name, API_KEY.name,
+                                 MEMORY_USER_DIR.name, *APPROVAL_KEYS)
+"""The keys a workspace's own ``config.yaml`` sets only once the user approved the file: where
+the prompts and the API key go (``baseUrl`` first, as the approval shows them), where the
+user's own memory is kept (and its approvals: the user-level data folder), and an approval
+more permissive than the user's (``allow``). What narrows (``deny``, ``ask``) applies at
+once."""
+APPROVAL_NAME = f"{CONFIG_DIR}/{CONFIG_FILE}"
+"""The name a workspace's settings file is approved under (its path in the workspace)."""
+
 
 # --------------------------------------------------------------------------------------------
 # The settings object. Its defaults are the table's.
@@ -425,6 +439,58 @@ _GROUPS: dict[str, type[Any]] = {"approvals": ApprovalSettings, "memory": Memory
 
 
 @dataclass(frozen=True)
+class AskedSetting:
+    """One setting of a workspace's ``config.yaml`` that waits for the user's approval."""
+
+    key: str
+    value: str
+    """As the user is shown it (a URL without its user information; never a key)."""
+
+    def line(self) -> str:
+        """``baseUrl: http://... (your prompts and API key would be sent there)``."""
+        why = _WHY_ASKED.get(self.key, "")
+        return f"{self.key}: {self.value}" + (f" ({why})" if why else "")
+
+
+_WHY_ASKED = {
+    BASE_URL.name: "your prompts and API key would be sent there",
+    PROVIDER.name: "your prompts and API key would go to this provider",
+    API_KEY.name: "this key would be used instead of yours",
+    MEMORY_USER_DIR.name: "your own memory notes would be read and written there",
+    APPROVALS_RUN_COMMAND.name: "commands would run without asking",
+    APPROVALS_WRITE.name: "files would be written without asking",
+    APPROVALS_MCP.name: "MCP tools would be called without asking",
+}
+
+
+@dataclass(frozen=True)
+class PendingSettings:
+    """What a workspace's own ``config.yaml`` sets that waits for the user's approval (see
+    :data:`WAITING_KEYS`); until then the settings without it stand."""
+
+    path: Path
+    """The file (``<workspace>/.PseudoClaude/config.yaml``)."""
+    fingerprint: str
+    """A hash of its content: an approval is of this exact content."""
+    asked: tuple[AskedSetting, ...]
+    """What it sets that waits, ``baseUrl`` first."""
+    approved: Settings
+    """The settings once it is approved."""
+
+    @property
+    def name(self) -> str:
+        return APPROVAL_NAME
+
+    @property
+    def url(self) -> str | None:
+        """The ``baseUrl`` it asks for, if it does (as shown)."""
+        return next((a.value for a in self.asked if a.key == BASE_URL.name), None)
+
+    def lines(self) -> list[str]:
+        return [asked.line() for asked in self.asked]
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every setting, resolved. Build it with :func:`load_settings` (or ``Settings()`` for the
     pure defaults, which has no provider)."""
@@ -453,15 +519,26 @@ class Settings:
     sources: tuple[str, ...] = ()
     """The config files that were read, lowest precedence first."""
     unknown_keys: tuple[str, ...] = ()
+    pending: PendingSettings | None = None
+    """What the workspace's own ``config.yaml`` sets that waits for the user's approval (not
+    applied here); ``None`` when nothing waits."""
+    trust_dir: Path | None = None
+    """The user-level data folder where approvals are remembered (``~/.PseudoClaude/`` unless
+    the user's own settings move the user memory); set by :func:`load_settings`."""
 
     def missing_provider(self) -> str | None:
         """``None`` when a provider is usable, else one line naming what to set."""
+        waiting = ""
+        if self.pending is not None and self.pending.approved.missing_provider() is None:
+            waiting = (f" (this folder's {APPROVAL_NAME} sets one: approve it to use it)")
         if self.provider is None:
             return ("no model provider configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
-                    "or the `provider` setting (with `apiKey`, or `baseUrl` for a local server)")
+                    "or the `provider` setting (with `apiKey`, or `baseUrl` for a local "
+                    f"server){waiting}")
         if not self.api_key and not self.base_url:
             env = API_KEY_ENV[self.provider]
-            return f"provider {self.provider} has no API key: set {env} or the `apiKey` setting"
+            return (f"provider {self.provider} has no API key: set {env} or the `apiKey` "
+                    f"setting{waiting}")
         return None
 
 
@@ -564,15 +641,16 @@ class _Layer:
         return ConfigError(f"{PREFIX}{label or key} must be {what}, got {shown}{where}", label)
 
 
-def _read_yaml(path: Path) -> dict[str, Any] | None:
-    """A config file's mapping, ``None`` when absent. YAML errors name line and column only
-    (the offending line could hold an API key)."""
+def _read_yaml(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """A config file's mapping (``None`` when absent) and the fingerprint of its bytes. YAML
+    errors name line and column only (the offending line could hold an API key)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except FileNotFoundError:
-        return None
+        return None, ""
     except NotADirectoryError:  # its folder is a file: nothing to read (see _check_folder)
-        return None
+        return None, ""
     except UnicodeDecodeError:
         raise ConfigError(f"{PREFIX}{path} is not a text file (UTF-8 YAML expected)") from None
     except IsADirectoryError:
@@ -590,10 +668,10 @@ def _read_yaml(path: Path) -> dict[str, Any] | None:
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{PREFIX}{path}: {problem}{where}") from None
     if data is None:
-        return {}
+        return {}, fingerprint(raw)
     if not isinstance(data, dict):
         raise ConfigError(f"{PREFIX}{path} must hold a mapping of settings")
-    return data
+    return data, fingerprint(raw)
 
 
 def _check_folder(folder: Path, key: str) -> None:
@@ -628,17 +706,46 @@ def load_settings(
 
     layers: list[_Layer] = []
     sources: list[str] = []
-    candidates = [home_dir / CONFIG_DIR / CONFIG_FILE]
+    user_file = home_dir / CONFIG_DIR / CONFIG_FILE
+    data, _ = _read_yaml(user_file)
+    if data is not None:
+        sources.append(str(user_file))
+        layers.append(_Layer(str(user_file), data))
+    repository: tuple[_Layer, Path, str] | None = None
     if ws is not None:
-        candidates.append(ws / CONFIG_DIR / CONFIG_FILE)
-    for path in candidates:
-        data = _read_yaml(path)
+        ws_file = ws / CONFIG_DIR / CONFIG_FILE
+        data, digest = _read_yaml(ws_file)
         if data is not None:
-            sources.append(str(path))
-            layers.append(_Layer(str(path), data))
+            sources.append(str(ws_file))
+            layer = _Layer(str(ws_file), data)
+            # Its MCP servers are the MCP configuration's own source (``workspace``), which
+            # waits for the user's approval of each server: never the user's settings.
+            layer.values.pop(MCP_SERVERS.name, None)
+            layers.append(layer)
+            repository = (layer, ws_file, digest)
     override_layer = _Layer(overrides_source, overrides, override_labels)
     layers.append(override_layer)
+    unknown = tuple(k for layer in layers for k in layer.unknown)
 
+    def settings() -> Settings:
+        merged = _merge(layers)
+        return _resolve(merged, override_layer, env, home_dir, ws, tuple(sources), unknown)
+
+    if repository is None:
+        return _with_trust_dir(settings())
+    return _repository_settings(repository, settings)
+
+
+def _with_trust_dir(settings: Settings, standing: Settings | None = None) -> Settings:
+    """``settings`` knowing where approvals are remembered: the user-level data folder of
+    the settings that stand without the workspace's own file (which cannot move it)."""
+    user_dir = (standing or settings).memory.user_dir
+    folder = user_dir.parent if user_dir is not None else Path.home() / CONFIG_DIR
+    return dataclasses.replace(settings, trust_dir=folder)
+
+
+def _merge(layers: list[_Layer]) -> dict[str, tuple[Any, _Layer]]:
+    """Every key's checked value and the layer it came from (later layers win)."""
     merged: dict[str, tuple[Any, _Layer]] = {}
     for layer in layers:
         for name, raw in layer.values.items():
@@ -650,8 +757,91 @@ def load_settings(
                 merged[name] = (value, layer)
             except _Invalid as what:
                 raise layer.error(name, str(what), _quote(raw, secret=key.secret)) from None
-    unknown = tuple(k for layer in layers for k in layer.unknown)
-    return _resolve(merged, override_layer, env, home_dir, ws, tuple(sources), unknown)
+    return merged
+
+
+def _repository_settings(repository: tuple[_Layer, Path, str],
+                         settings: Callable[[], Settings]) -> Settings:
+    """The settings when the workspace has its own ``config.yaml``: what it sets that would
+    redirect the prompts and the key, or let more run unasked (:data:`WAITING_KEYS`), applies
+    only once the user approved this exact file; what narrows applies at once."""
+    layer, path, digest = repository
+    held = {name: layer.values.pop(name) for name in WAITING_KEYS if name in layer.values}
+    standing = _with_trust_dir(settings())
+    if not held:
+        return standing
+    layer.values.update(held)
+    approved = _with_trust_dir(settings(), standing)
+    asked = [name for name in WAITING_KEYS
+             if name in held and _widens(name, _value(standing, name), _value(approved, name))]
+    if not asked:
+        return approved  # everything it sets narrows (or changes nothing)
+    for name in asked:
+        layer.values.pop(name)
+    standing = _with_trust_dir(settings())  # with what narrows
+    ws = approved.workspace
+    assert ws is not None
+    if settings_trust(standing).is_approved(ws, APPROVAL_NAME, digest):
+        return approved
+    pending = PendingSettings(
+        path=path, fingerprint=digest, approved=approved,
+        asked=tuple(AskedSetting(name, _shown(name, _value(approved, name))) for name in asked))
+    return dataclasses.replace(standing, pending=pending)
+
+
+def _value(settings: Settings, name: str) -> Any:
+    value: Any = settings
+    for part in KEYS[name].attr.split("."):
+        value = getattr(value, part)
+    return value
+
+
+_PERMISSIVENESS = {"deny": 0, "ask": 1, "allow": 2}
+
+
+def _widens(name: str, standing: Any, wanted: Any) -> bool:
+    """Whether the workspace's value of ``name`` asks for more than what stands without it:
+    an approval more permissive, or any other connection."""
+    if name in APPROVAL_KEYS:
+        return bool(_PERMISSIVENESS[wanted] > _PERMISSIVENESS[standing])
+    return bool(wanted != standing)
+
+
+def _shown(name: str, value: Any) -> str:
+    """A waiting value as the user is shown it: a URL without its user information, query
+    and fragment; never a key."""
+    if value is None:
+        return "(not set)"
+    if KEYS[name].secret or isinstance(value, Secret):
+        return "(a key, hidden)"
+    if name == BASE_URL.name:
+        return safe_url(str(value))
+    return str(value)
+
+
+def settings_trust(settings: Settings) -> TrustStore:
+    """Where approvals of workspace settings files are remembered: the user-level data folder
+    (:attr:`Settings.trust_dir`)."""
+    folder = settings.trust_dir or _with_trust_dir(settings).trust_dir
+    assert folder is not None
+    return trust_store(folder, PERMISSIONS_FILE)
+
+
+def remember_approval(settings: Settings) -> PendingSettings | None:
+    """Approve what the workspace's own settings file asks for, remembered (by the folder and
+    the file's content) for this process and later ones; what was approved, ``None`` when the
+    file asks for nothing that waits. Raises ``OSError`` when it cannot be recorded."""
+    pending = settings.pending
+    if pending is None or settings.workspace is None:
+        return None
+    settings_trust(settings).remember(settings.workspace, pending.name, pending.fingerprint)
+    return pending
+
+
+def forget_approval(settings: Settings) -> None:
+    """Withdraw the approval of the workspace's own settings file (asked again next time)."""
+    if settings.workspace is not None:
+        settings_trust(settings).forget(settings.workspace, APPROVAL_NAME)
 
 
 def _env_key(env: Mapping[str, str], provider: str) -> Secret | None:

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Final
+from urllib.parse import urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 
@@ -96,3 +97,17 @@ def without_credentials(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {key: value for key, value in source.items()
             if not key.upper().startswith(CREDENTIAL_PREFIXES)
             and not key.upper().endswith(CREDENTIAL_SUFFIXES)}
+
+
+def safe_url(url: str) -> str:
+    """``url`` without its user information, query and fragment (where tokens hide)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port is not None:
+            host = f"{host}:{parts.port}"
+        if ":" in (parts.hostname or "") and not host.startswith("["):
+            host = f"[{parts.hostname}]" + (f":{parts.port}" if parts.port is not None else "")
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    except ValueError:
+        return "(a URL that cannot be parsed)"

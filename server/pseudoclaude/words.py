@@ -148,3 +148,17 @@ def rewound(turn: int, mode: str, restored: int, conflicts: int, messages: int) 
         parts.append(f"the conversation is back to before prompt {turn} "
                      f"({plural(messages, 'message')})")
     return f"Rewound to before prompt {turn}: " + "; ".join(parts) + "."
+
+
+def settings_ignored(name: str, *, declined: bool) -> str:
+    """Why a setting of the folder's own settings file is not applied."""
+    if declined:
+        return (f"you declined this folder's {name}; asked again after a restart or when the "
+                "file changes")
+    return f"waits for your approval of this folder's {name}"
+
+
+def settings_not_applied(name: str, keys: str, why: str) -> str:
+    """The warning when the folder's own settings could not be asked about."""
+    return (f"this folder's {name} was not applied ({keys}): it waits for your approval and "
+            f"there is {why}; approve it with `pseudoclaude permissions approve` in the folder")

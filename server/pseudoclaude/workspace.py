@@ -21,7 +21,13 @@ from pathlib import Path
 import msgspec
 
 from pseudoclaude import words
-from pseudoclaude.agent.approvals import ApprovalPolicy, Approver, Gate
+from pseudoclaude.agent.approvals import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    ApprovalUnavailable,
+    Approver,
+    Gate,
+)
 from pseudoclaude.agent.prompt import (
     SystemPrompt,
     memory_section,
@@ -50,9 +56,9 @@ from pseudoclaude.compact.factcheck import WRITE_TOOLS
 from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.compact.summarize import RequestPrefix
-from pseudoclaude.config import API_KEY_ENV, Settings
+from pseudoclaude.config import API_KEY_ENV, PendingSettings, Settings, settings_trust
 from pseudoclaude.errors import PseudoClaudeError
-from pseudoclaude.events import Event
+from pseudoclaude.events import Event, WarningEvent
 from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message, ToolCall
@@ -123,6 +129,15 @@ class Hooks:
 
 
 @dataclass(frozen=True)
+class IgnoredSetting:
+    """A setting of the workspace's own ``config.yaml`` that is not applied, and why."""
+
+    key: str
+    value: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class TranscriptPage:
     """A page of a session's transcript (``items[offset:offset + limit]`` of ``total``)."""
 
@@ -184,6 +199,11 @@ class Workspace:
         self._turns_known: tuple[str, int] | None = None  # (session, prompts in its timeline)
         self._last_system: str | None = None  # the system prompt of the last run
         self._cleanup: asyncio.Task[None] | None = None
+        self._settings_asking: asyncio.Future[None] | None = None
+        self._settings_answers: dict[str, str] = {}
+        """The user's answer (``approved``, ``denied``) about the workspace's own settings
+        file, by its fingerprint, in this process; absent: not answered yet."""
+        self._settings_warned: set[str] = set()
         self.last_run: Runner | None = None
         """The latest run (its :attr:`~Runner.result` holds what a cancelled run had done)."""
 
@@ -197,6 +217,8 @@ class Workspace:
             log.warning("cannot watch the memory folders of %s: %s", self.root, exc)
         self.start_cleanup()
         self.mcp.configure()  # reads the configuration, asks about project servers
+        if self.settings.pending is not None:  # the folder's own settings: asked once opened
+            self._settings_asking = asyncio.ensure_future(self._ask_settings())
         if self.store.sessions_dir.is_dir():  # the agent worked here: it will again
             threading.Thread(target=self._prepare_checkpoints, daemon=True,
                              name=f"checkpoints {self.root.name}").start()
@@ -238,6 +260,67 @@ class Workspace:
             self.mcp.configure(settings)
         if self.compact_runtime is not None:
             self.compact_runtime.config = self._compact_config()
+
+    async def approve_settings(self) -> None:
+        """Ask the user about what the workspace's own ``config.yaml`` sets that waits for an
+        approval (where the prompts and the key go, what runs unasked), unless they answered
+        in this process already: allowed once (this process), for the session (remembered
+        outside the workspace by the folder and the file's content) or denied (this process;
+        the settings without it stand). An approver that cannot ask leaves it waiting, said
+        once as a warning; the next call asks again. Waits for a question already asked."""
+        asking = self._settings_asking
+        if asking is None or asking.done():
+            pending = self.settings.pending
+            if pending is None or pending.fingerprint in self._settings_answers:
+                return
+            asking = self._settings_asking = asyncio.ensure_future(self._ask_settings())
+        await asyncio.shield(asking)
+
+    async def _ask_settings(self) -> None:
+        pending = self.settings.pending
+        if pending is None or pending.fingerprint in self._settings_answers:
+            return
+        request = ApprovalRequest.permissions(pending.name, pending.lines(), pending.url)
+        try:
+            decision = await self.approver.ask(request)
+        except ApprovalUnavailable as exc:
+            self._settings_warning(pending, f"no way to ask here ({exc})")
+            return
+        except Exception as exc:  # CancelledError propagates
+            log.warning("asking to approve %s failed: %s", pending.path, exc)
+            self._settings_warning(pending, f"asking failed ({exc})")
+            return
+        if decision in ("allow_once", "allow_session"):
+            trust = settings_trust(self.settings)
+            trust.approve_once(self.root, pending.name, pending.fingerprint)
+            if decision == "allow_session":
+                try:
+                    await asyncio.to_thread(trust.remember, self.root, pending.name,
+                                            pending.fingerprint)
+                except OSError as exc:
+                    log.warning("cannot remember the approval of %s: %s", pending.path, exc)
+            self._settings_answers[pending.fingerprint] = "approved"
+            if self.settings.pending is pending:
+                self.update_settings(pending.approved)
+        else:
+            self._settings_answers[pending.fingerprint] = "denied"
+
+    def _settings_warning(self, pending: PendingSettings, why: str) -> None:
+        """Once per process and file content: the folder's settings that were not applied."""
+        if pending.fingerprint in self._settings_warned:
+            return
+        self._settings_warned.add(pending.fingerprint)
+        keys = ", ".join(asked.key for asked in pending.asked)
+        self._emit(WarningEvent(words.settings_not_applied(pending.name, keys, why)))
+
+    def ignored_settings(self) -> list[IgnoredSetting]:
+        """What the workspace's own ``config.yaml`` sets that is not applied now, and why."""
+        pending = self.settings.pending
+        if pending is None:
+            return []
+        answer = self._settings_answers.get(pending.fingerprint)
+        reason = words.settings_ignored(pending.name, declined=answer == "denied")
+        return [IgnoredSetting(key=a.key, value=a.value, reason=reason) for a in pending.asked]
 
     def _options(self, model: str = "") -> ProviderOptions:
         """The session's provider options, with ``model`` instead of its model when set."""
@@ -513,6 +596,7 @@ class Workspace:
         the user has open) when the front end has one."""
         if not prompt.strip():
             raise WorkspaceError("the prompt is empty")
+        await self.approve_settings()  # the folder's own settings, before they would apply
         ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
         with self._exclusive("start a run", RUNNING):
             if session == NEW or (session is None and self.session is None):
@@ -580,14 +664,21 @@ class Workspace:
     async def _checkpoint(self, turn: int, paths: list[str] | None = None) -> None:
         """Snapshot the files (a ``checkpoint`` line of ``turn``); ``paths``: only these may
         have changed since the last one. A failure is logged and said by ``context``, and
-        never stops a run."""
+        never stops a run. The first of a run (taken before it: every later one waits for it)
+        is named as what changed outside the agent since the one before (``BEFORE``)."""
+        from pseudoclaude.checkpoints import BEFORE  # (here: the imports are edited elsewhere)
+
         repo, session = self.checkpoints, self.session
         if session is None:
             return
+        run = (session.session_id, self._turn)
+        first = getattr(self, "_checkpointed_run", None) != run
+        self._checkpointed_run = run
         await self._finish_journal()
         try:
-            snap = await asyncio.to_thread(repo.snapshot, f"prompt {turn}",
-                                           session.session_id, paths)
+            snap = await asyncio.to_thread(repo.snapshot,
+                                           f"{BEFORE}prompt {turn}" if first else
+                                           f"prompt {turn}", session.session_id, paths)
         except (CheckpointError, OSError) as exc:
             problem = f"checkpoints failed: {exc}"
             if problem != self.checkpoint_problem:
@@ -612,9 +703,11 @@ class Workspace:
         return target.relative_to(root).as_posix() if target.is_relative_to(root) else None
 
     async def _before_write(self, call: ToolCall) -> None:
-        """Before-images: keep what a file the agent is about to write holds now."""
+        """Before-images: keep what a file the agent is about to write holds now (without
+        ``git``: every file; with it: the files the snapshots leave out, such as ignored
+        ones)."""
         relative = self._written_path(call)
-        if self.session is None or self.checkpoints.covers == "all" or relative is None:
+        if self.session is None or relative is None:
             return
         try:
             await asyncio.to_thread(self.checkpoints.before_write, relative,
@@ -626,8 +719,13 @@ class Workspace:
     def checkpoint_status(self) -> CheckpointStatus:
         """What a rewind of code can restore here now (``pseudoclaude/context``)."""
         covers = self.checkpoints.covers
+        unreadable = self.checkpoints.unreadable()  # named as a rewind preview names them
+        named = ", ".join(unreadable[:5]) + (f" and {len(unreadable) - 5} more"
+                                             if len(unreadable) > 5 else "")
         problems = [p for p in (self.checkpoint_problem,
-                                NO_GIT if covers == "writes" else "") if p]
+                                NO_GIT if covers == "writes" else "",
+                                f"not kept because they cannot be read: {named}"
+                                if unreadable else "") if p]
         return CheckpointStatus(covers=covers,
                                 problem="; ".join(problems) if problems else msgspec.UNSET,
                                 skipped=list(self.checkpoint_skipped))
@@ -847,6 +945,8 @@ class Workspace:
 
     async def close(self, memory_timeout: float = 10.0) -> None:
         """Wait (bounded) for pending memory updates, then close the log and the provider."""
+        if self._settings_asking is not None and not self._settings_asking.done():
+            self._settings_asking.cancel()
         await self.memory.close(timeout=memory_timeout)
         await self.mcp.close()
         if self._cleanup is not None:

@@ -20,27 +20,17 @@ from typing import Any
 from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Approver
 from pseudoclaude.config import Settings
 from pseudoclaude.mcp import (
+    REPOSITORY_SOURCES,
     McpManager,
     McpOptions,
     McpTool,
     ServerConfig,
     ServerInfo,
-    TrustStore,
     collect,
+    mcp_trust_store,
 )
 
 log = logging.getLogger("pseudoclaude.workspace")
-
-_TRUST: dict[Path, TrustStore] = {}
-
-
-def trust_store(user_dir: Path) -> TrustStore:
-    """One store of approvals per user data folder (shared by the workspaces of a process)."""
-    store = _TRUST.get(user_dir)
-    if store is None:
-        store = _TRUST[user_dir] = TrustStore(user_dir)
-    return store
-
 
 class WorkspaceMcp:
     """The MCP servers of one workspace (see the module docstring). ``on_change`` is called on
@@ -55,7 +45,7 @@ class WorkspaceMcp:
         """The servers an ACP client passed in ``session/new`` (source ``acp``)."""
         self._on_change = on_change
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.manager = McpManager(root, trust_store(user_dir), options=self._options(),
+        self.manager = McpManager(root, mcp_trust_store(user_dir), options=self._options(),
                                   on_change=self._changed)
         self.configs: list[ServerConfig] = []
         self._configured: asyncio.Task[None] | None = None
@@ -137,8 +127,11 @@ class WorkspaceMcp:
 
     # -- using -------------------------------------------------------------------------------
     def approvals(self) -> dict[str, str]:
-        """The servers' own approval entries (``ask``, ``allow``, ``deny``) by name."""
-        return {c.name: c.approval for c in self.configs if c.approval}
+        """The servers' own approval entries (``ask``, ``allow``, ``deny``) by name. A
+        repository's own ``allow`` (``.mcp.json``, the workspace's ``config.yaml``) is not
+        taken: it cannot let its tools run unasked."""
+        return {c.name: c.approval for c in self.configs if c.approval
+                and not (c.approval == "allow" and c.source in REPOSITORY_SOURCES)}
 
     async def tools(self) -> list[McpTool]:
         """The tools of every server that can start, for a run (each server within

@@ -2,10 +2,11 @@
 
 Most tests use the ``agent-client-protocol`` package's client side (``spawn_agent_process``);
 the error tests speak raw JSON-RPC lines. The model is the scripted fake server; ACP has no
-``initializationOptions``, so each workspace gets its settings from its own
-``.PseudoClaude/config.yaml`` (provider, base URL, approvals) and the API key from the
-environment (``ANTHROPIC_API_KEY``), which also lets the tests check that it never appears in
-anything the agent writes.
+``initializationOptions``, so the settings come from the user's ``~/.PseudoClaude/config.yaml``
+(provider, base URL), each workspace's own ``.PseudoClaude/config.yaml`` (approvals; an
+``allow`` there approved as a user does) and the API key from the environment
+(``ANTHROPIC_API_KEY``), which also lets the tests check that it never appears in anything the
+agent writes.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from acp.schema import (
 from pseudoclaude.api import commands as api_commands
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session
-from support import until
+from support import Listener, until
 
 SERVER = [sys.executable, "-m", "pseudoclaude", "acp"]
 API_KEY = "sk-ant-test-acp-0123456789abcdef"
@@ -70,7 +71,10 @@ class Env:
         self.tmp = tmp
         self.fake = fake
         self.home = tmp / "home"
-        self.home.mkdir()
+        (self.home / ".PseudoClaude").mkdir(parents=True)  # the user's own settings
+        (self.home / ".PseudoClaude" / "config.yaml").write_text(
+            f"provider: anthropic\nbaseUrl: {fake.base_url}\n"
+            f"memory:\n  userDir: {tmp / 'user-memory'}\n")
         self.vars = {"HOME": str(self.home), "ANTHROPIC_API_KEY": API_KEY,
                      "PATH": os.environ.get("PATH", "")}
         self.received: list[dict[str, Any]] = []
@@ -82,9 +86,9 @@ class Env:
         (path / "README.md").write_text(f"# {name}\nA small sample project.\n")
         (path / "notes.txt").write_text("alpha\nbeta\n")
         (path / ".PseudoClaude" / "config.yaml").write_text(
-            f"provider: anthropic\nbaseUrl: {self.fake.base_url}\nmaxRetries: 0\n"
-            f"memory:\n  userDir: {self.tmp / 'user-memory'}\n"
-            f"approvals:\n  runCommand: {run_command}\n  write: {write}\n")
+            f"maxRetries: 0\napprovals:\n  runCommand: {run_command}\n  write: {write}\n")
+        if run_command == "allow":  # the folder's own allow waits: approved as a user does
+            self.cli("permissions", "approve", "--workspace", str(path))
         return path
 
     def observe(self, event: StreamEvent) -> None:
@@ -269,6 +273,29 @@ async def test_new_prompt_streams_chunks_and_usage(env: Env) -> None:
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant"]
     assert shown["messages"][0]["content"] == "what do the notes say?"
     assert shown["messages"][1]["content"] == "The notes say alpha and beta."
+
+
+async def test_a_folders_own_server_waits_for_the_users_permission(env: Env) -> None:
+    """The same rule as in the editor and the CLI: the folder's ``baseUrl`` is asked about
+    (``session/request_permission`` before the first prompt runs); declined, nothing reaches
+    it and the prompt goes where the user's settings say; not asked again in this process."""
+    ws = env.folder()
+    config = ws / ".PseudoClaude" / "config.yaml"
+    env.fake.add_turns({"text": "Hello."}, {"text": "Again."})
+    client = Recorder()
+    client.answer = "deny"
+    with Listener() as theirs:
+        config.write_text(config.read_text() + f"baseUrl: {theirs.url}\n")
+        async with agent(env, client) as conn:
+            sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+            answer = await call(conn.prompt(session_id=sid, prompt=prompt("hi")))
+            assert answer.stop_reason == "end_turn" and client.text(sid) == "Hello."
+            [asked] = client.permissions
+            assert ".PseudoClaude/config.yaml" in asked["toolCall"]["title"]
+            assert f"baseUrl: {theirs.url}" in asked["toolCall"]["content"][0]["content"]["text"]
+            await call(conn.prompt(session_id=sid, prompt=prompt("again")))
+            assert len(client.permissions) == 1
+        assert theirs.requests == []
 
 
 async def test_tool_call_with_permission(env: Env) -> None:

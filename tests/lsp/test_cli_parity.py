@@ -2,7 +2,7 @@
 result objects for the same workspace, and bad input is one line with the SPEC §9 exit code.
 
 The LSP side is the real server over stdio (pytest-lsp); the CLI side is a real process on the
-same folder, with the same settings (from the workspace's ``config.yaml``).
+same folder, with the same settings (from the user's own ``config.yaml``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timeout(240)
 def cli(env: Any, *args: str, workspace: Path | None = None
         ) -> subprocess.CompletedProcess[str]:
     """``pseudoclaude ARGS --workspace WS`` as a user runs it (no API key in the environment;
-    the settings come from the workspace's config.yaml, written by :func:`share_settings`)."""
+    the settings come from the user's config.yaml, written by :func:`share_settings`)."""
     clean = {k: v for k, v in os.environ.items()
              if not k.endswith("_API_KEY") and not k.startswith(("ANTHROPIC", "OPENAI"))}
     clean["HOME"] = str(env.tmp / "cli-home")
@@ -37,9 +37,10 @@ def cli(env: Any, *args: str, workspace: Path | None = None
 
 
 def share_settings(env: Any) -> None:
-    """The server's initializationOptions as the workspace's config.yaml, for the CLI."""
-    config = env.folders[0] / ".PseudoClaude" / "config.yaml"
-    config.parent.mkdir(exist_ok=True)
+    """The server's initializationOptions as the CLI user's own config.yaml (a workspace's
+    would wait for an approval of where it sends the prompts)."""
+    config = env.tmp / "cli-home" / ".PseudoClaude" / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(yaml.safe_dump(env.options()))
 
 

@@ -129,8 +129,8 @@ def test_key_spellings_nested_dotted_snake_and_wrapped(dirs: tuple[Path, Path]) 
 
 
 def test_go_providers_form(dirs: tuple[Path, Path]) -> None:
-    _home, ws = dirs
-    write(ws, {"providers": [
+    home, ws = dirs  # the user's own file (a workspace's waits for an approval: see below)
+    write(home, {"providers": [
         {"name": "deepseek", "protocol": "openai", "model": "deepseek-chat",
          "base_url": "https://api.deepseek.test/v1", "api_key": "go-key",
          "context_window": 64000},
@@ -139,9 +139,15 @@ def test_go_providers_form(dirs: tuple[Path, Path]) -> None:
     assert (s.provider, s.model, s.base_url, s.context_window) == (
         "openai", "deepseek-chat", "https://api.deepseek.test/v1", 64_000)
     assert s.api_key == Secret("go-key")
-    write(ws, {"providers": [{"name": "claude", "model": "go-model"}], "model": "flat-model"})
+    write(home, {"providers": [{"name": "claude", "model": "go-model"}], "model": "flat-model"})
     s = load(dirs)
     assert s.provider == "anthropic" and s.model == "flat-model"
+    write(ws, {"providers": [{"protocol": "openai", "base_url": "https://elsewhere.test/v1"}]})
+    s = load(dirs)  # the same form in the workspace's file: its connection waits
+    assert (s.provider, s.base_url) == ("anthropic", None) and s.pending is not None
+    assert [a.key for a in s.pending.asked] == ["baseUrl", "provider"]
+    assert (s.pending.approved.provider, s.pending.approved.base_url) == (
+        "openai", "https://elsewhere.test/v1")
 
 
 @pytest.mark.parametrize(("overrides", "message"), [

@@ -1,12 +1,20 @@
-"""`pseudoclaude demo` (what `make demo` runs) works offline, end to end."""
+"""`pseudoclaude demo` (what `make demo` runs) works offline, end to end, and says so only when
+every step did what it shows."""
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pseudoclaude import demo
+from support import server_env
 
 
 def test_demo_runs_offline() -> None:
@@ -27,7 +35,13 @@ def test_demo_runs_offline() -> None:
     assert "tools " in out and "; free " in out
     assert re.search(r"preview: would summarise [1-9]\d* messages? and keep", out), out
     assert "the summary was checked against" in out
+    # the summary shown is the one the scripted model wrote for the summary request
+    assert "     | 8. Current: south and west are out of range.\n" in out, out
     assert "[project_knowledge] Temperature range" in out
+    # step 8 answers with its own scripted reply, not the one the summary request used up
+    step8 = out[out.index("== 8."):]
+    assert "".join(demo.RECAP) in step8, step8
+    assert "no scripted reply left" not in out
     assert "same session: True" in out and "demo: OK" in out
     # counts read as English (issue 17: "13 message", "1 iterations")
     assert not re.search(r"\b1 (messages|iterations|bad lines|repairs)\b", out), out
@@ -35,4 +49,80 @@ def test_demo_runs_offline() -> None:
     # it says what happened to its folder, and --clean removed it
     removed = re.search(r"\(removed (\S+);", out)
     assert removed and not Path(removed.group(1)).exists(), out[-500:]
-    assert "Traceback" not in proc.stderr
+    assert proc.stderr == ""
+
+
+def _run(spec: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = demo.run_demo(clean=True, offline=True, spec=spec)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_script_that_misses_the_summary_request_fails_at_step_4(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The script as it was before summaries repeated the conversation: its summary rule
+    waits for the summary's own system prompt, so the cache-shaped request takes step 8's
+    turn. The demo says so at step 4 and stops."""
+    spec = demo.script()
+    summary_rules = [r for r in spec["rules"] if r["when"] == {"summary": True}]
+    assert summary_rules
+    for rule in summary_rules:
+        rule["when"] = {"system_contains": "working summary"}
+    code, out, err = _run(spec, capsys)
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("pseudoclaude demo: step 4 failed: "), err
+    assert ("the stored summary is not the scripted one (the summary request got turn 4 of "
+            "the script)") in err
+    assert "demo: FAILED" in out and "demo: OK" not in out
+    assert "== 5." not in out  # stopped at the first failure
+    assert re.search(r"\(removed (\S+);", out)
+
+
+def test_a_reply_the_script_does_not_have_fails_the_step(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Without step 8's turn the fake model answers "no scripted reply left": a failure."""
+    spec = demo.script()
+    spec["turns"] = spec["turns"][:-1]
+    code, out, err = _run(spec, capsys)
+    assert code == 1
+    assert err.count("\n") == 1, err
+    assert err.startswith("pseudoclaude demo: step 8 failed: the scripted model had no reply "
+                          "left for a request (a request with tools, last user message "
+                          f"{demo.FOLLOW_UP!r})"), err
+    assert "no scripted reply left" in out  # what the user saw, now called a failure
+    assert "demo: OK" not in out
+
+
+def test_an_answer_that_is_not_the_scripted_one_fails_the_step(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    spec = demo.script()
+    spec["turns"][3] = {"text": "Everything is fine."}
+    code, out, err = _run(spec, capsys)
+    assert code == 1
+    assert err == ("pseudoclaude demo: step 2 failed: the answer is not the scripted one: "
+                   "'Everything is fine.'\n")
+    assert "== 3." not in out
+
+
+def test_with_a_key_and_no_network_it_stops_at_the_first_failure(tmp_path: Path) -> None:
+    """ANTHROPIC_API_KEY set: the real provider, which cannot be reached (a loopback port that
+    refuses connections, no retries). Step 2 fails, the demo stops there: one line on stderr,
+    exit 1, no traceback, the later steps not run."""
+    home = tmp_path / "home"
+    (home / ".PseudoClaude").mkdir(parents=True)
+    with socket.socket() as closed:  # bound, never listening: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        (home / ".PseudoClaude" / "config.yaml").write_text(
+            f"baseUrl: http://127.0.0.1:{port}\nmaxRetries: 0\n", encoding="utf-8")
+        env = server_env(home) | {"ANTHROPIC_API_KEY": "sk-ant-not-a-working-key"}
+        proc = subprocess.run([sys.executable, "-m", "pseudoclaude", "demo", "--clean"],
+                              capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "REAL provider" in proc.stdout
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("pseudoclaude demo: step 2 failed: the run failed: anthropic:"
+                                  " connection failed"), proc.stderr
+    assert "--offline" in proc.stderr
+    assert "== 3." not in proc.stdout and "demo: OK" not in proc.stdout
+    assert "demo: FAILED" in proc.stdout

@@ -172,7 +172,8 @@ def test_sources_merge_by_name_later_wins(tmp_path: Path) -> None:
         "u": ("user-only", "user"), "p": ("project-only", "project")}
     assert servers["d"].args == ("${TOKEN}",)  # ACP values are taken literally
     assert dict(servers["d"].env) == {"K": "v"}
-    assert not servers["d"].needs_approval and not servers["c"].needs_approval
+    # what the repository brings waits for the user (.mcp.json and its config.yaml alike)
+    assert not servers["d"].needs_approval and servers["c"].needs_approval
 
 
 def test_acp_shapes() -> None:

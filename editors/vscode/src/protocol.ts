@@ -131,7 +131,7 @@ export type MemoryLevel = 'project' | 'user';
 /** The answer to `pseudoclaude/approve`. */
 export type ApprovalDecision = 'allowOnce' | 'allowSession' | 'deny';
 
-export type ApproveKind = 'write' | 'runCommand' | 'mcp' | 'mcpServer';
+export type ApproveKind = 'write' | 'runCommand' | 'mcp' | 'mcpServer' | 'permissions';
 
 export type ReviewDecision = 'accept' | 'reject';
 
@@ -436,11 +436,24 @@ export interface ForkResult {
   sessionId: string;
 }
 
+/** A setting of the folder's own `.PseudoClaude/config.yaml` that is not applied. */
+export interface IgnoredSetting {
+  key: string;
+  /** As shown to the user (a URL without its user information; never a key). */
+  value: string;
+  reason: string;
+}
+
 /** The context of a session now (the wire's `ContextResult` adds its id). */
 export interface ContextResult {
   sessionId: string | null;
   /** What a rewind of code can restore. */
   checkpoints: CheckpointStatus;
+  /**
+   * What the folder's own settings file sets that waits for the user's approval (or was
+   * declined): where the prompts and the key would go, what would run unasked.
+   */
+  ignoredSettings: IgnoredSetting[];
   messageCount: number;
   estimatedTokens: number;
   contextWindow: number;
@@ -810,8 +823,16 @@ export interface ApproveParams {
    * its command line in `command` or its `url`).
    */
   server?: string;
-  /** The URL of an HTTP MCP server (`mcpServer`). */
+  /**
+   * The URL of an HTTP MCP server (`mcpServer`); the `baseUrl` a folder's settings
+   * file asks for (`permissions`).
+   */
   url?: string;
+  /**
+   * `permissions`: what the folder's file asks for, one line each (`baseUrl: <url>
+   * (...)` first), with `path` naming the file.
+   */
+  rules?: string[];
 }
 
 export interface ApproveResult {

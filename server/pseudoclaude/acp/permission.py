@@ -26,7 +26,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from pseudoclaude.acp.outbox import Outbox
-from pseudoclaude.acp.updates import locations, tool_kind, tool_status
+from pseudoclaude.acp.updates import locations, text_block, tool_kind, tool_status
 from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
 from pseudoclaude.errors import one_line
 
@@ -82,7 +82,13 @@ class AcpApprover:
 
 def diff(request: ApprovalRequest, root: Path) -> list[ToolCallContent] | None:
     """A write's change as ACP diff content (SPEC §11 "Diff approvals": the gate computed the
-    whole file without and with the change; no ``oldText`` for a new file)."""
+    whole file without and with the change; no ``oldText`` for a new file); what a folder's
+    settings file asks for as text, a line each."""
+    if request.approval_class == "permissions":
+        lines = "\n".join(f"- {rule}" for rule in request.rules)
+        return [ContentToolCallContent(type="content", content=text_block(
+            f"This folder's {request.path} asks to use these settings (until you allow them, "
+            f"yours stand):\n{lines}"))]
     if request.path is None or request.after is None:
         return None
     content: list[ToolCallContent] = [FileEditToolCallContent(

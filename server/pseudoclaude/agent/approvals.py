@@ -85,6 +85,8 @@ class ApprovalRequest:
     """The MCP server (``mcp``: whose tool ``tool`` is, by its own name; ``mcpServer``: the
     server to start, with its command line in ``command`` or its ``url``)."""
     url: str | None = None
+    rules: tuple[str, ...] = ()
+    """``permissions``: what the folder's settings file asks for, one line each."""
 
     @classmethod
     def of(cls, call: ToolCall, approval_class: ApprovalClass,
@@ -106,6 +108,13 @@ class ApprovalRequest:
         return cls(server, {}, f"start the MCP server {server} of this project: {summary}",
                    "mcpServer", server=server, command=None if url else summary,
                    url=summary if url else None)
+
+    @classmethod
+    def permissions(cls, path: str, rules: list[str], url: str | None) -> ApprovalRequest:
+        """Applying what a folder's own settings file (``path``, relative) asks for: where
+        the prompts and the key go (``url``), what runs unasked (``rules``: a line each)."""
+        return cls(path, {}, f"use the settings of this folder's {path}: " + "; ".join(rules),
+                   "permissions", path=path, url=url, rules=tuple(rules))
 
 
 class Approver(Protocol):
@@ -398,20 +407,23 @@ class TerminalApprover:
         if streams is None:
             streams, close = _open_terminal(self._tty_path)
         if streams is None:
+            if request.approval_class == "permissions":
+                raise ApprovalUnavailable("no terminal to ask")
             setting = SETTING_NAMES.get(request.approval_class, "approvals.runCommand")
             raise ApprovalUnavailable(
                 f"no terminal to ask for approval; set {setting} to allow")
         reader, writer = streams
         try:
-            writer.write(f"\nPseudoClaude wants to {_printable(request.summary)}\n")
-            if request.path is not None and request.before is not None \
-                    and request.after is not None:
-                writer.write(unified_diff(request.path, request.before, request.after,
-                                          colour=_colour(writer)))
+            if request.approval_class == "permissions":
+                writer.write(f"\nThis folder's {_printable(request.path or '')} asks "
+                             "PseudoClaude to use these settings:\n")
+                for rule in request.rules:
+                    writer.write(f"  - {_printable(rule)}\n")
+                writer.write("Until you allow them, your own settings stand "
+                             "(s: remembered for this folder until the file changes).\n")
             else:
-                if request.cwd is not None:
-                    writer.write(f"  in: {_printable(request.cwd)}\n")
-                writer.write(f"  arguments: {_compact_json(request.arguments)[:2000]}\n")
+                writer.write(f"\nPseudoClaude wants to {_printable(request.summary)}\n")
+                self._show_change(request, writer)
             for _ in range(_ATTEMPTS):
                 writer.write("Allow? [o]nce / [s]ession / [d]eny: ")
                 writer.flush()
@@ -430,3 +442,15 @@ class TerminalApprover:
             return "deny"
         finally:
             close()
+
+    @staticmethod
+    def _show_change(request: ApprovalRequest, writer: IO[str]) -> None:
+        """A write's unified diff, else a command's folder and the call's arguments."""
+        if request.path is not None and request.before is not None \
+                and request.after is not None:
+            writer.write(unified_diff(request.path, request.before, request.after,
+                                      colour=_colour(writer)))
+            return
+        if request.cwd is not None:
+            writer.write(f"  in: {_printable(request.cwd)}\n")
+        writer.write(f"  arguments: {_compact_json(request.arguments)[:2000]}\n")

@@ -86,7 +86,10 @@ def undo_result(u: UndoOutcome) -> p.UndoResult:
 
 def context_now(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
     return p.ContextResult(**asdict(ws.context()), session_id=ws.session_id,
-                           checkpoints=ws.checkpoint_status())
+                           checkpoints=ws.checkpoint_status(),
+                           ignored_settings=[
+                               p.IgnoredSetting(key=i.key, value=i.value, reason=i.reason)
+                               for i in ws.ignored_settings()])
 
 
 async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:

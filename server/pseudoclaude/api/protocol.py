@@ -171,7 +171,7 @@ MEMORY_LEVELS: tuple[str, ...] = ("project", "user")
 Level = MemoryLevel
 ApprovalDecision = Literal["allowOnce", "allowSession", "deny"]
 """The answer to ``pseudoclaude/approve``."""
-ApproveKind = Literal["write", "runCommand", "mcp", "mcpServer"]
+ApproveKind = Literal["write", "runCommand", "mcp", "mcpServer", "permissions"]
 ReviewDecision = Literal["accept", "reject"]
 ProposalAction = Literal["create", "update", "delete"]
 """The effect of a memory proposal on its note file."""
@@ -394,10 +394,22 @@ Breakdown = TokenBreakdown
 ``free`` and ``reserved`` are beside them."""
 
 
+class IgnoredSetting(Wire):
+    """A setting of the folder's own ``.PseudoClaude/config.yaml`` that is not applied."""
+
+    key: str
+    value: str
+    """As shown to the user (a URL without its user information; never a key)."""
+    reason: str
+
+
 class ContextResult(ContextState, Wire):
     session_id: str | None
     checkpoints: CheckpointStatus
     """What a rewind of code can restore."""
+    ignored_settings: list[IgnoredSetting] = msgspec.field(default_factory=list)
+    """What the folder's own settings file sets that waits for the user's approval (or was
+    declined): where the prompts and the key would go, what would run unasked."""
 
 
 class MemoryNote(Wire):
@@ -587,7 +599,11 @@ class ApproveParams(Wire):
     """The MCP server (``mcp``: whose tool ``tool`` is; ``mcpServer``: the server to start,
     its command line in ``command`` or its ``url``)."""
     url: str | UnsetType = UNSET
-    """The URL of an HTTP MCP server (``mcpServer``)."""
+    """The URL of an HTTP MCP server (``mcpServer``); the ``baseUrl`` a folder's settings
+    file asks for (``permissions``)."""
+    rules: list[str] | UnsetType = UNSET
+    """``permissions``: what the folder's file asks for, one line each (``baseUrl: <url>
+    (...)`` first), with ``path`` naming the file."""
 
 
 class ApproveResult(Wire):

@@ -29,6 +29,8 @@ def describe_context(c: p.ContextResult) -> str:
                  + (f" ({covered.problem})" if isinstance(covered.problem, str) else "")
                  + (f"; {plural(len(covered.skipped), 'file')} over 1 MiB not kept"
                     if covered.skipped else ""))
+    for ignored in c.ignored_settings:
+        lines.append(f"not applied: {ignored.key}: {ignored.value} ({ignored.reason})")
     lines.append("")
     lines.extend(breakdown_table(c.breakdown, c.context_window))
     return "\n".join(lines)

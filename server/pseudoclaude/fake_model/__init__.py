@@ -13,7 +13,8 @@ recorded so far; ``POST /_script`` replaces the script (same JSON as ``--script`
 are recorded without their headers (so never with an API key).
 
 Script (a JSON file, or the same structure as a Python object; a bare list means ``turns``;
-the ``#`` comments below are for illustration only)::
+the ``#`` comments below are for illustration only; the user's guide to it is
+``docs/fake-model.md``)::
 
     {
       "rules": [                        # checked first, in order, on every request

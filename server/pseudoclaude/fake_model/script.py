@@ -38,7 +38,7 @@ DEMO_SCRIPT: dict[str, Any] = {
 }
 
 _NUMBER = (int, float)
-_REPLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+REPLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     # key: (accepted JSON types, what to say when it is something else)
     "text": ((str, list), "a string or a list of strings"),
     "chunks": ((int,), "a whole number"),
@@ -58,8 +58,12 @@ _REPLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "omit_usage": ((bool,), "true or false"),
     "omit_finish": ((bool,), "true or false"),
 }
-_WHEN_KEYS = {"last_user_contains", "system_contains", "body_contains", "has_tools",
-              "last_is_tool_result", "protocol", "summary"}
+"""The keys of a reply (``turns``, ``rules[].reply``, ``default``)."""
+WHEN_KEYS = {"last_user_contains", "system_contains", "body_contains", "has_tools",
+             "last_is_tool_result", "protocol", "summary"}
+"""The conditions of a rule's ``when``."""
+SCRIPT_KEYS = {"turns", "rules", "default", "limit", "cache"}
+"""The keys of a script."""
 
 
 class ScriptError(ValueError):
@@ -91,15 +95,17 @@ def _list(spec: dict[str, Any], key: str) -> list[Any]:
 def _check_reply(reply: Any, where: str) -> dict[str, Any]:
     if not isinstance(reply, dict):
         raise ScriptError(f"fake-model script: {where} must be an object")
-    unknown = set(reply) - set(_REPLY_KEYS)
+    unknown = set(reply) - set(REPLY_KEYS)
     if unknown:
         raise ScriptError(f"fake-model script: {where} has unknown key(s) {sorted(unknown)}")
     for key, value in reply.items():
-        kinds, what = _REPLY_KEYS[key]
+        kinds, what = REPLY_KEYS[key]
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             raise ScriptError(f"fake-model script: {where}.{key} must be {what}, "
                               f"got {type(value).__name__}")
     error = reply.get("error")
+    if reply.get("error_after") is not None and error is None:
+        raise ScriptError(f"fake-model script: {where}.error_after needs an error to send")
     if isinstance(error, str) and error not in ERRORS:
         raise ScriptError(f"fake-model script: {where}.error must be one of "
                           f"{sorted(ERRORS)} or an object, got {error!r}")
@@ -121,7 +127,7 @@ class Script:
             spec = {"turns": spec}
         if not isinstance(spec, dict):
             raise ScriptError("fake-model script: expected an object or a list of turns")
-        unknown = set(spec) - {"turns", "rules", "default", "limit", "cache"}
+        unknown = set(spec) - SCRIPT_KEYS
         if unknown:
             raise ScriptError(f"fake-model script: unknown key(s) {sorted(unknown)}")
         self._lock = threading.Lock()
@@ -133,9 +139,9 @@ class Script:
                 raise ScriptError(f"fake-model script: rules[{i}] must be an object with a "
                                   "reply")
             when = rule.get("when") or {}
-            if not isinstance(when, dict) or set(when) - _WHEN_KEYS:
+            if not isinstance(when, dict) or set(when) - WHEN_KEYS:
                 raise ScriptError(f"fake-model script: rules[{i}].when may only use "
-                                  f"{sorted(_WHEN_KEYS)}")
+                                  f"{sorted(WHEN_KEYS)}")
             times = rule.get("times")
             if times is not None and (isinstance(times, bool) or not isinstance(times, int)
                                       or times < 0):

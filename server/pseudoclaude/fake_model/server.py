@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pseudoclaude.llm.provider import Provider
 
 HOST = "127.0.0.1"
+MAX_PORT = 65_535
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -125,6 +126,8 @@ class FakeModelServer:
     """
 
     def __init__(self, script: Any = None, *, port: int = 0) -> None:
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= MAX_PORT:
+            raise ValueError(f"fake-model: port must be 0-{MAX_PORT}, got {port!r}")
         self.script = script if isinstance(script, Script) else Script(script)
         self._records: list[dict[str, Any]] = []
         self.cache = PrefixCache()

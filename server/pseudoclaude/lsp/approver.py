@@ -42,7 +42,7 @@ _DECISIONS: dict[str, Decision] = {ALLOW_ONCE: "allow_once", ALLOW_SESSION: "all
 _WIRE_DECISIONS: dict[str, Decision] = {"allowOnce": "allow_once",
                                         "allowSession": "allow_session", "deny": "deny"}
 _KINDS: dict[str, p.ApproveKind] = {"write": "write", "runCommand": "runCommand", "mcp": "mcp",
-                                   "mcpServer": "mcpServer"}
+                                   "mcpServer": "mcpServer", "permissions": "permissions"}
 _ARGUMENTS_SHOWN = 600
 _ANSWER_SHOWN = 200
 
@@ -79,7 +79,8 @@ class LspApprover:
             kind=_KINDS.get(request.approval_class, "runCommand"),
             path=_given(request.path), before=_given(request.before),
             after=_given(request.after), command=_given(request.command),
-            cwd=_given(request.cwd), server=_given(request.server), url=_given(request.url))
+            cwd=_given(request.cwd), server=_given(request.server), url=_given(request.url),
+            rules=list(request.rules) if request.approval_class == "permissions" else UNSET)
 
     async def _approve(self, request: ApprovalRequest) -> Decision:
         answer = await self._request(p.APPROVE, p.to_wire(self.params(request)))
@@ -103,6 +104,10 @@ class LspApprover:
         if request.approval_class == "mcpServer":
             message = (f"This project's MCP configuration asks PseudoClaude to "
                        f"{request.summary.removeprefix(request.tool + ': ')}")
+        elif request.approval_class == "permissions":
+            message = (f"This folder's {request.path} asks PseudoClaude to use these settings "
+                       "(until you allow them, yours stand):\n"
+                       + "\n".join(f"- {rule}" for rule in request.rules))
         answer = await self._request(
             types.WINDOW_SHOW_MESSAGE_REQUEST,
             types.ShowMessageRequestParams(

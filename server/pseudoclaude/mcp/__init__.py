@@ -15,6 +15,7 @@ Importing this package does not import the SDK. See ``docs/mcp.md``.
 
 from pseudoclaude.mcp.config import (
     PROJECT_FILE,
+    REPOSITORY_SOURCES,
     WORKSPACE_FILE,
     ServerConfig,
     collect,
@@ -37,11 +38,12 @@ from pseudoclaude.mcp.naming import assign, model_name
 from pseudoclaude.mcp.options import McpOptions, options_from_settings
 from pseudoclaude.mcp.results import McpCallResult, result_text
 from pseudoclaude.mcp.tools import McpTool, object_schema
-from pseudoclaude.mcp.trust import APPROVALS_FILE, TrustStore, workspace_key
+from pseudoclaude.mcp.trust import APPROVALS_FILE, TrustStore, mcp_trust_store, workspace_key
 
 __all__ = [
     "APPROVALS_FILE",
     "PROJECT_FILE",
+    "REPOSITORY_SOURCES",
     "WORKSPACE_FILE",
     "ApprovalRequest",
     "Decision",
@@ -58,6 +60,7 @@ __all__ = [
     "expand",
     "from_acp",
     "from_settings",
+    "mcp_trust_store",
     "merge",
     "model_name",
     "object_schema",

@@ -46,6 +46,8 @@ Approval = Literal["ask", "allow", "deny"]
 SOURCES: tuple[Source, ...] = get_args(Source)
 TRANSPORTS: tuple[Transport, ...] = get_args(Transport)
 APPROVALS: tuple[Approval, ...] = get_args(Approval)
+REPOSITORY_SOURCES: frozenset[Source] = frozenset({"project", "workspace"})
+"""The sources a cloned repository controls: their servers wait for the user's approval."""
 
 PROJECT_FILE = ".mcp.json"
 """The project's server file, in the workspace root (Claude Code's name)."""
@@ -85,12 +87,13 @@ class ServerConfig:
 
     @property
     def needs_approval(self) -> bool:
-        """Whether the user must approve this server before it starts: a project server
-        unless its entry says ``deny``, and any server whose entry says ``ask``. A project
-        entry's own ``allow`` is ignored: a repository cannot approve its own server."""
+        """Whether the user must approve this server before it starts: a server the
+        repository brings (``.mcp.json`` or the workspace's ``config.yaml``) unless its entry
+        says ``deny``, and any server whose entry says ``ask``. Such an entry's own ``allow``
+        is ignored: a repository cannot approve its own server."""
         if self.approval == "deny":
             return False
-        return self.source == "project" or self.approval == "ask"
+        return self.source in REPOSITORY_SOURCES or self.approval == "ask"
 
     @property
     def denied(self) -> bool:

@@ -47,7 +47,7 @@ from pseudoclaude.mcp.loop import LoopClosed, LoopThread
 from pseudoclaude.mcp.options import McpOptions
 from pseudoclaude.mcp.results import McpCallResult
 from pseudoclaude.mcp.tools import McpTool, make_tool
-from pseudoclaude.mcp.trust import TrustStore
+from pseudoclaude.trust import TrustStore
 
 if TYPE_CHECKING:
     from pseudoclaude.mcp.connection import Connection

@@ -6,9 +6,10 @@ Pure."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from urllib.parse import urlsplit, urlunsplit
 
-from pseudoclaude.redact import scrub
+from pseudoclaude.redact import safe_url, scrub
+
+__all__ = ["safe_url", "scrub_text"]
 
 
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
@@ -16,15 +17,3 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     return scrub(text, secrets)
 
 
-def safe_url(url: str) -> str:
-    """``url`` without its user information, query and fragment (where tokens hide)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if parts.port is not None:
-            host = f"{host}:{parts.port}"
-        if ":" in (parts.hostname or "") and not host.startswith("["):
-            host = f"[{parts.hostname}]" + (f":{parts.port}" if parts.port is not None else "")
-        return urlunsplit((parts.scheme, host, parts.path, "", ""))
-    except ValueError:
-        return "(a URL that cannot be parsed)"

@@ -4,8 +4,8 @@
 // `pseudoclaude sessions show` has it. The SDK validates every message it receives against
 // the ACP schema, so this also checks that what the agent writes is protocol-valid.
 //
-// The model is `pseudoclaude fake-model` (scripted); settings come from the workspace's
-// .PseudoClaude/config.yaml and the API key from the environment, as ACP has no
+// The model is `pseudoclaude fake-model` (scripted); settings come from the user's and the
+// workspace's .PseudoClaude/config.yaml and the API key from the environment, as ACP has no
 // initializationOptions. PSEUDOCLAUDE_PYTHON names the Python with pseudoclaude installed
 // (default: the repository's .venv).
 
@@ -99,10 +99,13 @@ test('new, prompt with a permission, cancel, list, load in a new process', async
   mkdirSync(path.join(ws, '.PseudoClaude'), { recursive: true });
   writeFileSync(path.join(ws, 'README.md'), '# ws\nA small sample project.\n');
   const fake = await fakeModel(dir);
+  // where the prompts go is the user's own setting (a folder's own would wait for an approval)
+  mkdirSync(path.join(home, '.PseudoClaude'));
+  writeFileSync(path.join(home, '.PseudoClaude', 'config.yaml'), [
+    'provider: anthropic', `baseUrl: ${fake.url}`,
+    'memory:', `  userDir: ${path.join(dir, 'user-memory')}`, ''].join('\n'));
   writeFileSync(path.join(ws, '.PseudoClaude', 'config.yaml'), [
-    'provider: anthropic', `baseUrl: ${fake.url}`, 'maxRetries: 0',
-    'memory:', `  userDir: ${path.join(dir, 'user-memory')}`,
-    'approvals:', '  runCommand: ask', ''].join('\n'));
+    'maxRetries: 0', 'approvals:', '  runCommand: ask', ''].join('\n'));
   const env = { PATH: process.env.PATH, HOME: home, ANTHROPIC_API_KEY: API_KEY };
   const log = [];
   try {

@@ -135,6 +135,7 @@ M.approve_kinds = {
   run_command = 'runCommand',
   mcp = 'mcp',
   mcp_server = 'mcpServer',
+  permissions = 'permissions',
 }
 
 --- The values of `ReviewDecision`.
@@ -356,10 +357,17 @@ M.stop_reasons = {
 --- @class pseudoclaude.ForkResult
 --- @field sessionId string The new session (the source is unchanged).
 
+--- A setting of the folder's own `.PseudoClaude/config.yaml` that is not applied.
+--- @class pseudoclaude.IgnoredSetting
+--- @field key string
+--- @field value string As shown to the user (a URL without its user information; never a key).
+--- @field reason string
+
 --- The context of a session now (the wire's `ContextResult` adds its id).
 --- @class pseudoclaude.ContextResult
 --- @field sessionId string|nil
 --- @field checkpoints pseudoclaude.CheckpointStatus What a rewind of code can restore.
+--- @field ignoredSettings pseudoclaude.IgnoredSetting[] What the folder's own settings file sets that waits for the user's approval (or was declined): where the prompts and the key would go, what would run unasked.
 --- @field messageCount integer
 --- @field estimatedTokens integer
 --- @field contextWindow integer
@@ -610,14 +618,15 @@ M.stop_reasons = {
 --- @field sessionId string
 --- @field tool string
 --- @field arguments any
---- @field kind 'mcp'|'mcpServer'|'runCommand'|'write'
+--- @field kind 'mcp'|'mcpServer'|'permissions'|'runCommand'|'write'
 --- @field path? string Relative to the workspace (writes).
 --- @field before? string The whole file without the change (`""` for a new file).
 --- @field after? string The whole file with the change.
 --- @field command? string The command line (`run_command`).
 --- @field cwd? string The folder the command runs in (`run_command`).
 --- @field server? string The MCP server (`mcp`: whose tool `tool` is; `mcpServer`: the server to start, its command line in `command` or its `url`).
---- @field url? string The URL of an HTTP MCP server (`mcpServer`).
+--- @field url? string The URL of an HTTP MCP server (`mcpServer`); the `baseUrl` a folder's settings file asks for (`permissions`).
+--- @field rules? string[] `permissions`: what the folder's file asks for, one line each (`baseUrl: <url> (...)` first), with `path` naming the file.
 
 --- @class pseudoclaude.ApproveResult
 --- @field decision 'allowOnce'|'allowSession'|'deny'

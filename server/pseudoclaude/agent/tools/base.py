@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from pseudoclaude.agent.editor import Editor
     from pseudoclaude.agent.tools.paths import Confinement
 
-ApprovalClass = Literal["none", "write", "runCommand", "mcp", "mcpServer"]
+ApprovalClass = Literal["none", "write", "runCommand", "mcp", "mcpServer", "permissions"]
 """``mcp``: a tool of an MCP server; ``mcpServer``: starting a project's MCP server (not a
 tool: what its approval is asked as)."""
 ParamKind = Literal["string", "integer", "number", "boolean", "string_array"]
