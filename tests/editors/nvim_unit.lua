@@ -1634,6 +1634,16 @@ test('approvals: an MCP tool call and an MCP server are asked in words; old kind
   choices = approvals.choices(server)
   eq(vim.tbl_map(function(c) return c.label end, choices), { 'Allow once', 'Allow for this project', 'Deny' })
   eq(vim.tbl_map(function(c) return c.decision end, choices), { 'allowOnce', 'allowSession', 'deny' })
+  -- A folder's own settings file: what it asks for, the URL first; allowed for the project.
+  local settings = { workspace = 'file:///w', sessionId = '', tool = '.PseudoClaude/config.yaml', kind = 'permissions',
+    arguments = vim.empty_dict(), path = '.PseudoClaude/config.yaml', url = 'http://127.0.0.1:9',
+    rules = { 'baseUrl: http://127.0.0.1:9 (your prompts and API key would be sent there)',
+      'approvals.runCommand: allow (commands would run without asking)' } }
+  local settings_choices, settings_prompt = approvals.choices(settings)
+  eq(settings_prompt, "PseudoClaude: this folder's .PseudoClaude/config.yaml asks to use its own settings (yours "
+    .. 'stand until you allow it): baseUrl: http://127.0.0.1:9 (your prompts and API key would be sent there); '
+    .. 'approvals.runCommand: allow (commands would run without asking)')
+  eq(vim.tbl_map(function(c) return c.label end, settings_choices), { 'Allow once', 'Allow for this project', 'Deny' })
   -- The older kinds keep their words.
   local _, cmd_prompt = approvals.choices({ tool = 'run_command', kind = 'runCommand', command = 'ls', cwd = '/w' })
   eq(cmd_prompt, 'PseudoClaude: run_command wants to run: ls (in /w)')

@@ -367,6 +367,8 @@ export interface ServerStatus {
   running: boolean;
   /** The last start's error, if it failed. */
   error?: string;
+  /** What the folders' own settings files ask for that is not applied, and why (one line each). */
+  ignored?: string[];
 }
 
 const ORIGINS: Record<ServerCommand['source'], string> = {
@@ -429,6 +431,9 @@ export function statusText(s: ServerStatus, describe: (c: ServerCommand) => stri
   }
   if (s.error) {
     lines.push(`Last error: ${s.error}`);
+  }
+  for (const line of s.ignored ?? []) {
+    lines.push(`Not applied: ${line}`);
   }
   return { title, detail: lines.join('\n') };
 }

@@ -22,7 +22,7 @@ import { FakeAgent, fakeEditor, flush, rpcError } from './fakes';
 const WS = 'file:///work/app';
 const folder = { uri: WS, name: 'app' };
 const CONTEXT: ContextResult = {
-  sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
+  sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
 };
@@ -468,6 +468,27 @@ describe('ChatHost: approvals', () => {
     assert.equal(host.current.items.find((i) => i.kind === 'approval' && i.status === 'allowOnce')?.id, card.id);
     await flush();
     assert.ok(agent.methods().includes('pseudoclaude/mcp/list'), 'the list refreshes after the answer');
+  });
+
+  it("a folder's own settings ask with what they would change (the URL first), and stay past a run", async () => {
+    const rules = ['baseUrl: http://127.0.0.1:9 (your prompts and API key would be sent there)', 'approvals.runCommand: allow (commands would run without asking)'];
+    const params = { workspace: WS, sessionId: '', tool: '.PseudoClaude/config.yaml', arguments: {}, kind: 'permissions' as const, path: '.PseudoClaude/config.yaml', url: 'http://127.0.0.1:9', rules };
+    assert.deepEqual(inlineApprovalCard(params), {
+      tool: '', title: "This folder's .PseudoClaude/config.yaml asks to use its own settings", detail: rules.join('\n'), about: 'permissions',
+    });
+    assert.equal(inlineApprovalCard(params, 'api').title, "api's .PseudoClaude/config.yaml asks to use its own settings");
+    const { host } = setup({ 'pseudoclaude/run': RESULT });
+    const answer = host.approve(params);
+    await flush();
+    await host.ask('hello');
+    await host.handle({ type: 'cancel' });
+    const card = host.current.items.find((i) => i.kind === 'approval');
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.status, card.about], ['pending', 'permissions']);
+    await host.handle({ type: 'approve', id: card.id, decision: 'deny' });
+    assert.deepEqual(await answer, { decision: 'deny' });
+    const modal = modalApprovalCard("This folder's .PseudoClaude/config.yaml asks PseudoClaude to use these settings (until you allow them, yours stand):\n- " + rules.join('\n- '));
+    assert.deepEqual([modal.about, modal.title, modal.detail.split('\n')[0]], ['permissions', "This folder's .PseudoClaude/config.yaml asks to use its own settings", `- ${rules[0]}`]);
   });
 
   it("a project server's modal question keeps its card past the end of a run", () => {

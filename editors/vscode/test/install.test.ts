@@ -222,5 +222,10 @@ describe('server status', () => {
     assert.match(down.detail, /Version: unknown/);
     assert.match(down.detail, /Last error: spawn pseudoclaude ENOENT/);
     assert.match(down.detail, /From: the default command/);
+    const held = statusText(
+      { command: { command: 'pseudoclaude', args: ['lsp'], source: 'PATH' }, running: true, ignored: ["baseUrl: http://127.0.0.1:9 (waits for your approval of this folder's .PseudoClaude/config.yaml)"] },
+      describeCommand,
+    );
+    assert.match(held.detail, /\nNot applied: baseUrl: http:\/\/127\.0\.0\.1:9 \(waits for your approval/);
   });
 });

@@ -87,6 +87,16 @@ function M.mcp_server_prompt(p)
   return string.format("PseudoClaude: This project's .mcp.json wants to start the MCP server %s%s", name, command)
 end
 
+--- The words of the question about a folder's own settings file (kind `permissions`): what it
+--- asks for, the URL first, one `;` apart.
+--- @param p pseudoclaude.ApproveParams
+--- @return string
+function M.settings_prompt(p)
+  local rules = type(p.rules) == 'table' and table.concat(p.rules, '; ') or ''
+  return string.format("PseudoClaude: this folder's %s asks to use its own settings (yours stand until you allow it): %s",
+    tostring(p.path or '.PseudoClaude/config.yaml'), rules)
+end
+
 --- What `vim.ui.select` offers for an approval: `{label, decision}` each, and its prompt.
 --- Commands and writes: `Allow once`, `Allow for this session`, `Deny`; an MCP tool: the
 --- session's allowance is for that tool; an MCP server: `Allow for this project` (remembered).
@@ -96,6 +106,9 @@ function M.choices(p)
   local actions, kinds = protocol.approval_actions, protocol.approve_kinds
   if p.kind == kinds.mcp_server then
     return require('pseudoclaude.mcp').APPROVE_CHOICES, M.mcp_server_prompt(p)
+  end
+  if p.kind == kinds.permissions then
+    return require('pseudoclaude.mcp').APPROVE_CHOICES, M.settings_prompt(p)
   end
   local session = actions.session
   local prompt
@@ -209,7 +222,7 @@ local function ask_select(pending)
   if p.kind == kinds.mcp_server and M.was_dismissed(pending.client_id, p) then
     return dismiss(pending, true)
   end
-  if p.kind ~= kinds.mcp and p.kind ~= kinds.mcp_server then
+  if p.kind ~= kinds.mcp and p.kind ~= kinds.mcp_server and p.kind ~= kinds.permissions then
     -- The labels themselves, as before (what UI plugins and scripts see).
     local labels = vim.tbl_map(function(c)
       return c.label

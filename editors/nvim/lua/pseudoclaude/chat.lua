@@ -194,7 +194,7 @@ end
 --- @param waiting boolean
 function M.approval(params, waiting)
   local chat = get(params.workspace)
-  if not chat or params.kind == 'mcpServer' then -- (starting a server: no call, no card)
+  if not chat or params.kind == 'mcpServer' or params.kind == 'permissions' then -- (no call, no card)
     return
   end
   -- An MCP tool is asked by its own name; its card has the model's (`mcp__<server>__<tool>`).

@@ -1,8 +1,9 @@
 --- `:checkhealth pseudoclaude`: Neovim, the server and its version, provider credentials (whether
 --- they are set, never their values), the workspace root of the current buffer and its data folder,
 --- what checkpoints cover (the `git` command found or not), the state of the folder's MCP
---- servers when the server runs, and whether the agent sees the current buffer as it is in the
---- editor (the client attached, the server syncing documents, the diagnostics it may ask for).
+--- servers and what the folder's own settings file asks for that waits for an approval (when the
+--- server runs), and whether the agent sees the current buffer as it is in the editor (the
+--- client attached, the server syncing documents, the diagnostics it may ask for).
 local M = {}
 
 local health = vim.health
@@ -266,6 +267,33 @@ local function check_editor()
   end
 end
 
+--- What the folder's own settings file asks for that is not applied (it waits for an approval).
+local function check_settings()
+  health.start("The folder's own settings")
+  local client = require('pseudoclaude.client')
+  local buf = user_buf() or 0
+  local c = client.get(buf)
+  if not (c and c.initialized) then
+    health.info("the server is not running: this shows what a folder's .PseudoClaude/config.yaml asks for once it is")
+    return
+  end
+  local protocol = require('pseudoclaude.protocol')
+  local resp = c:request_sync(protocol.requests.context, { workspace = client.workspace(c, buf) }, 3000)
+  if not resp or resp.err then
+    health.warn('the server did not answer: ' .. (resp and client.error_message(resp.err) or 'no answer within 3 s'))
+    return
+  end
+  local ignored = resp.result and resp.result.ignoredSettings or {}
+  if #ignored == 0 then
+    health.ok("nothing in the folder's .PseudoClaude/config.yaml waits for your approval")
+    return
+  end
+  for _, i in ipairs(ignored) do
+    health.warn(string.format('not applied: %s: %s (%s)', i.key, i.value, i.reason),
+      { 'Restart the server (:LspRestart) to be asked again, or run `pseudoclaude permissions approve` in the folder' })
+  end
+end
+
 function M.check()
   check_neovim()
   check_server()
@@ -273,6 +301,7 @@ function M.check()
   check_workspace()
   check_checkpoints()
   check_mcp()
+  check_settings()
   check_editor()
 end
 

@@ -64,6 +64,7 @@ import {
   emptyState,
   fromItems,
   reduce,
+  type ApprovalAbout,
   type ApprovalStatus,
   type ChatAction,
   type ChatFolder,
@@ -148,6 +149,8 @@ interface PendingApproval {
   card?: ChatItem;
   /** A project server's start (not part of a run: the end of a run leaves it); its folder. */
   server?: { folder: string; name: string };
+  /** Asked when the folder opens, not in a run (a project server, the folder's settings). */
+  outsideRun?: boolean;
 }
 
 /** A `window/showMessageRequest` approval's answer (an action title, or none) as a card status. */
@@ -170,10 +173,19 @@ export function modalApprovalCard(message: string): {
   tool: string;
   title: string;
   detail: string;
-  about?: 'mcpServer';
+  about?: 'mcpServer' | 'permissions';
   server?: string;
 } {
   const text = message.trim();
+  const settings = /^This folder's (\S+) asks PseudoClaude to use these settings[^\n]*\n([\s\S]*)$/.exec(text);
+  if (settings) {
+    return {
+      tool: '',
+      title: `This folder's ${settings[1] ?? ''} asks to use its own settings`,
+      detail: (settings[2] ?? '').trim(),
+      about: 'permissions',
+    };
+  }
   const project = serverQuestionOf(text);
   if (project) {
     return {
@@ -228,7 +240,7 @@ export interface InlineCard {
   title: string;
   detail: string;
   path?: string;
-  about?: 'mcp' | 'mcpServer';
+  about?: ApprovalAbout;
   server?: string;
   args?: string;
 }
@@ -238,6 +250,16 @@ export interface InlineCard {
  * the window has several (a project server's question comes when a folder opens).
  */
 export function inlineApprovalCard(p: ApproveParams, folderName?: string): InlineCard {
+  if (p.kind === 'permissions') {
+    const file = p.path ?? '.PseudoClaude/config.yaml';
+    const where = folderName ? `${folderName}'s ${file}` : `This folder's ${file}`;
+    return {
+      tool: '',
+      title: `${where} asks to use its own settings`,
+      detail: (p.rules ?? []).join('\n'),
+      about: 'permissions',
+    };
+  }
   if (p.kind === 'mcpServer') {
     const server = p.server ?? p.tool;
     const where = folderName ? `${folderName}'s .mcp.json` : "This project's .mcp.json";
@@ -1376,8 +1398,9 @@ export class ChatHost {
     if (server && (p.command ?? p.url)) {
       this.serverCommands.set(serverKey(server.folder, server.name), (p.command ?? p.url) as string);
     }
+    const outside = server !== undefined || p.kind === 'permissions';
     const status = new Promise<ApprovalStatus>((resolve) => {
-      this.approvals.set(id, { resolve, ...(diff ? { diff } : {}), ...(server ? { server } : {}) });
+      this.approvals.set(id, { resolve, ...(diff ? { diff } : {}), ...(server ? { server } : {}), outsideRun: outside });
     });
     this.dispatch({ type: 'approval', id, mode: 'inline', ...card });
     const pending = this.approvals.get(id);
@@ -1424,7 +1447,7 @@ export class ChatHost {
   /** The approvals of the run are no longer asked (a project server's question stays). */
   private cancelApprovals(): void {
     for (const [id, a] of [...this.approvals.entries()]) {
-      if (!a.server) {
+      if (!a.outsideRun) {
         this.settle(id, 'cancelled');
       }
     }

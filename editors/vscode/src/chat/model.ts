@@ -27,11 +27,17 @@ export type ApprovalMode = 'modal' | 'inline';
 export type ApprovalStatus = 'pending' | ApprovalDecision | 'dismissed' | 'cancelled';
 
 /**
- * What an approval is about, beyond a tool call of the run: a tool of an MCP server (`mcp`), or
- * starting a project's MCP server (`mcpServer`: asked when the folder opens, not in a run; it
- * stays until answered).
+ * What an approval is about, beyond a tool call of the run: a tool of an MCP server (`mcp`),
+ * starting a project's MCP server (`mcpServer`) or applying what a folder's own settings file
+ * asks for (`permissions`). The last two are asked when the folder opens, not in a run; they
+ * stay until answered.
  */
-export type ApprovalAbout = 'mcp' | 'mcpServer';
+export type ApprovalAbout = 'mcp' | 'mcpServer' | 'permissions';
+
+/** Whether an approval is asked outside a run (the end of a run leaves it pending). */
+export function outsideRun(about: ApprovalAbout | undefined): boolean {
+  return about === 'mcpServer' || about === 'permissions';
+}
 
 export type PreviewStatus = 'asking' | 'compacting' | 'done' | 'cancelled' | 'failed';
 
@@ -264,7 +270,7 @@ function interruptTools(state: ChatState): ChatState {
 
 /** Approvals of the run still pending when it ended (not a project server's: it stays until answered). */
 function resolvePendingModals(state: ChatState, status: ApprovalStatus): ChatState {
-  const ofRun = (i: ChatItem): boolean => i.kind === 'approval' && i.status === 'pending' && i.about !== 'mcpServer';
+  const ofRun = (i: ChatItem): boolean => i.kind === 'approval' && i.status === 'pending' && !outsideRun(i.about);
   if (!state.items.some(ofRun)) {
     return state;
   }
@@ -457,10 +463,10 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
     }
     case 'approval': {
       const { id, tool, title, detail, mode, path, about, server, args } = a;
-      // The call it is about waits for the answer (a project server's start is no call).
-      const base = about === 'mcpServer' ? state : closeStreaming(state);
+      // The call it is about waits for the answer (a question when the folder opens is no call).
+      const base = outsideRun(about) ? state : closeStreaming(state);
       const waiting =
-        about === 'mcpServer'
+        outsideRun(about)
           ? base
           : updateLast(base, 'tool', (t) => t.name === tool && t.status === 'running', (t) => ({ ...t, status: 'waiting' }));
       return {
@@ -486,7 +492,7 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
     case 'approvalDone': {
       const card = state.items.find((i) => i.id === a.id);
       const answered = updateById(state, a.id, (i) => (i.kind === 'approval' ? { ...i, status: a.status } : i));
-      return card?.kind === 'approval' && card.about !== 'mcpServer'
+      return card?.kind === 'approval' && !outsideRun(card.about)
         ? updateLast(answered, 'tool', (t) => t.name === card.tool && t.status === 'waiting', (t) => ({ ...t, status: 'running' }))
         : answered;
     }

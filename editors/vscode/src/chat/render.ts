@@ -103,6 +103,9 @@ const ARGS_OPEN_LINES = 12;
 
 /** What was asked, for the answered line: `run_command to run a command`, `call echo of the MCP server echo`. */
 function asked(item: ItemOf<'approval'>): string {
+  if (item.about === 'permissions') {
+    return item.title.replace(/ asks to use its own settings$/, "'s settings").replace(/^This folder's/, "this folder's");
+  }
   if (item.about === 'mcpServer') {
     return `start the MCP server ${item.server ?? item.tool} (.mcp.json)`;
   }
@@ -129,10 +132,12 @@ function approvalCard(item: ItemOf<'approval'>): string {
   const id = esc(item.id);
   const status = item.status;
   const server = item.about === 'mcpServer';
+  const settings = item.about === 'permissions';
+  const project = server || settings; // remembered for the folder, not a session
   if (status !== 'pending') {
     // Answered: one line (what was asked stays in its tooltip).
     const allowed = status === 'allowOnce' || status === 'allowSession';
-    const done = (server ? SERVER_DONE[status] : undefined) ?? APPROVAL_DONE[status];
+    const done = (project ? SERVER_DONE[status] : undefined) ?? APPROVAL_DONE[status];
     return (
       `<div class="event approval-line approval-${status}" data-id="${id}" role="note" ` +
       `title="${esc([item.title, item.detail, item.args].filter(Boolean).join('\n'))}">` +
@@ -140,12 +145,19 @@ function approvalCard(item: ItemOf<'approval'>): string {
       `<strong>${done}:</strong> <span>${esc(oneLine(asked(item), 200))}</span></div>`
     );
   }
-  const label = server ? `Approval to start the MCP server ${item.server ?? item.tool}` : `Approval for ${item.tool}`;
+  const label = server
+    ? `Approval to start the MCP server ${item.server ?? item.tool}`
+    : settings
+      ? "Approval of this folder's settings"
+      : `Approval for ${item.tool}`;
   const parts = [
     `<section class="card approval pending${item.about ? ` approval-${item.about}` : ''}" data-id="${id}" role="group" aria-label="${esc(label)}">`,
     `<div class="card-title"><span class="approval-icon" aria-hidden="true">⚠</span>${esc(item.title)}</div>`,
   ];
-  if (item.detail) {
+  if (settings) {
+    const rules = item.detail.split('\n').filter(Boolean);
+    parts.push(`<ul class="approval-rules">${rules.map((r) => `<li><code>${esc(r)}</code></li>`).join('')}</ul>`);
+  } else if (item.detail) {
     parts.push(`<pre class="card-pre">${esc(item.detail)}</pre>`);
   }
   parts.push(approvalArgs(item));
@@ -155,11 +167,17 @@ function approvalCard(item: ItemOf<'approval'>): string {
         'Allow for this project: remembered on this machine, for this folder and this exact command.</div>',
     );
   }
+  if (settings) {
+    parts.push(
+      '<div class="approval-note muted">The file comes with the project. Until you allow it, your own settings stand. ' +
+        'Allow for this project: remembered on this machine, for this folder, until the file changes.</div>',
+    );
+  }
   if (item.mode === 'inline') {
     parts.push(
       '<div class="buttons">',
       `<button type="button" class="primary" data-action="approve" data-decision="allowOnce" data-id="${id}">Allow once</button>`,
-      `<button type="button" data-action="approve" data-decision="allowSession" data-id="${id}">${server ? 'Allow for this project' : 'Allow for this session'}</button>`,
+      `<button type="button" data-action="approve" data-decision="allowSession" data-id="${id}">${project ? 'Allow for this project' : 'Allow for this session'}</button>`,
       `<button type="button" data-action="approve" data-decision="deny" data-id="${id}">Deny</button>`,
       item.path
         ? `<button type="button" class="link" data-action="showDiff" data-id="${id}">Show diff</button>`

@@ -26,6 +26,7 @@ import {
   DIAGNOSTICS_CAPABILITY,
   EXPERIMENTAL_KEY,
   Notifications,
+  Requests,
   ServerRequests,
   type AgentEvent,
   type ApproveParams,
@@ -129,7 +130,25 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
     if (interpreter) status.interpreter = interpreter;
     if (resolved?.venv) status.venv = resolved.venv;
     if (!running && this.lastStartError) status.error = this.lastStartError;
+    if (running) {
+      const ignored = await this.ignoredSettings();
+      if (ignored.length > 0) status.ignored = ignored;
+    }
     return status;
+  }
+
+  /** What each folder's own settings file asks for that waits for an approval (or was declined). */
+  private async ignoredSettings(): Promise<string[]> {
+    const lines: string[] = [];
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    for (const folder of folders) {
+      const context = await this.request(Requests.context, { workspace: folder.uri.toString() }).catch(() => undefined);
+      for (const i of context?.ignoredSettings ?? []) {
+        const where = folders.length > 1 ? `${folder.name}: ` : '';
+        lines.push(`${where}${i.key}: ${i.value} (${i.reason})`);
+      }
+    }
+    return lines;
   }
 
   /** Start the server; a failure is shown once with what to change, and remembered. */
