@@ -4,9 +4,15 @@ of its prompts, or start a new session from part of it. Blocking functions over 
 (:mod:`pseudoclaude.checkpoints`); :class:`~pseudoclaude.workspace.Workspace` runs them off the
 event loop, one at a time (like a compaction).
 
-A code rewind writes a journal (``<dataDir>/checkpoints/journal.json``: the target snapshot and
-the paths) before it touches a file, puts each file back whole (a temporary file renamed over
-it), snapshots the result and removes the journal. A rewind interrupted by a crash is finished
+A file changed outside the agent since the agent (or a rewind) last changed it is a
+*conflict*, left alone unless forced: the snapshots taken before a run and before a rewind
+record what changed outside the agent since the one before (:data:`~pseudoclaude.checkpoints.
+BEFORE`), every other one what the agent changed, and the disk now is compared with the latest.
+
+A code rewind snapshots the files as they are (what changed outside the agent meanwhile), writes
+a journal (``<dataDir>/checkpoints/journal.json``: the target snapshot and the paths) before it
+touches a file, puts each file back whole (a temporary file renamed over it), snapshots the
+files it put back and removes the journal. A rewind interrupted by a crash is finished
 from the journal on the next start (:func:`finish_interrupted`), so every file ends in its old
 or its new state, never torn, and the set ends as the rewind meant it.
 """
@@ -22,7 +28,8 @@ from typing import Literal
 import msgspec
 
 from pseudoclaude import words
-from pseudoclaude.checkpoints import Change, CheckpointError, Checkpoints
+from pseudoclaude.checkpoints import BEFORE, Change, CheckpointError, Checkpoints, Step
+from pseudoclaude.compact.factcheck import WRITE_TOOLS
 from pseudoclaude.durable import atomic_write, is_temp_of
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session import SessionStore, SessionWriter
@@ -32,6 +39,8 @@ Mode = Literal["code", "conversation", "both"]
 FileAction = Literal["restore", "delete", "create"]
 MODES: tuple[Mode, ...] = ("code", "conversation", "both")
 JOURNAL = "journal.json"
+NAMED = 5
+"""At most this many paths are named in a sentence (then "and N more")."""
 
 
 class RewindError(Exception):
@@ -45,6 +54,8 @@ class RewindFile(msgspec.Struct, kw_only=True, rename="camel"):
     """Relative to the workspace, with ``/``."""
     action: FileAction
     """``restore`` (changed since), ``delete`` (created since), ``create`` (deleted since)."""
+    # precisely: changed outside the agent since the agent (or a rewind) last changed it, or
+    # it cannot be read now (see plan)
     conflict: bool
     """Changed outside the agent since the last checkpoint: left alone unless ``force``."""
 
@@ -96,7 +107,8 @@ class RewindPlan:
     """Why the code part cannot be done (no checkpoint for that turn, the repository is
     missing or broken); ``""`` when it can."""
     note: str = ""
-    """What the code part does not cover (without git: what commands changed)."""
+    """What the code part does not cover (without git: what commands changed; files that
+    cannot be read or whose earlier content was not kept; edits made in the editor)."""
 
     @property
     def message(self) -> str:
@@ -104,6 +116,9 @@ class RewindPlan:
         line = words.rewind_preview(self.turn.turn, self.mode, len(self.files), conflicts,
                                     self.dropped_messages)
         return " ".join(part for part in (line, self.problem, self.note) if part)
+
+    def add_note(self, sentence: str) -> None:
+        self.note = f"{self.note} {sentence}" if self.note else sentence
 
     def preview(self) -> RewindPreview:
         return RewindPreview(turn=self.turn.turn, prompt=self.turn.prompt, files=self.files,
@@ -127,14 +142,57 @@ def pick_turn(timeline: Timeline, turn: int) -> Turn:
     return timeline.turns[turn - 1]
 
 
+def _names(paths: list[str]) -> str:
+    named = ", ".join(paths[:NAMED])
+    return named + (f" and {len(paths) - NAMED} more" if len(paths) > NAMED else "")
+
+
+def by_hand(steps: list[Step] | None) -> set[str]:
+    """The paths whose latest change in ``steps`` was made outside the agent."""
+    last: dict[str, bool] = {}
+    for step in steps or ():
+        for path in step.paths:
+            last[path] = step.outside
+    return {path for path, outside in last.items() if outside}
+
+
+def unsaved_edits(messages: list[Message]) -> list[str]:
+    """The files the agent's ``write_file``/``edit_file`` calls in ``messages`` changed in the
+    editor's unsaved buffer, not on disk (their results say ``"unsaved": true``)."""
+    paths: dict[str, str] = {}
+    for message in messages:
+        for call in message.tool_calls:
+            if call.name in WRITE_TOOLS and isinstance(call.arguments, dict) \
+                    and isinstance(call.arguments.get("path"), str):
+                paths[call.id] = call.arguments["path"]
+    out: list[str] = []
+    for message in messages:
+        result = message.tool_result
+        if result is None or result.call_id not in paths or '"unsaved":true' not in \
+                result.content:
+            continue
+        with contextlib.suppress(ValueError):
+            body = json.loads(result.content)
+            if isinstance(body, dict) and body.get("ok") and body.get("unsaved") is True \
+                    and paths[result.call_id] not in out:
+                out.append(paths[result.call_id])
+    return out
+
+
 def plan(timeline: Timeline, turn: int, mode: Mode, current: list[Message],
          repo: Checkpoints | None) -> RewindPlan:
     """What a rewind to before prompt ``turn`` would do (nothing changes)."""
     target = pick_turn(timeline, turn)
     out = RewindPlan(turn=target, mode=mode)
+    kept = _common_prefix(current, target.before)
     if mode in ("conversation", "both"):
-        out.dropped_messages = len(current) - _common_prefix(current, target.before)
+        out.dropped_messages = len(current) - kept
     if mode in ("code", "both"):
+        unsaved = unsaved_edits(current[kept:])
+        if unsaved:
+            out.add_note(f"The agent's edits to {_names(unsaved)} went into your editor "
+                         "without being saved: a rewind cannot take them back (undo them in "
+                         "the editor).")
         if repo is None:
             out.problem = "The files cannot be restored: checkpoints are off."
         elif not target.checkpoints:
@@ -151,14 +209,23 @@ def plan(timeline: Timeline, turn: int, mode: Mode, current: list[Message],
                 changes: list[Change] = repo.changes(target.checkpoints[0],
                                                      timeline.last_checkpoint)
                 outside = repo.changed_since(timeline.last_checkpoint)
+                outside |= by_hand(repo.steps(target.checkpoints[0], timeline.last_checkpoint))
+                unreadable = repo.unreadable()
             except CheckpointError as exc:
                 out.problem = f"The files cannot be restored: {exc}."
             else:
                 out.target_ref = target.checkpoints[0]
                 if repo.covers == "writes":
-                    out.note = words.REWIND_WRITES_ONLY
+                    out.add_note(words.REWIND_WRITES_ONLY)
                 out.files = [RewindFile(path=c.path, action=c.action,  # type: ignore[arg-type]
-                                        conflict=c.path in outside) for c in changes]
+                                        conflict=c.path in outside)
+                             for c in changes if not c.lost]
+                for change in changes:
+                    if change.lost:
+                        out.add_note(f"{change.path} cannot be restored: {change.lost}.")
+                if unreadable:
+                    out.add_note(f"Left out of the checkpoints because they cannot be read: "
+                                 f"{_names(unreadable)} (a rewind leaves them alone).")
     return out
 
 
@@ -175,11 +242,14 @@ def restore_files(repo: Checkpoints, planned: RewindPlan, force: bool, session: 
         return [], []
     conflicts = [f.path for f in planned.files if f.conflict and not force]
     paths = [f.path for f in planned.files if force or not f.conflict]
+    # what changed outside the agent since its last snapshot is recorded as such first, so
+    # that a later rewind still sees those files as changed by hand
+    repo.snapshot(f"{BEFORE}the rewind to before prompt {planned.turn.turn}", session)
     journal = _journal(repo)
     atomic_write(journal, json.dumps({"ref": planned.target_ref, "paths": paths,
                                       "session": session}).encode())
     restored = repo.restore(planned.target_ref, paths)
-    repo.snapshot(f"after the rewind to before prompt {planned.turn.turn}", session)
+    repo.snapshot(f"after the rewind to before prompt {planned.turn.turn}", session, paths)
     journal.unlink(missing_ok=True)
     return restored, conflicts
 

@@ -37,6 +37,7 @@ from pseudoclaude.agent.prompt import (
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.checkpoints import (
+    BEFORE,
     NO_GIT,
     CheckpointError,
     Checkpoints,
@@ -609,7 +610,7 @@ class Workspace:
             await self._finish_journal()
             # the snapshot before the run is taken while the model thinks: the first tool
             # call that may change files waits for it, reads do not
-            before_run = asyncio.ensure_future(self._checkpoint(turn))
+            before_run = asyncio.ensure_future(self._checkpoint(turn, before_run=True))
 
             async def before_change(call: ToolCall) -> None:
                 await asyncio.shield(before_run)
@@ -661,23 +662,20 @@ class Workspace:
         if done:
             log.warning("finished an interrupted rewind in %s: %d files", self.root, len(done))
 
-    async def _checkpoint(self, turn: int, paths: list[str] | None = None) -> None:
+    async def _checkpoint(self, turn: int, paths: list[str] | None = None, *,
+                          before_run: bool = False) -> None:
         """Snapshot the files (a ``checkpoint`` line of ``turn``); ``paths``: only these may
         have changed since the last one. A failure is logged and said by ``context``, and
-        never stops a run. The first of a run (taken before it: every later one waits for it)
-        is named as what changed outside the agent since the one before (``BEFORE``)."""
-        from pseudoclaude.checkpoints import BEFORE  # (here: the imports are edited elsewhere)
-
+        never stops a run. The one taken before a run (``before_run``: every later one waits
+        for it) is named as what changed outside the agent since the one before
+        (``BEFORE``)."""
         repo, session = self.checkpoints, self.session
         if session is None:
             return
-        run = (session.session_id, self._turn)
-        first = getattr(self, "_checkpointed_run", None) != run
-        self._checkpointed_run = run
         await self._finish_journal()
         try:
             snap = await asyncio.to_thread(repo.snapshot,
-                                           f"{BEFORE}prompt {turn}" if first else
+                                           f"{BEFORE}prompt {turn}" if before_run else
                                            f"prompt {turn}", session.session_id, paths)
         except (CheckpointError, OSError) as exc:
             problem = f"checkpoints failed: {exc}"
@@ -782,9 +780,9 @@ class Workspace:
 
         def read() -> tuple[bytes | None, bytes | None]:
             target = self.root / path
-            try:
-                current = target.read_bytes()
-            except (FileNotFoundError, IsADirectoryError):
+            try:  # never opened when not a file (a pipe would block)
+                current = target.read_bytes() if target.is_file() else None
+            except OSError:  # cannot be read: shown as absent (the preview names it)
                 current = None
             return current, repo.content(ref, path)
 

@@ -124,3 +124,41 @@ async def test_conflicts_are_left_alone_unless_forced(client: LanguageClient, en
     forced = await env.call(client, REWIND, {"turn": 1, "mode": "code", "force": True})
     assert forced["restoredFiles"] == ["notes.txt"] and forced["conflicts"] == []
     assert (root / "notes.txt").read_text() == "alpha\nbeta\n"
+
+
+async def test_a_file_that_cannot_be_read_is_named_and_the_rest_rewinds(
+        client: LanguageClient, env: Any) -> None:
+    """A command replaces a snapshotted file with something no one can read as a file (a
+    pipe: unreadable as root too): every snapshot still works, ``context`` and the preview
+    name the file, and the other files are rewound."""
+    root = env.folders[0]
+    env.fake.add_turns(command("echo made > made.txt && rm notes.txt && mkfifo notes.txt"),
+                       {"text": "done"})
+    await env.call(client, RUN, {"prompt": "make a pipe"})
+    context = await env.call(client, CONTEXT)
+    assert context["checkpoints"]["covers"] == "all"
+    assert "cannot be read: notes.txt" in context["checkpoints"]["problem"]
+    assert "failed" not in context["checkpoints"]["problem"]  # no snapshot failed
+    preview = await env.call(client, REWIND_PREVIEW, {"turn": 1, "mode": "code"})
+    assert [(f["path"], f["action"]) for f in preview["files"]] == [("made.txt", "delete")]
+    assert "cannot be read: notes.txt" in preview["message"]
+    assert "cannot be restored" not in preview["message"]
+    done = await env.call(client, REWIND, {"turn": 1, "mode": "code"})
+    assert done["restoredFiles"] == ["made.txt"] and not (root / "made.txt").exists()
+
+
+async def test_the_preview_says_edits_in_the_editor_cannot_be_rewound(editing: Any,
+                                                                      env: Any) -> None:
+    """An edit of unsaved work went to the editor, not to disk: no rewind can take it back,
+    and the preview says so."""
+    editor = env.editor
+    editor.open("notes.txt", "alpha\nbeta\n")
+    editor.type("notes.txt", "alpha\nbeta\nunsaved line\n")
+    edit = {"name": "edit_file",
+            "arguments": {"path": "notes.txt", "old_text": "beta", "new_text": "BETA"}}
+    env.fake.add_turns({"tool_calls": [edit]}, {"text": "done"})
+    await env.call(editing, RUN, {"prompt": "edit it"})
+    assert editor.text("notes.txt") == "alpha\nBETA\nunsaved line\n"
+    preview = await env.call(editing, REWIND_PREVIEW, {"turn": 1, "mode": "both"})
+    assert preview["files"] == []
+    assert "edits to notes.txt went into your editor without being saved" in preview["message"]

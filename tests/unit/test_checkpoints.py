@@ -181,3 +181,35 @@ def test_open_checkpoints_without_git_uses_before_images(tmp_path: Path) -> None
     chosen = open_checkpoints(tmp_path, tmp_path / "cp", git="git-that-is-not-there")
     assert isinstance(chosen, BeforeImages)
     assert isinstance(open_checkpoints(tmp_path, tmp_path / "cp"), ShadowRepo)
+
+
+def test_steps_name_each_snapshot_and_what_it_changed(repo: ShadowRepo) -> None:
+    ws = repo.workspace
+    first = repo.snapshot("before prompt 1", "sess-1")
+    (ws / "README.md").write_text("# Changed\n")
+    second = repo.snapshot("prompt 1", "sess-1", ["README.md"])
+    third = repo.snapshot("before prompt 2", "sess-1")
+    (ws / "new.txt").write_text("n\n")
+    fourth = repo.snapshot("prompt 2", "sess-1")
+    steps = repo.steps(first.ref, fourth.ref)
+    assert steps is not None
+    assert [(s.message, sorted(s.paths), s.outside) for s in steps] == [
+        ("prompt 1", ["README.md"], False), ("before prompt 2", [], True),
+        ("prompt 2", ["new.txt"], False)]
+    assert repo.steps(third.ref, third.ref) == []
+    other = repo.snapshot("another chain", "sess-2")
+    assert repo.steps(other.ref, second.ref) is None  # not one chain
+    assert repo.steps(fourth.ref, first.ref) is None  # not after it
+
+
+def test_looking_for_hand_edits_leaves_the_next_snapshot_alone(repo: ShadowRepo) -> None:
+    """A preview during a run looks at the whole tree; the snapshot after the next file edit
+    must still hold only that edit, so a hand edit is never taken for the agent's."""
+    ws = repo.workspace
+    snap = repo.snapshot("before prompt 1", "sess-1")
+    (ws / "README.md").write_text("# Edited by hand\n")
+    assert repo.changed_since(snap.ref) == {"README.md"}
+    (ws / "src" / "app.py").write_text("print('agent')\n")
+    after = repo.snapshot("prompt 1", "sess-1", ["src/app.py"])
+    assert {c.path for c in repo.changes(snap.ref, after.ref)} == {"src/app.py"}
+    assert repo.changed_since(after.ref) == {"README.md"}

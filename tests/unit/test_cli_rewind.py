@@ -91,3 +91,70 @@ def test_fork_keeps_the_source(tmp_path: Path, two_prompts: Path) -> None:
     assert [m["content"] for m in shown["messages"] if m["role"] == "user"
             and "tool_result" not in m] == ["edit a"]
     assert "forked into" in cli(tmp_path, "sessions", "fork", source["id"]).stdout
+
+
+def test_a_hand_edit_survives_a_second_rewind(tmp_path: Path, two_prompts: Path) -> None:
+    """A file changed by hand after the agent last wrote it is a conflict in every later
+    rewind: a code rewind of prompt 2 (which does not touch it) must not make the hand edit
+    look like the agent's to the rewind of prompt 1 after it."""
+    ws = two_prompts
+    (ws / "a.txt").write_text("ALPHA\n# my edit\n")
+    first = cli(tmp_path, "rewind", "--turn", "2", "--mode", "code", "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["restoredFiles"] == ["b.txt"]
+    assert not (ws / "b.txt").exists()
+    preview = cli(tmp_path, "rewind", "--turn", "1", "--preview", "--json")
+    files = {f["path"]: f["conflict"] for f in json.loads(preview.stdout)["files"]}
+    assert files == {"a.txt": True}
+    second = cli(tmp_path, "rewind", "--turn", "1", "--mode", "code", "--json")
+    assert json.loads(second.stdout)["conflicts"] == ["a.txt"]
+    assert (ws / "a.txt").read_text() == "ALPHA\n# my edit\n"  # kept without --force
+    forced = cli(tmp_path, "rewind", "--turn", "1", "--mode", "code", "--force", "--json")
+    assert json.loads(forced.stdout)["restoredFiles"] == ["a.txt"]
+    assert (ws / "a.txt").read_text() == "alpha\n"
+
+
+def test_a_hand_edit_between_prompts_is_a_conflict(tmp_path: Path) -> None:
+    """The snapshot before prompt 2 holds a hand edit of a file prompt 1 changed: going back
+    to before prompt 1 would drop it, so it is a conflict."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\n")
+    edit = {"tool_calls": [{"name": "edit_file", "arguments": {
+        "path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"}}]}
+    write = {"tool_calls": [{"name": "write_file", "arguments": {
+        "path": "b.txt", "content": "bravo\n"}}]}
+    script = {"turns": [edit, {"text": "edited"}, write, {"text": "wrote"}], "rules": [MEMORY]}
+    with FakeModelServer(script) as fake:
+        run = ["run", "--base-url", fake.base_url, "--session"]
+        assert cli(tmp_path, *run, "new", "edit a").returncode == 0
+        (ws / "a.txt").write_text("ALPHA\n# my edit\n")
+        assert cli(tmp_path, *run, "latest", "write b").returncode == 0
+    preview = json.loads(cli(tmp_path, "rewind", "--turn", "1", "--preview", "--json").stdout)
+    assert {f["path"]: f["conflict"] for f in preview["files"]} == {"a.txt": True,
+                                                                    "b.txt": False}
+    done = json.loads(cli(tmp_path, "rewind", "--turn", "1", "--mode", "code", "--json").stdout)
+    assert done["restoredFiles"] == ["b.txt"] and done["conflicts"] == ["a.txt"]
+    assert (ws / "a.txt").read_text() == "ALPHA\n# my edit\n" and not (ws / "b.txt").exists()
+
+
+def test_ignored_files_the_agent_wrote_are_rewound(tmp_path: Path) -> None:
+    """``.env`` and ``*.local`` are left out of the snapshots by the ignore rules; what the
+    agent's own writes did to them still comes back."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("*.local\n.env\n")
+    (ws / ".env").write_text("TOKEN=mine\n")
+    writes = {"tool_calls": [
+        {"name": "write_file", "arguments": {"path": ".env", "content": "TOKEN=agent\n"}},
+        {"name": "write_file", "arguments": {"path": "dev.local", "content": "debug\n"}}]}
+    script = {"turns": [writes, {"text": "wrote"}], "rules": [MEMORY]}
+    with FakeModelServer(script) as fake:
+        done = cli(tmp_path, "run", "--base-url", fake.base_url, "--session", "new", "go")
+        assert done.returncode == 0, done.stderr
+    assert (ws / ".env").read_text() == "TOKEN=agent\n"
+    preview = cli(tmp_path, "rewind", "--turn", "1", "--preview")
+    assert "restored  .env" in preview.stdout and "deleted   dev.local" in preview.stdout
+    result = json.loads(cli(tmp_path, "rewind", "--turn", "1", "--json").stdout)
+    assert sorted(result["restoredFiles"]) == [".env", "dev.local"]
+    assert (ws / ".env").read_text() == "TOKEN=mine\n" and not (ws / "dev.local").exists()

@@ -7,9 +7,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pseudoclaude.checkpoints.base import Change, CheckpointError, Checkpoints, Snapshot
+from pseudoclaude.checkpoints.base import (
+    BEFORE,
+    MAX_FILE_BYTES,
+    Change,
+    CheckpointError,
+    Checkpoints,
+    Snapshot,
+    Step,
+)
 from pseudoclaude.checkpoints.images import BeforeImages
-from pseudoclaude.checkpoints.shadow import MAX_FILE_BYTES, ShadowRepo, git_available
+from pseudoclaude.checkpoints.shadow import ShadowRepo, git_available
 from pseudoclaude.checkpoints.status import CheckpointStatus, Coverage
 
 NO_GIT = ("only the agent's own file writes can be taken back: the git command is not on "
@@ -25,6 +33,6 @@ def open_checkpoints(workspace: Path, folder: Path, *, excluded: Sequence[Path] 
     return BeforeImages(workspace, folder)
 
 
-__all__ = ["MAX_FILE_BYTES", "NO_GIT", "BeforeImages", "Change", "CheckpointError",
-           "CheckpointStatus", "Checkpoints", "Coverage", "ShadowRepo", "Snapshot",
+__all__ = ["BEFORE", "MAX_FILE_BYTES", "NO_GIT", "BeforeImages", "Change", "CheckpointError",
+           "CheckpointStatus", "Checkpoints", "Coverage", "ShadowRepo", "Snapshot", "Step",
            "git_available", "open_checkpoints"]
