@@ -47,7 +47,9 @@ server) and ``connectTimeout`` (seconds). From SPEC §11: ``memory.mode`` (``aut
 ``compact.model`` and ``memory.model`` (another model of the same provider for summaries and
 memory updates; ``""``: the session's); ``mcp.servers`` (MCP servers by name, merged by name
 across the layers), ``mcp.startTimeout``, ``mcp.toolTimeout`` (seconds) and ``approvals.mcp``
-(``ask`` by default).
+(``ask`` by default). From SPEC §13: ``sessions.maxParallel`` (sessions of one folder running
+at once in one server). What a workspace's own ``config.yaml`` may set only once the user
+approved it is :data:`WAITING_KEYS` (:class:`PendingSettings`).
 """
 
 from __future__ import annotations
@@ -343,6 +345,9 @@ DATA_DIR: Key[Path | None] = Key(
 SESSION_RETENTION_DAYS: Key[int] = Key(
     "session.retentionDays", _integer(0), 30,
     "Sessions idle this many days are deleted at start-up; 0 keeps them all")
+SESSIONS_MAX_PARALLEL: Key[int] = Key(
+    "sessions.maxParallel", _integer(1), 4,
+    "Sessions of one folder that may run at the same time in one server; one more is refused")
 COMPACT_SINGLE_RESULT_BYTES: Key[int] = Key(
     "compact.singleResultBytes", _integer(1), 50_000,
     "A tool result larger than this many bytes is offloaded to a file")
@@ -369,7 +374,7 @@ KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     APPROVALS_RUN_COMMAND, APPROVALS_WRITE, MEMORY_ENABLED, MEMORY_MODE, MEMORY_MODEL,
     MEMORY_USER_DIR, DATA_DIR, SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES,
     COMPACT_ROUND_BYTES, COMPACT_SAFETY_MARGIN_TOKENS, COMPACT_AUTO, COMPACT_MODEL,
-    APPROVALS_MCP, MCP_SERVERS, MCP_START_TIMEOUT, MCP_TOOL_TIMEOUT,
+    APPROVALS_MCP, MCP_SERVERS, MCP_START_TIMEOUT, MCP_TOOL_TIMEOUT, SESSIONS_MAX_PARALLEL,
 )}
 """Every setting key by name, in documentation order."""
 
@@ -424,6 +429,12 @@ class SessionSettings:
 
 
 @dataclass(frozen=True)
+class SessionsSettings:
+    max_parallel: int = SESSIONS_MAX_PARALLEL.default
+    """Runs of different sessions of one folder at once (one server)."""
+
+
+@dataclass(frozen=True)
 class CompactSettings:
     single_result_bytes: int = COMPACT_SINGLE_RESULT_BYTES.default
     round_bytes: int = COMPACT_ROUND_BYTES.default
@@ -434,8 +445,8 @@ class CompactSettings:
 
 
 _GROUPS: dict[str, type[Any]] = {"approvals": ApprovalSettings, "memory": MemorySettings,
-                                 "session": SessionSettings, "compact": CompactSettings,
-                                 "mcp": McpSettings}
+                                 "session": SessionSettings, "sessions": SessionsSettings,
+                                 "compact": CompactSettings, "mcp": McpSettings}
 
 
 @dataclass(frozen=True)
@@ -513,6 +524,7 @@ class Settings:
     data_dir: Path | None = DATA_DIR.default
     """``<workspace>/.PseudoClaude`` unless set; ``None`` only without a workspace."""
     session: SessionSettings = field(default_factory=SessionSettings)
+    sessions: SessionsSettings = field(default_factory=SessionsSettings)
     compact: CompactSettings = field(default_factory=CompactSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
     workspace: Path | None = None

@@ -754,7 +754,7 @@ class Raw:
 
 async def test_errors_never_kill_the_process(env: Env) -> None:
     ws = env.folder()
-    env.fake.add_turns({"text": ["slow", " answer"], "delay": 0.5}, {"text": "done"})
+    env.fake.add_turns({"text": ["slow", " answer"], "delay": 2}, {"text": "done"})
     raw = await Raw.start(env)
     init = await raw.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
     assert init["result"]["agentCapabilities"]["loadSession"] is True
@@ -798,16 +798,13 @@ async def test_errors_never_kill_the_process(env: Env) -> None:
         {"type": "text", "text": "me too"}]})
     assert again["error"]["code"] == -32001 and "already running" in again["error"]["message"]
     other = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"][
-        "sessionId"]  # made aside while the folder is busy
-    busy = await raw.request("session/prompt", {"sessionId": other, "prompt": [
-        {"type": "text", "text": "me too"}]})
-    assert busy["error"]["code"] == -32001 and "in progress" in busy["error"]["message"]
-    assert (await raw.answer(running))["result"]["stopReason"] == "end_turn"
+        "sessionId"]  # another session of the folder runs at the same time
     after = await raw.request("session/prompt", {"sessionId": other, "prompt": [
         {"type": "text", "text": "my turn"}]})
     assert after["result"]["stopReason"] == "end_turn"
     assert "".join(u["content"]["text"] for u in raw.updates(other, "agent_message_chunk")
                    ) == "done"
+    assert (await raw.answer(running))["result"]["stopReason"] == "end_turn"
     assert raw.process.returncode is None
     assert await raw.close() == 0
 

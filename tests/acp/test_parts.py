@@ -119,21 +119,30 @@ class Sent:
                 if m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
 
 
+SID = "20250101-000000-abcd"
+
+
 class StubWorkspace:
     """What the commands call of a workspace, with outcomes given."""
 
-    session_id = "s"
+    session_id = SID
 
     def __init__(self) -> None:
         self.instructions: list[str] = []
+        self.sessions: list[str | None] = []
 
-    async def compact(self, instructions: str = "") -> CompactOutcome:
+    def check_session(self, session_id: str) -> str:
+        return session_id
+
+    async def compact(self, instructions: str = "", session_id: str | None = None
+                      ) -> CompactOutcome:
         self.instructions.append(instructions)
+        self.sessions.append(session_id)
         return CompactOutcome(before_tokens=48_210, after_tokens=9_877, offloaded=2,
                               summarized=True,
                               fact_check=FactCheck(checked=12, missing=3, added=3))
 
-    async def undo_compact(self) -> UndoOutcome:
+    async def undo_compact(self, session_id: str | None = None) -> UndoOutcome:
         return UndoOutcome(restored=False, before_tokens=100, after_tokens=100, message_count=0,
                            reason="no compaction left to undo")
 
@@ -145,7 +154,7 @@ async def run_command(text: str, *, capable: bool = False,
     outbox.compaction = capable
     parsed = commands.parse(text)
     assert parsed is not None
-    await slash.run(ws or StubWorkspace(), Turn("s"), outbox, *parsed)  # type: ignore[arg-type]
+    await slash.run(ws or StubWorkspace(), Turn(SID), outbox, *parsed)  # type: ignore[arg-type]
     return sent
 
 
@@ -153,6 +162,7 @@ async def test_compact_answers_with_the_words_of_the_result() -> None:
     ws = StubWorkspace()
     sent = await run_command("/compact focus on the parser", ws=ws)
     assert ws.instructions == ["focus on the parser"]
+    assert ws.sessions == [SID]  # the command's own session, whichever is current
     assert sent.texts() == [words.compacted(48_210, 9_877, 2, True,
                                             FactCheck(checked=12, missing=3, added=3))]
     sent = await run_command("/compact", capable=True)

@@ -287,9 +287,9 @@ def test_prompt_too_long_during_an_automatic_summary(tmp_path: Path, allow: Appr
     assert errors and all(m.startswith("automatic compaction failed") for m in errors), errors
     assert any("too long" in m or "too large" in m for m in errors), errors
     assert not any(isinstance(e, CompactEvent) and e.layer == 2 for _, e in events)
-    assert ws.compact_runtime is not None
-    assert ws.compact_runtime.failures == len(errors)
-    if ws.compact_runtime.tripped:  # the breaker is announced once, never silent
+    assert ws.session.runtime is not None
+    assert ws.session.runtime.failures == len(errors)
+    if ws.session.runtime.tripped:  # the breaker is announced once, never silent
         assert sum("automatic compaction is off" in e.message for _, e in events
                    if isinstance(e, WarningEvent)) == 1
     assert ws.session is not None

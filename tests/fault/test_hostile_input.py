@@ -487,7 +487,7 @@ def test_lone_surrogates_do_not_brick_the_session(tmp_path: Path, allow: Approve
         asyncio.run(go())
     assert outcomes[1] == "completed" and outcomes[3] == "completed", outcomes
     assert ws.session is not None
-    loaded = load_session(ws.store, ws.session.session_id)
+    loaded = load_session(ws.store, ws.session.id)
     assert protocol_valid(loaded.messages) and loaded.bad_lines == 0
     assert loaded.messages == ws.session.conversation.messages()  # memory == disk
 

@@ -328,7 +328,10 @@ class Editor:
 
 
 async def begin(lsp_client: LanguageClient, env: Env, name: str, *, apply_edit: bool = True,
-                diagnostics: bool = False, approvals: bool = False) -> Editor:
+                diagnostics: bool = False, approvals: bool = False,
+                through_link: bool = False) -> Editor:
+    """``through_link``: the workspace folder is ``ws``, a symbolic link to ``ws-real`` (the
+    client knows the folder and its documents by the link's path)."""
     experimental: dict[str, Any] = {}
     if diagnostics or approvals:
         experimental = {"pseudoclaude": {"diagnostics": diagnostics, "approvals": approvals}}
@@ -339,7 +342,14 @@ async def begin(lsp_client: LanguageClient, env: Env, name: str, *, apply_edit: 
 
     if approvals:
         env.approval_settings = {"runCommand": "ask", "write": "ask"}
-    await start(lsp_client, env, name, ["ws"], experimental=experimental or None,
+    folders = ["ws"]
+    if through_link:
+        real = env.folder("ws-real")
+        link = env.tmp / "ws"
+        link.symlink_to(real, target_is_directory=True)
+        env.folders[:] = [link]
+        folders = []
+    await start(lsp_client, env, name, folders, experimental=experimental or None,
                 adjust=adjust)
     editor = env.editor = Editor(lsp_client, env.folders[0])
 
@@ -363,6 +373,16 @@ async def editing(request: Any, lsp_client: LanguageClient, fake: FakeModelServe
                   env: Env) -> AsyncIterator[LanguageClient]:
     """A client that plays the editor (``env.editor``): it takes ``applyEdit``."""
     await begin(lsp_client, env, request.param)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(params=CLIENTS, config=ClientServerConfig(
+    server_command=SERVER, server_env=SERVER_ENV, client_factory=make_client))
+async def linked_editing(request: Any, lsp_client: LanguageClient, fake: FakeModelServer,
+                         env: Env) -> AsyncIterator[LanguageClient]:
+    """As ``editing``, on a workspace folder that is a symbolic link (``begin``)."""
+    await begin(lsp_client, env, request.param, through_link=True)
     yield lsp_client
     await lsp_client.shutdown_session()
 

@@ -13,7 +13,14 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.api.protocol import COMPACT, CONTEXT, REQUEST_FAILED, RUN, SESSIONS_NEW
+from pseudoclaude.api.protocol import (
+    COMPACT,
+    CONTEXT,
+    REQUEST_FAILED,
+    RUN,
+    SESSION_BUSY,
+    SESSIONS_NEW,
+)
 
 
 async def test_context_answers_fast_while_a_run_streams(client: LanguageClient,
@@ -28,13 +35,16 @@ async def test_context_answers_fast_while_a_run_streams(client: LanguageClient,
         latencies.append(time.perf_counter() - t)
         assert context["messageCount"] == 1
     assert sorted(latencies)[len(latencies) // 2] < 0.05, latencies
-    with pytest.raises(JsonRpcException) as busy:
+    with pytest.raises(JsonRpcException) as busy:  # the session has one writer
         await env.call(client, RUN, {"prompt": "second"})
-    assert busy.value.code == REQUEST_FAILED and "in progress" in busy.value.message
-    for method in (COMPACT, SESSIONS_NEW):
-        with pytest.raises(JsonRpcException) as refused:
-            await env.call(client, method, {})
-        assert refused.value.code == REQUEST_FAILED
+    assert busy.value.code == SESSION_BUSY and "is busy: process" in busy.value.message
+    with pytest.raises(JsonRpcException) as refused:
+        await env.call(client, COMPACT, {})
+    assert refused.value.code == SESSION_BUSY
+    assert refused.value.data["sessionId"] == context["sessionId"]
+    assert isinstance(refused.value.data["pid"], int)
+    other = await env.call(client, SESSIONS_NEW, {})  # another session: at once
+    assert other["sessionId"] != context["sessionId"]
     assert (await run)["stopReason"] == "completed"
 
 

@@ -10,6 +10,7 @@ The client here plays the editor: it keeps the documents it opened, applies the 
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,81 @@ async def test_an_edit_of_unsaved_work_goes_to_the_editor_and_not_to_disk(
     edited, wrote = env.envelopes()
     assert edited["ok"] and edited["unsaved"] is True and "in the editor" in edited["content"]
     assert wrote["ok"] and wrote["unsaved"] is True
+
+
+def edits_of(params: types.ApplyWorkspaceEditParams) -> tuple[str, list[Any]]:
+    """The document and the text edits of one ``workspace/applyEdit``."""
+    if params.edit.document_changes:
+        [change] = params.edit.document_changes
+        assert isinstance(change, types.TextDocumentEdit)
+        return change.text_document.uri, list(change.edits)
+    [(uri, edits)] = (params.edit.changes or {}).items()
+    return uri, list(edits)
+
+
+def apply_as_lsp_says(text: str, edits: list[Any]) -> str:
+    """``edits`` applied the LSP way: every range refers to ``text`` as it was before any of
+    them, and they must not overlap (ASCII text: a character is an offset in any encoding)."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(at: types.Position) -> int:
+        assert at.line < len(lines) and at.character <= len(lines[at.line]), (at, text)
+        return starts[at.line] + at.character
+
+    spans = sorted((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits)
+    for (_, end, _), (start, _, _) in itertools.pairwise(spans):
+        assert end <= start, spans  # overlapping edits are not an LSP edit
+    for start, end, new in reversed(spans):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+HUNKS_BEFORE = "one\ntwo\nthree\nfour\nfive\nsix\n"
+HUNKS_AFTER = "one\nadded a\nadded b\ntwo\nthree\nFOUR\nfive\nsix\nseven\n"
+
+
+async def test_the_ranges_of_several_hunks_all_refer_to_the_text_before_the_edit(
+        editing: Any, env: Any) -> None:
+    """Two lines added above a later change do not move that change's range: applied to the
+    old text as the LSP says, the ranges the server sent give exactly the new text."""
+    editor = env.editor
+    editor.open("notes.txt", DISK)
+    editor.type("notes.txt", HUNKS_BEFORE)
+    write = {"name": "write_file", "arguments": {"path": "notes.txt", "content": HUNKS_AFTER}}
+    await run(editor, env, {"tool_calls": [write]})
+    [params] = editor.edits
+    uri, edits = edits_of(params)
+    assert uri == editor.uri("notes.txt") and len(edits) == 3  # three hunks, one edit
+    assert apply_as_lsp_says(HUNKS_BEFORE, edits) == HUNKS_AFTER
+    [four] = [e for e in edits if e.new_text == "FOUR"]
+    assert (four.range.start.line, four.range.end.line) == (3, 3)  # "four" was line 3 before
+    assert editor.text("notes.txt") == HUNKS_AFTER and notes(env).read_text() == DISK
+    [wrote] = env.envelopes()
+    assert wrote["ok"] and wrote["unsaved"] is True
+
+
+async def test_a_folder_reached_through_a_symlink_reads_and_edits_the_editors_text(
+        linked_editing: Any, env: Any) -> None:
+    """The workspace folder is a symbolic link, and the client names the document by the
+    link's path: the agent still reads the unsaved text and edits it in the editor."""
+    editor = env.editor
+    assert env.folders[0].is_symlink()
+    on_disk = env.folders[0].resolve() / "notes.txt"
+    editor.open("notes.txt", DISK)
+    editor.type("notes.txt", UNSAVED)
+    stamp = on_disk.stat().st_mtime_ns
+    await run(editor, env, {"tool_calls": [env.read_file("notes.txt")]}, {"tool_calls": [EDIT]})
+    read, edited = env.envelopes()
+    assert read["ok"] and read["unsaved"] is True and read["content"] == UNSAVED
+    assert edited["ok"] and edited["unsaved"] is True and "in the editor" in edited["content"]
+    [params] = editor.edits
+    uri, _ = edits_of(params)
+    assert uri == editor.uri("notes.txt")  # the document the client has open, by its name
+    assert editor.text("notes.txt") == UNSAVED.replace("beta", "BETA")
+    assert on_disk.read_text() == DISK and on_disk.stat().st_mtime_ns == stamp
 
 
 async def test_a_client_without_apply_edit_is_refused_and_nothing_changes(

@@ -222,3 +222,17 @@ async def test_a_hanging_server_fails_within_the_start_timeout(approving: Langua
     assert result["stopReason"] == "completed" and time.monotonic() - start < 20
     listed = await servers(env, approving)
     assert listed["hang"]["status"] == "failed" and listed["echo"]["status"] == "ready"
+
+
+@mcp(settings={"servers": {"hang": {"command": sys.executable, "args": [HANG]}},
+               "startTimeout": 1})
+async def test_the_start_timeout_setting_reaches_the_servers(approving: LanguageClient,
+                                                             env: Any) -> None:
+    """``mcp.startTimeout: 1``: a server that never answers is given up after one second,
+    not after the default ten (a restart answers once the start is over)."""
+    start = time.monotonic()
+    server = (await env.call(approving, MCP_RESTART, {"server": "hang"}))["server"]
+    elapsed = time.monotonic() - start
+    assert server["status"] == "failed" and "within 1 s" in server["error"], server
+    assert 0.9 < elapsed < 5, elapsed  # the default (10 s) would take twice this bound
+    assert (await servers(env, approving))["hang"]["status"] == "failed"

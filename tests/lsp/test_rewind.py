@@ -17,11 +17,11 @@ from pytest_lsp import LanguageClient
 from pseudoclaude.api.protocol import (
     CONTEXT,
     INVALID_PARAMS,
-    REQUEST_FAILED,
     REWIND,
     REWIND_FILE,
     REWIND_PREVIEW,
     RUN,
+    SESSION_BUSY,
     SESSIONS_FORK,
     SESSIONS_LIST,
     SESSIONS_TURNS,
@@ -101,7 +101,7 @@ async def test_a_rewind_during_a_run_fails_fast(client: LanguageClient, env: Any
                                          and x["body"].get("tools") for x in r), 20)
     with pytest.raises(JsonRpcException) as busy:
         await env.call(client, REWIND, {"turn": 1, "mode": "conversation"})
-    assert busy.value.code == REQUEST_FAILED and "in progress" in busy.value.message
+    assert busy.value.code == SESSION_BUSY and "is busy: process" in busy.value.message
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError, JsonRpcException):
         await running

@@ -10,12 +10,15 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from pseudoclaude.api.protocol import (
-    REQUEST_FAILED,
+    COMPACT,
+    CONTEXT,
+    INVALID_PARAMS,
     RUN,
     SESSIONS_LIST,
     SESSIONS_MESSAGES,
     SESSIONS_NEW,
     SESSIONS_RESUME,
+    SESSIONS_TURNS,
 )
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
@@ -49,7 +52,12 @@ async def test_sessions_new_list_resume_messages(client: LanguageClient, env: An
     assert latest["sessionId"] in (first["sessionId"], new["sessionId"])
     with pytest.raises(JsonRpcException) as unknown:
         await env.call(client, SESSIONS_RESUME, {"sessionId": "20990101-000000-abcd"})
-    assert unknown.value.code == REQUEST_FAILED and "no session" in unknown.value.message
+    assert unknown.value.code == INVALID_PARAMS and "sessionId" in unknown.value.message
+    for method, params in ((SESSIONS_MESSAGES, {}), (CONTEXT, {}), (COMPACT, {}),
+                           (SESSIONS_TURNS, {})):
+        with pytest.raises(JsonRpcException) as bad:  # a session of no folder here
+            await env.call(client, method, {**params, "sessionId": "20990101-000000-abcd"})
+        assert bad.value.code == INVALID_PARAMS and "sessionId" in bad.value.message
 
 
 async def test_shutdown_leaves_a_valid_session(client: LanguageClient, env: Any) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -104,19 +105,42 @@ def test_limits_exit_3_and_errors_exit_1(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@contextlib.contextmanager
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Children started meanwhile take Ctrl-C (SIGINT), as in a terminal.
+
+    A program started with SIGINT *ignored* keeps ignoring it (Python, and the CLI with it),
+    and the tests themselves may run that way: a non-interactive shell starts a background
+    job (``make test &``) with SIGINT and SIGQUIT ignored, and children inherit that. A signal
+    this process catches instead is reset to its default by ``exec``, so the children start as
+    they would from a terminal."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("as_json", [False, True])
 def test_ctrl_c_exits_130_and_leaves_a_valid_session(tmp_path: Path, as_json: bool) -> None:
     with FakeModelServer({"turns": [{"text": "slow", "delay": 30}]}) as fake:
         ws = tmp_path / "ws"
         ws.mkdir()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pseudoclaude", "run", "--workspace", str(ws),
-             "--base-url", fake.base_url, *(["--json"] if as_json else []), "wait"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp_path))
+        with ctrl_c_reaches_children():
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "pseudoclaude", "run", "--workspace", str(ws),
+                 "--base-url", fake.base_url, *(["--json"] if as_json else []), "wait"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                env=env_for(tmp_path))
+        # the run is under way (its session holds the prompt) once the model has the request
         assert fake.wait_for(lambda requests: len(requests) == 1, timeout=30)
-        time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     if as_json:  # the result line comes last in every outcome (README)

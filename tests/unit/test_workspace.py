@@ -1,11 +1,13 @@
 """One workspace folder through :class:`Workspace`'s public API, against the scripted fake model
-over loopback (SPEC §1): one run at a time, sessions (new, resume, continue), message paging,
+over loopback (SPEC §1): one writer per session and sessions in parallel, sessions (new,
+resume, continue), message paging,
 the errors raised before anything happens, and close()."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -19,7 +21,7 @@ from pseudoclaude.events import Event, MemoryEvent
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.errors import NoProviderConfigured
 from pseudoclaude.session import SessionNotFound, load_session
-from pseudoclaude.workspace import Hooks, Workspace, WorkspaceBusy, WorkspaceError
+from pseudoclaude.workspace import Hooks, SessionBusy, Workspace, WorkspaceBusy, WorkspaceError
 
 MEMORY_OPS = [{"action": "create", "level": "project", "type": "project_knowledge",
                "title": "Build command", "summary": "use make build",
@@ -175,30 +177,49 @@ async def test_only_failed_sessions_means_no_latest(workspace: Any,
         await later.ws.load("latest")
 
 
-async def test_one_run_at_a_time(workspace: Any, fake: FakeModelServer) -> None:
-    fake.add_turns({"text": "slow answer", "stall": 30}, {"text": "after the cancel"})
-    w = workspace()
+async def test_one_writer_per_session_and_sessions_in_parallel(
+        workspace: Any, fake: FakeModelServer) -> None:
+    fake.add_turns({"text": "slow answer", "stall": 30}, {"text": "in parallel"},
+                   {"text": "slow too", "stall": 30}, {"text": "after the cancel"})
+    w = workspace(**{"sessions.maxParallel": 2})
     first = asyncio.create_task(w.ws.run("one"))
     while not fake.requests:  # the run is streaming its first turn
         await asyncio.sleep(0.01)
+    one = w.ws.session_id
+    assert one is not None
     started = time.monotonic()
-    for attempt in (lambda: w.ws.run("two"), lambda: w.ws.run("two", session="new"),
-                    lambda: w.ws.compact(), lambda: w.ws.resume("latest"),
-                    lambda: w.ws.new_session()):
-        with pytest.raises(WorkspaceBusy, match="a run is in progress"):
+    # Its session has one writer: another run, a compaction, an undo, a rewind are refused.
+    for attempt in (lambda: w.ws.run("two"), lambda: w.ws.run("two", session=one),
+                    lambda: w.ws.compact(), lambda: w.ws.undo_compact(),
+                    lambda: w.ws.rewind(1, "conversation")):
+        with pytest.raises(SessionBusy) as busy:
             await attempt()
+        assert busy.value.session_id == one and busy.value.pid == os.getpid()
     assert time.monotonic() - started < 5  # at once, not after the run
     # Read-only requests answer during the run.
     session_id, total, messages = await w.ws.messages(None)
-    assert total == 1 and [m.content for m in messages] == ["one"]
-    assert [s.id for s in await w.ws.sessions()] == [session_id]
-    assert len(fake.requests) == 1 and not first.done()
-    first.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await first
-    # The cancelled run released the workspace.
-    again, result = await w.ws.run("three")
-    assert again == session_id and result.text == "after the cancel"
+    assert session_id == one and total == 1 and [m.content for m in messages] == ["one"]
+    assert [(s.id, running) for s, running in await w.ws.session_list()] == [(one, True)]
+    # Another session runs at the same time, with its own conversation.
+    two, result = await w.ws.run("parallel", session="new")
+    assert two != one and result.text == "in parallel" and w.ws.session_id == two
+    assert sent(fake, 1) == ["parallel"]
+    assert w.ws.context(two).message_count == 2 and w.ws.context(one).message_count == 1
+    # The limit: one more session than sessions.maxParallel is refused, nothing written.
+    third = asyncio.create_task(w.ws.run("stalls too", session=two))
+    while len(w.ws.running()) < 2:  # (sessions.maxParallel: 2, both running now)
+        await asyncio.sleep(0.01)
+    before = [s.id for s in await w.ws.sessions()]
+    with pytest.raises(WorkspaceBusy, match=r"sessions\.maxParallel is 2"):
+        await w.ws.run("three", session="new")
+    assert [s.id for s in await w.ws.sessions()] == before
+    for task in (first, third):
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    # The cancelled runs released their sessions.
+    again, result = await w.ws.run("three", session=one)
+    assert again == one and result.text == "after the cancel"
 
 
 async def test_run_session_new_versus_continuing(workspace: Any, fake: FakeModelServer) -> None:

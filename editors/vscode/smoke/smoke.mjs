@@ -1125,6 +1125,13 @@ async function mcpServers(page, { tmp, dirs, serverCommand, shots }) {
     join(folder, '.mcp.json'),
     JSON.stringify({ mcpServers: { 'project-echo': { command: opts.python, args: [ECHO_SERVER] } } }, null, 2),
   );
+  // The folder's own settings file, as a cloned repository could ship it: its allow waits for
+  // the user (its baseUrl too, were it not for the user's own pseudoclaude.baseUrl).
+  mkdirSync(join(folder, '.PseudoClaude'));
+  writeFileSync(
+    join(folder, '.PseudoClaude', 'config.yaml'),
+    'baseUrl: http://127.0.0.1:9/v1\napprovals:\n  mcp: allow\n',
+  );
   writeFileSync(
     join(dirs.userData, 'Machine', 'settings.json'),
     JSON.stringify(
@@ -1153,6 +1160,20 @@ async function mcpServers(page, { tmp, dirs, serverCommand, shots }) {
   }
   const chat = await chatFrame(page);
   log('MCP: a folder with .mcp.json opened');
+
+  // The folder's settings file's question, in the chat, as the folder opens: the URL first.
+  const settings = chat.locator('.card.approval.pending.approval-permissions');
+  await settings.waitFor({ state: 'visible' });
+  const rules = await settings.innerText();
+  if (!rules.includes("This folder's .PseudoClaude/config.yaml asks to use its own settings") || !rules.includes('approvals.mcp: allow') || rules.includes('baseUrl')) {
+    throw new Error(`the settings question: ${JSON.stringify(rules)}`);
+  }
+  await settings.locator('button[data-decision="deny"]').focus();
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-settings-approval.png', shots);
+  await settings.locator('button[data-decision="deny"]').click();
+  await chat.locator('.approval-line.approval-deny', { hasText: "this folder's .PseudoClaude/config.yaml's settings" }).waitFor({ state: 'visible' });
+  log("MCP: the folder's settings question in the chat, denied");
 
   // The project server's question, in the chat, as the folder opens: what it would run.
   const question = chat.locator('.card.approval.pending.approval-mcpServer', { hasText: 'project-echo' });

@@ -180,6 +180,7 @@ export const SERVER_SETTING_KEYS = [
   'mcp.servers',
   'mcp.startTimeout',
   'mcp.toolTimeout',
+  'sessions.maxParallel',
 ] as const;
 
 /** Why a run ended. */
@@ -236,8 +237,22 @@ export interface Diagnostic {
   source?: string;
 }
 
+export interface SessionParams extends WorkspaceParams, WorkDoneParams {
+  /** The session (default: the current one: the session this client used last). */
+  sessionId?: string | null;
+}
+
 export interface CompactParams extends WorkspaceParams, WorkDoneParams {
+  /** The session (default: the current one: the session this client used last). */
+  sessionId?: string | null;
   instructions?: string | null;
+}
+
+/** The `data` of a `SESSION_BUSY` error. */
+export interface SessionBusyData {
+  sessionId: string;
+  /** The process writing the session (`null` when it is not known). */
+  pid: number | null;
 }
 
 export interface RememberParams extends WorkspaceParams {
@@ -263,7 +278,7 @@ export interface MessagesParams extends WorkspaceParams {
 }
 
 export interface TurnsParams extends WorkspaceParams {
-  /** The session (default: the current one). */
+  /** The session (default: the current one: the session this client used last). */
   sessionId?: string | null;
 }
 
@@ -626,6 +641,8 @@ export interface SessionSummary {
   bytes: number;
   model: string;
   active: boolean;
+  /** Being written now (a run, a compaction, an undo or a rewind), in any process. */
+  running: boolean;
 }
 
 export interface SessionsListResult {
@@ -981,8 +998,8 @@ export interface RequestTypes {
   'pseudoclaude/run': [RunParams, RunResult];
   'pseudoclaude/compact': [CompactParams, CompactResult];
   'pseudoclaude/compact/preview': [CompactParams, CompactPreviewResult];
-  'pseudoclaude/compact/undo': [EmptyParams, UndoResult];
-  'pseudoclaude/context': [EmptyParams, ContextResult];
+  'pseudoclaude/compact/undo': [SessionParams, UndoResult];
+  'pseudoclaude/context': [SessionParams, ContextResult];
   'pseudoclaude/memory/show': [EmptyParams, MemoryShowResult];
   'pseudoclaude/memory/remember': [RememberParams, RememberResult];
   'pseudoclaude/memory/forget': [ForgetParams, ForgetResult];

@@ -26,7 +26,7 @@ const CONTEXT: ContextResult = {
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
 };
-const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true }] };
+const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true, running: false }] };
 const ITEMS: TranscriptItem[] = [{ kind: 'user', text: 'hello', inContext: true }, { kind: 'assistant', text: 'Hi **there**.', inContext: true }];
 const RESULT: RunResult = { sessionId: 's1', stopReason: 'completed', text: 'It is a demo.', iterations: 1, usage: { inputTokens: 10, outputTokens: 5 } };
 

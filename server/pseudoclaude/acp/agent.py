@@ -56,7 +56,7 @@ from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.events import Event
 from pseudoclaude.session import is_session_id
 from pseudoclaude.session.listing import rfc3339
-from pseudoclaude.workspace import Hooks, Workspace, WorkspaceBusy
+from pseudoclaude.workspace import Hooks, Workspace
 
 __all__ = ["PseudoClaudeAgent", "SettingsFor"]
 
@@ -98,7 +98,7 @@ class PseudoClaudeAgent:
             memory_changed=lambda level, source: self._on_loop(self._memory_changed, root)))
         reads, writes = self._fs
         if reads:  # the client's buffers: reads (and writes, when offered) go through it
-            ws.tools.set_editor(AcpEditor(lambda: self._client, session, writes=writes))
+            ws.set_editor(AcpEditor(lambda: self._client, session, writes=writes))
         return ws
 
     # -- initialize -------------------------------------------------------------------------------
@@ -124,11 +124,8 @@ class PseudoClaudeAgent:
                           **kwargs: Any) -> NewSessionResponse:
         ws = self.folders.workspace(cwd)
         _use_mcp(ws, mcp_servers)
-        try:
-            ws.keep_current(None)
-            session_id = await ws.new_session()
-        except WorkspaceBusy:  # another session of the folder is running: make this one aside
-            session_id = await ws.new_session_aside()  # its first prompt resumes it
+        ws.keep_current(None)
+        session_id = await ws.new_session()  # (other sessions of the folder may be running)
         self.folders.sessions[session_id] = ws.root
         self._intro.add(session_id)  # commands and usage follow the response (_after_sent)
         return NewSessionResponse(session_id=session_id)
@@ -155,11 +152,8 @@ class PseudoClaudeAgent:
             raise busy(f"a prompt is running in session {session_id}; cancel it or wait for it "
                        "to finish")
         if ws.session_id != session_id:
-            try:
-                ws.keep_current(session_id)
-                await ws.resume(session_id)
-            except WorkspaceBusy:  # another session is running: its next prompt resumes it
-                ws.check_session(session_id)
+            ws.keep_current(session_id)
+            await ws.resume(session_id)
         items = (await ws.transcript(session_id)).items
         self.folders.sessions[session_id] = ws.root
         for update in replay(items, ws.root, compaction_updates=self.outbox.compaction):

@@ -20,7 +20,7 @@ from pseudoclaude.acp.updates import UnsupportedContent
 from pseudoclaude.api.protocol import ParamError
 from pseudoclaude.errors import EXPECTED_ERRORS, one_line
 from pseudoclaude.session import SessionNotFound
-from pseudoclaude.workspace import WorkspaceBusy
+from pseudoclaude.workspace import SessionBusy, WorkspaceBusy
 
 log = logging.getLogger("pseudoclaude.acp")
 
@@ -46,6 +46,9 @@ def as_request_error(exc: Exception) -> RequestError:
     """The JSON-RPC error for a failure of a request (see the module docstring)."""
     if isinstance(exc, RequestError):
         return exc
+    if isinstance(exc, SessionBusy):
+        return RequestError(BUSY, one_line(exc), {"reason": "busy", "sessionId": exc.session_id,
+                                                  "pid": exc.pid})
     if isinstance(exc, WorkspaceBusy):
         return busy(one_line(exc))
     if isinstance(exc, SessionNotFound):

@@ -55,7 +55,7 @@ class AcpApprover:
         self._session = session
 
     async def ask(self, request: ApprovalRequest) -> Decision | None:
-        client, session_id = self._client(), self._session()
+        client, session_id = self._client(), request.session_id or self._session()
         if client is None or session_id is None:
             raise ApprovalUnavailable(f"{request.tool} was not approved: no client to ask")
         call_id = request.call_id or f"approval-{uuid.uuid4().hex}"

@@ -28,7 +28,7 @@ from pseudoclaude.api import commands, methods, views
 from pseudoclaude.api import protocol as p
 from pseudoclaude.api.commands import Command
 from pseudoclaude.errors import EXPECTED_ERRORS, one_line
-from pseudoclaude.workspace import Workspace, WorkspaceBusy
+from pseudoclaude.workspace import SessionBusy, Workspace, WorkspaceBusy
 
 NOT_HERE = frozenset({p.SESSIONS_NEW})
 """Requests a command of ACP does not run (the client has them itself)."""
@@ -73,12 +73,15 @@ async def run(ws: Workspace, turn: Turn, outbox: Outbox, command: Command,
     if cid is not None:
         outbox.compaction_update(session_id, cid, "in_progress")
     try:
-        result = await methods.call(ws, command.request, commands.params(command, argument))
+        params = commands.params(command, argument)
+        if command.request in p.SESSION_SCOPED:
+            params = {"sessionId": session_id, **params}
+        result = await methods.call(ws, command.request, params)
     except asyncio.CancelledError:
         if cid is not None:
             outbox.compaction_update(session_id, cid, "cancelled")
         raise
-    except WorkspaceBusy:
+    except (WorkspaceBusy, SessionBusy):
         raise
     except EXPECTED_ERRORS as exc:
         if cid is not None:
@@ -108,7 +111,7 @@ async def rewind(ws: Workspace, session_id: str, outbox: Outbox, argument: str) 
             assert isinstance(done, p.RewindResult)
             text = fenced(views.describe_rewind(done)) + (
                 "\n\n" + REWOUND_THREAD if (mode or "both") != "code" else "")
-    except WorkspaceBusy:
+    except (WorkspaceBusy, SessionBusy):
         raise
     except ValueError as exc:  # the argument, or a turn out of range
         text = f"{exc}. {REWIND_USAGE}"

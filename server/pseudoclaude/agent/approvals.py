@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import difflib
 import json
 import os
@@ -87,6 +88,8 @@ class ApprovalRequest:
     url: str | None = None
     rules: tuple[str, ...] = ()
     """``permissions``: what the folder's settings file asks for, one line each."""
+    session_id: str | None = None
+    """The session whose run asks (a question when a folder opens belongs to none)."""
 
     @classmethod
     def of(cls, call: ToolCall, approval_class: ApprovalClass,
@@ -196,6 +199,8 @@ class Gate:
     policy: ApprovalPolicy
     approver: Approver
     allowed_for_session: set[str] = field(default_factory=set)
+    session_id: str | None = None
+    """The session whose calls this gate decides (named in each request)."""
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
 
     def reset(self) -> None:
@@ -227,13 +232,16 @@ class Gate:
             return None
         if policy == "deny":
             return f"{call.name} is not allowed: {setting} is set to deny"
-        # "allow for this session" covers a class; for an MCP tool, that one tool
-        remembered = call.name if approval_class == "mcp" else approval_class
+        # "allow for this session" covers a class; for an MCP tool, that one tool of that one
+        # server, by their own names (a model name can later stand for another server's tool)
+        remembered = (approval_class if approval_class != "mcp"
+                      else call.name if mcp is None else f"mcp\x00{mcp[0]}\x00{mcp[1]}")
         async with self._lock:
             if remembered in self.allowed_for_session:
                 return None
             preview = await prepare() if prepare is not None else None
-            request = ApprovalRequest.of(call, approval_class, preview, mcp)
+            request = dataclasses.replace(ApprovalRequest.of(call, approval_class, preview, mcp),
+                                          session_id=self.session_id)
             try:
                 decision = await self.approver.ask(request)
             except ApprovalUnavailable as exc:

@@ -25,9 +25,9 @@ from pseudoclaude.compact.plan import UndoOutcome
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.memory import MemoryStoreError
 from pseudoclaude.memory.index import MAX_BYTES, MAX_LINES
-from pseudoclaude.session import SessionInfo
+from pseudoclaude.session import LATEST, SessionInfo, SessionNotFound
 from pseudoclaude.session.listing import rfc3339
-from pseudoclaude.workspace import Workspace
+from pseudoclaude.workspace import NEW, Workspace
 
 Handler = Callable[[Workspace, Any], Awaitable[p.Wire]]
 
@@ -42,7 +42,7 @@ def uri(path: Path | str) -> str:
 
 async def run(ws: Workspace, params: p.RunParams) -> p.RunResult:
     context = None if params.context is None or params.context.is_empty() else params.context
-    session_id, result = await ws.run(params.prompt, params.session_id, context)
+    session_id, result = await ws.run(params.prompt, _session(ws, params.session_id), context)
     return run_result(session_id, result)
 
 
@@ -55,8 +55,21 @@ def run_result(session_id: str, result: RunOutcome) -> p.RunResult:
         error=result.error if result.error else UNSET)
 
 
+def _session(ws: Workspace, session_id: str | None) -> str | None:
+    """A session the request names, checked: one of this folder's (``latest`` resolves
+    later), else InvalidParams naming ``sessionId``."""
+    if session_id in (None, "", LATEST, NEW):
+        return session_id
+    assert session_id is not None
+    try:
+        return ws.check_session(session_id)
+    except SessionNotFound as exc:
+        raise p.ParamError("sessionId", str(exc)) from None
+
+
 async def compact(ws: Workspace, params: p.CompactParams) -> p.CompactResult:
-    return compact_result(await ws.compact(params.instructions or ""))
+    return compact_result(await ws.compact(params.instructions or "",
+                                           _session(ws, params.session_id)))
 
 
 def compact_result(r: CompactOutcome) -> p.CompactResult:
@@ -66,7 +79,8 @@ def compact_result(r: CompactOutcome) -> p.CompactResult:
 
 
 async def compact_preview(ws: Workspace, params: p.CompactParams) -> p.CompactPreviewResult:
-    plan = await ws.compact_preview(params.instructions or "")
+    plan = await ws.compact_preview(params.instructions or "",
+                                    _session(ws, params.session_id))
     return p.CompactPreviewResult(
         **asdict(plan),
         message=words.previewed(plan.would_summarize, plan.before_tokens,
@@ -75,8 +89,8 @@ async def compact_preview(ws: Workspace, params: p.CompactParams) -> p.CompactPr
                                 plan.reason or ""))
 
 
-async def compact_undo(ws: Workspace, params: p.EmptyParams) -> p.UndoResult:
-    return undo_result(await ws.undo_compact())
+async def compact_undo(ws: Workspace, params: p.SessionParams) -> p.UndoResult:
+    return undo_result(await ws.undo_compact(_session(ws, params.session_id)))
 
 
 def undo_result(u: UndoOutcome) -> p.UndoResult:
@@ -84,15 +98,17 @@ def undo_result(u: UndoOutcome) -> p.UndoResult:
         u.restored, u.before_tokens, u.after_tokens, u.message_count, u.reason or ""))
 
 
-def context_now(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
-    return p.ContextResult(**asdict(ws.context()), session_id=ws.session_id,
+def context_now(ws: Workspace, params: p.SessionParams) -> p.ContextResult:
+    session_id = _session(ws, params.session_id)
+    return p.ContextResult(**asdict(ws.context(session_id)),
+                           session_id=session_id or ws.session_id,
                            checkpoints=ws.checkpoint_status(),
                            ignored_settings=[
                                p.IgnoredSetting(key=i.key, value=i.value, reason=i.reason)
                                for i in ws.ignored_settings()])
 
 
-async def context(ws: Workspace, params: p.EmptyParams) -> p.ContextResult:
+async def context(ws: Workspace, params: p.SessionParams) -> p.ContextResult:
     return context_now(ws, params)
 
 
@@ -151,21 +167,22 @@ async def memory_review(ws: Workspace, params: p.ReviewParams) -> p.ReviewResult
                                                  reviewed.level, reviewed.filename))
 
 
-def session_summary(info: SessionInfo, active: str | None) -> p.SessionSummary:
+def session_summary(info: SessionInfo, active: str | None, running: bool = False
+                    ) -> p.SessionSummary:
     return p.SessionSummary(
         id=info.id, title=info.title, created_at=rfc3339(info.created),
         updated_at=rfc3339(info.updated), message_count=info.message_count, bytes=info.bytes,
-        model=info.model, active=info.id == active)
+        model=info.model, active=info.id == active, running=running)
 
 
 async def sessions_list(ws: Workspace, params: p.EmptyParams) -> p.SessionsListResult:
     active = ws.session_id
     return p.SessionsListResult(
-        sessions=[session_summary(s, active) for s in await ws.sessions()])
+        sessions=[session_summary(s, active, running) for s, running in await ws.session_list()])
 
 
 async def sessions_resume(ws: Workspace, params: p.ResumeParams) -> p.ResumeResult:
-    info = await ws.resume(params.session_id)
+    info = await ws.resume(_session(ws, params.session_id) or params.session_id)
     return p.ResumeResult(session_id=info.session_id, message_count=info.message_count,
                           bad_lines=info.bad_lines, repaired=info.repaired)
 
@@ -175,7 +192,7 @@ async def sessions_new(ws: Workspace, params: p.EmptyParams) -> p.NewSessionResu
 
 
 async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.MessagesResult:
-    page = await ws.transcript(params.session_id, params.offset, params.limit)
+    page = await ws.transcript(_session(ws, params.session_id), params.offset, params.limit)
     return p.MessagesResult(session_id=page.session_id, total=page.total,
                             items=page.items)  # type: ignore[arg-type]  # Item is their base
 
@@ -189,7 +206,7 @@ async def slash_commands(ws: Workspace, params: p.EmptyParams) -> p.CommandsResu
 
 
 async def sessions_turns(ws: Workspace, params: p.TurnsParams) -> p.TurnsResult:
-    return p.TurnsResult(turns=await ws.turns(params.session_id))
+    return p.TurnsResult(turns=await ws.turns(_session(ws, params.session_id)))
 
 
 def _turn_checked(error: ValueError) -> p.ParamError:
@@ -200,7 +217,8 @@ def _turn_checked(error: ValueError) -> p.ParamError:
 async def rewind_preview(ws: Workspace, params: p.RewindPreviewParams
                          ) -> p.RewindPreviewResult:
     try:
-        planned = await ws.rewind_preview(params.turn, params.mode, params.session_id)
+        planned = await ws.rewind_preview(params.turn, params.mode,
+                                          _session(ws, params.session_id))
     except ValueError as exc:
         raise _turn_checked(exc) from None
     return p.RewindPreviewResult(**asdict(planned.preview()))
@@ -209,7 +227,7 @@ async def rewind_preview(ws: Workspace, params: p.RewindPreviewParams
 async def rewind(ws: Workspace, params: p.RewindParams) -> p.RewindResult:
     try:
         done = await ws.rewind(params.turn, params.mode, force=params.force,
-                               session_id=params.session_id)
+                               session_id=_session(ws, params.session_id))
     except ValueError as exc:
         raise _turn_checked(exc) from None
     return p.RewindResult(**asdict(done))
@@ -217,7 +235,8 @@ async def rewind(ws: Workspace, params: p.RewindParams) -> p.RewindResult:
 
 async def rewind_file(ws: Workspace, params: p.RewindFileParams) -> p.RewindFileResult:
     try:
-        current, restored = await ws.rewind_file(params.turn, params.path, params.session_id)
+        current, restored = await ws.rewind_file(params.turn, params.path,
+                                                 _session(ws, params.session_id))
     except ValueError as exc:
         raise _turn_checked(exc) from None
     except KeyError:
@@ -245,7 +264,8 @@ def _text(data: bytes | None) -> bool:
 
 async def sessions_fork(ws: Workspace, params: p.ForkParams) -> p.ForkResult:
     try:
-        return p.ForkResult(session_id=await ws.fork(params.session_id, params.turn))
+        return p.ForkResult(session_id=await ws.fork(_session(ws, params.session_id),
+                                                    params.turn))
     except ValueError as exc:
         raise _turn_checked(exc) from None
 

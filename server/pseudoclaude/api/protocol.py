@@ -133,6 +133,9 @@ PROTOCOL_VERSION = 1
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803
 REQUEST_CANCELLED = -32800
+SESSION_BUSY = -32011
+"""Another writer (another process, or another request of this one) holds the session: the
+error's ``data`` is :class:`SessionBusyData`."""
 
 
 def command_name(method: str) -> str:
@@ -236,8 +239,24 @@ def _relative_path(field: str, value: str) -> None:
                          f"(got {value[:80]!r})")
 
 
-class CompactParams(Wire):
+class SessionParams(Wire):
+    session_id: str | None = None
+    """The session (default: the current one: the session this client used last)."""
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+
+
+class CompactParams(SessionParams):
     instructions: str | None = None
+
+
+class SessionBusyData(Wire):
+    """The ``data`` of a :data:`SESSION_BUSY` error."""
+
+    session_id: str
+    pid: int | None
+    """The process writing the session (``null`` when it is not known)."""
 
 
 class RememberParams(Wire):
@@ -275,12 +294,8 @@ class MessagesParams(Wire):
         _session_ref("sessionId", self.session_id)
 
 
-class TurnsParams(Wire):
-    session_id: str | None = None
-    """The session (default: the current one)."""
-
-    def check(self) -> None:
-        _session_ref("sessionId", self.session_id)
+class TurnsParams(SessionParams):
+    pass
 
 
 class RewindPreviewParams(Wire):
@@ -503,6 +518,8 @@ class SessionSummary(Wire):
     bytes: int
     model: str
     active: bool
+    running: bool = False
+    """Being written now (a run, a compaction, an undo or a rewind), in any process."""
 
 
 class SessionsListResult(Wire):
@@ -636,8 +653,8 @@ PARAMS: dict[str, type[Wire]] = {
     RUN: RunParams,
     COMPACT: CompactParams,
     COMPACT_PREVIEW: CompactParams,
-    COMPACT_UNDO: EmptyParams,
-    CONTEXT: EmptyParams,
+    COMPACT_UNDO: SessionParams,
+    CONTEXT: SessionParams,
     MEMORY_SHOW: EmptyParams,
     MEMORY_REMEMBER: RememberParams,
     MEMORY_FORGET: ForgetParams,
@@ -658,6 +675,10 @@ PARAMS: dict[str, type[Wire]] = {
     MCP_RESTART: McpServerParams,
 }
 """The params shape of every request (the handlers' input)."""
+SESSION_SCOPED: frozenset[str] = frozenset(
+    method for method, shape in PARAMS.items()
+    if "session_id" in shape.__struct_fields__ and method != SESSIONS_RESUME)
+"""The requests about one session, which take ``sessionId?`` (default: the current one)."""
 
 # -- encoding and decoding -----------------------------------------------------------------------
 

@@ -74,7 +74,8 @@ class LspApprover:
     def params(self, request: ApprovalRequest) -> p.ApproveParams:
         """The ``pseudoclaude/approve`` params of a request."""
         return p.ApproveParams(
-            workspace=self.workspace, session_id=self.session_id() or "", tool=request.tool,
+            workspace=self.workspace, session_id=request.session_id or self.session_id() or "",
+            tool=request.tool,
             arguments=request.arguments,
             kind=_KINDS.get(request.approval_class, "runCommand"),
             path=_given(request.path), before=_given(request.before),

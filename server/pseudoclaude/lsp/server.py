@@ -68,7 +68,7 @@ from pseudoclaude.lsp.approver import LspApprover
 from pseudoclaude.lsp.editor import Documents, LspEditor
 from pseudoclaude.lsp.logs import LspLogHandler
 from pseudoclaude.lsp.settings import merge_settings
-from pseudoclaude.workspace import Hooks, Workspace
+from pseudoclaude.workspace import Hooks, SessionBusy, Workspace
 
 log = logging.getLogger("pseudoclaude.lsp")
 
@@ -285,7 +285,7 @@ class PseudoClaudeServer(LanguageServer):
             proposals_changed=lambda count: self.on_loop(self._proposals_changed, uri, count),
             mcp_changed=lambda: self._mcp_changed(uri)))
         approver.session_id = lambda: ws.session_id
-        ws.tools.set_editor(self.editor_for(uri))
+        ws.set_editor(self.editor_for(uri))
         self.workspaces[uri] = ws
         ws.start()
         self.spawn(ws.announce_pending())  # proposals waiting from an earlier process
@@ -464,6 +464,9 @@ def _errors_mapped(method: str) -> Iterator[None]:
         yield
     except p.ParamError as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
+    except SessionBusy as exc:
+        raise JsonRpcException(message=one_line(exc), code=p.SESSION_BUSY, data=p.to_wire(
+            p.SessionBusyData(session_id=exc.session_id, pid=exc.pid))) from None
     except EXPECTED_ERRORS as exc:
         raise JsonRpcException(message=one_line(exc), code=p.REQUEST_FAILED) from None
     except JsonRpcException:

@@ -24,6 +24,7 @@ from pseudoclaude.agent.approvals import (
 )
 from pseudoclaude.config import ApprovalSettings, Settings
 from pseudoclaude.llm.types import ToolCall
+from pseudoclaude.mcp.naming import model_name
 
 SERVER = Path(__file__).resolve().parents[3] / "server"
 RUN = ToolCall("r1", "run_command", {"command": "git", "args": ["status", "--short"]})
@@ -94,6 +95,48 @@ def test_allow_for_the_session_is_remembered_per_class() -> None:
     gate.reset()
     approver.answers.append("deny")
     assert check(gate, WRITE, "write") == "write_file was denied by the user"
+
+
+def mcp_call(server: str, tool: str, call_id: str) -> tuple[ToolCall, tuple[str, str]]:
+    """A call of MCP tool ``tool`` of ``server`` as the runner checks it: the model's name
+    for the tool, and ``(server, tool)``."""
+    return ToolCall(call_id, model_name(server, tool), {"q": call_id}), (server, tool)
+
+
+def test_allow_for_the_session_of_an_mcp_tool_covers_that_tool_only() -> None:
+    approver = ScriptedApprover("allow_session", "allow_once", "allow_once", "deny")
+    gate = Gate(ApprovalPolicy(mcp="ask"), approver)
+    search, search_again = mcp_call("docs", "search", "1"), mcp_call("docs", "search", "2")
+    other_tool = mcp_call("docs", "delete", "3")
+    other_server = mcp_call("wiki", "search", "4")
+
+    async def scenario() -> list[str | None]:
+        return [await gate.check(call, "mcp", mcp=mcp)
+                for call, mcp in (search, search_again, other_tool, other_server, other_server)]
+
+    results = asyncio.run(scenario())
+    assert results[:4] == [None, None, None, None]
+    assert results[4] == f"{model_name('wiki', 'search')} was denied by the user"
+    # asked for the first search, then for each call of another tool (never remembered)
+    assert [(r.server, r.tool, r.call_id) for r in approver.requests] == [
+        ("docs", "search", "1"), ("docs", "delete", "3"), ("wiki", "search", "4"),
+        ("wiki", "search", "4")]
+
+
+def test_allow_for_the_session_follows_the_server_not_the_model_name() -> None:
+    # "a.b" and "a_b" get the same model name when only one of them is configured at a time
+    # (mcp/naming.py): a server renamed in the settings mid-session, then one added with the
+    # other spelling, must not inherit the first one's "allow for this session".
+    first, second = mcp_call("a.b", "run", "1"), mcp_call("a_b", "run", "2")
+    assert first[0].name == second[0].name
+    approver = ScriptedApprover("allow_session", "deny")
+    gate = Gate(ApprovalPolicy(mcp="ask"), approver)
+
+    async def scenario() -> list[str | None]:
+        return [await gate.check(call, "mcp", mcp=mcp) for call, mcp in (first, second)]
+
+    assert asyncio.run(scenario()) == [None, "mcp__a_b__run was denied by the user"]
+    assert [r.server for r in approver.requests] == ["a.b", "a_b"]
 
 
 def test_concurrent_checks_ask_once() -> None:

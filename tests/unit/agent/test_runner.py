@@ -60,7 +60,7 @@ from pseudoclaude.llm.provider import (
 from pseudoclaude.llm.types import Message, ToolCall, Usage
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
-from pseudoclaude.workspace import Hooks, Workspace, WorkspaceBusy
+from pseudoclaude.workspace import Hooks, SessionBusy, Workspace
 
 
 class Allow:
@@ -172,17 +172,18 @@ def test_max_iterations(tmp_path: Path) -> None:
     assert is_valid(load_session(ws.store, session_id).messages)
 
 
-def test_busy_workspace_refuses_a_second_run(tmp_path: Path) -> None:
+def test_a_running_session_refuses_a_second_writer(tmp_path: Path) -> None:
     script = {"turns": [{"text": "slow answer", "stall": 1.0}]}
     with FakeModelServer(script) as fake:
         ws, _ = workspace(tmp_path, fake)
 
         async def both() -> None:
             first = asyncio.create_task(ws.run("one"))
-            await asyncio.sleep(0.2)
-            with pytest.raises(WorkspaceBusy):
+            while not fake.requests:  # the run is streaming
+                await asyncio.sleep(0.01)
+            with pytest.raises(SessionBusy):
                 await ws.run("two")
-            with pytest.raises(WorkspaceBusy):
+            with pytest.raises(SessionBusy):
                 await ws.compact()
             assert ws.context().message_count == 1  # read-only answers at once
             await first
@@ -231,7 +232,7 @@ def test_cancel_during_a_slow_command_leaves_a_valid_session(tmp_path: Path) -> 
     results = [json.loads(m.tool_result.content) for m in live if m.tool_result]
     assert results[0]["ok"] is True  # finished before the cancel: kept
     assert [r.get("error_type") for r in results[1:]] == ["canceled", "canceled"]
-    loaded = load_session(ws.store, ws.session.session_id)
+    loaded = load_session(ws.store, ws.session.id)
     assert loaded.messages == live and loaded.repaired == 0
 
 

@@ -430,7 +430,7 @@ async def test_mode_off_schedules_no_update_but_keeps_the_index(
     await ws.run("hello")
     assert ws.memory.pending == 0
     assert fake_model.requests and all(r["body"].get("tools") for r in fake_model.requests)
-    assert "Style" in await ws.system_prompt()
+    assert "Style" in await ws.session.system_prompt()
     await ws.close()
 
 

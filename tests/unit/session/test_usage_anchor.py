@@ -166,7 +166,7 @@ def request_bytes(ws: Workspace, messages: list[Message]) -> int:
     prompt = system_prompt_parts(ws.root, user_dir=tmp_user_dir(ws),
                                  memory_index=ws.memory.index_text())
     tools = json_bytes([{"name": s.name, "description": s.description,
-                         "input_schema": s.input_schema} for s in ws.tools.specs()])
+                         "input_schema": s.input_schema} for s in ws.session.tools.specs()])
     return len(prompt.text.encode()) + tools + sum(message_bytes(m) for m in messages)
 
 
@@ -229,8 +229,8 @@ async def test_a_resume_restores_an_anchor_lowered_by_a_later_spill(
     went down by the estimate of the bytes saved; the resumed one does the same."""
     ws = workspace()
     await ws.new_session()
-    assert ws.session is not None and ws.compact_runtime is not None
-    conv, runtime = ws.session.conversation, ws.compact_runtime
+    assert ws.session is not None and ws.session.runtime is not None
+    conv, runtime = ws.session.conversation, ws.session.runtime
     conv.add_user("read it")
     conv.append(Message(role="assistant", tool_calls=[ToolCall("c1", "read_file", {})]))
     conv.append(Message(role="user", tool_result=ToolResult("c1", "read_file", "z" * 90_000)))

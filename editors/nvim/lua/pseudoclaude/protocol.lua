@@ -206,9 +206,19 @@ M.stop_reasons = {
 --- @field message string
 --- @field source? string Who reported it (`pyright`, `eslint`...), when the editor says.
 
+--- @class pseudoclaude.SessionParams
+--- @field workspace? string
+--- @field sessionId? string|nil The session (default: the current one: the session this client used last).
+
 --- @class pseudoclaude.CompactParams
 --- @field workspace? string
+--- @field sessionId? string|nil The session (default: the current one: the session this client used last).
 --- @field instructions? string|nil
+
+--- The `data` of a `SESSION_BUSY` error.
+--- @class pseudoclaude.SessionBusyData
+--- @field sessionId string
+--- @field pid integer|nil The process writing the session (`null` when it is not known).
 
 --- @class pseudoclaude.RememberParams
 --- @field workspace? string
@@ -234,7 +244,7 @@ M.stop_reasons = {
 
 --- @class pseudoclaude.TurnsParams
 --- @field workspace? string
---- @field sessionId? string|nil The session (default: the current one).
+--- @field sessionId? string|nil The session (default: the current one: the session this client used last).
 
 --- @class pseudoclaude.RewindPreviewParams
 --- @field workspace? string
@@ -491,6 +501,7 @@ M.stop_reasons = {
 --- @field bytes integer
 --- @field model string
 --- @field active boolean
+--- @field running boolean Being written now (a run, a compaction, an undo or a rewind), in any process.
 
 --- @class pseudoclaude.SessionsListResult
 --- @field sessions pseudoclaude.SessionSummary[]

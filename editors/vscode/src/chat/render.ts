@@ -602,7 +602,7 @@ export function renderSessionOptions(state: ChatState, now: Date): string {
   const sessions: SessionSummary[] = state.sessions.slice();
   if (state.sessionId && !sessions.some((s) => s.id === state.sessionId)) {
     sessions.unshift({
-      id: state.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '', active: true,
+      id: state.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '', active: true, running: false,
     });
   }
   if (sessions.length === 0) {
@@ -612,7 +612,8 @@ export function renderSessionOptions(state: ChatState, now: Date): string {
     const title = oneLine(s.title.trim() || (s.messageCount === 0 ? 'New session' : s.id), 60);
     const when = s.updatedAt ? ` · ${formatAge(s.updatedAt, now)}` : '';
     const selected = s.id === state.sessionId ? ' selected' : '';
-    return `<option value="${esc(s.id)}"${selected}>${esc(`${title}${when}`)}</option>`;
+    const running = s.running ? '● ' : ''; // being written now, here or in another window
+    return `<option value="${esc(s.id)}"${selected}>${esc(`${running}${title}${when}`)}</option>`;
   });
   if (!state.sessionId) {
     options.unshift('<option value="" selected>New session</option>');

@@ -1,9 +1,14 @@
-"""One workspace folder: its settings, session, compaction runtime, tools and runner (SPEC §1).
+"""One workspace folder: what it shares (settings, providers, instructions, memory, MCP,
+checkpoints) and one :class:`~pseudoclaude.workspace.session.Session` per session it has open.
 
-The LSP server keeps one :class:`Workspace` per folder; the CLI makes one for ``--workspace``.
-Both drive it the same way: ``await run(prompt)``, ``await compact()``, ``context()``,
-session listing and resuming. One run at a time: a second run, and compact, resume or new
-during a run, fail fast with :class:`WorkspaceBusy`; read-only calls answer at once.
+The LSP server keeps one :class:`Workspace` per folder; the ACP agent and the CLI make theirs
+the same way. Front ends drive it through this facade only: ``await run(prompt, session)``,
+``await compact(session_id=...)``, ``context(session_id)``, session listing and resuming.
+Different sessions run at the same time (at most ``sessions.maxParallel``; one more is
+:class:`WorkspaceBusy`); one session has one writer (a second run, compaction, undo or rewind
+of a session being written, by this process or another, is
+:class:`~pseudoclaude.session.lock.SessionBusy`); read-only calls answer at once. Requests that
+take ``session_id`` default to the current session: the one the front end used last.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ import dataclasses
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -28,6 +34,7 @@ from pseudoclaude.agent.approvals import (
     Approver,
     Gate,
 )
+from pseudoclaude.agent.editor import Editor
 from pseudoclaude.agent.prompt import (
     SystemPrompt,
     memory_section,
@@ -58,15 +65,17 @@ from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.config import API_KEY_ENV, PendingSettings, Settings, settings_trust
+from pseudoclaude.conversation import Conversation
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event, WarningEvent
 from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message, ToolCall
-from pseudoclaude.mcp import McpTool, ServerInfo
+from pseudoclaude.mcp import ServerInfo
 from pseudoclaude.memory import MemoryManager, OnChange
 from pseudoclaude.memory.manager import MemoryView, OnProposals, Reviewed, provenance
 from pseudoclaude.memory.proposals import PROPOSALS_DIR, ProposalRecord
+from pseudoclaude.names import plural
 from pseudoclaude.rewind import Mode as RewindMode
 from pseudoclaude.rewind import (
     RewindOutcome,
@@ -83,6 +92,7 @@ from pseudoclaude.session import (
     OpenSession,
     SessionInfo,
     SessionStore,
+    SessionWriter,
     cleanup_expired,
     compaction_history,
     latest_id,
@@ -92,15 +102,18 @@ from pseudoclaude.session import (
     resolve,
     resume_session,
 )
+from pseudoclaude.session.lock import SessionBusy, SessionLock, holder
 from pseudoclaude.session.timeline import Timeline, timeline
 from pseudoclaude.session.turns import count_prompts
 from pseudoclaude.transcript import Item, build_transcript, summary_text
-from pseudoclaude.workspace_mcp import WorkspaceMcp
+from pseudoclaude.workspace.mcp import WorkspaceMcp
+from pseudoclaude.workspace.session import Session
 
 log = logging.getLogger("pseudoclaude.workspace")
 
 NEW = "new"
 RUNNING = "a run"
+T = TypeVar("T")
 
 
 class WorkspaceError(PseudoClaudeError):
@@ -173,40 +186,34 @@ class Workspace:
                                     mode=settings.memory.mode,
                                     proposals_dir=data_dir / PROPOSALS_DIR,
                                     on_proposals=proposals_changed)
-        self._turn = 0
-        self._turn_session: str | None = None
-        """The session ``_turn`` counts the runs of (from its log, once: SPEC §11)."""
-        self.session: OpenSession | None = None
-        self.compact_runtime: CompactRuntime | None = None
-        self.tools = ToolRegistry(self.root)
-        self._tools_bytes: int | None = None  # the JSON of the tool schemas (None: to measure)
-        self._mcp_offered: list[McpTool] = []
-        self.gate = Gate(ApprovalPolicy.from_settings(settings), approver)
+        self.open_sessions: dict[str, Session] = {}
+        """The sessions open in this process, by id."""
+        self.current: str | None = None
+        """The session the front end used last (the default of every session request)."""
+        self.editor: Editor | None = None
+        """What the agent sees of the editor (its open documents), for every session."""
         self.mcp = WorkspaceMcp(self.root, settings, self._user_dir() or Path.home()
                                 / ".PseudoClaude", approver, on_change=hooks.mcp_changed)
         """The MCP servers (configured lazily: nothing starts until a run needs tools)."""
         self._providers: list[tuple[ProviderOptions, Provider]] = []
         """The providers in use, one per distinct options (the session's, ``compact.model``'s,
         ``memory.model``'s)."""
-        self._busy: str | None = None  # what is in progress
         self.checkpoints: Checkpoints = open_checkpoints(
             self.root, data_dir / "checkpoints", excluded=[data_dir])
         """The snapshots of the files (a shadow Git repository; before-images of the agent's
-        own writes where there is no ``git`` command)."""
+        own writes where there is no ``git`` command), shared by the sessions: one git
+        command at a time (:attr:`_checkpointing`)."""
+        self._checkpointing = threading.Lock()
         self.checkpoint_problem = ""
         """Why the latest checkpoint failed; ``""`` when it did not."""
         self.checkpoint_skipped: list[str] = []  # files over 1 MiB left out of the last one
         self._journal_checked = False
-        self._turns_known: tuple[str, int] | None = None  # (session, prompts in its timeline)
-        self._last_system: str | None = None  # the system prompt of the last run
         self._cleanup: asyncio.Task[None] | None = None
         self._settings_asking: asyncio.Future[None] | None = None
         self._settings_answers: dict[str, str] = {}
         """The user's answer (``approved``, ``denied``) about the workspace's own settings
         file, by its fingerprint, in this process; absent: not answered yet."""
         self._settings_warned: set[str] = set()
-        self.last_run: Runner | None = None
-        """The latest run (its :attr:`~Runner.result` holds what a cancelled run had done)."""
 
     # -- life --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -230,7 +237,8 @@ class Workspace:
         thread: an exit never waits for it either). In a folder it never worked in, nothing is
         created until the first run, whose first snapshot runs while the model answers."""
         try:
-            self.checkpoints.prepare()
+            with self._checkpointing:
+                self.checkpoints.prepare()
         except (CheckpointError, OSError) as exc:
             log.warning("checkpoints of %s: %s", self.root, exc)
 
@@ -245,6 +253,12 @@ class Workspace:
     def stop_watching(self) -> None:
         self.memory.stop_watching()
 
+    def set_editor(self, editor: Editor | None) -> None:
+        """What the agent sees of the editor, for every session (open and to come)."""
+        self.editor = editor
+        for session in self.open_sessions.values():
+            session.tools.set_editor(editor)
+
     # -- settings and provider -------------------------------------------------------------
     @property
     def context_window(self) -> int:
@@ -255,12 +269,11 @@ class Workspace:
         """New settings apply to the next run (a run in progress keeps its own)."""
         self.settings = settings
         self.memory.mode = settings.memory.mode
-        self.gate = Gate(ApprovalPolicy.from_settings(settings, self.mcp.approvals()),
-                         self.approver)
         with contextlib.suppress(RuntimeError):  # no loop: the next run configures them
             self.mcp.configure(settings)
-        if self.compact_runtime is not None:
-            self.compact_runtime.config = self._compact_config()
+        for session in self.open_sessions.values():
+            session.gate.policy = ApprovalPolicy.from_settings(settings, self.mcp.approvals())
+            session.runtime.config = self.compact_config()
 
     async def approve_settings(self) -> None:
         """Ask the user about what the workspace's own ``config.yaml`` sets that waits for an
@@ -346,7 +359,7 @@ class Workspace:
         return provider
 
     async def provider(self) -> Provider:
-        """The session's provider (the runs')."""
+        """The sessions' provider (the runs')."""
         return await self._provider_for(self._options())
 
     async def summary_provider(self) -> Provider:
@@ -357,78 +370,112 @@ class Workspace:
         """The memory updates' provider: ``memory.model``, else the session's."""
         return await self._provider_for(self._options(self.settings.memory.model))
 
-    def _compact_config(self) -> CompactConfig:
+    def compact_config(self) -> CompactConfig:
         return CompactConfig.from_settings(self.settings, self.context_window)
 
     # -- sessions ----------------------------------------------------------------------------
     @property
     def session_id(self) -> str | None:
-        return self.session.session_id if self.session else None
+        """The current session (the one the front end used last)."""
+        return self.current
+
+    @property
+    def session(self) -> Session | None:
+        return self.open_sessions.get(self.current) if self.current is not None else None
+
+    def emit_of(self, session_id: str, event: Event) -> None:
+        self._events(session_id, event)
 
     def _emit(self, event: Event) -> None:
-        self._events(self.session_id or "", event)
+        """An event that belongs to no run (memory, the folder's settings): the current
+        session's."""
+        self._events(self.current or "", event)
 
-    def _attach(self, opened: OpenSession, ledger: Ledger | None = None) -> None:
-        if self.session is not None:
-            self.session.writer.close()
-        self.session = opened
-        self._turn_session = None  # its runs are counted from its log at the next run
-        spill_dir = self.store.spill_dir(opened.session_id)
-        self.compact_runtime = CompactRuntime(
-            opened.conversation, config=self._compact_config(), spill_dir=spill_dir,
-            workspace=self.root, provider=self.summary_provider, prefix=self.request_prefix,
-            ledger=ledger, emit=self._emit)
-        self.tools.set_extra_read_roots([spill_dir, *(store.dir for store in self.memory.stores)])
-        self.gate.reset()
+    def _session(self, session_id: str | None) -> Session:
+        """An open session by id (``None``, ``""``: the current one); a session of the folder
+        that is not open is opened by the caller (:meth:`_open`)."""
+        sid = self.current if session_id in (None, "") else session_id
+        session = self.open_sessions.get(sid) if sid is not None else None
+        if session is None:
+            raise WorkspaceError("no active session in this workspace")
+        return session
 
-    @contextlib.contextmanager
-    def _exclusive(self, what: str, doing: str) -> Iterator[None]:
-        """One run, compaction, resume or new session at a time; the others fail fast."""
-        if self._busy:
-            raise WorkspaceBusy(f"cannot {what} while {self._busy} is in progress in "
-                                f"{self.root}; wait for it to finish or cancel it")
-        self._busy = doing
-        try:
-            yield
-        finally:
-            self._busy = None
+    async def _target(self, session_id: str | None) -> Session:
+        """The session a request is about: the current one by default, else the one named
+        (an id or ``latest``; opened when this process has not opened it yet)."""
+        if session_id in (None, ""):
+            return self._session(None)
+        assert session_id is not None
+        if session_id in self.open_sessions:
+            return self.open_sessions[session_id]
+        sid = await asyncio.to_thread(resolve, self.store, session_id)
+        session = self.open_sessions.get(sid)
+        if session is None:
+            session = (await self._open_resumed(sid))[0]
+        return session
 
     async def new_session(self) -> str:
-        with self._exclusive("start a new session", "a session change"):
-            return await self._open_new()
+        """A new session, current from now on (runs of others go on)."""
+        return (await self._open_new()).id
 
     async def resume(self, ref: str) -> ResumeInfo:
-        with self._exclusive("resume a session", "a session change"):
-            return await self._open_resumed(ref)
+        """Make ``ref`` (an id or ``latest``) the current session: opened from its log, or
+        the open one (read again from its log when another process wrote it)."""
+        sid = ref if ref in self.open_sessions else await asyncio.to_thread(
+            resolve, self.store, ref)
+        session = self.open_sessions.get(sid)
+        if session is None:
+            session, loaded = await self._open_resumed(sid)
+            self.current = sid
+            return ResumeInfo(sid, len(loaded.messages), loaded.bad_lines, loaded.repaired)
+        if session.busy is None and session.grew():
+            with contextlib.suppress(SessionBusy):  # being written elsewhere: as it is
+                async with session.writing("a resume"):
+                    pass  # (reloaded on entering)
+        self.current = sid
+        was = session.opened.loaded
+        return ResumeInfo(sid, len(session.conversation),
+                          was.bad_lines if was else 0, was.repaired if was else 0)
 
-    async def _open_new(self) -> str:
+    async def _open_new(self) -> Session:
         opened = await asyncio.to_thread(
             new_session, self.store, model=self.settings.model, workspace=str(self.root))
-        self._attach(opened)
-        await self._count_request_overhead()
-        return opened.session_id
+        session = self.open_sessions[opened.session_id] = Session(self, opened)
+        self.current = session.id
+        await session.restore_estimate()
+        return session
 
-    async def _open_resumed(self, ref: str) -> ResumeInfo:
-        opened = await asyncio.to_thread(
-            resume_session, self.store, ref, model=self.settings.model,
-            workspace=str(self.root))
+    async def _open_resumed(self, sid: str) -> tuple[Session, LoadedSession]:
+        """Open a session of the folder from its log. Its lock is taken for the resume (a
+        repair is written); a session another process is writing opens as its log is now,
+        nothing written (its next write reloads it)."""
+        lock = SessionLock(self.store.session_dir(sid), sid)
+        try:
+            lock.acquire()
+        except SessionBusy:
+            opened = await asyncio.to_thread(self._open_as_is, sid)
+        else:
+            try:
+                opened = await asyncio.to_thread(
+                    resume_session, self.store, sid, model=self.settings.model,
+                    workspace=str(self.root))
+            finally:
+                lock.release()
         loaded = opened.loaded
         assert loaded is not None
-        self._attach(opened, Ledger(dict(loaded.offloads), set(loaded.kept)))
-        runtime, anchor = self.compact_runtime, loaded.anchor
-        if runtime is not None:  # count the history off the loop (O(messages), once) ...
-            if anchor is not None:  # ... and restore the live session's estimate
-                await asyncio.to_thread(runtime.restore_anchor, anchor.tokens, anchor.count,
-                                        anchor.saved)
-            else:
-                await asyncio.to_thread(runtime.estimate)
-        await self._count_request_overhead()
-        return ResumeInfo(opened.session_id, len(loaded.messages), loaded.bad_lines,
-                          loaded.repaired)
+        session = self.open_sessions[sid] = Session(self, opened)
+        await session.restore_estimate()
+        return session, loaded
+
+    def _open_as_is(self, sid: str) -> OpenSession:
+        loaded = load_session(self.store, sid)
+        writer = SessionWriter.open(self.store, sid, model=self.settings.model,
+                                    workspace=str(self.root))
+        return OpenSession(writer=writer, conversation=Conversation(
+            list(loaded.messages), hooks=writer.hooks()), loaded=loaded)
 
     async def new_session_aside(self) -> str:
-        """A new session with a log (its header) that does not become current: for a front
-        end whose folder is busy with another session's run (its first prompt resumes it)."""
+        """A new session with a log (its header) that does not become current."""
         opened = await asyncio.to_thread(
             new_session, self.store, model=self.settings.model, workspace=str(self.root))
         try:
@@ -440,13 +487,16 @@ class Workspace:
     def keep_current(self, target: str | None) -> None:
         """Before switching to ``target``: a current session that has no log yet (new, never
         prompted) gets one, so it can still be resumed later."""
-        opened = self.session
-        if opened is not None and opened.session_id != target \
-                and not opened.writer.path.is_file():
-            opened.writer.touch()
+        session = self.session
+        if session is not None and session.id != target and not session.writer.path.is_file():
+            session.writer.touch()
+            session.known_size = session.log_size()
 
     def check_session(self, session_id: str) -> str:
-        """``session_id`` when this workspace has that session (``SessionNotFound`` else)."""
+        """``session_id`` when this workspace has that session, open here (maybe without a
+        log yet) or on disk (``SessionNotFound`` else)."""
+        if session_id in self.open_sessions:
+            return session_id
         return self.store.check_id(session_id)
 
     @property
@@ -459,7 +509,17 @@ class Workspace:
             await asyncio.to_thread(latest_id, self.store)) is not None
 
     async def sessions(self) -> list[SessionInfo]:
+        """Every session of the folder, newest first."""
         return await asyncio.to_thread(list_sessions, self.store)
+
+    async def session_list(self) -> list[tuple[SessionInfo, bool]]:
+        """Every session of the folder, newest first, with whether it is being written now
+        (a run, a compaction, an undo or a rewind, in any process)."""
+        def listing() -> list[tuple[SessionInfo, bool]]:
+            return [(info, holder(self.store.session_dir(info.id)) is not None)
+                    for info in list_sessions(self.store)]
+
+        return await asyncio.to_thread(listing)
 
     async def load(self, session_id: str) -> LoadedSession:
         """A session's log replayed (``latest`` or an id), without making it current."""
@@ -470,16 +530,16 @@ class Workspace:
         """The session (the current one by default) as the user lived it (the whole log is
         read, off the loop)."""
         if session_id in (None, ""):
-            if self.session is None:
-                raise WorkspaceError("no active session in this workspace")
-            session_id = self.session.session_id
-        ref, current, running = session_id, self.session_id, self._busy == RUNNING
+            session_id = self._session(None).id
+        ref = session_id
 
         def build() -> tuple[str, list[Item]]:
             assert ref is not None
             sid = resolve(self.store, ref)
             path = self.store.log_path(sid)
-            live = running and sid == current
+            open_session = self.open_sessions.get(sid)
+            live = (open_session is not None and open_session.busy == RUNNING) or \
+                holder(self.store.session_dir(sid)) not in (None, os.getpid())
             return sid, build_transcript(path, running=live) if path.is_file() else []
 
         sid, items = await asyncio.to_thread(build)
@@ -488,36 +548,40 @@ class Workspace:
 
     def current_summary(self) -> str | None:
         """The summary the current conversation starts with, if a compaction made one."""
-        if self.session is None:
+        session = self.session
+        if session is None:
             return None
-        messages = self.session.conversation.messages()
+        messages = session.conversation.messages()
         return summary_text(messages[0]) if messages and is_summary(messages[0]) else None
 
     async def messages(self, session_id: str | None, offset: int = 0,
                        limit: int | None = None) -> tuple[str, int, list[Message]]:
-        """Messages of a session (the active one by default), as the model would see them."""
-        if session_id in (None, "") or session_id == self.session_id:
-            if self.session is None:
-                raise WorkspaceError("no active session in this workspace")
-            note = self.session.note  # the model sees it; the session's record does not
-            all_messages = [m for m in self.session.conversation.messages()
+        """Messages of a session (the current one by default), as the model would see them
+        (from the log when another process wrote it since)."""
+        sid = self.current if session_id in (None, "") else session_id
+        session = self.open_sessions.get(sid) if sid is not None else None
+        if session_id in (None, "") and session is None:
+            raise WorkspaceError("no active session in this workspace")
+        if session is not None and (session.busy is not None or not session.grew()):
+            note = session.opened.note  # the model sees it; the session's record does not
+            all_messages = [m for m in session.conversation.messages()
                             if note is None or m != note]
-            sid = self.session.session_id
         else:
-            assert session_id is not None
-            loaded = await asyncio.to_thread(load_session, self.store, session_id)
+            assert sid is not None
+            loaded = await asyncio.to_thread(load_session, self.store, sid)
             all_messages, sid = loaded.messages, loaded.session_id
         end = len(all_messages) if limit is None else offset + limit
+        assert sid is not None
         return sid, len(all_messages), all_messages[offset:end]
 
     def start_cleanup(self) -> None:
-        """Delete expired sessions in the background (never the active one)."""
+        """Delete expired sessions in the background (never an open one)."""
         days = self.settings.session.retention_days
         if days <= 0 or self._cleanup is not None:
             return
 
         def clean() -> None:
-            keep = {self.session_id} if self.session_id else set()
+            keep = set(self.open_sessions)
             report = cleanup_expired(self.store, days, keep=keep)
             for error in report.errors:
                 log.warning("session cleanup: %s", error)
@@ -526,7 +590,8 @@ class Workspace:
             # the checkpoints follow the sessions: only those of the remaining ones are kept
             remaining = set(self.store.session_ids()) | keep
             try:
-                dropped = self.checkpoints.prune(remaining)
+                with self._checkpointing:
+                    dropped = self.checkpoints.prune(remaining)
             except (CheckpointError, OSError) as exc:
                 log.warning("checkpoint cleanup: %s", exc)
             else:
@@ -537,52 +602,18 @@ class Workspace:
         self._cleanup = asyncio.ensure_future(asyncio.to_thread(clean))
 
     # -- runs --------------------------------------------------------------------------------
-    async def system_prompt(self) -> str:
-        """The system prompt of a run (its parts also go to the context estimate)."""
-        prompt = await asyncio.to_thread(self._build_system_prompt)
-        self._set_request_overhead(prompt)
-        self._last_system = prompt.text
-        return prompt.text
-
-    async def request_prefix(self) -> RequestPrefix:
-        """What the session's turns send before the messages, for a cache-friendly summary:
-        the last run's system prompt (the one the provider cached; built now when no run has
-        been made in this process), the tools and the session's model."""
-        system = self._last_system
-        if system is None:
-            system = (await asyncio.to_thread(self._build_system_prompt)).text
-        return RequestPrefix(model=(await self.provider()).model, system=system,
-                             tools=self.tools.specs())
-
-    def _build_system_prompt(self) -> SystemPrompt:
+    def build_system_prompt(self) -> SystemPrompt:
         """Blocking: reads the ``PSEUDOCLAUDE.md`` files (and the memory index once)."""
         index = self.memory.index_text() if self.settings.memory.enabled else ""
         return system_prompt_parts(self.root, user_dir=self._user_dir(), memory_index=index)
 
-    async def _count_request_overhead(self) -> None:
-        """Tell the session's estimate what the next request carries besides the messages
-        (after a session is attached, so ``context`` counts it before the first run)."""
-        self._set_request_overhead(await asyncio.to_thread(self._build_system_prompt))
-
-    def _set_request_overhead(self, prompt: SystemPrompt) -> None:
-        runtime = self.compact_runtime
-        if runtime is None:
-            return
-        if self._tools_bytes is None:
-            self._tools_bytes = json_bytes([
-                {"name": s.name, "description": s.description, "input_schema": s.input_schema}
-                for s in self.tools.specs()])
-        system, rules, memory = prompt.sizes()
-        runtime.set_request_overhead(system=system, rules=rules, memory=memory,
-                                     tools=self._tools_bytes)
-
     def _on_memory_change(self, level: str, source: str) -> None:
         """The memory index changed (the manager's cache is fresh; this may run on the
         watcher's thread): count the new index, then tell the server's listener."""
-        runtime = self.compact_runtime
-        if runtime is not None:
-            index = self.memory.index_text() if self.settings.memory.enabled else ""
-            runtime.set_request_overhead(memory=memory_section_bytes(memory_section(index)))
+        index = self.memory.index_text() if self.settings.memory.enabled else ""
+        for session in list(self.open_sessions.values()):
+            session.runtime.set_request_overhead(
+                memory=memory_section_bytes(memory_section(index)))
         if self._memory_changed is not None:
             self._memory_changed(level, source)
 
@@ -590,93 +621,125 @@ class Workspace:
         memory_dir = self.settings.memory.user_dir
         return memory_dir.parent if memory_dir is not None else None
 
+    def running(self) -> list[str]:
+        """The sessions running in this process."""
+        return [s.id for s in self.open_sessions.values() if s.busy == RUNNING]
+
+    async def _session_for_run(self, session: str | None) -> Session:
+        """The session a run is for: ``new``, the current one (a new one when there is
+        none), or the one named; refused when ``sessions.maxParallel`` others run."""
+        running = self.running()
+        limit = self.settings.sessions.max_parallel
+        if session == NEW or (session is None and self.session is None):
+            target = None
+        elif session is None or session in self.open_sessions:
+            target = self.current if session is None else session
+        else:
+            target = await asyncio.to_thread(resolve, self.store, session)
+        if target not in running and len(running) >= limit:
+            raise WorkspaceBusy(
+                f"{plural(len(running), 'session')} of {self.root} already "
+                f"{'runs' if len(running) == 1 else 'run'} (sessions.maxParallel is {limit}): "
+                "wait for one to finish, or raise the setting")
+        if target is None:
+            return await self._open_new()
+        opened = self.open_sessions.get(target)
+        if opened is None:
+            opened = (await self._open_resumed(target))[0]
+        self.current = opened.id
+        return opened
+
     async def run(self, prompt: str, session: str | None = None,
                   context: EditorContext | None = None) -> tuple[str, RunOutcome]:
         """Run the agent on ``prompt`` in ``session`` (``new``, an id, ``latest``, or the
         current session — a new one when there is none), with the editor's ``context`` (what
-        the user has open) when the front end has one."""
+        the user has open) when the front end has one. Other sessions may run meanwhile."""
         if not prompt.strip():
             raise WorkspaceError("the prompt is empty")
         await self.approve_settings()  # the folder's own settings, before they would apply
         ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
-        with self._exclusive("start a run", RUNNING):
-            if session == NEW or (session is None and self.session is None):
-                await self._open_new()
-            elif session is not None and session != self.session_id:
-                await self._open_resumed(session)
-            assert self.session is not None and self.compact_runtime is not None
-            self._turn = await self._runs_so_far() + 1
-            turn = await self._next_prompt_turn()
+        s = await self._session_for_run(session)
+        async with s.writing(RUNNING):
+            s.runs = await self._runs_so_far(s) + 1
+            turn = await self._next_prompt_turn(s)
             await self._finish_journal()
             # the snapshot before the run is taken while the model thinks: the first tool
             # call that may change files waits for it, reads do not
-            before_run = asyncio.ensure_future(self._checkpoint(turn, before_run=True))
+            before_run = asyncio.ensure_future(self._checkpoint(s, turn, before_run=True))
 
             async def before_change(call: ToolCall) -> None:
                 await asyncio.shield(before_run)
-                await self._before_write(call)
+                await self._before_write(s, call)
 
             async def after_change(call: ToolCall) -> None:
                 written = self._written_path(call)
-                await self._checkpoint(turn, None if written is None else [written])
+                await self._checkpoint(s, turn, None if written is None else [written])
 
-            await self._offer_mcp_tools()
+            def completed(appended: list[Message]) -> None:
+                self._remember_run(s, appended)
+
+            await s.offer_mcp_tools()
             runner = Runner(
-                self.session.conversation, compact=self.compact_runtime,
-                provider=self.provider, tools=self.tools, gate=self.gate,
-                system_prompt=self.system_prompt, emit=self._emit,
+                s.conversation, compact=s.runtime,
+                provider=self.provider, tools=s.tools, gate=s.gate,
+                system_prompt=s.system_prompt, emit=s.emit,
                 max_iterations=self.settings.max_iterations,
-                on_completed=self._remember_run, before_change=before_change,
+                on_completed=completed, before_change=before_change,
                 after_change=after_change,
                 secrets=self._secrets(),
             )
-            self.last_run = runner
+            s.last_run = runner
             try:
                 result = await runner.run(prompt, context)
             finally:  # the run's checkpoint lines are all written when it ends
                 with contextlib.suppress(asyncio.CancelledError):
                     await asyncio.shield(before_run)
-            return self.session.session_id, result
+            return s.id, result
 
     # -- checkpoints, rewind and fork ------------------------------------------------------
-    async def _next_prompt_turn(self) -> int:
+    async def _next_prompt_turn(self, s: Session) -> int:
         """The turn number of the prompt about to run (the timeline's numbering)."""
-        assert self.session is not None
-        sid = self.session.session_id
-        if self._turns_known is None or self._turns_known[0] != sid:
-            line = await asyncio.to_thread(timeline, self.store.log_path(sid)) \
-                if self.store.log_path(sid).exists() else None
-            self._turns_known = (sid, len(line.turns) if line else 0)
-        self._turns_known = (sid, self._turns_known[1] + 1)
-        return self._turns_known[1]
+        if s.turns_known is None:
+            path = self.store.log_path(s.id)
+            line = await asyncio.to_thread(timeline, path) if path.exists() else None
+            s.turns_known = len(line.turns) if line else 0
+        s.turns_known += 1
+        return s.turns_known
 
     async def _finish_journal(self) -> None:
         if self._journal_checked:
             return
         self._journal_checked = True
+
+        def finish() -> list[str]:
+            with self._checkpointing:
+                return finish_interrupted(self.checkpoints)
+
         try:
-            done = await asyncio.to_thread(finish_interrupted, self.checkpoints)
+            done = await asyncio.to_thread(finish)
         except (CheckpointError, OSError) as exc:
             log.warning("an interrupted rewind in %s could not be finished: %s", self.root, exc)
             return
         if done:
             log.warning("finished an interrupted rewind in %s: %d files", self.root, len(done))
 
-    async def _checkpoint(self, turn: int, paths: list[str] | None = None, *,
+    def _locked(self, fn: Callable[..., T], *args: Any) -> T:
+        """A checkpoint operation, one at a time (the sessions share one shadow repository)."""
+        with self._checkpointing:
+            return fn(*args)
+
+    async def _checkpoint(self, s: Session, turn: int, paths: list[str] | None = None, *,
                           before_run: bool = False) -> None:
         """Snapshot the files (a ``checkpoint`` line of ``turn``); ``paths``: only these may
         have changed since the last one. A failure is logged and said by ``context``, and
         never stops a run. The one taken before a run (``before_run``: every later one waits
         for it) is named as what changed outside the agent since the one before
         (``BEFORE``)."""
-        repo, session = self.checkpoints, self.session
-        if session is None:
-            return
         await self._finish_journal()
         try:
-            snap = await asyncio.to_thread(repo.snapshot,
-                                           f"{BEFORE}prompt {turn}" if before_run else
-                                           f"prompt {turn}", session.session_id, paths)
+            snap = await asyncio.to_thread(
+                self._locked, self.checkpoints.snapshot,
+                f"{BEFORE}prompt {turn}" if before_run else f"prompt {turn}", s.id, paths)
         except (CheckpointError, OSError) as exc:
             problem = f"checkpoints failed: {exc}"
             if problem != self.checkpoint_problem:
@@ -686,7 +749,7 @@ class Workspace:
         self.checkpoint_problem = ""
         self.checkpoint_skipped = snap.skipped if paths is None else sorted(
             {*self.checkpoint_skipped, *snap.skipped} - (set(paths) - set(snap.skipped)))
-        session.writer.append_checkpoint(turn, snap.ref)
+        s.writer.append_checkpoint(turn, snap.ref)
 
     def _written_path(self, call: ToolCall) -> str | None:
         """The file a ``write_file`` or ``edit_file`` call writes (relative, ``/``); None for
@@ -700,16 +763,16 @@ class Workspace:
         target = (root / path).resolve()
         return target.relative_to(root).as_posix() if target.is_relative_to(root) else None
 
-    async def _before_write(self, call: ToolCall) -> None:
+    async def _before_write(self, s: Session, call: ToolCall) -> None:
         """Before-images: keep what a file the agent is about to write holds now (without
         ``git``: every file; with it: the files the snapshots leave out, such as ignored
         ones)."""
         relative = self._written_path(call)
-        if self.session is None or relative is None:
+        if relative is None:
             return
         try:
-            await asyncio.to_thread(self.checkpoints.before_write, relative,
-                                    self.session.session_id)
+            await asyncio.to_thread(self._locked, self.checkpoints.before_write, relative,
+                                    s.id)
         except (CheckpointError, OSError) as exc:
             self.checkpoint_problem = f"checkpoints failed: {exc}"
             log.warning("%s: %s", self.root, self.checkpoint_problem)
@@ -729,7 +792,7 @@ class Workspace:
                                 skipped=list(self.checkpoint_skipped))
 
     async def _timeline(self, session_id: str | None) -> tuple[str, Timeline]:
-        sid = session_id if session_id not in (None, "") else self.session_id
+        sid = session_id if session_id not in (None, "") else self.current
         if sid is None:
             raise WorkspaceError("no active session in this workspace")
         sid = await asyncio.to_thread(resolve, self.store, sid)
@@ -750,7 +813,8 @@ class Workspace:
 
         def count() -> dict[int, int]:
             try:
-                counts = self.checkpoints.count_changes(list(pairs.values()))
+                with self._checkpointing:
+                    counts = self.checkpoints.count_changes(list(pairs.values()))
             except (CheckpointError, OSError):
                 return {}
             return dict(zip(pairs, counts, strict=True))
@@ -764,9 +828,11 @@ class Workspace:
         """What a rewind would do; nothing changes (read-only: answers during a run too)."""
         await self._finish_journal()
         sid, line = await self._timeline(session_id)
-        current = (self.session.conversation.messages() if self.session is not None
-                   and sid == self.session_id else (await self.load(sid)).messages)
-        return await asyncio.to_thread(rewind_plan, line, turn, mode, current, self.checkpoints)
+        session = self.open_sessions.get(sid)
+        current = (session.conversation.messages() if session is not None and not session.grew()
+                   else (await self.load(sid)).messages)
+        return await asyncio.to_thread(self._locked, rewind_plan, line, turn, mode, current,
+                                       self.checkpoints)
 
     async def rewind_file(self, turn: int, path: str, session_id: str | None = None
                           ) -> tuple[bytes | None, bytes | None]:
@@ -784,40 +850,36 @@ class Workspace:
                 current = target.read_bytes() if target.is_file() else None
             except OSError:  # cannot be read: shown as absent (the preview names it)
                 current = None
-            return current, repo.content(ref, path)
+            with self._checkpointing:
+                return current, repo.content(ref, path)
 
         return await asyncio.to_thread(read)
 
     async def rewind(self, turn: int, mode: RewindMode, *, force: bool = False,
                      session_id: str | None = None) -> RewindOutcome:
         """Take the code, the conversation or both back to before prompt ``turn``."""
-        with self._exclusive("rewind", "a rewind"):
-            if session_id not in (None, "") and session_id != self.session_id:
-                await self._open_resumed(str(session_id))
-            if self.session is None:
-                raise WorkspaceError("no active session in this workspace")
+        s = await self._target(session_id)
+        async with s.writing("a rewind"):
+            self.current = s.id
             await self._finish_journal()
-            _, line = await self._timeline(self.session.session_id)
-            conversation = self.session.conversation
-            planned = await asyncio.to_thread(rewind_plan, line, turn, mode,
+            _, line = await self._timeline(s.id)
+            conversation = s.conversation
+            planned = await asyncio.to_thread(self._locked, rewind_plan, line, turn, mode,
                                               conversation.messages(), self.checkpoints)
             if mode in ("code", "both") and planned.problem:
                 raise WorkspaceError(planned.problem)
             restored: list[str] = []
             conflicts: list[str] = []
-            sid = self.session.session_id
             if mode in ("code", "both"):
                 restored, conflicts = await asyncio.to_thread(
-                    restore_files, self.checkpoints, planned, force, sid)
-                head = await asyncio.to_thread(self.checkpoints.head, sid)
+                    self._locked, restore_files, self.checkpoints, planned, force, s.id)
+                head = await asyncio.to_thread(self._locked, self.checkpoints.head, s.id)
                 if head is not None:
-                    self.session.writer.append_checkpoint(len(line.turns), head)
+                    s.writer.append_checkpoint(len(line.turns), head)
             if mode in ("conversation", "both"):
                 target = planned.turn
-                assert self.compact_runtime is not None
-                await asyncio.to_thread(self.compact_runtime.rewind_to, target.before,
-                                        target.turn)
-                self._turns_known = (self.session.session_id, target.turn - 1)
+                await asyncio.to_thread(s.runtime.rewind_to, target.before, target.turn)
+                s.turns_known = target.turn - 1
             return RewindOutcome(restored_files=restored, conflicts=conflicts,
                                  message_count=len(conversation),
                                  message=words.rewound(turn, mode, len(restored),
@@ -825,34 +887,30 @@ class Workspace:
 
     async def fork(self, session_id: str | None = None, turn: int | None = None) -> str:
         """A new session whose conversation is the source's before prompt ``turn`` (default:
-        all of it); the source is unchanged. Returns the new session's id."""
-        with self._exclusive("fork a session", "a fork"):
-            sid, line = await self._timeline(session_id)
-            if turn is None:
-                messages = (self.session.conversation.messages() if sid == self.session_id
-                            and self.session is not None else (await self.load(sid)).messages)
-            else:
-                messages = pick_turn(line, turn).before
-            return await asyncio.to_thread(write_fork, self.store, sid, turn, messages,
-                                           self.settings.model, str(self.root))
-
-    async def _offer_mcp_tools(self) -> None:
-        """The MCP servers' tools for the next run (servers started as needed; a broken one
-        is left out), with the servers' own approval entries in the gate."""
-        tools = await self.mcp.tools()
-        if [t.name for t in tools] != [t.name for t in self._mcp_offered]:
-            self._tools_bytes = None  # the schemas in the breakdown changed
-        self._mcp_offered = tools
-        self.tools.set_mcp_tools(tools)
-        self.gate.policy = ApprovalPolicy.from_settings(self.settings, self.mcp.approvals())
+        all of it); the source is unchanged (it may be running). Returns the new session's
+        id."""
+        sid, line = await self._timeline(session_id)
+        if turn is None:
+            session = self.open_sessions.get(sid)
+            messages = (session.conversation.messages()
+                        if session is not None and not session.grew()
+                        else (await self.load(sid)).messages)
+        else:
+            messages = pick_turn(line, turn).before
+        return await asyncio.to_thread(write_fork, self.store, sid, turn, messages,
+                                       self.settings.model, str(self.root))
 
     async def mcp_servers(self) -> list[ServerInfo]:
         """Every configured MCP server and its state (``pseudoclaude/mcp/list``)."""
         return await self.mcp.listing()
 
-    def last_outcome(self) -> RunOutcome | None:
-        """What the latest run did (a cancelled run's too: what it had done by then)."""
-        return self.last_run.result if self.last_run is not None else None
+    def last_outcome(self, session_id: str | None = None) -> RunOutcome | None:
+        """What the latest run of a session (the current one) did (a cancelled run's too:
+        what it had done by then)."""
+        sid = self.current if session_id in (None, "") else session_id
+        session = self.open_sessions.get(sid) if sid is not None else None
+        run = session.last_run if session is not None else None
+        return run.result if run is not None else None
 
     def _secrets(self) -> list[str]:
         """The API keys this process knows, so tool output can never carry one."""
@@ -861,29 +919,25 @@ class Workspace:
             keys.append(self.settings.api_key.reveal())
         return [key for key in keys if key]
 
-    async def _runs_so_far(self) -> int:
-        """The runs of the current session so far: counted from its log the first time (so the
-        numbers survive restarts), then kept up by :meth:`run`."""
-        session_id = self.session_id
-        if session_id is None:
-            return 0
-        if self._turn_session != session_id:
-            self._turn = await asyncio.to_thread(count_prompts, self.store.log_path(session_id))
-            self._turn_session = session_id
-        return self._turn
+    async def _runs_so_far(self, s: Session) -> int:
+        """The runs of a session so far: counted from its log the first time (so the numbers
+        survive restarts), then kept up by :meth:`run`."""
+        if s.runs is None:
+            s.runs = await asyncio.to_thread(count_prompts, self.store.log_path(s.id))
+        return s.runs
 
-    def _remember_run(self, appended: list[Message]) -> None:
+    def _remember_run(self, s: Session, appended: list[Message]) -> None:
         """After a completed run: the memory update, in the background (``memory.mode``
         ``auto`` writes, ``confirm`` proposes, ``off`` and ``memory.enabled: false`` skip)."""
         memory = self.settings.memory
-        if memory.enabled and memory.mode != "off" and self.session_id:
-            self.memory.schedule_update(appended, self.session_id, self._turn, memory.mode)
+        if memory.enabled and memory.mode != "off":
+            self.memory.schedule_update(appended, s.id, s.runs or 0, memory.mode)
 
     async def remember(self, text: str, level: str, type: str | None = None,
                        title: str | None = None) -> tuple[str, Path]:
         """``remember`` with the provenance of the current session and its latest run."""
-        session_id = self.session_id
-        source = provenance(session_id, await self._runs_so_far()) if session_id else ""
+        session = self.session
+        source = provenance(session.id, await self._runs_so_far(session)) if session else ""
         return await self.memory.remember(text, level, type, title, source=source)
 
     async def memory_view(self) -> MemoryView:
@@ -899,58 +953,106 @@ class Workspace:
                      content: str | None = None) -> Reviewed:
         return await self.memory.review(proposal_id, decision, content)
 
-    def would_ask(self, tool: str) -> bool:
+    def would_ask(self, tool: str, session_id: str | None = None) -> bool:
         """Whether a call of ``tool`` waits for the user's approval now."""
-        return self.gate.would_ask(self.tools.approval_class(tool))
+        sid = self.current if session_id in (None, "") else session_id
+        session = self.open_sessions.get(sid) if sid is not None else None
+        if session is None:
+            gate = Gate(ApprovalPolicy.from_settings(self.settings, self.mcp.approvals()),
+                        self.approver)
+            return gate.would_ask(ToolRegistry(self.root).approval_class(tool))
+        return session.gate.would_ask(session.tools.approval_class(tool))
 
-    async def compact(self, instructions: str = "") -> CompactOutcome:
-        with self._exclusive("compact", "a compaction"):
-            if self.compact_runtime is None:
-                raise WorkspaceError("no active session to compact in this workspace")
-            return await self.compact_runtime.compact(instructions)
+    # -- compaction and the context ----------------------------------------------------------
+    async def compact(self, instructions: str = "", session_id: str | None = None
+                      ) -> CompactOutcome:
+        try:
+            s = await self._target(session_id)
+        except WorkspaceError:
+            raise WorkspaceError("no active session to compact in this workspace") from None
+        async with s.writing("a compaction"):
+            return await s.runtime.compact(instructions)
 
-    async def compact_preview(self, instructions: str = "") -> CompactPlan:
+    async def compact_preview(self, instructions: str = "", session_id: str | None = None
+                              ) -> CompactPlan:
         """What a compaction would do now: no model call, nothing written (read-only, so it
         answers during a run too)."""
-        if self.compact_runtime is None:
+        sid = self.current if session_id in (None, "") else session_id
+        session = self.open_sessions.get(sid) if sid is not None else None
+        if session is None and session_id not in (None, ""):
+            session = await self._target(session_id)
+        if session is None:
             state = self.context()
             return CompactPlan(would_summarize=False, before_tokens=state.estimated_tokens,
                                estimated_after_tokens=state.estimated_tokens,
                                summarized_messages=0, kept_messages=0, first_kept_index=0,
                                reason="no session")
-        return await self.compact_runtime.preview(instructions)
+        return await session.runtime.preview(instructions)
 
-    async def undo_compact(self) -> UndoOutcome:
+    async def undo_compact(self, session_id: str | None = None) -> UndoOutcome:
         """Bring back what the last compaction of the session summarised (from the log)."""
-        with self._exclusive("undo a compaction", "an undo"):
-            if self.session is None or self.compact_runtime is None:
-                raise WorkspaceError("no active session in this workspace")
-            log = self.store.log_path(self.session.session_id)
-            return await self.compact_runtime.undo(
-                lambda: compaction_history(log))
+        s = await self._target(session_id)
+        async with s.writing("an undo"):
+            path = self.store.log_path(s.id)
+            return await s.runtime.undo(lambda: compaction_history(path))
 
-    def context(self) -> ContextState:
-        """The context state of the current session (the empty state without one)."""
-        if self.compact_runtime is None:
-            config = self._compact_config()
+    def context(self, session_id: str | None = None) -> ContextState:
+        """The context state of a session (the current one; the empty state without one).
+        A session another process wrote since is counted from its log as it is now."""
+        sid = self.current if session_id in (None, "") else session_id
+        session = self.open_sessions.get(sid) if sid is not None else None
+        if session is None and sid is not None and self.store.log_path(sid).is_file():
+            return self._context_from_log(sid)
+        if session is None:
+            config = self.compact_config()
             return ContextState(message_count=0, estimated_tokens=0,
                                 context_window=config.window,
                                 auto_compact_threshold=config.threshold,
                                 auto_compact_failures=0, auto_compact_tripped=False,
                                 breakdown=TokenBreakdown(free=config.window,
-                                                    reserved=config.reserved))
-        return self.compact_runtime.state()
+                                                         reserved=config.reserved))
+        if session.busy is None and session.grew():
+            return self._context_from_log(session.id, session.tools_bytes)
+        return session.runtime.state()
+
+    def _context_from_log(self, sid: str, tools_bytes: int | None = None) -> ContextState:
+        """The context of a session as its log is now (not open here, or another process
+        wrote it): a runtime over the replayed history that writes nothing (blocking: one
+        replay)."""
+        loaded = load_session(self.store, sid)
+
+        async def no_prefix() -> RequestPrefix:
+            raise WorkspaceError("a count of the context makes no request")
+
+        runtime = CompactRuntime(
+            Conversation(list(loaded.messages)), config=self.compact_config(),
+            spill_dir=self.store.spill_dir(sid), workspace=self.root,
+            provider=self.summary_provider, prefix=no_prefix,
+            ledger=Ledger(dict(loaded.offloads), set(loaded.kept)))
+        if loaded.anchor is not None:
+            runtime.restore_anchor(loaded.anchor.tokens, loaded.anchor.count,
+                                   loaded.anchor.saved)
+        else:
+            runtime.estimate()
+        system, rules, memory = self.build_system_prompt().sizes()
+        if tools_bytes is None:
+            tools_bytes = json_bytes([
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in ToolRegistry(self.root).specs()])
+        runtime.set_request_overhead(system=system, rules=rules, memory=memory,
+                                     tools=tools_bytes)
+        return runtime.state()
 
     async def close(self, memory_timeout: float = 10.0) -> None:
-        """Wait (bounded) for pending memory updates, then close the log and the provider."""
+        """Wait (bounded) for pending memory updates, then close the logs and the provider."""
         if self._settings_asking is not None and not self._settings_asking.done():
             self._settings_asking.cancel()
         await self.memory.close(timeout=memory_timeout)
         await self.mcp.close()
         if self._cleanup is not None:
             await asyncio.gather(self._cleanup, return_exceptions=True)
-        if self.session is not None:
-            self.session.writer.close()
+        for session in self.open_sessions.values():
+            session.close()
         providers, self._providers = self._providers, []
         for _, provider in providers:
             await provider.aclose()

@@ -1,0 +1,191 @@
+"""One open session of a folder: its conversation and log writer, compaction runtime, tools,
+approval gate and run counters, and the lock that makes its process the session's one writer.
+
+A :class:`~pseudoclaude.workspace.folder.Workspace` keeps one per session it has opened; several
+may run at once. Everything that writes the session (a run, a compaction, an undo, a rewind)
+happens inside :meth:`Session.writing`: it refuses at once when this process is already writing
+the session (:class:`~pseudoclaude.session.lock.SessionBusy` with this pid) or another process
+holds its lock (with that pid), and, holding the lock, first reloads the session from its log
+when the log grew since this process last read or wrote it (another client's turns), so the
+next request carries them: two clients never split one session into two conversations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from pseudoclaude.agent.approvals import ApprovalPolicy, Gate
+from pseudoclaude.agent.runner import Runner
+from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.compact import CompactRuntime, Ledger
+from pseudoclaude.compact.estimate import json_bytes
+from pseudoclaude.compact.summarize import RequestPrefix
+from pseudoclaude.conversation import Conversation
+from pseudoclaude.events import Event
+from pseudoclaude.mcp import McpTool
+from pseudoclaude.session import (
+    LoadedSession,
+    OpenSession,
+    SessionWriter,
+    load_session,
+    resume_session,
+)
+from pseudoclaude.session.lock import SessionBusy, SessionLock
+
+if TYPE_CHECKING:
+    from pseudoclaude.agent.prompt import SystemPrompt
+    from pseudoclaude.workspace.folder import Workspace
+
+
+class Session:
+    """One open session (see the module docstring). Made by the workspace only."""
+
+    def __init__(self, ws: Workspace, opened: OpenSession) -> None:
+        self.ws = ws
+        self.id = opened.session_id
+        self.lock = SessionLock(ws.store.session_dir(self.id), self.id)
+        self.tools = ToolRegistry(ws.root)
+        self.tools.set_editor(ws.editor)
+        self.gate = Gate(ApprovalPolicy.from_settings(ws.settings, ws.mcp.approvals()),
+                         ws.approver, session_id=self.id)
+        self.busy: str | None = None
+        """What this process is doing to the session (``a run``, ``a compaction``, ...)."""
+        self.runs: int | None = None
+        """The session's runs so far (``None``: not counted from its log yet)."""
+        self.turns_known: int | None = None
+        """The prompts of its timeline so far (``None``: not counted yet)."""
+        self.last_run: Runner | None = None
+        self.last_system: str | None = None
+        """The system prompt of its last run (the one the provider cached)."""
+        self.tools_bytes: int | None = None
+        self.mcp_offered: list[McpTool] = []
+        self.opened = opened
+        self.runtime = self._runtime(opened)
+        self.known_size = self.log_size()
+
+    # -- what it is made of ------------------------------------------------------------------
+    @property
+    def conversation(self) -> Conversation:
+        return self.opened.conversation
+
+    @property
+    def writer(self) -> SessionWriter:
+        return self.opened.writer
+
+    def _runtime(self, opened: OpenSession) -> CompactRuntime:
+        loaded = opened.loaded
+        ledger = None if loaded is None else Ledger(dict(loaded.offloads), set(loaded.kept))
+        spill_dir = self.ws.store.spill_dir(self.id)
+        self.tools.set_extra_read_roots([spill_dir,
+                                         *(store.dir for store in self.ws.memory.stores)])
+        return CompactRuntime(
+            opened.conversation, config=self.ws.compact_config(), spill_dir=spill_dir,
+            workspace=self.ws.root, provider=self.ws.summary_provider,
+            prefix=self.request_prefix, ledger=ledger, emit=self.emit)
+
+    def emit(self, event: Event) -> None:
+        self.ws.emit_of(self.id, event)
+
+    # -- the log -----------------------------------------------------------------------------
+    def log_size(self) -> int:
+        try:
+            return self.ws.store.log_path(self.id).stat().st_size
+        except OSError:
+            return 0
+
+    def grew(self) -> bool:
+        """Whether the log changed since this process last read or wrote it."""
+        return self.log_size() != self.known_size
+
+    async def restore_estimate(self) -> None:
+        """The estimate of a resumed history: from its usage anchor, else counted (off the
+        loop), and what the next request carries besides the messages."""
+        loaded = self.opened.loaded
+        if loaded is not None:
+            anchor = loaded.anchor
+            if anchor is not None:
+                await asyncio.to_thread(self.runtime.restore_anchor, anchor.tokens,
+                                        anchor.count, anchor.saved)
+            else:
+                await asyncio.to_thread(self.runtime.estimate)
+        self.set_request_overhead(await asyncio.to_thread(self.ws.build_system_prompt))
+
+    async def reload(self) -> None:
+        """The session again from its log (another client wrote it): a new conversation and
+        runtime over what the log holds now; the gate's answers of this process stay. Only
+        while holding the lock (a repair is written)."""
+        opened = await asyncio.to_thread(
+            resume_session, self.ws.store, self.id, model=self.ws.settings.model,
+            workspace=str(self.ws.root))
+        self.writer.close()
+        self.opened = opened
+        self.runtime = self._runtime(opened)
+        self.runs = self.turns_known = None
+        self.known_size = self.log_size()
+        await self.restore_estimate()
+
+    def loaded_now(self) -> LoadedSession:
+        """What the log holds now, replayed, without changing anything (blocking)."""
+        return load_session(self.ws.store, self.id)
+
+    @contextlib.asynccontextmanager
+    async def writing(self, doing: str) -> AsyncIterator[None]:
+        """Write the session (a run, a compaction, an undo, a rewind): refused at once while
+        another writer has it (:class:`SessionBusy`); reloaded first when the log grew."""
+        if self.busy is not None:
+            raise SessionBusy(self.id, os.getpid())
+        self.lock.acquire()
+        self.busy = doing
+        try:
+            if self.grew():
+                await self.reload()
+            yield
+        finally:
+            self.known_size = self.log_size()
+            self.busy = None
+            self.lock.release()
+
+    # -- the requests' parts -----------------------------------------------------------------
+    async def system_prompt(self) -> str:
+        """The system prompt of a run (its parts also go to the context estimate)."""
+        prompt = await asyncio.to_thread(self.ws.build_system_prompt)
+        self.set_request_overhead(prompt)
+        self.last_system = prompt.text
+        return prompt.text
+
+    async def request_prefix(self) -> RequestPrefix:
+        """What the session's turns send before the messages, for a cache-friendly summary:
+        the last run's system prompt (built now when no run has been made in this process),
+        the tools and the session's model."""
+        system = self.last_system
+        if system is None:
+            system = (await asyncio.to_thread(self.ws.build_system_prompt)).text
+        return RequestPrefix(model=(await self.ws.provider()).model, system=system,
+                             tools=self.tools.specs())
+
+    def set_request_overhead(self, prompt: SystemPrompt) -> None:
+        if self.tools_bytes is None:
+            self.tools_bytes = json_bytes([
+                {"name": s.name, "description": s.description, "input_schema": s.input_schema}
+                for s in self.tools.specs()])
+        system, rules, memory = prompt.sizes()
+        self.runtime.set_request_overhead(system=system, rules=rules, memory=memory,
+                                          tools=self.tools_bytes)
+
+    async def offer_mcp_tools(self) -> None:
+        """The MCP servers' tools for the next run (servers started as needed; a broken one
+        is left out), with the servers' own approval entries in the gate."""
+        tools = await self.ws.mcp.tools()
+        if [t.name for t in tools] != [t.name for t in self.mcp_offered]:
+            self.tools_bytes = None  # the schemas in the breakdown changed
+        self.mcp_offered = tools
+        self.tools.set_mcp_tools(tools)
+        self.gate.policy = ApprovalPolicy.from_settings(self.ws.settings, self.ws.mcp.approvals())
+
+    def close(self) -> None:
+        self.writer.close()
+        self.lock.release()
