@@ -201,7 +201,7 @@ async def test_nothing_starts_before_it_is_needed(tmp_path: Path) -> None:
     try:
         listing = await manager.configure([parse_entry(
             "echo", {"command": sys.executable, "args": [ECHO, "--marker", str(marker)]},
-            "workspace")])
+            "user")])  # (a repository's own server would wait for an approval first)
         assert [(i.name, i.status) for i in listing] == [("echo", "starting")]
         await asyncio.sleep(0.3)
         assert not marker.exists()
