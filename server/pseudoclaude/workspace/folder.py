@@ -474,16 +474,6 @@ class Workspace:
         return OpenSession(writer=writer, conversation=Conversation(
             list(loaded.messages), hooks=writer.hooks()), loaded=loaded)
 
-    async def new_session_aside(self) -> str:
-        """A new session with a log (its header) that does not become current."""
-        opened = await asyncio.to_thread(
-            new_session, self.store, model=self.settings.model, workspace=str(self.root))
-        try:
-            await asyncio.to_thread(opened.writer.touch)
-        finally:
-            opened.writer.close()
-        return opened.session_id
-
     def keep_current(self, target: str | None) -> None:
         """Before switching to ``target``: a current session that has no log yet (new, never
         prompted) gets one, so it can still be resumed later."""

@@ -28,10 +28,8 @@ from pseudoclaude.conversation import Conversation
 from pseudoclaude.events import Event
 from pseudoclaude.mcp import McpTool
 from pseudoclaude.session import (
-    LoadedSession,
     OpenSession,
     SessionWriter,
-    load_session,
     resume_session,
 )
 from pseudoclaude.session.lock import SessionBusy, SessionLock
@@ -127,10 +125,6 @@ class Session:
         self.runs = self.turns_known = None
         self.known_size = self.log_size()
         await self.restore_estimate()
-
-    def loaded_now(self) -> LoadedSession:
-        """What the log holds now, replayed, without changing anything (blocking)."""
-        return load_session(self.ws.store, self.id)
 
     @contextlib.asynccontextmanager
     async def writing(self, doing: str) -> AsyncIterator[None]:
