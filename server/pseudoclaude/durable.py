@@ -10,6 +10,7 @@ import secrets
 from pathlib import Path
 
 PRIVATE = 0o600
+PRIVATE_DIR = 0o700
 """The mode of the files only this project reads (memory notes, proposals, spill files)."""
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -100,3 +101,18 @@ def atomic_write(
     except OSError:
         if not folder_sync_optional:
             raise
+
+
+def make_private_dir(path: Path) -> bool:
+    """Create ``path`` (and parents) mode 0700; True when ``path`` itself was created."""
+    if path.is_dir():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(path, PRIVATE_DIR)
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+        return False
+    os.chmod(path, PRIVATE_DIR)  # in case the umask was stricter than usual about the owner
+    return True

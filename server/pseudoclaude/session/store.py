@@ -11,6 +11,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
+from pseudoclaude.durable import make_private_dir
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.session.ids import is_session_id, new_session_id
 
@@ -28,23 +29,6 @@ class SessionError(PseudoClaudeError):
 
 class SessionNotFound(SessionError):
     pass
-
-
-def make_private_dir(path: Path) -> bool:
-    """Create ``path`` (and parents) mode 0700; True when ``path`` itself was created."""
-    if path.is_dir():
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.mkdir(path, DIR_MODE)
-    except FileExistsError:
-        if not path.is_dir():
-            raise
-        return False
-    os.chmod(path, DIR_MODE)  # in case the umask was stricter than usual about the owner
-    return True
-
-
 
 
 class SessionStore:

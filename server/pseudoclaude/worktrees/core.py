@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pseudoclaude.durable import PRIVATE, atomic_write
+from pseudoclaude.durable import PRIVATE, atomic_write, make_private_dir
 from pseudoclaude.worktrees.base import (
     DIR,
     MISSING,
@@ -38,7 +38,7 @@ from pseudoclaude.worktrees.base import (
     record_path,
 )
 from pseudoclaude.worktrees.git import git, mode_state, split_nul, states
-from pseudoclaude.worktrees.setup import ignore_worktrees, prepare, private_dir
+from pseudoclaude.worktrees.setup import ignore_worktrees, prepare
 
 BRANCH_PREFIX = "pseudoclaude/"
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -150,9 +150,9 @@ def create(repo: Path, data_dir: Path, session_id: str) -> Worktree:
     if _branch_exists(root, branch):
         raise WorktreeError(f"the branch {branch} already exists: remove it or the worktree "
                             f"of session {session_id} first")
-    private_dir(data_dir)
+    make_private_dir(data_dir)
     ignore_worktrees(data_dir)
-    private_dir(folder)
+    make_private_dir(folder)
     git(root, "worktree", "add", "--quiet", "-b", branch, str(path), base)
     try:
         written = prepare(repo, path / prefix if prefix else path, path)

@@ -12,25 +12,10 @@ COPIED = ("config.yaml", "permissions.local.yaml", "hooks.yaml", "agents", "skil
 """What of the workspace's ``.PseudoClaude/`` is copied into the worktree's."""
 LINKED = ("node_modules", ".venv", "vendor")
 """Folders of the workspace linked from the worktree (when the worktree has none of its own)."""
-DIR_MODE = 0o700
 FILE_MODE = 0o600
 GITIGNORE = ("# Written by PseudoClaude: session logs, pending memory proposals and session "
              "worktrees stay on this machine.\nsessions/\nproposals/\nworktrees/\n")
 IGNORE_LINE = "worktrees/"
-
-
-def private_dir(path: Path) -> None:
-    """Create ``path`` (and its parents) with mode 0700 for the folder itself."""
-    if path.is_dir():
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.mkdir(path, DIR_MODE)
-    except FileExistsError:
-        if not path.is_dir():
-            raise
-        return
-    os.chmod(path, DIR_MODE)
 
 
 def ignore_worktrees(data_dir: Path) -> None:

@@ -194,23 +194,35 @@ local function check_checkpoints()
 end
 
 --- The folder's MCP servers, as the running server lists them (nothing is started for this).
-local function check_mcp()
-  health.start('MCP servers')
+--- The result of `method` for the current buffer's folder, asked of the running server (3 s);
+--- nil after saying why (not running: `idle`; no answer: `failed` and the reason).
+--- @return table?
+local function ask_server(method, idle, failed)
   local client = require('pseudoclaude.client')
   local buf = user_buf() or 0
   local c = client.get(buf)
   if not (c and c.initialized) then
-    health.info('the server is not running: :PseudoClaudeMcp shows the servers once it is')
-    return
+    health.info(idle)
+    return nil
   end
-  local protocol = require('pseudoclaude.protocol')
-  local resp = c:request_sync(protocol.requests.mcp_list, { workspace = client.workspace(c, buf) }, 3000)
+  local resp = c:request_sync(method, { workspace = client.workspace(c, buf) }, 3000)
   if not resp or resp.err then
-    health.warn('the server did not list its MCP servers: '
-      .. (resp and client.error_message(resp.err) or 'no answer within 3 s'))
+    health.warn(failed .. (resp and client.error_message(resp.err) or 'no answer within 3 s'))
+    return nil
+  end
+  return resp.result or {}
+end
+
+local function check_mcp()
+  health.start('MCP servers')
+  local protocol = require('pseudoclaude.protocol')
+  local result = ask_server(protocol.requests.mcp_list,
+    'the server is not running: :PseudoClaudeMcp shows the servers once it is',
+    'the server did not list its MCP servers: ')
+  if not result then
     return
   end
-  local servers = resp.result and resp.result.servers or {}
+  local servers = result.servers or {}
   if #servers == 0 then
     health.info("no MCP servers: add them to the folder's .mcp.json or to the mcp.servers setting")
     return
@@ -270,20 +282,14 @@ end
 --- What the folder's own settings file asks for that is not applied (it waits for an approval).
 local function check_settings()
   health.start("The folder's own settings")
-  local client = require('pseudoclaude.client')
-  local buf = user_buf() or 0
-  local c = client.get(buf)
-  if not (c and c.initialized) then
-    health.info("the server is not running: this shows what a folder's .PseudoClaude/config.yaml asks for once it is")
-    return
-  end
   local protocol = require('pseudoclaude.protocol')
-  local resp = c:request_sync(protocol.requests.context, { workspace = client.workspace(c, buf) }, 3000)
-  if not resp or resp.err then
-    health.warn('the server did not answer: ' .. (resp and client.error_message(resp.err) or 'no answer within 3 s'))
+  local result = ask_server(protocol.requests.context,
+    "the server is not running: this shows what a folder's .PseudoClaude/config.yaml asks for once it is",
+    'the server did not answer: ')
+  if not result then
     return
   end
-  local ignored = resp.result and resp.result.ignoredSettings or {}
+  local ignored = result.ignoredSettings or {}
   if #ignored == 0 then
     health.ok("nothing in the folder's .PseudoClaude/config.yaml waits for your approval")
     return
