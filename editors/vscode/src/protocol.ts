@@ -45,6 +45,9 @@ export const Requests = {
   mcpList: 'pseudoclaude/mcp/list',
   mcpApprove: 'pseudoclaude/mcp/approve',
   mcpRestart: 'pseudoclaude/mcp/restart',
+  worktreeStatus: 'pseudoclaude/worktree/status',
+  worktreeApply: 'pseudoclaude/worktree/apply',
+  worktreeRemove: 'pseudoclaude/worktree/remove',
 } as const;
 
 /** Server → client notifications. */
@@ -643,6 +646,8 @@ export interface SessionSummary {
   active: boolean;
   /** Being written now (a run, a compaction, an undo or a rewind), in any process. */
   running: boolean;
+  /** The branch of the session's worktree (`null`: it works in the folder itself). */
+  worktree: string | null;
 }
 
 export interface SessionsListResult {
@@ -656,8 +661,64 @@ export interface ResumeResult {
   repaired: number;
 }
 
+export interface NewSessionParams extends WorkspaceParams {
+  /**
+   * Work in a git worktree of its own (`<dataDir>/worktrees/<session id>`, branch
+   * `pseudoclaude/<session id>` from `HEAD`): its changes reach the folder's files only
+   * when applied (`pseudoclaude/worktree/apply`).
+   */
+  worktree?: boolean;
+}
+
+/** Where a worktree session works. */
+export interface WorktreeInfo {
+  /** The worktree's root (absolute). */
+  path: string;
+  branch: string;
+  /** The full commit id of `HEAD` when the worktree was made. */
+  base: string;
+}
+
 export interface NewSessionResult {
   sessionId: string;
+  /** The session's worktree (`null`: it works in the folder itself). */
+  worktree: WorktreeInfo | null;
+}
+
+export interface WorktreeRemoveParams extends WorkspaceParams {
+  /** The session (default: the current one: the session this client used last). */
+  sessionId?: string | null;
+  /** Remove it even with changes not applied to the folder's files (they are lost). */
+  force?: boolean;
+}
+
+export interface WorktreeFile {
+  /** Relative to the worktree's root, with `/`. */
+  path: string;
+  action: 'create' | 'delete' | 'modify';
+}
+
+export interface WorktreeStatusResult {
+  sessionId: string;
+  path: string;
+  branch: string;
+  base: string;
+  /** The session's changes since `base` (committed, staged or not, new files). */
+  files: WorktreeFile[];
+  message: string;
+}
+
+export interface WorktreeApplyResult {
+  sessionId: string;
+  applied: string[];
+  /** Files changed in the folder too since `base`: then nothing was applied. */
+  conflicts: string[];
+  message: string;
+}
+
+export interface WorktreeRemoveResult {
+  sessionId: string;
+  message: string;
 }
 
 /** The session as the user lived it (`pseudoclaude.transcript`). */
@@ -1007,7 +1068,7 @@ export interface RequestTypes {
   'pseudoclaude/memory/review': [ReviewParams, ReviewResult];
   'pseudoclaude/sessions/list': [EmptyParams, SessionsListResult];
   'pseudoclaude/sessions/resume': [ResumeParams, ResumeResult];
-  'pseudoclaude/sessions/new': [EmptyParams, NewSessionResult];
+  'pseudoclaude/sessions/new': [NewSessionParams, NewSessionResult];
   'pseudoclaude/sessions/messages': [MessagesParams, MessagesResult];
   'pseudoclaude/commands': [EmptyParams, CommandsResult];
   'pseudoclaude/sessions/turns': [TurnsParams, TurnsResult];
@@ -1018,6 +1079,9 @@ export interface RequestTypes {
   'pseudoclaude/mcp/list': [EmptyParams, McpListResult];
   'pseudoclaude/mcp/approve': [McpApproveParams, McpServerResult];
   'pseudoclaude/mcp/restart': [McpServerParams, McpServerResult];
+  'pseudoclaude/worktree/status': [SessionParams, WorktreeStatusResult];
+  'pseudoclaude/worktree/apply': [SessionParams, WorktreeApplyResult];
+  'pseudoclaude/worktree/remove': [WorktreeRemoveParams, WorktreeRemoveResult];
 }
 
 /** Notification → params. */

@@ -24,6 +24,8 @@ class Command:
     hint: str | None = None
     arg: str | None = None
     """The params field the text after the name goes into."""
+    preset: tuple[tuple[str, bool], ...] = ()
+    """Params the command always sends."""
 
     def wire(self) -> p.SlashCommand:
         return p.SlashCommand(name=self.name, description=self.description,
@@ -41,6 +43,8 @@ COMMANDS: tuple[Command, ...] = (
             "the prompts)"),
     Command("mcp", "Show the MCP servers, their status and tools", p.MCP_LIST),
     Command("new", "Start a new session", p.SESSIONS_NEW),
+    Command("worktree", "Start a new session in a git worktree of its own (its changes reach "
+            "the folder when you apply them)", p.SESSIONS_NEW, preset=(("worktree", True),)),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 
@@ -59,9 +63,12 @@ def parse(text: str) -> tuple[Command, str] | None:
     return command, f"{more} {rest}".strip()
 
 
-def params(command: Command, argument: str) -> dict[str, str]:
+def params(command: Command, argument: str) -> dict[str, str | bool]:
     """The request params of a command and its argument."""
-    return {command.arg: argument} if command.arg and argument else {}
+    given: dict[str, str | bool] = dict(command.preset)
+    if command.arg and argument:
+        given[command.arg] = argument
+    return given
 
 
 def rewind_arguments(argument: str) -> tuple[int | None, Mode | None]:

@@ -167,18 +167,20 @@ async def memory_review(ws: Workspace, params: p.ReviewParams) -> p.ReviewResult
                                                  reviewed.level, reviewed.filename))
 
 
-def session_summary(info: SessionInfo, active: str | None, running: bool = False
-                    ) -> p.SessionSummary:
+def session_summary(info: SessionInfo, active: str | None, running: bool = False,
+                    worktree: str | None = None) -> p.SessionSummary:
     return p.SessionSummary(
         id=info.id, title=info.title, created_at=rfc3339(info.created),
         updated_at=rfc3339(info.updated), message_count=info.message_count, bytes=info.bytes,
-        model=info.model, active=info.id == active, running=running)
+        model=info.model, active=info.id == active, running=running, worktree=worktree)
 
 
 async def sessions_list(ws: Workspace, params: p.EmptyParams) -> p.SessionsListResult:
     active = ws.session_id
-    return p.SessionsListResult(
-        sessions=[session_summary(s, active, running) for s, running in await ws.session_list()])
+    branches = await ws.worktree_branches()
+    return p.SessionsListResult(sessions=[
+        session_summary(s, active, running, branches.get(s.id))
+        for s, running in await ws.session_list()])
 
 
 async def sessions_resume(ws: Workspace, params: p.ResumeParams) -> p.ResumeResult:
@@ -187,8 +189,35 @@ async def sessions_resume(ws: Workspace, params: p.ResumeParams) -> p.ResumeResu
                           bad_lines=info.bad_lines, repaired=info.repaired)
 
 
-async def sessions_new(ws: Workspace, params: p.EmptyParams) -> p.NewSessionResult:
-    return p.NewSessionResult(session_id=await ws.new_session())
+async def sessions_new(ws: Workspace, params: p.NewSessionParams) -> p.NewSessionResult:
+    session_id = await ws.new_session(worktree=params.worktree)
+    worktree = ws.worktree_of(session_id)
+    return p.NewSessionResult(session_id=session_id, worktree=None if worktree is None else
+                              p.WorktreeInfo(path=str(worktree.path), branch=worktree.branch,
+                                             base=worktree.base))
+
+
+async def worktree_status(ws: Workspace, params: p.SessionParams) -> p.WorktreeStatusResult:
+    session_id, status = await ws.worktree_status(_session(ws, params.session_id))
+    return p.WorktreeStatusResult(
+        session_id=session_id, path=str(status.path), branch=status.branch, base=status.base,
+        files=[p.WorktreeFile(path=f.path, action=f.action) for f in status.files],
+        message=status.message)
+
+
+async def worktree_apply(ws: Workspace, params: p.SessionParams) -> p.WorktreeApplyResult:
+    session_id, result = await ws.worktree_apply(_session(ws, params.session_id))
+    return p.WorktreeApplyResult(session_id=session_id, applied=result.applied,
+                                 conflicts=result.conflicts, message=result.message)
+
+
+async def worktree_remove(ws: Workspace, params: p.WorktreeRemoveParams
+                          ) -> p.WorktreeRemoveResult:
+    session_id = await ws.worktree_remove(_session(ws, params.session_id), params.force)
+    return p.WorktreeRemoveResult(
+        session_id=session_id,
+        message=f"removed the worktree of session {session_id} and its branch; the session "
+                "goes on in the folder itself")
 
 
 async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.MessagesResult:
@@ -318,6 +347,9 @@ HANDLERS: dict[str, Handler] = {
     p.MCP_LIST: mcp_list,
     p.MCP_APPROVE: mcp_approve,
     p.MCP_RESTART: mcp_restart,
+    p.WORKTREE_STATUS: worktree_status,
+    p.WORKTREE_APPLY: worktree_apply,
+    p.WORKTREE_REMOVE: worktree_remove,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

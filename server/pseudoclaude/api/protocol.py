@@ -71,12 +71,16 @@ SESSIONS_FORK = "pseudoclaude/sessions/fork"
 MCP_LIST = "pseudoclaude/mcp/list"
 MCP_APPROVE = "pseudoclaude/mcp/approve"
 MCP_RESTART = "pseudoclaude/mcp/restart"
+WORKTREE_STATUS = "pseudoclaude/worktree/status"
+WORKTREE_APPLY = "pseudoclaude/worktree/apply"
+WORKTREE_REMOVE = "pseudoclaude/worktree/remove"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
-    REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART,
+    REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART, WORKTREE_STATUS,
+    WORKTREE_APPLY, WORKTREE_REMOVE,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -520,6 +524,8 @@ class SessionSummary(Wire):
     active: bool
     running: bool = False
     """Being written now (a run, a compaction, an undo or a rewind), in any process."""
+    worktree: str | None = None
+    """The branch of the session's worktree (``null``: it works in the folder itself)."""
 
 
 class SessionsListResult(Wire):
@@ -533,8 +539,61 @@ class ResumeResult(Wire):
     repaired: int
 
 
+class NewSessionParams(Wire):
+    worktree: bool = False
+    """Work in a git worktree of its own (``<dataDir>/worktrees/<session id>``, branch
+    ``pseudoclaude/<session id>`` from ``HEAD``): its changes reach the folder's files only
+    when applied (``pseudoclaude/worktree/apply``)."""
+
+
+class WorktreeInfo(Wire):
+    """Where a worktree session works."""
+
+    path: str
+    """The worktree's root (absolute)."""
+    branch: str
+    base: str
+    """The full commit id of ``HEAD`` when the worktree was made."""
+
+
 class NewSessionResult(Wire):
     session_id: str
+    worktree: WorktreeInfo | None = None
+    """The session's worktree (``null``: it works in the folder itself)."""
+
+
+class WorktreeRemoveParams(SessionParams):
+    force: bool = False
+    """Remove it even with changes not applied to the folder's files (they are lost)."""
+
+
+class WorktreeFile(Wire):
+    path: str
+    """Relative to the worktree's root, with ``/``."""
+    action: Literal["create", "modify", "delete"]
+
+
+class WorktreeStatusResult(Wire):
+    session_id: str
+    path: str
+    branch: str
+    base: str
+    files: list[WorktreeFile]
+    """The session's changes since ``base`` (committed, staged or not, new files)."""
+    message: str
+
+
+class WorktreeApplyResult(Wire):
+    session_id: str
+    applied: list[str]
+    conflicts: list[str]
+    """Files changed in the folder too since ``base``: then nothing was applied."""
+    message: str
+
+
+class WorktreeRemoveResult(Wire):
+    session_id: str
+    message: str
 
 
 class MessagesResult(Wire):
@@ -662,7 +721,7 @@ PARAMS: dict[str, type[Wire]] = {
     MEMORY_REVIEW: ReviewParams,
     SESSIONS_LIST: EmptyParams,
     SESSIONS_RESUME: ResumeParams,
-    SESSIONS_NEW: EmptyParams,
+    SESSIONS_NEW: NewSessionParams,
     SESSIONS_MESSAGES: MessagesParams,
     SLASH_COMMANDS: EmptyParams,
     SESSIONS_TURNS: TurnsParams,
@@ -673,6 +732,9 @@ PARAMS: dict[str, type[Wire]] = {
     MCP_LIST: EmptyParams,
     MCP_APPROVE: McpApproveParams,
     MCP_RESTART: McpServerParams,
+    WORKTREE_STATUS: SessionParams,
+    WORKTREE_APPLY: SessionParams,
+    WORKTREE_REMOVE: WorktreeRemoveParams,
 }
 """The params shape of every request (the handlers' input)."""
 SESSION_SCOPED: frozenset[str] = frozenset(

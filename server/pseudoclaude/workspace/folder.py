@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from pseudoclaude import words
+from pseudoclaude import words, worktrees
 from pseudoclaude.agent.approvals import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -108,6 +109,13 @@ from pseudoclaude.session.turns import count_prompts
 from pseudoclaude.transcript import Item, build_transcript, summary_text
 from pseudoclaude.workspace.mcp import WorkspaceMcp
 from pseudoclaude.workspace.session import Session
+from pseudoclaude.worktrees import (
+    ApplyResult,
+    Worktree,
+    WorktreeError,
+    WorktreeStatus,
+    git_available,
+)
 
 log = logging.getLogger("pseudoclaude.workspace")
 
@@ -203,11 +211,13 @@ class Workspace:
         """The snapshots of the files (a shadow Git repository; before-images of the agent's
         own writes where there is no ``git`` command), shared by the sessions: one git
         command at a time (:attr:`_checkpointing`)."""
+        self._worktree_checkpoints: dict[str, Checkpoints] = {}
+        """The checkpoints of the worktree sessions' worktrees, by session id."""
         self._checkpointing = threading.Lock()
         self.checkpoint_problem = ""
         """Why the latest checkpoint failed; ``""`` when it did not."""
         self.checkpoint_skipped: list[str] = []  # files over 1 MiB left out of the last one
-        self._journal_checked = False
+        self._journals_checked: set[int] = set()  # the checkpoints whose journal was done
         self._cleanup: asyncio.Task[None] | None = None
         self._settings_asking: asyncio.Future[None] | None = None
         self._settings_answers: dict[str, str] = {}
@@ -414,9 +424,11 @@ class Workspace:
             session = (await self._open_resumed(sid))[0]
         return session
 
-    async def new_session(self) -> str:
-        """A new session, current from now on (runs of others go on)."""
-        return (await self._open_new()).id
+    async def new_session(self, worktree: bool = False) -> str:
+        """A new session, current from now on (runs of others go on); with ``worktree``, one
+        that works in a git worktree of its own (:class:`WorktreeError` when the folder is
+        not in a git repository)."""
+        return (await self._open_new(worktree)).id
 
     async def resume(self, ref: str) -> ResumeInfo:
         """Make ``ref`` (an id or ``latest``) the current session: opened from its log, or
@@ -437,13 +449,63 @@ class Workspace:
         return ResumeInfo(sid, len(session.conversation),
                           was.bad_lines if was else 0, was.repaired if was else 0)
 
-    async def _open_new(self) -> Session:
+    async def _open_new(self, worktree: bool = False) -> Session:
+        if worktree and not git_available():
+            raise WorktreeError("a session in a worktree needs the git command, which is not "
+                                "on PATH")
         opened = await asyncio.to_thread(
             new_session, self.store, model=self.settings.model, workspace=str(self.root))
-        session = self.open_sessions[opened.session_id] = Session(self, opened)
+        made: Worktree | None = None
+        if worktree:
+            try:
+                made = await asyncio.to_thread(self._make_worktree, opened)
+            except BaseException:
+                opened.writer.close()
+                await asyncio.to_thread(self._drop_empty, opened.session_id)
+                raise
+        session = self.open_sessions[opened.session_id] = Session(self, opened, made)
         self.current = session.id
         await session.restore_estimate()
         return session
+
+    def _make_worktree(self, opened: OpenSession) -> Worktree:
+        """The worktree of a new session, and its log (so it is listed and can be resumed
+        before its first prompt). Blocking."""
+        made = worktrees.create(self.root, self.store.data_dir, opened.session_id)
+        opened.writer.touch()
+        return made
+
+    def _drop_empty(self, sid: str) -> None:
+        """Remove the folder of a session that was never written (best effort)."""
+        folder = self.store.session_dir(sid)
+        with contextlib.suppress(OSError):
+            for child in folder.iterdir():
+                if child.is_dir():
+                    child.rmdir()
+                else:
+                    child.unlink()
+            folder.rmdir()
+
+    def worktree_of(self, sid: str) -> Worktree | None:
+        """The worktree a session works in (``None``: the folder itself). Blocking (a small
+        record is read)."""
+        open_session = self.open_sessions.get(sid)
+        if open_session is not None:
+            return open_session.worktree
+        return worktrees.load(self.store.data_dir, sid)
+
+    def checkpoints_of(self, worktree: Worktree | None) -> Checkpoints:
+        """The checkpoints of the folder, or of a worktree session's worktree (a shadow
+        repository of its own, beside the worktree's record)."""
+        if worktree is None:
+            return self.checkpoints
+        held = self._worktree_checkpoints.get(worktree.session_id)
+        if held is None:
+            held = self._worktree_checkpoints[worktree.session_id] = open_checkpoints(
+                worktree.workspace,
+                self.store.data_dir / "worktrees" / f"{worktree.session_id}.checkpoints",
+                excluded=[worktree.workspace / ".PseudoClaude"])
+        return held
 
     async def _open_resumed(self, sid: str) -> tuple[Session, LoadedSession]:
         """Open a session of the folder from its log. Its lock is taken for the resume (a
@@ -463,7 +525,12 @@ class Workspace:
                 lock.release()
         loaded = opened.loaded
         assert loaded is not None
-        session = self.open_sessions[sid] = Session(self, opened)
+        try:
+            worktree = await asyncio.to_thread(worktrees.load, self.store.data_dir, sid)
+        except BaseException:
+            opened.writer.close()
+            raise
+        session = self.open_sessions[sid] = Session(self, opened, worktree)
         await session.restore_estimate()
         return session, loaded
 
@@ -651,8 +718,12 @@ class Workspace:
         s = await self._session_for_run(session)
         async with s.writing(RUNNING):
             s.runs = await self._runs_so_far(s) + 1
+            if s.worktree is not None and not s.root.is_dir():
+                raise WorkspaceError(
+                    f"the worktree of session {s.id} is gone ({s.worktree.path}): remove it "
+                    "(pseudoclaude/worktree/remove with force) to go on in the folder itself")
             turn = await self._next_prompt_turn(s)
-            await self._finish_journal()
+            await self._finish_journal(s.checkpoints)
             # the snapshot before the run is taken while the model thinks: the first tool
             # call that may change files waits for it, reads do not
             before_run = asyncio.ensure_future(self._checkpoint(s, turn, before_run=True))
@@ -662,7 +733,7 @@ class Workspace:
                 await self._before_write(s, call)
 
             async def after_change(call: ToolCall) -> None:
-                written = self._written_path(call)
+                written = self._written_path(s, call)
                 await self._checkpoint(s, turn, None if written is None else [written])
 
             def completed(appended: list[Message]) -> None:
@@ -696,14 +767,16 @@ class Workspace:
         s.turns_known += 1
         return s.turns_known
 
-    async def _finish_journal(self) -> None:
-        if self._journal_checked:
+    async def _finish_journal(self, repo: Checkpoints) -> None:
+        """Finish a code rewind that a killed process left half done (once per checkpoints
+        in this process)."""
+        if id(repo) in self._journals_checked:
             return
-        self._journal_checked = True
+        self._journals_checked.add(id(repo))
 
         def finish() -> list[str]:
             with self._checkpointing:
-                return finish_interrupted(self.checkpoints)
+                return finish_interrupted(repo)
 
         try:
             done = await asyncio.to_thread(finish)
@@ -725,10 +798,10 @@ class Workspace:
         never stops a run. The one taken before a run (``before_run``: every later one waits
         for it) is named as what changed outside the agent since the one before
         (``BEFORE``)."""
-        await self._finish_journal()
+        await self._finish_journal(s.checkpoints)
         try:
             snap = await asyncio.to_thread(
-                self._locked, self.checkpoints.snapshot,
+                self._locked, s.checkpoints.snapshot,
                 f"{BEFORE}prompt {turn}" if before_run else f"prompt {turn}", s.id, paths)
         except (CheckpointError, OSError) as exc:
             problem = f"checkpoints failed: {exc}"
@@ -741,7 +814,7 @@ class Workspace:
             {*self.checkpoint_skipped, *snap.skipped} - (set(paths) - set(snap.skipped)))
         s.writer.append_checkpoint(turn, snap.ref)
 
-    def _written_path(self, call: ToolCall) -> str | None:
+    def _written_path(self, s: Session, call: ToolCall) -> str | None:
         """The file a ``write_file`` or ``edit_file`` call writes (relative, ``/``); None for
         another tool, or a path the tool refuses."""
         if call.name not in WRITE_TOOLS or not isinstance(call.arguments, dict):
@@ -749,7 +822,7 @@ class Workspace:
         path = call.arguments.get("path")
         if not isinstance(path, str) or not path.strip():
             return None
-        root = self.root.resolve()
+        root = s.root.resolve()
         target = (root / path).resolve()
         return target.relative_to(root).as_posix() if target.is_relative_to(root) else None
 
@@ -757,20 +830,24 @@ class Workspace:
         """Before-images: keep what a file the agent is about to write holds now (without
         ``git``: every file; with it: the files the snapshots leave out, such as ignored
         ones)."""
-        relative = self._written_path(call)
+        relative = self._written_path(s, call)
         if relative is None:
             return
         try:
-            await asyncio.to_thread(self._locked, self.checkpoints.before_write, relative,
+            await asyncio.to_thread(self._locked, s.checkpoints.before_write, relative,
                                     s.id)
         except (CheckpointError, OSError) as exc:
             self.checkpoint_problem = f"checkpoints failed: {exc}"
             log.warning("%s: %s", self.root, self.checkpoint_problem)
 
-    def checkpoint_status(self) -> CheckpointStatus:
-        """What a rewind of code can restore here now (``pseudoclaude/context``)."""
-        covers = self.checkpoints.covers
-        unreadable = self.checkpoints.unreadable()  # named as a rewind preview names them
+    def checkpoint_status(self, session_id: str | None = None) -> CheckpointStatus:
+        """What a rewind of code can restore here now (``pseudoclaude/context``): in the
+        folder, or in the worktree of the session named (the current one by default)."""
+        sid = self.current if session_id in (None, "") else session_id
+        open_session = self.open_sessions.get(sid) if sid is not None else None
+        repo = self.checkpoints if open_session is None else open_session.checkpoints
+        covers = repo.covers
+        unreadable = repo.unreadable()  # named as a rewind preview names them
         named = ", ".join(unreadable[:5]) + (f" and {len(unreadable) - 5} more"
                                              if len(unreadable) > 5 else "")
         problems = [p for p in (self.checkpoint_problem,
@@ -780,6 +857,10 @@ class Workspace:
         return CheckpointStatus(covers=covers,
                                 problem="; ".join(problems) if problems else msgspec.UNSET,
                                 skipped=list(self.checkpoint_skipped))
+
+    async def _checkpoints_for(self, sid: str) -> Checkpoints:
+        """The checkpoints of a session: its worktree's, else the folder's."""
+        return self.checkpoints_of(await asyncio.to_thread(self.worktree_of, sid))
 
     async def _timeline(self, session_id: str | None) -> tuple[str, Timeline]:
         sid = session_id if session_id not in (None, "") else self.current
@@ -793,7 +874,8 @@ class Workspace:
 
     async def turns(self, session_id: str | None = None) -> list[TurnSummary]:
         """The prompts of a session (default: the current one) with the files each changed."""
-        _, line = await self._timeline(session_id)
+        sid, line = await self._timeline(session_id)
+        repo = await self._checkpoints_for(sid)
         pairs: dict[int, tuple[str, str]] = {}
         for i, turn in enumerate(line.turns):
             if turn.checkpoints:  # from before it ran to before the next (or its own last)
@@ -804,7 +886,7 @@ class Workspace:
         def count() -> dict[int, int]:
             try:
                 with self._checkpointing:
-                    counts = self.checkpoints.count_changes(list(pairs.values()))
+                    counts = repo.count_changes(list(pairs.values()))
             except (CheckpointError, OSError):
                 return {}
             return dict(zip(pairs, counts, strict=True))
@@ -816,13 +898,14 @@ class Workspace:
     async def rewind_preview(self, turn: int, mode: RewindMode,
                              session_id: str | None = None) -> RewindPlan:
         """What a rewind would do; nothing changes (read-only: answers during a run too)."""
-        await self._finish_journal()
         sid, line = await self._timeline(session_id)
+        repo = await self._checkpoints_for(sid)
+        await self._finish_journal(repo)
         session = self.open_sessions.get(sid)
         current = (session.conversation.messages() if session is not None and not session.grew()
                    else (await self.load(sid)).messages)
         return await asyncio.to_thread(self._locked, rewind_plan, line, turn, mode, current,
-                                       self.checkpoints)
+                                       repo)
 
     async def rewind_file(self, turn: int, path: str, session_id: str | None = None
                           ) -> tuple[bytes | None, bytes | None]:
@@ -832,10 +915,13 @@ class Workspace:
         planned = await self.rewind_preview(turn, "code", session_id)
         if planned.target_ref is None or path not in {f.path for f in planned.files}:
             raise KeyError(path)
-        repo, ref = self.checkpoints, planned.target_ref
+        sid, _ = await self._timeline(session_id)
+        worktree = await asyncio.to_thread(self.worktree_of, sid)
+        repo, ref = self.checkpoints_of(worktree), planned.target_ref
+        root = self.root if worktree is None else worktree.workspace
 
         def read() -> tuple[bytes | None, bytes | None]:
-            target = self.root / path
+            target = root / path
             try:  # never opened when not a file (a pipe would block)
                 current = target.read_bytes() if target.is_file() else None
             except OSError:  # cannot be read: shown as absent (the preview names it)
@@ -851,19 +937,20 @@ class Workspace:
         s = await self._target(session_id)
         async with s.writing("a rewind"):
             self.current = s.id
-            await self._finish_journal()
+            repo = s.checkpoints
+            await self._finish_journal(repo)
             _, line = await self._timeline(s.id)
             conversation = s.conversation
             planned = await asyncio.to_thread(self._locked, rewind_plan, line, turn, mode,
-                                              conversation.messages(), self.checkpoints)
+                                              conversation.messages(), repo)
             if mode in ("code", "both") and planned.problem:
                 raise WorkspaceError(planned.problem)
             restored: list[str] = []
             conflicts: list[str] = []
             if mode in ("code", "both"):
                 restored, conflicts = await asyncio.to_thread(
-                    self._locked, restore_files, self.checkpoints, planned, force, s.id)
-                head = await asyncio.to_thread(self._locked, self.checkpoints.head, s.id)
+                    self._locked, restore_files, repo, planned, force, s.id)
+                head = await asyncio.to_thread(self._locked, repo.head, s.id)
                 if head is not None:
                     s.writer.append_checkpoint(len(line.turns), head)
             if mode in ("conversation", "both"):
@@ -889,6 +976,59 @@ class Workspace:
             messages = pick_turn(line, turn).before
         return await asyncio.to_thread(write_fork, self.store, sid, turn, messages,
                                        self.settings.model, str(self.root))
+
+    # -- worktree sessions -----------------------------------------------------------------
+    async def _worktree_session(self, session_id: str | None) -> tuple[Session, Worktree]:
+        s = await self._target(session_id)
+        if s.worktree is None:
+            raise WorktreeError(f"session {s.id} has no worktree: it works in the folder "
+                                "itself")
+        return s, s.worktree
+
+    async def worktree_status(self, session_id: str | None = None
+                              ) -> tuple[str, WorktreeStatus]:
+        """Where a worktree session works and what it changed since ``base`` (read-only)."""
+        s, worktree = await self._worktree_session(session_id)
+        return s.id, await asyncio.to_thread(worktrees.status, worktree)
+
+    async def worktree_apply(self, session_id: str | None = None) -> tuple[str, ApplyResult]:
+        """Write a worktree session's changes into the folder's files: all of them, or none
+        when the folder changed one of them too (the conflicts are listed). Not while the
+        session runs (:class:`SessionBusy`)."""
+        s, worktree = await self._worktree_session(session_id)
+        async with s.writing("applying its worktree"):
+            return s.id, await asyncio.to_thread(worktrees.apply, self.root, worktree)
+
+    async def worktree_remove(self, session_id: str | None = None, force: bool = False
+                              ) -> str:
+        """Remove a session's worktree and its branch (refused with changes not applied to
+        the folder, unless ``force``); the session goes on in the folder itself."""
+        s, worktree = await self._worktree_session(session_id)
+        async with s.writing("removing its worktree"):
+            await asyncio.to_thread(worktrees.remove, self.root, worktree, force)
+            self._worktree_checkpoints.pop(s.id, None)
+            await asyncio.to_thread(shutil.rmtree, self.store.data_dir / "worktrees" /
+                                    f"{s.id}.checkpoints", True)
+            s.set_worktree(None)
+            return s.id
+
+    async def worktree_branches(self) -> dict[str, str]:
+        """The branch of every session that works in a worktree, by session id."""
+        folder = self.store.data_dir / "worktrees"
+
+        def scan() -> dict[str, str]:
+            branches: dict[str, str] = {}
+            for record in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+                try:
+                    found = worktrees.load(self.store.data_dir, record.stem)
+                except WorktreeError as exc:
+                    log.warning("%s", exc)
+                    continue
+                if found is not None:
+                    branches[found.session_id] = found.branch
+            return branches
+
+        return await asyncio.to_thread(scan)
 
     async def mcp_servers(self) -> list[ServerInfo]:
         """Every configured MCP server and its state (``pseudoclaude/mcp/list``)."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from pseudoclaude.agent.approvals import ApprovalPolicy, Gate
 from pseudoclaude.agent.runner import Runner
 from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.checkpoints import Checkpoints
 from pseudoclaude.compact import CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.summarize import RequestPrefix
@@ -33,6 +34,7 @@ from pseudoclaude.session import (
     resume_session,
 )
 from pseudoclaude.session.lock import SessionBusy, SessionLock
+from pseudoclaude.worktrees import Worktree
 
 if TYPE_CHECKING:
     from pseudoclaude.agent.prompt import SystemPrompt
@@ -42,11 +44,19 @@ if TYPE_CHECKING:
 class Session:
     """One open session (see the module docstring). Made by the workspace only."""
 
-    def __init__(self, ws: Workspace, opened: OpenSession) -> None:
+    def __init__(self, ws: Workspace, opened: OpenSession,
+                 worktree: Worktree | None = None) -> None:
         self.ws = ws
         self.id = opened.session_id
         self.lock = SessionLock(ws.store.session_dir(self.id), self.id)
+        self.worktree = worktree
+        """The session's own git worktree (``None``: it works in the folder itself)."""
+        self.root = ws.root
+        """Where its tools work: the folder, or its worktree's copy of the folder."""
+        self.checkpoints: Checkpoints = ws.checkpoints
         self.tools = ToolRegistry(ws.root)
+        if worktree is not None:
+            self.set_worktree(worktree)
         self.tools.set_editor(ws.editor)
         self.gate = Gate(ApprovalPolicy.from_settings(ws.settings, ws.mcp.approvals()),
                          ws.approver, session_id=self.id)
@@ -66,6 +76,14 @@ class Session:
         self.known_size = self.log_size()
 
     # -- what it is made of ------------------------------------------------------------------
+    def set_worktree(self, worktree: Worktree | None) -> None:
+        """Work in ``worktree`` (its tools, commands and checkpoints), or in the folder again
+        when it is ``None`` (the worktree was removed)."""
+        self.worktree = worktree
+        self.root = worktree.workspace if worktree is not None else self.ws.root
+        self.checkpoints = self.ws.checkpoints_of(worktree)
+        self.tools.set_workspace(self.root)
+
     @property
     def conversation(self) -> Conversation:
         return self.opened.conversation
@@ -82,7 +100,7 @@ class Session:
                                          *(store.dir for store in self.ws.memory.stores)])
         return CompactRuntime(
             opened.conversation, config=self.ws.compact_config(), spill_dir=spill_dir,
-            workspace=self.ws.root, provider=self.ws.summary_provider,
+            workspace=self.root, provider=self.ws.summary_provider,
             prefix=self.request_prefix, ledger=ledger, emit=self.emit)
 
     def emit(self, event: Event) -> None:

@@ -29,6 +29,9 @@ M.requests = {
   mcp_list = 'pseudoclaude/mcp/list',
   mcp_approve = 'pseudoclaude/mcp/approve',
   mcp_restart = 'pseudoclaude/mcp/restart',
+  worktree_status = 'pseudoclaude/worktree/status',
+  worktree_apply = 'pseudoclaude/worktree/apply',
+  worktree_remove = 'pseudoclaude/worktree/remove',
 }
 
 --- Server → client notifications.
@@ -502,6 +505,7 @@ M.stop_reasons = {
 --- @field model string
 --- @field active boolean
 --- @field running boolean Being written now (a run, a compaction, an undo or a rewind), in any process.
+--- @field worktree string|nil The branch of the session's worktree (`null`: it works in the folder itself).
 
 --- @class pseudoclaude.SessionsListResult
 --- @field sessions pseudoclaude.SessionSummary[]
@@ -512,8 +516,46 @@ M.stop_reasons = {
 --- @field badLines integer
 --- @field repaired integer
 
+--- @class pseudoclaude.NewSessionParams
+--- @field workspace? string
+--- @field worktree? boolean Work in a git worktree of its own (`<dataDir>/worktrees/<session id>`, branch `pseudoclaude/<session id>` from `HEAD`): its changes reach the folder's files only when applied (`pseudoclaude/worktree/apply`).
+
+--- Where a worktree session works.
+--- @class pseudoclaude.WorktreeInfo
+--- @field path string The worktree's root (absolute).
+--- @field branch string
+--- @field base string The full commit id of `HEAD` when the worktree was made.
+
 --- @class pseudoclaude.NewSessionResult
 --- @field sessionId string
+--- @field worktree pseudoclaude.WorktreeInfo|nil The session's worktree (`null`: it works in the folder itself).
+
+--- @class pseudoclaude.WorktreeRemoveParams
+--- @field workspace? string
+--- @field sessionId? string|nil The session (default: the current one: the session this client used last).
+--- @field force? boolean Remove it even with changes not applied to the folder's files (they are lost).
+
+--- @class pseudoclaude.WorktreeFile
+--- @field path string Relative to the worktree's root, with `/`.
+--- @field action 'create'|'delete'|'modify'
+
+--- @class pseudoclaude.WorktreeStatusResult
+--- @field sessionId string
+--- @field path string
+--- @field branch string
+--- @field base string
+--- @field files pseudoclaude.WorktreeFile[] The session's changes since `base` (committed, staged or not, new files).
+--- @field message string
+
+--- @class pseudoclaude.WorktreeApplyResult
+--- @field sessionId string
+--- @field applied string[]
+--- @field conflicts string[] Files changed in the folder too since `base`: then nothing was applied.
+--- @field message string
+
+--- @class pseudoclaude.WorktreeRemoveResult
+--- @field sessionId string
+--- @field message string
 
 --- The session as the user lived it (`pseudoclaude.transcript`).
 --- @class pseudoclaude.MessagesResult

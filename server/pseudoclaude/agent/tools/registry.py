@@ -113,6 +113,11 @@ class ToolRegistry:
     def extra_read_roots(self) -> tuple[Path, ...]:
         return self._paths.extra_read_roots
 
+    def set_workspace(self, workspace: Path) -> None:
+        """Work in another folder from now on (a worktree session's own copy, or the folder
+        again); calls already running keep the old one."""
+        self._paths = Confinement(workspace, self._paths.extra_read_roots)
+
     def set_extra_read_roots(self, roots: Sequence[Path]) -> None:
         """Replace the extra read roots (calls already running keep the old ones)."""
         self._paths = Confinement(self._paths.workspace, roots)
