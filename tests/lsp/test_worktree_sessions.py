@@ -14,9 +14,11 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from pseudoclaude.api.protocol import (
+    REWIND,
     RUN,
     SESSIONS_LIST,
     SESSIONS_NEW,
+    SESSIONS_RESUME,
     SLASH_COMMANDS,
     WORKTREE_APPLY,
     WORKTREE_REMOVE,
@@ -139,3 +141,32 @@ async def test_outside_a_git_repository_a_worktree_session_is_refused(
 async def test_the_chats_offer_worktree(client: LanguageClient, env: Any) -> None:
     names = [c["name"] for c in (await env.call(client, SLASH_COMMANDS))["commands"]]
     assert "worktree" in names
+
+
+async def test_a_worktree_session_resumes_and_rewinds_in_its_worktree(
+        client: LanguageClient, env: Any) -> None:
+    root = env.folders[0]
+    repository(root)
+    made = await env.call(client, SESSIONS_NEW, {"worktree": True})
+    sid, path = made["sessionId"], Path(made["worktree"]["path"])
+    env.fake.add_turns(
+        {"tool_calls": [{"name": "write_file",
+                         "arguments": {"path": "one.txt", "content": "first\n"}}]},
+        {"text": "one"})
+    await env.call(client, RUN, {"prompt": "write one", "sessionId": sid})
+    other = await env.second_server()  # another editor, as after a restart
+    try:
+        env.fake.add_turns(
+            {"tool_calls": [{"name": "write_file",
+                             "arguments": {"path": "two.txt", "content": "second\n"}}]},
+            {"text": "two"})
+        await env.call(other, SESSIONS_RESUME, {"sessionId": sid})
+        await env.call(other, RUN, {"prompt": "write two", "sessionId": sid})
+        assert (path / "two.txt").read_text() == "second\n"
+        assert not (root / "two.txt").exists()
+        done = await env.call(other, REWIND, {"turn": 2, "mode": "code", "sessionId": sid})
+        assert done["restoredFiles"] == ["two.txt"]
+        assert not (path / "two.txt").exists() and (path / "one.txt").is_file()
+        assert not (root / "one.txt").exists()  # the folder never saw any of it
+    finally:
+        await other.shutdown_session()
