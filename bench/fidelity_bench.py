@@ -57,8 +57,8 @@ from pseudoclaude.agent.tools.base import ToolOutput, envelope
 from pseudoclaude.agent.tools.registry import default_tools
 from pseudoclaude.compact import CompactConfig, CompactRuntime
 from pseudoclaude.compact.estimate import tokens_for_bytes
-from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.conversation import Conversation
+from pseudoclaude.conversation.summary import is_summary
 from pseudoclaude.events import CompactEvent, ErrorEvent, Event, FactCheck, WarningEvent
 from pseudoclaude.fake_model import FakeModelServer, Script
 from pseudoclaude.llm.provider import complete

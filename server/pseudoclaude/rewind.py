@@ -43,8 +43,13 @@ NAMED = 5
 """At most this many paths are named in a sentence (then "and N more")."""
 
 
-class RewindError(Exception):
-    """A rewind or fork that cannot be done (the message says why)."""
+class TurnOutOfRange(ValueError):
+    """A prompt number the session does not have (on the wire: InvalidParams naming
+    ``turn``); ``detail`` says why without the field's name."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"turn {detail}")
+        self.detail = detail
 
 
 class RewindFile(msgspec.Struct, kw_only=True, rename="camel"):
@@ -137,8 +142,8 @@ def _common_prefix(a: list[Message], b: list[Message]) -> int:
 def pick_turn(timeline: Timeline, turn: int) -> Turn:
     if not 1 <= turn <= len(timeline.turns):
         count = len(timeline.turns)
-        raise ValueError(f"turn must be between 1 and {count}, got {turn}" if count
-                         else "turn: the session has no prompt to rewind to")
+        raise TurnOutOfRange(f"must be between 1 and {count}, got {turn}" if count
+                             else "is not there: the session has no prompt to rewind to")
     return timeline.turns[turn - 1]
 
 

@@ -27,8 +27,8 @@ import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from pseudoclaude import words
-from pseudoclaude.agent.results import short, tool_view
-from pseudoclaude.compact.layer2 import ACKNOWLEDGEMENT, BOUNDARY_REMINDER, is_summary
+from pseudoclaude.agent.results import tool_view
+from pseudoclaude.conversation.summary import ACKNOWLEDGEMENT, is_summary, summary_text
 from pseudoclaude.events import ToolStatus
 from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.types import Message, utf8_len
@@ -111,11 +111,6 @@ TranscriptItem = (UserItem | AssistantItem | ToolCallItem | SummaryItem | Compac
 """Every item kind (a tagged union)."""
 
 INTERRUPTED = "the tool call did not finish (the run ended first)"
-
-
-def summary_text(message: Message) -> str:
-    """A summary message without the server's boundary reminder."""
-    return message.content.removesuffix(BOUNDARY_REMINDER).rstrip()
 
 
 # -- the builder ----------------------------------------------------------------------------------
@@ -293,17 +288,6 @@ def build_transcript(path: Path | str, *, running: bool = False,
                 legacy = False
                 builder.replace(entry)
     return builder.finish(running)
-
-
-def item_text(item: Item) -> str:
-    """One readable line of an item (the CLI's transcript)."""
-    if isinstance(item, UserItem | AssistantItem | NoticeItem | SummaryItem):
-        return short(item.text, 1, 200)
-    if isinstance(item, ToolCallItem):
-        return f"{item.name} [{item.status}] {short(item.preview, 1, 200)}"
-    if isinstance(item, CompactionItem | UndoItem | RewindItem):
-        return item.message
-    return ""
 
 
 def to_wire(items: list[Item]) -> list[Any]:

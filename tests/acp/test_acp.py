@@ -255,7 +255,8 @@ async def test_new_prompt_streams_chunks_and_usage(env: Env) -> None:
         sid = new.session_id
         await until(lambda: client.of(sid, "usage_update"))
         [commands] = client.of(sid, "available_commands_update")
-        expected = [c for c in api_commands.COMMANDS if c.name != "new"]  # the client's own
+        expected = [c for c in api_commands.COMMANDS  # new sessions: the client's own
+                    if c.request != "pseudoclaude/sessions/new"]
         assert [(c["name"], c["description"]) for c in commands["availableCommands"]] == [
             (c.name, c.description) for c in expected]
         assert [c.get("input") for c in commands["availableCommands"]] == [

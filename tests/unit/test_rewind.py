@@ -20,7 +20,7 @@ from pseudoclaude.agent.approvals import ApprovalRequest, Decision
 from pseudoclaude.checkpoints import BeforeImages, git_available
 from pseudoclaude.config import load_settings
 from pseudoclaude.fake_model import FakeModelServer
-from pseudoclaude.rewind import JOURNAL
+from pseudoclaude.rewind import JOURNAL, TurnOutOfRange
 from pseudoclaude.session import load_session
 from pseudoclaude.transcript import UserItem, build_transcript
 from pseudoclaude.workspace import Workspace, WorkspaceError
@@ -186,7 +186,7 @@ async def test_bad_input_and_no_checkpoint(workspace: Any, fake: FakeModelServer
     with pytest.raises(WorkspaceError, match="no active session"):
         await ws.rewind_preview(1, "code")
     await three_prompts(ws, fake)
-    with pytest.raises(ValueError, match="turn must be between 1 and 3, got 4"):
+    with pytest.raises(TurnOutOfRange, match="turn must be between 1 and 3, got 4"):
         await ws.rewind_preview(4, "both")
     with pytest.raises(ValueError, match="got 0"):
         await ws.rewind(0, "code")

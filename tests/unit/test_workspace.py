@@ -355,3 +355,24 @@ async def test_a_cache_friendly_summary_that_calls_a_tool_falls_back_to_the_tran
     assert "tools" not in transcript["body"] and transcript["reply"] == "rule 1"
     assert not (w.ws.root / "x.txt").exists()
     assert "Work so far." in w.ws.session.conversation.messages()[0].content
+
+
+async def test_the_run_and_prompt_counters_agree_with_the_log_after_a_rewind(
+        workspace: Any, fake: FakeModelServer) -> None:
+    """Two numbers per session: the run (memory provenance: never renumbered) and the prompt's
+    turn (the timeline's: a rewind of the conversation takes it back). Counted on in this
+    process or counted afresh from the log by another one, they are the same."""
+    w = workspace()
+    sid, _ = await w.ws.run("one")
+    for prompt in ("two", "three"):
+        await w.ws.run(prompt, sid)
+    await w.ws.rewind(2, "conversation", session_id=sid)
+    await w.ws.run("four", sid)
+    session = w.ws.open_sessions[sid]
+    assert (session.runs, session.turns_known) == (4, 2)
+    assert [t.prompt for t in await w.ws.turns(sid)] == ["one", "four"]
+    other = workspace()
+    await other.ws.resume(sid)
+    fresh = other.ws.open_sessions[sid]
+    assert (await other.ws._runs_so_far(fresh), await other.ws._next_prompt_turn(fresh)) == (
+        4, 3)

@@ -169,14 +169,6 @@ def union_members(union: Any) -> list[type[msgspec.Struct]]:
     return list(typing.get_args(union))
 
 
-def tag_of(cls: type[msgspec.Struct]) -> tuple[str, str] | None:
-    info = mi.type_info(cls)
-    assert isinstance(info, mi.StructType)
-    if info.tag_field is None:
-        return None
-    return info.tag_field, str(info.tag)
-
-
 def literal_name(values: tuple[Any, ...]) -> str | None:
     for name, vals, _ in literal_aliases():
         if set(vals) == set(values):

@@ -25,6 +25,7 @@ from pseudoclaude.compact.plan import UndoOutcome
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.memory import MemoryStoreError
 from pseudoclaude.memory.index import MAX_BYTES, MAX_LINES
+from pseudoclaude.rewind import TurnOutOfRange
 from pseudoclaude.session import LATEST, SessionInfo, SessionNotFound
 from pseudoclaude.session.listing import rfc3339
 from pseudoclaude.workspace import NEW, Workspace
@@ -238,9 +239,9 @@ async def sessions_turns(ws: Workspace, params: p.TurnsParams) -> p.TurnsResult:
     return p.TurnsResult(turns=await ws.turns(_session(ws, params.session_id)))
 
 
-def _turn_checked(error: ValueError) -> p.ParamError:
+def _turn_checked(error: TurnOutOfRange) -> p.ParamError:
     """A turn out of range: InvalidParams naming ``turn``."""
-    return p.ParamError("turn", str(error).removeprefix("turn: ").removeprefix("turn "))
+    return p.ParamError("turn", error.detail)
 
 
 async def rewind_preview(ws: Workspace, params: p.RewindPreviewParams
@@ -248,7 +249,7 @@ async def rewind_preview(ws: Workspace, params: p.RewindPreviewParams
     try:
         planned = await ws.rewind_preview(params.turn, params.mode,
                                           _session(ws, params.session_id))
-    except ValueError as exc:
+    except TurnOutOfRange as exc:
         raise _turn_checked(exc) from None
     return p.RewindPreviewResult(**asdict(planned.preview()))
 
@@ -257,7 +258,7 @@ async def rewind(ws: Workspace, params: p.RewindParams) -> p.RewindResult:
     try:
         done = await ws.rewind(params.turn, params.mode, force=params.force,
                                session_id=_session(ws, params.session_id))
-    except ValueError as exc:
+    except TurnOutOfRange as exc:
         raise _turn_checked(exc) from None
     return p.RewindResult(**asdict(done))
 
@@ -266,7 +267,7 @@ async def rewind_file(ws: Workspace, params: p.RewindFileParams) -> p.RewindFile
     try:
         current, restored = await ws.rewind_file(params.turn, params.path,
                                                  _session(ws, params.session_id))
-    except ValueError as exc:
+    except TurnOutOfRange as exc:
         raise _turn_checked(exc) from None
     except KeyError:
         raise p.ParamError("path", f"{params.path!r} is not one of the files a rewind to "
@@ -295,7 +296,7 @@ async def sessions_fork(ws: Workspace, params: p.ForkParams) -> p.ForkResult:
     try:
         return p.ForkResult(session_id=await ws.fork(_session(ws, params.session_id),
                                                     params.turn))
-    except ValueError as exc:
+    except TurnOutOfRange as exc:
         raise _turn_checked(exc) from None
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import msgspec
 
 from pseudoclaude.compact.estimate import message_parts
-from pseudoclaude.compact.layer2 import is_summary
+from pseudoclaude.conversation.summary import is_summary
 from pseudoclaude.llm.types import Message
 
 CATEGORIES = ("system", "rules", "memory", "tools", "summary", "messages", "tool_calls",

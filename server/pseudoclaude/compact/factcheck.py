@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pseudoclaude.compact.estimate import tokens_for_bytes
-from pseudoclaude.compact.layer2 import is_summary
+from pseudoclaude.conversation.summary import is_summary
 from pseudoclaude.events import FactCheck
 from pseudoclaude.llm.types import Message
 

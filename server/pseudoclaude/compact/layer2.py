@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import msgspec
 
 from pseudoclaude.compact.estimate import message_bytes, tokens_for_bytes
+from pseudoclaude.conversation.summary import ACKNOWLEDGEMENT, summary_message
 from pseudoclaude.llm.editor import context_block
 from pseudoclaude.llm.types import Message
 
@@ -61,17 +62,6 @@ SUMMARY_PROMPT = SUMMARY_PROMPT_INTRO + "\n" + SUMMARY_SECTIONS
 """The instruction of a summary request that carries the old part as a transcript."""
 CACHED_SUMMARY_PROMPT = CACHED_SUMMARY_PROMPT_INTRO + "\n" + SUMMARY_SECTIONS
 """The instruction appended to the conversation itself (a cache-friendly summary request)."""
-
-BOUNDARY_REMINDER = (
-    "[Context boundary] The summary above replaces the earlier conversation; it is not the "
-    "source. Before relying on a detail from it (file contents, exact errors, spilled tool "
-    "results), re-read the file, re-run the command or read the saved result."
-)
-
-ACKNOWLEDGEMENT = (
-    "Understood. I have the summary of our earlier work and will re-check files before "
-    "relying on details from it. Continuing."
-)
 
 RECENT_TOKENS = 10_000
 RECENT_MESSAGES = 5
@@ -258,14 +248,9 @@ def extract_summary(reply: str) -> str:
     return text
 
 
-def is_summary(message: Message) -> bool:
-    """Whether ``message`` is the summary an earlier compaction put first."""
-    return message.role == "user" and message.content.endswith(BOUNDARY_REMINDER)
-
-
 def assemble(summary: str, recent: Sequence[Message]) -> list[Message]:
     return [
-        Message(role="user", content=f"{summary}\n\n{BOUNDARY_REMINDER}"),
+        summary_message(summary),
         Message(role="assistant", content=ACKNOWLEDGEMENT),
         *recent,
     ]

@@ -17,6 +17,7 @@ from pseudoclaude.compact.types import (
     CompactConfig,
     CompactError,
 )
+from pseudoclaude.conversation.summary import is_summary
 from pseudoclaude.llm.errors import PromptTooLong
 from pseudoclaude.llm.provider import Provider, ToolSpec, complete
 from pseudoclaude.llm.types import Message
@@ -45,7 +46,7 @@ class SummaryPlan:
 def plan_summary(messages: Sequence[Message], config: CompactConfig) -> SummaryPlan:
     """The one planner of the preview and of the real compaction."""
     start = layer2.recent_start(messages, config.keep_tokens, config.recent_messages)
-    if start == 0 or (start <= 2 and layer2.is_summary(messages[0])):
+    if start == 0 or (start <= 2 and is_summary(messages[0])):
         # nothing old, or the last summary
         return SummaryPlan(start=start, old_tokens=0, reason=NOTHING_TO_SUMMARIZE)
     old_size = estimate_messages(messages[:start])
@@ -113,7 +114,7 @@ async def summarize_in_place(provider: Provider, prefix: RequestPrefix,
     and the conversation exactly as a turn of the session sends them (so the provider reads
     them from its prompt cache), then the instruction as the last user message."""
     prompt = layer2.cached_prompt(instructions, earlier_summary=bool(messages)
-                                  and layer2.is_summary(messages[0]))
+                                  and is_summary(messages[0]))
     completion = await complete(provider, prefix.system,
                                 [*messages, Message(role="user", content=prompt)], prefix.tools)
     if completion.message.tool_calls:

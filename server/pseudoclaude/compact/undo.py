@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pseudoclaude.compact.layer1 import Ledger
-from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.conversation import PastReplace
+from pseudoclaude.conversation.summary import is_summary
 from pseudoclaude.llm.types import Message
 
 TRANSPARENT = frozenset({"repair"})

@@ -81,6 +81,8 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     context: EditorContext | None = None
     """A prompt's editor context (the active file, the selection...): the model reads it as
     one short block before the prompt's text (:func:`prompt_texts`)."""
+    summary: bool = False
+    """The summary a compaction put first (:mod:`pseudoclaude.conversation.summary`)."""
 
 
 def prompt_texts(message: Message) -> list[str]:
@@ -152,6 +154,7 @@ def copy_message(message: Message) -> Message:
         thinking=[ThinkingBlock(t.thinking, t.signature, t.data) for t in message.thinking],
         usage=message.usage,
         context=message.context,
+        summary=message.summary,
     )
 
 

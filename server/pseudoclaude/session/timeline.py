@@ -19,8 +19,8 @@ from pathlib import Path
 
 import msgspec
 
-from pseudoclaude.compact.layer2 import is_summary
 from pseudoclaude.conversation import Offload
+from pseudoclaude.conversation.summary import is_summary
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session.codec import (
     CheckpointEntry,

@@ -62,7 +62,7 @@ from pseudoclaude.compact import (
 from pseudoclaude.compact.breakdown import TokenBreakdown
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.factcheck import WRITE_TOOLS
-from pseudoclaude.compact.layer2 import is_summary
+from pseudoclaude.conversation.summary import is_summary, summary_text
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.config import API_KEY_ENV, PendingSettings, Settings, settings_trust
@@ -106,7 +106,7 @@ from pseudoclaude.session import (
 from pseudoclaude.session.lock import SessionBusy, SessionLock, holder
 from pseudoclaude.session.timeline import Timeline, timeline
 from pseudoclaude.session.turns import count_prompts
-from pseudoclaude.transcript import Item, build_transcript, summary_text
+from pseudoclaude.transcript import Item, build_transcript
 from pseudoclaude.workspace.mcp import WorkspaceMcp
 from pseudoclaude.workspace.session import Session
 from pseudoclaude.worktrees import (

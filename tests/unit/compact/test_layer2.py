@@ -14,7 +14,6 @@ import pytest
 
 from pseudoclaude.compact import CompactConfig, CompactRuntime
 from pseudoclaude.compact.layer2 import (
-    BOUNDARY_REMINDER,
     chunk,
     extract_summary,
     recent_start,
@@ -22,6 +21,7 @@ from pseudoclaude.compact.layer2 import (
     units,
 )
 from pseudoclaude.conversation import Conversation
+from pseudoclaude.conversation.summary import BOUNDARY_REMINDER
 from pseudoclaude.events import CompactEvent, WarningEvent
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.types import Message

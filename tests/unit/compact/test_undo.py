@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from pseudoclaude.compact import CompactConfig, CompactRuntime
-from pseudoclaude.compact.layer2 import assemble, is_summary
+from pseudoclaude.compact.layer2 import assemble
 from pseudoclaude.compact.undo import NOTHING_TO_UNDO, undo_plan
 from pseudoclaude.conversation import PastReplace
+from pseudoclaude.conversation.summary import is_summary
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session import (
