@@ -50,8 +50,12 @@ from pseudoclaude.checkpoints.base import (
 from pseudoclaude.checkpoints.files import inside, put_back
 from pseudoclaude.checkpoints.images import LOST, Files, ImageStore
 from pseudoclaude.checkpoints.status import Coverage
+from pseudoclaude.oslock import exclusive
 
 SESSION_REFS = "refs/pseudoclaude/sessions/"
+LOCK_FILE = "lock"
+"""In ``<dataDir>/checkpoints``: held while a snapshot, a write's before-image or a prune
+changes the repository, so two processes on one folder (two editors) take turns."""
 HEAD_REF = "refs/pseudoclaude/head"
 """The chain of snapshots taken outside any session."""
 IDENTITY = ("-c", "user.name=PseudoClaude", "-c", "user.email=checkpoints@pseudoclaude.invalid")
@@ -104,6 +108,7 @@ class ShadowRepo:
         self._git_cmd = git
         self._excluded = [p.resolve() for p in excluded]
         self._lock = threading.Lock()  # one snapshot or prune at a time in this process
+        # (and the lock file: one at a time among the processes on this folder)
         self._initialised = False
         self._heads: dict[str, str] = {}  # ref -> the commit this process last put there
         self._unreadable: set[str] = set()  # in the work tree's latest look
@@ -242,7 +247,7 @@ class ShadowRepo:
         """Bring the index up to the work tree now (the first time: every file is hashed), so
         the next snapshot is incremental. What a workspace does in the background when it
         opens."""
-        with self._lock:
+        with self._lock, exclusive(self.folder / LOCK_FILE):
             self.init()
             self._initialised = True
             self._stage()
@@ -252,7 +257,7 @@ class ShadowRepo:
         """Snapshot the work tree now: a commit after ``session``'s previous one, even when
         nothing changed. ``paths``: only these may have changed since the previous snapshot
         (the files a tool wrote), so only they are looked at."""
-        with self._lock:
+        with self._lock, exclusive(self.folder / LOCK_FILE):
             try:
                 return self._snapshot(message, session, paths)
             except CheckpointError:
@@ -326,7 +331,7 @@ class ShadowRepo:
         """The paths whose work-tree state differs from snapshot ``ref`` now, and those that
         cannot be read now. The work tree is staged into a copy of the index (the index the
         next snapshot builds on keeps only what the snapshots had); nothing is committed."""
-        with self._lock:
+        with self._lock, exclusive(self.folder / LOCK_FILE):
             self.init()
             self._initialised = True
             look = self.git_dir / f"index.look-{secrets.token_hex(6)}"
@@ -419,7 +424,7 @@ class ShadowRepo:
         if target is None or ".git" in Path(path).parts or any(
                 target.resolve().is_relative_to(p) for p in self._excluded):
             return
-        with self._lock:
+        with self._lock, exclusive(self.folder / LOCK_FILE):
             if not self._initialised:
                 self.init()
                 self._initialised = True
@@ -462,7 +467,7 @@ class ShadowRepo:
             return []
         kept = {_SAFE_REF.sub("_", s) for s in keep}
         dropped = [s for s in self.sessions() if s not in kept]
-        with self._lock:
+        with self._lock, exclusive(self.folder / LOCK_FILE):
             self._heads.clear()
             self._sessions.clear()
             self._images.prune(kept)
