@@ -77,13 +77,13 @@ bench: $(STAMP)
 	$(BIN)/python bench/cost_bench.py
 	$(BIN)/python bench/lsp_bench.py
 	$(BIN)/python bench/editor_bench.py
-	$(BIN)/python bench/load_bench.py
+	$(BIN)/python bench/load_bench.py --sessions-sweep 1,2,4
 	$(BIN)/python bench/checkpoint_bench.py
 	$(BIN)/python bench/mcp_bench.py
 
 # The full crash campaign of docs/reliability.md (1,000 SIGKILLs of a real server; long).
 crash-campaign: $(STAMP)
-	$(BIN)/python bench/crash_campaign.py --kills 1000 --rewind-kills 200
+	$(BIN)/python bench/crash_campaign.py --kills 1000 --rewind-kills 200 --two-process-kills 100
 
 clean:
 	rm -rf $(VENV) dist build .pytest_cache .ruff_cache .mypy_cache .hypothesis .import_linter_cache

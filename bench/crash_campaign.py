@@ -95,7 +95,9 @@ Run: ``.venv/bin/python bench/crash_campaign.py [--kills 1000] [--lanes 2] [--la
 [--rewind-kills 200]``. Prints progress and a table; writes ``bench/out/crash_campaign.json``.
 ``--rewind-kills N`` (default 0) then runs the rewind lane (``bench/crash_rewind.py``: servers
 killed in the middle of code rewinds of 300 files) with N kills, prints its table too and puts
-its report under ``rewind`` in the same JSON (``ok`` covers both).
+its report under ``rewind`` in the same JSON (``ok`` covers both). ``--two-process-kills N``
+(default 0) then runs the two-process lane (``bench/crash_sessions.py``: two servers on one
+folder taking turns on one session, one of them killed) with N kills, under ``two_process``.
 """
 
 from __future__ import annotations
@@ -1440,6 +1442,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT / "crash_campaign.json")
     parser.add_argument("--rewind-kills", type=int, default=0, metavar="N",
                         help="then run the rewind lane (bench/crash_rewind.py) with N kills")
+    parser.add_argument("--two-process-kills", type=int, default=0, metavar="N",
+                        help="then run the two-process lane (bench/crash_sessions.py: two "
+                             "servers taking turns on one session) with N kills")
     parser.add_argument("--zygote", metavar="SOCKET", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.zygote:
@@ -1461,6 +1466,16 @@ def main(argv: list[str] | None = None) -> int:
         crash_rewind.print_table(rewind)
         data["rewind"] = rewind.as_json()
         ok = data["ok"] = ok and rewind.ok
+    if args.two_process_kills > 0:
+        import crash_sessions  # bench/crash_sessions.py (it imports this module for its classes)
+
+        print(f"\ntwo-process lane: {args.two_process_kills} kills")
+        two = asyncio.run(crash_sessions.run_two_process_lane(crash_sessions.TwoProcessConfig(
+            kills=args.two_process_kills, seed=args.seed, launch=args.launch,
+            provider=args.provider, keep=args.keep)))
+        crash_sessions.print_table(two)
+        data["two_process"] = two.as_json()
+        ok = data["ok"] = ok and two.ok
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2) + "\n")
     print(f"\nwrote {args.out}")

@@ -1,4 +1,5 @@
-"""Load benchmark: 8 workspace folders in one server, each running a task at once.
+"""Load benchmark: 8 workspace folders in one server, each running a task at once; or N
+sessions of one folder running at once.
 
 One real server (``python -m pseudoclaude lsp`` over stdio, driven by pygls's ``LanguageClient``)
 with 8 workspace folders and the scripted fake model. Every folder runs one task at the same
@@ -22,14 +23,24 @@ Reported:
 
 The model's answers depend only on the request (which folder, which round: read from the
 markers in the files already read), so the concurrent folders cannot take each other's turns.
+Sessions (``--sessions-sweep 1,2,4``, after the folders; ``--folders 0`` skips those): for
+each N, a new server with ONE workspace folder runs N sessions of it at once
+(``pseudoclaude/sessions/new`` N times, then ``pseudoclaude/run`` with each ``sessionId``), each
+the same scripted task as a folder's (its files in ``s<i>/`` of the folder), while
+``pseudoclaude/context`` is polled every 10 ms with each session's ``sessionId`` in turn. The
+figures are the same, per session instead of per folder: events are counted by the
+``sessionId`` they carry (an event naming another session is lost for its own and extra for
+the other), the target for the ``context`` p99 is 20 ms. Peak RSS is per N (one server each).
+
 The whole measurement is repeated ``--repeats`` times (3; new sessions each time) for more
 latency samples; events are counted per repeat. Before it, a short warm-up run in every folder
 (``--warm-up all``) takes the provider SDK import and each workspace's first-run set-up out of
 the figures; ``--warm-up one`` leaves the per-workspace set-up in, ``--warm-up none`` the
 import too.
 
-Run: ``.venv/bin/python bench/load_bench.py [--folders 8] [--rounds 12] [--delay 0.005]``.
-Prints a table and writes ``bench/out/load_bench.json``.
+Run: ``.venv/bin/python bench/load_bench.py [--folders 8] [--rounds 12] [--delay 0.005]
+[--sessions-sweep 1,2,4]``. Prints a table per measurement and writes ``bench/out/load_bench.json``
+(the sweep under ``sessions``).
 """
 
 from __future__ import annotations
@@ -47,7 +58,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -61,6 +72,7 @@ DONE = re.compile(r"LOADMARK-f(\d+)-r(\d+)-X")
 BIG_BYTES = 60_000
 TIMEOUT = 120.0
 SLOW_MS = 100.0
+SESSIONS_P99_MS = 20.0  # the target of the sessions mode
 
 
 def sibling(name: str) -> ModuleType:
@@ -88,6 +100,12 @@ class Config:
     provider: str = "anthropic"
     warm_up: str = "all"  # warm-up runs before the measurement: none, one or all folders
     root: Path | None = None
+    sessions: int = 0  # > 0: that many sessions of ONE folder at once (``folders`` unused)
+
+    @property
+    def units(self) -> int:
+        """What runs at once: sessions of one folder, or folders."""
+        return self.sessions if self.sessions > 0 else self.folders
 
 
 def marker(folder: int, rnd: int) -> str:
@@ -108,11 +126,12 @@ class LoadScript(Script):
             return {"text": [f"Folder {folder}: all {c.rounds} rounds read. "] +
                     [f"part {i}. " for i in range(1, c.final_chunks)], "delay": c.delay}
         first = "big.txt" if rnd == 0 else f"r{rnd}a.txt"
+        where = f"s{folder}/" if c.sessions > 0 else ""  # a session's files, in one folder
         return {"text": [f"Round {rnd} of folder {folder}, "] +
                 [f"chunk {i}. " for i in range(1, c.text_chunks)],
                 "tool_calls": [
-                    {"name": "read_file", "arguments": {"path": first}},
-                    {"name": "read_file", "arguments": {"path": f"r{rnd}b.txt"}}],
+                    {"name": "read_file", "arguments": {"path": where + first}},
+                    {"name": "read_file", "arguments": {"path": f"{where}r{rnd}b.txt"}}],
                 "delay": c.delay}
 
     def choose(self, facts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -176,7 +195,7 @@ class Result:
     config: dict[str, Any]
     latencies_ms: list[float] = field(default_factory=list)
     sent_at: list[float] = field(default_factory=list)  # seconds after the runs started
-    events: dict[str, dict[str, int]] = field(default_factory=dict)  # folder -> kind -> count
+    events: dict[str, dict[str, int]] = field(default_factory=dict)  # unit -> kind -> count
     rounds: list[dict[str, dict[str, int]]] = field(default_factory=list)  # events, per repeat
     expected: dict[str, int] = field(default_factory=dict)  # per folder and repeat
     text: dict[str, list[str]] = field(default_factory=dict)  # folder -> text deltas
@@ -207,8 +226,17 @@ class Result:
         return out
 
     @property
+    def units(self) -> int:
+        """Folders, or sessions of one folder (``sessions`` mode)."""
+        return int(self.config["sessions"] or self.config["folders"])
+
+    @property
+    def target_ms(self) -> float:
+        return SESSIONS_P99_MS if self.config["sessions"] else SLOW_MS
+
+    @property
     def completed(self) -> bool:
-        runs = self.config["folders"] * self.config["repeats"]
+        runs = self.units * self.config["repeats"]
         return (len(self.stop_reasons) == runs and not self.run_errors
                 and all(r == "completed" for r in self.stop_reasons))
 
@@ -230,11 +258,11 @@ class Result:
                            "max": round(max(lat), 2) if lat else None,
                            "mean": round(statistics.fmean(lat), 2) if lat else None,
                            "over_100ms": sum(1 for v in lat if v > SLOW_MS),
+                           "over_20ms": sum(1 for v in lat if v > SESSIONS_P99_MS),
                            "slowest": [{"ms": round(v, 1), "at_s": round(t, 3)} for v, t in
                                        sorted(zip(lat, self.sent_at, strict=True),
                                               reverse=True)[:5]]},
-            "events_expected": sum(self.expected.values()) * self.config["folders"] *
-            len(self.rounds),
+            "events_expected": sum(self.expected.values()) * self.units * len(self.rounds),
             "events_received": received,
             "events_by_kind": dict(by_kind),
             "text_characters_expected": sum(len(t) for t in self.expected_text.values()) *
@@ -249,28 +277,44 @@ class Result:
         }
 
 
-async def measure(editor: Any, uris: list[str], config: Config, result: Result,
+@dataclass
+class Unit:
+    """What runs one task: a folder (its URI is its label), or a session of the one folder."""
+
+    label: str  # the key of its events in the result: the folder's URI, or "session <i>"
+    number: int  # the task's number (LOAD-TASK-f<number>-X, its files' markers)
+    workspace: str
+    session_id: str | None = None  # sessions mode: the session made for this repeat
+
+    def run_params(self) -> dict[str, Any]:
+        return {"workspace": self.workspace, "sessionId": self.session_id or "new",
+                "prompt": f"Read every round's files. LOAD-TASK-f{self.number}-X"}
+
+    def context_params(self) -> dict[str, Any]:
+        if self.session_id is None:
+            return {"workspace": self.workspace}
+        return {"workspace": self.workspace, "sessionId": self.session_id}
+
+
+async def measure(editor: Any, units: list[Unit], config: Config, result: Result,
                   started: float) -> None:
-    """One repeat: every folder runs its task at once while ``pseudoclaude/context`` is polled
-    every ``poll_interval``, one folder after the other; then the memory events are awaited."""
-    result.events = {uri: {} for uri in uris}
+    """One repeat: every unit runs its task at once while ``pseudoclaude/context`` is polled
+    every ``poll_interval``, one unit after the other; then the memory events are awaited."""
+    result.events = {u.label: {} for u in units}
     result.rounds.append(result.events)
-    result.text = {uri: [] for uri in uris}
+    result.text = {u.label: [] for u in units}
     result.text_rounds.append(result.text)
-    runs = [editor.send("pseudoclaude/run", {
-        "workspace": uri, "sessionId": "new",
-        "prompt": f"Read every round's files. LOAD-TASK-f{i}-X"})
-        for i, uri in enumerate(uris)]
+    runs = [editor.send("pseudoclaude/run", u.run_params()) for u in units]
     all_runs = asyncio.gather(*runs, return_exceptions=True)
     polled = 0
     began = time.monotonic()
     next_at = began
     while not all_runs.done():
-        uri = uris[polled % len(uris)]
+        unit = units[polled % len(units)]
         polled += 1
         result.sent_at.append(time.monotonic() - started)
         sent = time.perf_counter()
-        await editor.request("pseudoclaude/context", {"workspace": uri})
+        await editor.request("pseudoclaude/context", unit.context_params())
         result.latencies_ms.append((time.perf_counter() - sent) * 1000)
         next_at += config.poll_interval
         pause = next_at - time.monotonic()
@@ -285,11 +329,11 @@ async def measure(editor: Any, uris: list[str], config: Config, result: Result,
             result.run_errors.append(repr(answer))
         else:
             result.stop_reasons.append(str(answer.get("stopReason")))
-    # The memory update runs after each run has answered: wait for its event (a missing one
-    # is then reported as lost).
+    # The memory update runs after each run has answered: wait for its events, as many as
+    # runs (one under another unit's label is then reported as lost and extra).
     events = result.events
     with contextlib.suppress(TimeoutError):
-        await until(lambda: all(c.get("memory", 0) >= 1 for c in events.values()),
+        await until(lambda: sum(c.get("memory", 0) for c in events.values()) >= len(units),
                     "the memory events", 30)
     await asyncio.sleep(0.2)  # anything late or duplicated would arrive now
 
@@ -300,23 +344,40 @@ async def run_load(config: Config) -> Result:
                             for k, v in asdict(config).items()})
     result.expected = expected_events(config)
     root = Path(tempfile.mkdtemp(prefix="pc-load-", dir=config.root))
-    folders = [root / f"folder{i}" for i in range(config.folders)]
-    for i, folder in enumerate(folders):
-        make_folder(folder, i, config.rounds)
+    sessions = config.sessions > 0
+    folders = [root / "folder0"] if sessions else [root / f"folder{i}"
+                                                    for i in range(config.folders)]
+    if sessions:  # one folder, each session's files in s<i>/
+        folders[0].mkdir()
+        for i in range(config.sessions):
+            make_folder(folders[0] / f"s{i}", i, config.rounds)
+    else:
+        for i, folder in enumerate(folders):
+            make_folder(folder, i, config.rounds)
     (root / "home").mkdir()
     uris = [f.as_uri() for f in folders]
-    result.events = {uri: {} for uri in uris}
-    result.expected_text = {uri: expected_text(config, i) for i, uri in enumerate(uris)}
+    if sessions:
+        units = [Unit(f"session {i}", i, uris[0]) for i in range(config.sessions)]
+    else:
+        units = [Unit(uri, i, uri) for i, uri in enumerate(uris)]
+    labels: dict[str, str] = {}  # sessions mode: session id -> its unit's label
+    result.events = {u.label: {} for u in units}
+    result.expected_text = {u.label: expected_text(config, u.number) for u in units}
     model = FakeModelServer(LoadScript(config)).start()
     launcher = cc.Launcher("exec", root, cc.server_env(root / "home"))
+
+    def label_of(event: dict[str, Any]) -> str:
+        if not sessions:
+            return str(event.get("workspace"))
+        sid = str(event.get("sessionId"))
+        return labels.get(sid, f"another session ({sid})")
 
     def on_event(event: dict[str, Any]) -> None:
         kind = str(event.get("kind"))
         if kind == "text":
-            result.text.setdefault(str(event.get("workspace")), []).append(
-                str(event.get("delta")))
+            result.text.setdefault(label_of(event), []).append(str(event.get("delta")))
             return
-        counts = result.events.setdefault(str(event.get("workspace")), {})
+        counts = result.events.setdefault(label_of(event), {})
         counts[kind] = counts.get(kind, 0) + 1
 
     editor = cc.Editor("load-bench", on_event)
@@ -324,22 +385,32 @@ async def run_load(config: Config) -> Result:
                "baseUrl": model.base_url, "maxRetries": 0,
                "memory": {"userDir": str(root / "user-memory")},
                "approvals": {"runCommand": "allow"}}
+    if config.sessions > 4:  # sessions.maxParallel is 4 by default
+        options["sessions"] = {"maxParallel": config.sessions}
     try:
         await editor.start(launcher, folders, options, root)
         # Warm-up runs (one short turn each) before the measurement: "one" takes the provider
         # SDK import (1-2 s of CPU in a worker thread, holding the GIL most of the time) out
-        # of the figures, "all" also each workspace's first-run set-up (its SDK client).
+        # of the figures, "all" also each workspace's first-run set-up (its SDK client). In
+        # sessions mode both are one run, in a session of its own.
         warm = {"none": [], "one": uris[:1], "all": uris}[config.warm_up]
         for uri in warm:
-            await editor.request("pseudoclaude/run", {"workspace": uri, "prompt": "warm up"},
-                                 TIMEOUT)
-        await until(lambda: all(result.events[u].get("memory", 0) >= 1 for u in warm),
-                    "the warm-up runs' memory events")
+            await editor.request("pseudoclaude/run", {"workspace": uri, "prompt": "warm up",
+                                                      "sessionId": "new"}, TIMEOUT)
+        await until(lambda: sum(c.get("memory", 0) for c in result.events.values())
+                    >= len(warm), "the warm-up runs' memory events")
         for uri in uris:
             await editor.request("pseudoclaude/context", {"workspace": uri})
         started = time.monotonic()
         for _ in range(config.repeats):
-            await measure(editor, uris, config, result, started)
+            if sessions:  # new sessions each time, made before the clock matters
+                labels.clear()
+                for unit in units:
+                    made = await editor.request("pseudoclaude/sessions/new",
+                                                {"workspace": unit.workspace})
+                    unit.session_id = str(made["sessionId"])
+                    labels[unit.session_id] = unit.label
+            await measure(editor, units, config, result, started)
         result.seconds = time.monotonic() - started
         result.peak_rss_kib = editor.peak_rss_kib()
         result.context_usage = editor.context_usage
@@ -359,28 +430,33 @@ def print_table(result: Result) -> None:
     data = result.as_json()
     lat = data["latency_ms"]
     c = result.config
-    print(f"\nLoad: {c['folders']} folders in one server, each running a task at once "
+    units, target = result.units, result.target_ms
+    what = (f"{units} session(s) of one folder in one server" if c["sessions"] else
+            f"{units} folders in one server")
+    print(f"\nLoad: {what}, each running a task at once "
           f"({c['rounds']} tool rounds, {c['delay'] * 1000:.0f} ms per stream event), "
           f"{c['repeats']} time(s); warm-up {c['warm_up']}; {data['seconds']} s")
     print(f"{'figure':<46} {'value':>10}  target")
-    p99_ok = lat["p99"] < SLOW_MS
+    p99_ok = lat["p99"] < target
     print(f"{'pseudoclaude/context requests':<46} {data['context_requests']:>10}")
     print(f"{'  latency p50 (ms)':<46} {lat['p50']:>10}")
-    print(f"{'  latency p99 (ms)':<46} {lat['p99']:>10}  < 100 {'ok' if p99_ok else 'FAIL'}")
+    print(f"{'  latency p99 (ms)':<46} {lat['p99']:>10}  < {target:.0f} "
+          f"{'ok' if p99_ok else 'FAIL'}")
     print(f"{'  latency max (ms)':<46} {lat['max']:>10}")
-    print(f"{'  requests over 100 ms':<46} {lat['over_100ms']:>10}")
+    slow = "over_20ms" if c["sessions"] else "over_100ms"
+    print(f"{f'  requests over {target:.0f} ms':<46} {lat[slow]:>10}")
     print(f"{'pseudoclaude/event expected':<46} {data['events_expected']:>10}")
     lost = data["events_lost_or_extra"]
     print(f"{'pseudoclaude/event received':<46} {data['events_received']:>10}  all "
           f"{'ok' if not lost else 'FAIL'}")
     for kind, n in sorted(data["events_by_kind"].items()):
         print(f"{'  ' + kind:<46} {n:>10}  "
-              f"{result.expected.get(kind, 0) * c['folders'] * c['repeats']}")
-    print(f"{'text characters (every folder, in order)':<46} "
+              f"{result.expected.get(kind, 0) * units * c['repeats']}")
+    print(f"{'text characters (every unit, in order)':<46} "
           f"{data['text_characters_received']:>10}  {data['text_characters_expected']}")
     print(f"{'  in text notifications (merged deltas)':<46} {data['text_notifications']:>10}")
     print(f"{'runs completed':<46} {sum(r == 'completed' for r in result.stop_reasons):>10}"
-          f"  {c['folders'] * c['repeats']} {'ok' if result.completed else 'FAIL'}")
+          f"  {units * c['repeats']} {'ok' if result.completed else 'FAIL'}")
     print(f"{'server peak RSS (MiB, VmHWM)':<46} {data['peak_rss_mib']!s:>10}")
     if lost:
         print(f"  ! lost (+) or extra (-) events: {json.dumps(lost)}")
@@ -388,9 +464,54 @@ def print_table(result: Result) -> None:
         print(f"  ! {error}")
 
 
+def passed(result: Result) -> bool:
+    return (not result.lost and result.completed
+            and result.as_json()["latency_ms"]["p99"] < result.target_ms)
+
+
+def print_sweep(results: list[Result]) -> None:
+    """One line per N of the sessions sweep."""
+    print(f"\nSessions of one folder at once, one server (context p99 target "
+          f"< {SESSIONS_P99_MS:.0f} ms, events lost/extra 0, every run completed)")
+    print("(lost/extra: events missing from, or extra in, a session's count, by the sessionId "
+          "they carry; text: sessions whose text is not whole and in order)")
+    print(f"{'N':>3} {'context':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'>20 ms':>6} "
+          f"{'events':>11} {'run lost/extra':>14} {'memory lost/extra':>17} {'text':>5} "
+          f"{'runs':>7} {'RSS MiB':>8} {'s':>6}  ok")
+    for result in results:
+        data = result.as_json()
+        lat = data["latency_ms"]
+        diffs = data["events_lost_or_extra"].values()
+        run_lost = sum(abs(n) for diff in diffs for kind, n in diff.items()
+                       if kind not in ("memory", "textCharacters", "textInOrder"))
+        memory_lost = sum(abs(diff.get("memory", 0)) for diff in diffs)
+        text_bad = sum("textInOrder" in diff for diff in diffs)
+        runs = f"{sum(r == 'completed' for r in result.stop_reasons)}/" \
+               f"{result.units * result.config['repeats']}"
+        print(f"{result.units:>3} {data['context_requests']:>8} {lat['p50']:>7} {lat['p99']:>7} "
+              f"{lat['max']:>7} {lat['over_20ms']:>6} "
+              f"{data['events_received']:>5}/{data['events_expected']:<5} {run_lost:>14} "
+              f"{memory_lost:>17} {text_bad:>5} {runs:>7} {data['peak_rss_mib']!s:>8} "
+              f"{data['seconds']:>6}  {'ok' if passed(result) else 'FAIL'}")
+
+
+def sweep_counts(text: str) -> list[int]:
+    counts = [int(n) for n in text.split(",") if n.strip()]
+    if not counts or any(n < 1 for n in counts):
+        raise argparse.ArgumentTypeError(f"a list of positive numbers, e.g. 1,2,4 (got {text!r})")
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--folders", type=int, default=Config.folders)
+    parser.add_argument("--folders", type=int, default=Config.folders,
+                        help="folders running at once (default 8; 0: only the sessions sweep)")
+    parser.add_argument("--sessions-sweep", type=sweep_counts, default=[], metavar="N,N,...",
+                        help="then, for each N, N sessions of one folder at once in a new "
+                             "server (e.g. 1,2,4)")
+    parser.add_argument("--sessions", type=int, default=0, metavar="N",
+                        help="only N sessions of one folder at once (--folders 0 "
+                             "--sessions-sweep N)")
     parser.add_argument("--repeats", type=int, default=Config.repeats,
                         help="run the folders' tasks this many times, in new sessions, for "
                              "more latency samples (default 3)")
@@ -403,15 +524,32 @@ def main(argv: list[str] | None = None) -> int:
                              "in one (the SDK import is then not measured) or none")
     parser.add_argument("--out", type=Path, default=OUT / "load_bench.json")
     args = parser.parse_args(argv)
-    config = Config(folders=args.folders, rounds=args.rounds, delay=args.delay,
-                    repeats=args.repeats,
-                    provider=args.provider, warm_up=args.warm_up)
-    result = asyncio.run(run_load(config))
-    print_table(result)
+    sweep: list[int] = args.sessions_sweep
+    folders = args.folders
+    if args.sessions > 0:
+        folders, sweep = 0, [args.sessions]
+    config = Config(folders=folders, rounds=args.rounds, delay=args.delay,
+                    repeats=args.repeats, provider=args.provider, warm_up=args.warm_up)
+    data: dict[str, Any] = {}
+    ok = True
+    if folders > 0:
+        result = asyncio.run(run_load(config))
+        print_table(result)
+        data = result.as_json()
+        ok = passed(result)
+    if sweep:
+        results = []
+        for n in sweep:
+            result = asyncio.run(run_load(replace(config, sessions=n)))
+            print_table(result)
+            results.append(result)
+        print_sweep(results)
+        data["sessions"] = [r.as_json() | {"ok": passed(r)} for r in results]
+        ok = ok and all(passed(r) for r in results)
+    data["ok"] = ok
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    args.out.write_text(json.dumps(data, indent=2) + "\n")
     print(f"\nwrote {args.out}")
-    ok = not result.lost and result.completed and result.as_json()["latency_ms"]["p99"] < SLOW_MS
     return 0 if ok else 1
 
 

@@ -34,9 +34,9 @@ def change(before: int, after: int) -> str:
 PREVIEW_REASONS = {
     NO_SESSION: "there is no conversation yet",
     NOTHING_TO_SUMMARIZE: "everything is in the recent window",
-    WOULD_NOT_SHRINK: "a summary would not make it smaller",
+    WOULD_NOT_SHRINK: "a summary would not be smaller than the older messages it would replace",
 }
-"""Why a preview would summarise nothing, in words."""
+"""Why a preview would summarise nothing, or a compaction summarised nothing, in words."""
 
 
 def fact_check(check: FactCheck) -> str:
@@ -48,13 +48,18 @@ def fact_check(check: FactCheck) -> str:
 
 
 def compacted(before: int, after: int, offloaded: int, summarized: bool,
-              check: FactCheck | None = None) -> str:
-    """After ``pseudoclaude/compact``."""
+              check: FactCheck | None = None, reason: str = "") -> str:
+    """After ``pseudoclaude/compact`` (``reason``: why nothing was summarised)."""
     spilled = f", {plural(offloaded, 'tool result')} saved to files" if offloaded else ""
     if summarized:
         checked = f"; {fact_check(check)}" if check is not None and check.checked else ""
         return ("Compacted: the earlier conversation is now a summary "
                 f"({change(before, after)}{spilled}){checked}.")
+    if reason == WOULD_NOT_SHRINK:
+        saved = (f"Saved {plural(offloaded, 'tool result')} to files ({change(before, after)}); "
+                 "nothing was summarized" if offloaded else
+                 f"Nothing was summarized ({tokens(before)} tokens)")
+        return f"{saved}: {PREVIEW_REASONS[reason]}."
     if offloaded:
         return (f"Saved {plural(offloaded, 'tool result')} to files ({change(before, after)}); "
                 "nothing older than the recent window to summarize.")

@@ -62,7 +62,8 @@ step('open: a chat buffer and a prompt', function()
   chat = assert(require('pseudoclaude.chat').get(vim.uri_from_fname(workspace)), 'no chat')
   assert(vim.bo[chat.buf].filetype == 'markdown', vim.bo[chat.buf].filetype)
   assert(vim.bo[chat.buf].buftype == 'nofile' and not vim.bo[chat.buf].modifiable, 'chat buffer options')
-  assert(vim.api.nvim_buf_get_name(chat.buf) == 'pseudoclaude://chat/project', vim.api.nvim_buf_get_name(chat.buf))
+  -- A chat buffer per session; a new conversation's is named after its session once it has one.
+  assert(vim.api.nvim_buf_get_name(chat.buf) == 'pseudoclaude://chat/project/new', vim.api.nvim_buf_get_name(chat.buf))
   assert(vim.bo[chat.prompt_buf].buftype == 'prompt', vim.bo[chat.prompt_buf].buftype)
   assert(vim.api.nvim_get_current_buf() == chat.prompt_buf, 'not in the prompt')
   assert(chat_win(), 'the chat is not shown')
@@ -72,7 +73,8 @@ step('open: a chat buffer and a prompt', function()
   vim.api.nvim_feedkeys('A' .. vim.keycode('<C-d>') .. vim.keycode('<Esc>'), 'x', false)
   assert(chat.chip == nil, 'the chip is still there')
   local winbar = vim.api.nvim_eval_statusline(vim.wo[chat_win()].winbar, { winid = chat_win(), maxwidth = 300 }).str
-  contains(winbar, 'PseudoClaude · project · new session', 'winbar')
+  contains(winbar, ' new session · ', 'winbar')
+  contains(winbar, ' · PseudoClaude project', 'winbar')
   report.winbar_first = winbar
 end)
 
@@ -119,7 +121,10 @@ step('send: the answer streams into the chat; the tool call is a folded card', f
   assert(vim.api.nvim_get_current_buf() == chat.prompt_buf, 'left the prompt')
   assert(vim.api.nvim_buf_get_lines(chat.prompt_buf, 0, -1, false)[1] == '❯ ', 'the prompt was not cleared')
   local winbar = vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, maxwidth = 300 }).str
-  contains(winbar, 'session ' .. done.result.sessionId, 'winbar')
+  contains(winbar, ' What is this project? · ', 'winbar: the session\'s title')
+  assert(chat.session_id == done.result.sessionId, 'the chat took the run\'s session')
+  assert(vim.api.nvim_buf_get_name(chat.buf) == 'pseudoclaude://chat/project/' .. done.result.sessionId,
+    vim.api.nvim_buf_get_name(chat.buf))
   report.session = done.result.sessionId
 end)
 

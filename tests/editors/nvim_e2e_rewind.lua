@@ -297,10 +297,15 @@ step('F on a prompt forks from before it; the prompt comes back in the prompt li
   assert(#turns(first_session) == 2, 'the source session changed')
   report.fork_turns = turns()
   take('PseudoClaudeChatLoaded')
-  assert(chat.session_id == forked, 'the chat shows ' .. tostring(chat.session_id))
-  local line = vim.api.nvim_buf_get_lines(chat.prompt_buf, -2, -1, false)[1]
+  -- The fork has a chat of its own, in the chat's window; the original's stays as it was.
+  local fork_chat = assert(require('pseudoclaude.chat').get(ws, forked), 'the fork has no chat')
+  assert(require('pseudoclaude.chat').get(ws) == fork_chat, 'the fork\'s chat is not the current one')
+  assert(vim.fn.win_findbuf(fork_chat.buf)[1] == win, 'the fork\'s chat is not in the chat\'s window')
+  assert(chat.session_id == first_session, 'the original chat shows ' .. tostring(chat.session_id))
+  local line = vim.api.nvim_buf_get_lines(fork_chat.prompt_buf, -2, -1, false)[1]
   assert(line == '❯ CHANGE-BOTH again', line)
-  vim.api.nvim_buf_set_lines(chat.prompt_buf, -2, -1, false, { '❯ ' })
+  vim.api.nvim_buf_set_lines(fork_chat.prompt_buf, -2, -1, false, { '❯ ' })
+  chat = fork_chat
   no_errors()
 end)
 

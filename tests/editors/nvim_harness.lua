@@ -137,7 +137,9 @@ local last = {}
 for _, pattern in ipairs({ 'PseudoClaudeEvent', 'PseudoClaudeRunDone', 'PseudoClaudeCompactDone',
   'PseudoClaudeRemembered', 'PseudoClaudeResumed', 'PseudoClaudeContext', 'PseudoClaudePreview',
   'PseudoClaudeUndoDone', 'PseudoClaudeApprovalShown', 'PseudoClaudeApproval', 'PseudoClaudeProposals',
-  'PseudoClaudeReviewing', 'PseudoClaudeReviewed', 'PseudoClaudeChatLoaded' }) do
+  'PseudoClaudeReviewing', 'PseudoClaudeReviewed', 'PseudoClaudeChatLoaded', 'PseudoClaudeNewSession',
+  'PseudoClaudeBusy', 'PseudoClaudeWaitDone', 'PseudoClaudeWorktreeStatus', 'PseudoClaudeWorktreeApplied',
+  'PseudoClaudeWorktreeRemoved', 'PseudoClaudeWorktreeDiff' }) do
   vim.api.nvim_create_autocmd('User', {
     pattern = pattern,
     callback = function(ev)

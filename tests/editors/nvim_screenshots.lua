@@ -168,6 +168,15 @@ _G.pc_snap = snap
 
 local client, chat
 
+--- The folder's current chat (a new session has a chat of its own).
+local function current()
+  return require('pseudoclaude.chat').get(vim.uri_from_fname(h.workspace))
+end
+
+local function chat_text(c)
+  return table.concat(vim.api.nvim_buf_get_lines((c or chat).buf, 0, -1, false), '\n')
+end
+
 local function send(text)
   local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
   vim.api.nvim_set_current_win(pw)
@@ -276,10 +285,11 @@ step('resumed', function()
   -- compaction: the chat reopened from the server's items shows the summarized part dimmed.
   local ws = vim.uri_from_fname(h.workspace)
   h.forget('PseudoClaudeChatLoaded')
+  local before = chat
   require('pseudoclaude').new_session(ws)
   wait_for('the new session', function()
-    local lines = vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false)
-    return #lines <= 3
+    chat = current()
+    return chat ~= before and #vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false) <= 3
   end)
   local function run(prompt, answers)
     h.answer(answers or {})
@@ -332,9 +342,11 @@ step('editor context', function()
   -- the chat asks for a friendlier greeting: the agent edits the unsaved buffer (approved in its
   -- diff), which stays modified. Then greet selected again: the prompt shows it as its context.
   local ws = vim.uri_from_fname(h.workspace)
+  local before = chat
   require('pseudoclaude').new_session(ws)
   wait_for('the new session', function()
-    return #vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false) <= 3
+    chat = current()
+    return chat ~= before and #vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false) <= 3
   end)
   local app = vim.fn.bufnr(vim.fs.joinpath(h.workspace, 'app.py'))
   local function app_window()
@@ -390,9 +402,11 @@ step('rewind', function()
   -- usage notes with a command and adds a changelog; then app.py changes by hand. The preview of
   -- a rewind to before prompt 2 shows each file and the conflict.
   local ws = vim.uri_from_fname(h.workspace)
+  local before = chat
   require('pseudoclaude').new_session(ws)
   wait_for('the new session', function()
-    return #vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false) <= 3
+    chat = current()
+    return chat ~= before and #vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false) <= 3
   end)
   h.forget('PseudoClaudeApprovalShown')
   h.forget('PseudoClaudeRunDone')
@@ -426,6 +440,83 @@ step('rewind', function()
   local text = table.concat(shown.lines, '\n')
   assert(text:find('! changed outside the agent', 1, true), text)
   snap('nvim-rewind')
+  vim.api.nvim_feedkeys('q', 'x', false)
+end)
+
+step('sessions side by side', function()
+  -- Two sessions at once: a new session asks for a plan (its answer streams); another new
+  -- session takes its window, and the first opens beside it (`:PseudoClaudeSessions!`); the
+  -- second asks for an outline: both stream, each into its own buffer.
+  local ws = vim.uri_from_fname(h.workspace)
+  local pc = require('pseudoclaude')
+  local function new_chat()
+    local before = chat
+    pc.new_session(ws)
+    wait_for('the new session', function()
+      chat = current()
+      return chat ~= before and #vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false) <= 3
+    end)
+    return chat
+  end
+  local plan = new_chat()
+  send('Sketch a plan for the parser tests')
+  wait_for('the plan to stream', function()
+    return chat_text(plan):find('Empty input', 1, true)
+  end)
+  local guide = new_chat()
+  assert(#vim.fn.win_findbuf(plan.buf) == 0 and plan.running, 'the plan streams on, hidden')
+  h.answer({ 'Sketch a plan' })
+  vim.cmd('stopinsert')
+  pc.sessions(ws, { beside = true })
+  wait_for('the plan beside', function()
+    return #vim.fn.win_findbuf(plan.buf) == 1 and #vim.fn.win_findbuf(guide.buf) == 1
+  end)
+  chat = guide
+  send('Outline the user guide')
+  wait_for('both streaming', function()
+    return plan.running and guide.running and chat_text(guide):find('First steps', 1, true)
+      and chat_text(plan):find('Nested blocks', 1, true)
+  end)
+  vim.cmd('stopinsert')
+  vim.api.nvim_set_current_win(vim.fn.win_findbuf(guide.prompt_buf)[1])
+  snap('nvim-sessions')
+  wait_for('both runs to end', function()
+    return not plan.running and not guide.running
+  end, 60000)
+  assert(chat_text(plan):find('named after the bug.', 1, true), chat_text(plan))
+  assert(chat_text(guide):find('a short exercise.', 1, true), chat_text(guide))
+  assert(not chat_text(plan):find('Installing', 1, true) and not chat_text(guide):find('Empty input', 1, true),
+    'an answer went to the other session\'s buffer')
+  require('pseudoclaude.chat').close(plan)
+end)
+
+step('worktree', function()
+  -- /worktree: a session in a git worktree of its own; its run writes a file, edits the README and
+  -- removes a file, in the worktree only. :PseudoClaudeWorktree lists them in its buffer.
+  local ws = vim.uri_from_fname(h.workspace)
+  local before = chat
+  send('/worktree')
+  wait_for('the worktree session', function()
+    chat = current()
+    return chat ~= before and chat.worktree ~= nil
+  end)
+  h.forget('PseudoClaudeApprovalShown')
+  h.forget('PseudoClaudeRunDone')
+  h.answer({ 'Allow once' })
+  send('Write down the release steps and link them from the README')
+  take('PseudoClaudeApprovalShown')
+  vim.api.nvim_feedkeys('s', 'x', false) -- writes allowed for the rest of the session
+  take('PseudoClaudeRunDone')
+  local readme = io.open(vim.fs.joinpath(h.workspace, 'README.md')):read('a')
+  assert(not readme:find('RELEASING', 1, true), 'the worktree session wrote into the folder')
+  assert(vim.fn.filereadable(vim.fs.joinpath(h.workspace, 'RELEASING.md')) == 0, 'RELEASING.md in the folder')
+  vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.prompt_buf)[1])
+  vim.cmd('stopinsert')
+  h.forget('PseudoClaudeWorktreeStatus')
+  vim.cmd('PseudoClaudeWorktree')
+  local shown = take('PseudoClaudeWorktreeStatus')
+  assert(shown.result and #shown.result.files == 3, vim.inspect(shown))
+  snap('nvim-worktree')
   vim.api.nvim_feedkeys('q', 'x', false)
 end)
 

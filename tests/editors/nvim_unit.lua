@@ -208,7 +208,13 @@ end)
 test('pickers', function()
   local now = fmt.parse_time('2025-06-10T12:00:00Z')
   eq(pc.session_label({ id = 'a', title = 'fix the parser', updatedAt = '2025-06-10T11:55:00Z', messageCount = 12,
-    model = 'claude-sonnet-4-6', active = true }, now), '● fix the parser · 5 min ago · 12 messages · claude-sonnet-4-6')
+    model = 'claude-sonnet-4-6', active = true }, now), 'fix the parser · 5 min ago · 12 messages · claude-sonnet-4-6 · current')
+  -- ● runs now (here or in another process); a worktree session shows its branch.
+  eq(pc.session_label({ id = 'c', title = 'tests', updatedAt = '2025-06-10T11:55:00Z', messageCount = 2,
+    model = '', active = false, running = true, worktree = 'pseudoclaude/c' }, now),
+    '● tests · worktree pseudoclaude/c · 5 min ago · 2 messages')
+  eq(pc.session_label({ id = 'd', title = 't', updatedAt = '2025-06-10T11:55:00Z', messageCount = 2,
+    running = false, worktree = vim.NIL }, now), 't · 5 min ago · 2 messages')
   eq(pc.session_label({ id = 'b', title = '', updatedAt = '2025-06-10T11:59:59Z', messageCount = 1, model = vim.NIL,
     active = false }, now), '(no messages yet) · just now · 1 message')
   local items = pc.memory_items({ index = '', truncated = true, stores = {
@@ -503,6 +509,13 @@ end
 
 local function methods(seen)
   return vim.tbl_map(function(s) return s.method end, seen.sent)
+end
+
+--- Wipe every chat buffer (a test's chats do not outlive it).
+local function wipe_chats()
+  for buf in pairs(require('pseudoclaude.chat.state').by_buf) do
+    pcall(vim.cmd, 'bwipeout! ' .. buf)
+  end
 end
 
 test(':PseudoClaudePreview: preview in a float, Compact compacts with the same instructions', function()
@@ -927,9 +940,9 @@ test('chat: live events render into the buffer, cards fold, results fill their c
   -- Events of other folders are not this chat's.
   chat.event({ workspace = 'file:///other', sessionId = 's9', kind = 'text', delta = 'elsewhere' })
   eq(#vim.api.nvim_buf_get_lines(c.buf, 0, -1, false), #lines)
-  -- A session change says so.
+  -- Events of another session of the folder are not this chat's (that session has no chat open).
   chat.event({ workspace = ws, sessionId = 's2', kind = 'warning', message = 'careful' })
-  eq(vim.api.nvim_buf_get_lines(c.buf, -3, -1, false), { '> session s2', '> ! careful' })
+  eq(#vim.api.nvim_buf_get_lines(c.buf, 0, -1, false), #lines)
   -- The chat buffer and its prompt name the folder for commands typed there.
   local client = require('pseudoclaude.client')
   eq(client.workspace({ workspace_folders = { { uri = 'file:///elsewhere' } } }, c.prompt_buf), ws)
@@ -1205,8 +1218,16 @@ test('chat: slash commands come from the server, complete after / in the prompt,
   local shown = vim.tbl_map(function(x) return x.msg end, seen.shown)
   assert(vim.tbl_contains(shown, 'PseudoClaude: Nothing to compact yet (900 tokens).'), vim.inspect(shown))
   assert(vim.tbl_contains(shown, 'PseudoClaude: /brandnew is not supported by this version of the plugin'), vim.inspect(shown))
-  eq(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false), { '*New session s-new. Type below; Enter sends, / lists the commands.*' })
-  vim.cmd('bwipeout! ' .. c.buf)
+  -- /new: the new session has a chat of its own, which takes the chat's place; this one stays.
+  local fresh = chat.get(ws)
+  assert(fresh ~= c, 'a chat of its own')
+  eq(fresh.session_id, 's-new')
+  eq(vim.api.nvim_buf_get_name(fresh.buf), 'pseudoclaude://chat/slash/s-new')
+  eq(vim.api.nvim_buf_get_lines(fresh.buf, 0, -1, false), { '*New session s-new. Type below; Enter sends, / lists the commands.*' })
+  eq(vim.api.nvim_buf_get_lines(c.buf, -2, -1, false), { '> Nothing to compact yet (900 tokens).' })
+  eq({ #vim.fn.win_findbuf(fresh.buf), #vim.fn.win_findbuf(c.buf) }, { 1, 0 }, 'its window shows the new chat')
+  eq({ #vim.fn.win_findbuf(fresh.prompt_buf), #vim.fn.win_findbuf(c.prompt_buf) }, { 1, 0 }, 'and its prompt')
+  wipe_chats()
   prompt.forget()
 end)
 
@@ -1350,6 +1371,7 @@ test('chat: prompts carry their turn; /rewind and /fork; the keys in the help', 
 end)
 
 test(':PseudoClaudeRewind: the preview float, <CR> rewinds, F forces, q changes nothing', function()
+  wipe_chats()
   local r = require('pseudoclaude.protocol').requests
   local ws = 'file:///work/app'
   local answers = {
@@ -1458,6 +1480,7 @@ test(':PseudoClaudeRewind: d shows a file as a diff, q comes back to the preview
 end)
 
 test(':PseudoClaudeFork: forks, then resumes the new session', function()
+  wipe_chats()
   local r = require('pseudoclaude.protocol').requests
   local ws = 'file:///work/app'
   local answers = {
@@ -1841,6 +1864,63 @@ test(':PseudoClaudeMcp: the float, a approves, r restarts, <CR> tools, R and mcp
     eq(vim.api.nvim_win_is_valid(win), false, 'leaving the float closes it')
   end)
   mcp.asked = {}
+end)
+
+test(':checkhealth credentials: a local server needs no API key', function()
+  local h = require('pseudoclaude.health')
+  local none = function() return nil end
+  local function levels(report)
+    return vim.tbl_map(function(e) return e[1] .. ' ' .. e[2] end, report)
+  end
+  for _, url in ipairs({ 'http://localhost:11434/v1', 'http://127.0.0.1:8000/v1', 'http://[::1]:11434/v1',
+    'http://user@LOCALHOST:1234', 'http://ollama.localhost/v1' }) do
+    eq(h.is_local_url(url), true, url)
+  end
+  for _, url in ipairs({ 'https://api.openai.com/v1', 'http://10.0.0.5:11434/v1', 'http://localhost.example.com/v1',
+    'localhost:11434', '', 'http://127.0.0.1.example.com' }) do
+    eq(h.is_local_url(url), false, url)
+  end
+  -- Ollama in setup(): OK with a note, no warning
+  local report = h.credential_report({ provider = 'openai', baseUrl = 'http://localhost:11434/v1' }, none, {})
+  eq(levels(report), {
+    'info ANTHROPIC_API_KEY is not set',
+    'info OPENAI_API_KEY is not set',
+    'info provider: openai (from setup())',
+    'info baseUrl: http://localhost:11434/v1',
+    'ok no API key needed: provider openai at http://localhost:11434/v1 (a server on this machine)',
+    'info the server sends a placeholder key there; set apiKey if that server asks for one',
+  })
+  -- the same in ~/.PseudoClaude/config.yaml; an OpenAI-compatible server on another host too
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local file = dir .. '/config.yaml'
+  vim.fn.writefile({ '# my model', 'provider: "openai"', 'baseUrl: http://gpu-box:8000/v1  # vLLM',
+    'approvals:', '  runCommand: ask', 'apiKey:' }, file)
+  local values = h.read_top_level(file)
+  eq(values, { provider = 'openai', baseUrl = 'http://gpu-box:8000/v1' })
+  report = h.credential_report({}, none, values)
+  eq(report[#report - 1][1], 'ok', vim.inspect(report))
+  eq(report[#report - 1][2], "no API key needed: provider openai at http://gpu-box:8000/v1 "
+    .. "(an OpenAI-compatible server, not OpenAI's own API)")
+  eq(h.read_top_level(dir .. '/missing.yaml'), {})
+  -- OpenAI's own API, anthropic's, or nothing at all: the warning stays
+  for _, settings in ipairs({ { provider = 'openai', baseUrl = 'https://api.openai.com/v1' },
+    { provider = 'anthropic', baseUrl = 'https://proxy.example.com' }, { provider = 'openai' }, {} }) do
+    report = h.credential_report(settings, none, {})
+    eq(report[#report][1], 'warn', vim.inspect(settings))
+  end
+  report = h.credential_report({ baseUrl = 'http://localhost:11434/v1' }, none, {})
+  eq(report[#report][1], 'warn')
+  eq(report[#report][2], 'baseUrl is set but no provider: the server does not know which protocol to speak')
+  -- a key anywhere: no note, no warning (never its value)
+  report = h.credential_report({ provider = 'anthropic' }, function(name)
+    return name == 'ANTHROPIC_API_KEY' and 'sk-ant-secret' or nil
+  end, {})
+  eq(levels(report), { 'ok ANTHROPIC_API_KEY is set', 'info OPENAI_API_KEY is not set',
+    'info provider: anthropic (from setup())' })
+  report = h.credential_report({}, none, { apiKey = 'sk-in-file' })
+  eq(levels(report)[3], 'ok apiKey is set in ~/.PseudoClaude/config.yaml')
+  eq(report[#report][1], 'ok')
 end)
 
 u.finish('nvim unit')

@@ -8,14 +8,16 @@ page (every cell with its colours) and Chromium (``/usr/bin/chromium``) renders 
 command menu after ``/``), ``nvim-resumed.png`` (a reopened session after a compaction) and
 ``nvim-rewind.png`` (the preview of a rewind, a file changed by hand marked) and
 ``nvim-mcp.png`` (``:PseudoClaudeMcp``: a ready, a failed, a disabled server and a project
-server waiting for approval) and ``nvim-editor-context.png`` (an unsaved buffer the agent edited,
-beside the chat whose prompt shows the selection it goes with) in OUT_DIR (default
-``editors/media``).
+server waiting for approval), ``nvim-editor-context.png`` (an unsaved buffer the agent edited,
+beside the chat whose prompt shows the selection it goes with), ``nvim-sessions.png`` (two
+sessions' chats side by side, both streaming) and ``nvim-worktree.png`` (the status buffer of a
+session in a git worktree, beside its chat) in OUT_DIR (default ``editors/media``).
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import select
@@ -47,17 +49,31 @@ from tests.editors.test_nvim import (  # noqa: E402
 from pseudoclaude.fake_model import FakeModelServer  # noqa: E402
 
 APP = EDITOR_APP  # the app of the editor tests
-GREETING = tool_rule("FIX-GREETING", "edit_file",
-                     {"path": "app.py", "old_text": 'print("hello")',
-                      "new_text": 'print(greet("world"))'})
+
+
+def read_then(rule: dict, path: str) -> dict:
+    """``rule`` (one tool call) with a ``read_file`` of ``path`` first: the server refuses an
+    edit of a file the session has not read."""
+    calls = rule["reply"]["tool_calls"]
+    read = {"name": "read_file", "arguments": {"path": path}}
+    if read in calls:  # (tool_rule may read before an edit already)
+        return rule
+    return {**rule, "reply": {**rule["reply"], "tool_calls": [read, *calls]}}
+
+
+GREETING = read_then(tool_rule("FIX-GREETING", "edit_file",
+                               {"path": "app.py", "old_text": 'print("hello")',
+                                "new_text": 'print(greet("world"))'}), "app.py")
 
 
 def call_rules(marker: str, name: str, arguments: dict, answer: str,
-               usage: dict | None = None) -> list[dict]:
-    """A run whose prompt contains ``marker`` calls one tool, then answers ``answer`` (once)."""
+               usage: dict | None = None, read: str | None = None) -> list[dict]:
+    """A run whose prompt contains ``marker`` calls one tool (after reading ``read``), then
+    answers ``answer`` (once)."""
     after = {"when": {"has_tools": True, "last_is_tool_result": True, "body_contains": marker},
              "reply": {"text": answer, "usage": usage or {"input": 900, "output": 20}}, "times": 1}
-    return [after, tool_rule(marker, name, arguments)]
+    call = tool_rule(marker, name, arguments)
+    return [after, read_then(call, read) if read else call]
 
 
 # A resumed session with a call of each status and a compaction (nvim-resumed.png): two reads of
@@ -85,6 +101,7 @@ REWIND = [
                "usage": {"input": 1200, "output": 30}}, "times": 1},
     {"when": {"has_tools": True, "last_user_contains": "RENAME-GREET"},
      "reply": {"text": "Renaming.", "usage": {"input": 1100, "output": 40}, "tool_calls": [
+         {"name": "read_file", "arguments": {"path": "app.py"}},  # read before it is changed
          {"name": "edit_file", "arguments": {"path": "app.py", "old_text": "def greet(",
                                              "new_text": "def welcome("}},
          {"name": "edit_file", "arguments": {"path": "app.py", "old_text": "print(greet(",
@@ -102,7 +119,48 @@ UNSAVED = call_rules("the greeting friendlier", "edit_file",
                      {"path": "app.py", "old_text": 'return f"hello {name}"',
                       "new_text": 'return f"Hello, {name}!"'},
                      "Done: greet now says \"Hello, {name}!\". The change is in your unsaved "
-                     "buffer, not on disk: u undoes it, :w saves it.")
+                     "buffer, not on disk: u undoes it, :w saves it.", read="app.py")
+# Two sessions at once, side by side (nvim-sessions.png): each answer streams for a few seconds.
+PLAN_PROMPT = "Sketch a plan for the parser tests"
+GUIDE_PROMPT = "Outline the user guide"
+SESSIONS = [
+    {"when": {"has_tools": True, "last_user_contains": PLAN_PROMPT},
+     "reply": {"delay": 0.5, "usage": {"input": 1400, "output": 120}, "text": [
+         "A plan for the parser tests:\n\n", "1. **Empty input**: ", "an empty tree.\n",
+         "2. **One statement**: ", "one node and its span.\n", "3. **Nested blocks**: ",
+         "depth and order kept.\n", "4. **Errors**: ", "a bad token and its line.\n",
+         "5. **Round trip**: ", "printing gives the source back.\n\n",
+         "Then one test per bug fixed, ", "named after the bug."]}},
+    {"when": {"has_tools": True, "last_user_contains": GUIDE_PROMPT},
+     "reply": {"delay": 0.45, "usage": {"input": 1300, "output": 110}, "text": [
+         "An outline of the user guide:\n\n", "- **Installing**: ", "pip, or from a checkout.\n",
+         "- **First steps**: ", "parse a file, print its tree.\n", "- **The language**: ",
+         "statements, blocks, comments.\n", "- **Errors**: ", "what they say, how to fix them.\n",
+         "- **Reference**: ", "every function, with an example.\n\n", "Each page ends with ",
+         "a short exercise."]}},
+]
+# A session in a git worktree of its own (nvim-worktree.png): a new file, an edit of the README and
+# a file removed, in the worktree only; :PseudoClaudeWorktree lists them.
+RELEASE_PROMPT = "Write down the release steps and link them from the README"
+RELEASING = "# Releasing\n\n1. Update CHANGELOG.md.\n2. Tag it: git tag vX.Y.Z.\n3. Push the tag.\n"
+README_LINE = "It keeps sessions and memory."
+WORKTREE = [
+    {"when": {"has_tools": True, "last_is_tool_result": True, "body_contains": RELEASE_PROMPT},
+     "reply": {"text": "I wrote RELEASING.md and linked it from the README, in the worktree: "
+                       ":PseudoClaudeWorktree shows the changes, apply brings them to the folder.",
+               "usage": {"input": 1500, "output": 40}}, "times": 1},
+    {"when": {"has_tools": True, "last_user_contains": RELEASE_PROMPT},
+     "reply": {"text": "Writing the release steps.", "usage": {"input": 1400, "output": 60},
+               "tool_calls": [
+                   {"name": "write_file",
+                    "arguments": {"path": "RELEASING.md", "content": RELEASING}},
+                   {"name": "read_file", "arguments": {"path": "README.md"}},
+                   {"name": "edit_file", "arguments": {
+                       "path": "README.md", "old_text": README_LINE,
+                       "new_text": README_LINE + "\n\nSee RELEASING.md to cut a release."}},
+                   {"name": "run_command",
+                    "arguments": {"command": "rm", "args": ["docs/usage.md"]}}]}},
+]
 BIG = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
 COLUMNS, LINES = 150, 40
 
@@ -147,10 +205,15 @@ def main() -> int:
         (workspace / "big.txt").write_text(BIG)
         (workspace / "docs").mkdir()
         (workspace / "docs" / "usage.md").write_text("# Usage\n\nCall greet(name).\n")
+        # A git repository (a session in a worktree needs one), everything committed.
+        for args in (["init", "-q"], ["config", "user.email", "shots@example.com"],
+                     ["config", "user.name", "Screenshots"], ["add", "."],
+                     ["commit", "-q", "-m", "The demo project"]):
+            subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
         shots = tmp / "shots"
         shots.mkdir()
         nvim = Nvim(nvim_binary(), tmp)
-        rules = [GREETING, *RESUMED, *UNSAVED, *REWIND, *EDITS, *PROPOSALS]
+        rules = [GREETING, *RESUMED, *UNSAVED, *REWIND, *SESSIONS, *WORKTREE, *EDITS, *PROPOSALS]
         with FakeModelServer(e2e_script(rules)) as model:
             env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
                            PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
@@ -161,8 +224,9 @@ def main() -> int:
                                    workspace, timeout=600)
         report = tmp / "report.json"
         if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
-            print(f"exit {code}", report.read_text()[-4000:] if report.exists() else "",
-                  file=sys.stderr)
+            failed = json.loads(report.read_text()) if report.exists() else {}
+            print(f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}",
+                  report.read_text()[-4000:] if report.exists() else "", file=sys.stderr)
             return 1
         out.mkdir(parents=True, exist_ok=True)
         for page in sorted(shots.glob("*.html")):

@@ -49,11 +49,25 @@ def test_nvim_unit(nvim: Any) -> None:
     assert "0 failed" in proc.stdout, proc.stdout
 
 
+def test_nvim_unit_sessions(nvim: Any) -> None:
+    """Sessions side by side (nvim_unit_sessions.lua): a chat buffer per session with each event in
+    its session's buffer, switching and opening beside, a busy session's Fork / Wait / Cancel,
+    /worktree and :PseudoClaudeWorktree (status buffer, diff, apply, remove), against a fake
+    request layer."""
+    proc = nvim.run(HERE / "nvim_unit_sessions.lua", [str(PLUGIN)], timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "nvim unit sessions: 5 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr
+
+
 def tool_rule(marker: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A run whose prompt contains ``marker`` calls one tool, then gets the demo's answer."""
+    """A run whose prompt contains ``marker`` calls one tool, then gets the demo's answer. An
+    ``edit_file`` call comes after a ``read_file`` of its file, in the same message (a session
+    changes only a file it read: a stale write is refused)."""
+    calls = [{"name": name, "arguments": arguments}]
+    if name == "edit_file":
+        calls.insert(0, {"name": "read_file", "arguments": {"path": arguments["path"]}})
     return {"when": {"has_tools": True, "last_user_contains": marker},
-            "reply": {"text": f"Calling {name}.",
-                      "tool_calls": [{"name": name, "arguments": arguments}],
+            "reply": {"text": f"Calling {name}.", "tool_calls": calls,
                       "usage": {"input": 800, "output": 20}}}
 
 
@@ -251,6 +265,9 @@ REWINDS = [
     {"when": {"has_tools": True, "last_user_contains": "CHANGE-BOTH"},
      "reply": {"text": "Changing two files.",
                "tool_calls": [
+                   # read first: an edit of a file changed since the session read it (a
+                   # rewind put it back) is refused as stale
+                   {"name": "read_file", "arguments": {"path": "notes.txt"}},
                    {"name": "edit_file",
                     "arguments": {"path": "notes.txt", "old_text": "three",
                                   "new_text": "three\nfour"}},
@@ -276,8 +293,8 @@ def test_nvim_rewind(nvim: Any, tmp_path: Path) -> None:
     assert "nvim rewind e2e: 7 steps passed" in detail, detail
     assert (workspace / "notes.txt").read_text() == "one\nTWO\nthree\n"
     assert not (workspace / "hello.py").exists()
-    # Prompt 1 is left: the prompt, the call, its result, the answer.
-    assert report["rewound"]["messageCount"] == 4, report["rewound"]
+    # Prompt 1 is left: the prompt, the calls (read, edit), their results, the answer.
+    assert report["rewound"]["messageCount"] == 5, report["rewound"]
     assert report["checkpoints"]["covers"] == "all"
     assert len(set(report["sessions"])) == 3
     logs = sorted((workspace / ".PseudoClaude" / "sessions").glob("*/conversation.jsonl"))

@@ -627,7 +627,7 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/memory/review": ["id", "decision", "content"],
     "pseudoclaude/sessions/list": [],
     "pseudoclaude/sessions/resume": ["sessionId"],
-    "pseudoclaude/sessions/new": [],
+    "pseudoclaude/sessions/new": ["worktree"],
     "pseudoclaude/sessions/messages": ["sessionId", "offset", "limit"],
     "pseudoclaude/commands": [],
     "pseudoclaude/sessions/turns": ["sessionId"],
@@ -638,6 +638,9 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/mcp/list": [],
     "pseudoclaude/mcp/approve": ["server", "decision"],
     "pseudoclaude/mcp/restart": ["server"],
+    "pseudoclaude/worktree/status": ["sessionId"],
+    "pseudoclaude/worktree/apply": ["sessionId"],
+    "pseudoclaude/worktree/remove": ["sessionId", "force"],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",
@@ -672,6 +675,7 @@ PLAUSIBLE: dict[str, Any] = {
     "turn": st.integers(min_value=1, max_value=3),
     "mode": st.sampled_from(["code", "conversation", "both"]),
     "force": st.booleans(),
+    "worktree": st.booleans(),
     "path": st.sampled_from(["a.txt", "notes/b.md", "../outside.txt", "/etc/passwd", ""]),
     "server": st.sampled_from(["echo", "nope", "", "../x"]),
     "context": st.fixed_dictionaries({}, optional={

@@ -76,3 +76,43 @@ def test_wheel_installs_and_runs_the_demo_from_an_empty_folder(tmp_path: Path) -
     assert "demo: OK" in demo.stdout, demo.stdout[-2000:]
     assert "Traceback" not in demo.stderr, demo.stderr[-2000:]
     assert list(empty.iterdir()) == []  # the demo works in a folder of its own
+
+
+@pytest.mark.timeout(600)
+def test_the_vscode_package_script_builds_the_wheel_without_the_build_module(
+        tmp_path: Path) -> None:
+    """``npm run package`` in a fresh clone (no ``.venv``, no ``dist/``) on a Python without
+    the ``build`` module: its ``bundle-server`` step builds the wheel with pip and bundles it."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on PATH")
+    repo = tmp_path / "clone"
+    repo.mkdir()
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns(
+                "__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(ROOT / name, repo / name)
+    script = repo / "editors" / "vscode" / "scripts" / "bundle-server.mjs"
+    script.parent.mkdir(parents=True)
+    shutil.copy2(ROOT / "editors" / "vscode" / "scripts" / "bundle-server.mjs", script)
+    # The only Python on PATH: a fresh venv with pip and without build (a system Python).
+    system = tmp_path / "system-python"
+    venv.create(system, with_pip=True)
+    assert run([system / "bin" / "python", "-c",
+                "import importlib.util as u; print(u.find_spec('build') is None)"],
+               timeout=60, env=without_credentials(), cwd=tmp_path).stdout.strip() == "True"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for alias in ("python3", "python"):
+        (bin_dir / alias).symlink_to(system / "bin" / "python")
+    (bin_dir / "node").symlink_to(node)
+    env = without_credentials() | {"PATH": str(bin_dir), "HOME": str(tmp_path)}
+    env.pop("PYTHONPATH", None)
+    env.pop("VIRTUAL_ENV", None)
+    shown = run([node, script], timeout=500, env=env, cwd=script.parent.parent)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    wheel = f"pseudoclaude_lsp-{version}-py3-none-any.whl"
+    assert "pip wheel" in shown.stdout, shown.stdout
+    assert (repo / "editors" / "vscode" / "bundled" / wheel).is_file(), shown.stdout

@@ -18,7 +18,6 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from pseudoclaude.agent.editor import offset_at
 from pseudoclaude.api.protocol import (
     APPROVE,
     CONTEXT_USAGE,
@@ -28,6 +27,7 @@ from pseudoclaude.api.protocol import (
     SESSIONS_MESSAGES,
 )
 from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.lsp.positions import offset_at
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.format import message_to_json
 from support import server_env, until

@@ -27,6 +27,8 @@ EDIT = {"name": "edit_file",
         "arguments": {"path": "notes.txt", "old_text": "beta", "new_text": "BETA"}}
 WRITE = {"name": "write_file", "arguments": {"path": "notes.txt", "content": "gamma\n"}}
 NEW = {"name": "write_file", "arguments": {"path": "src/new.py", "content": "print('hi')\n"}}
+READ = {"name": "read_file", "arguments": {"path": "notes.txt"}}
+"""An existing file is read before the agent changes it (a stale write is refused)."""
 
 
 def notes(env: Any) -> Path:
@@ -40,15 +42,16 @@ def leftovers(env: Any) -> list[str]:
 
 
 async def results(client: LanguageClient, env: Any) -> list[dict[str, Any]]:
-    """The tool result envelopes of the current session, in order (from its log)."""
-    return env.envelopes()
+    """The tool result envelopes of the current session, in order (from its log), but for
+    the reads before the writes."""
+    return [e for e in env.envelopes() if e["tool"] != "read_file"]
 
 
 async def test_deny_leaves_the_file_byte_identical(approving: LanguageClient,
                                                    env: Any) -> None:
     env.approve_answer = {"decision": "deny"}
     before, stamp = notes(env).read_bytes(), notes(env).stat().st_mtime_ns
-    env.fake.add_turns({"tool_calls": [WRITE]}, {"text": "not written"})
+    env.fake.add_turns({"tool_calls": [READ, WRITE]}, {"text": "not written"})
     result = await env.call(approving, RUN, {"prompt": "rewrite the notes"})
     assert result["stopReason"] == "completed"
     assert notes(env).read_bytes() == before and notes(env).stat().st_mtime_ns == stamp
@@ -60,7 +63,7 @@ async def test_deny_leaves_the_file_byte_identical(approving: LanguageClient,
 
 async def test_the_params_carry_path_before_and_after_exactly(approving: LanguageClient,
                                                               env: Any) -> None:
-    env.fake.add_turns({"tool_calls": [EDIT]}, {"text": "edited"})
+    env.fake.add_turns({"tool_calls": [READ, EDIT]}, {"text": "edited"})
     result = await env.call(approving, RUN, {"prompt": "shout beta"})
     [params] = env.approve_requests
     assert params == {
@@ -72,7 +75,7 @@ async def test_the_params_carry_path_before_and_after_exactly(approving: Languag
 
 async def test_allow_once_writes_and_the_next_write_asks_again(approving: LanguageClient,
                                                                env: Any) -> None:
-    env.fake.add_turns({"tool_calls": [NEW]}, {"tool_calls": [EDIT]}, {"text": "done"})
+    env.fake.add_turns({"tool_calls": [NEW]}, {"tool_calls": [READ, EDIT]}, {"text": "done"})
     result = await env.call(approving, RUN, {"prompt": "make a script, then shout beta"})
     assert result["stopReason"] == "completed"
     first, second = env.approve_requests
@@ -87,7 +90,7 @@ async def test_allow_once_writes_and_the_next_write_asks_again(approving: Langua
 async def test_allow_for_the_session_covers_the_next_write(approving: LanguageClient,
                                                            env: Any) -> None:
     env.approve_answer = {"decision": "allowSession"}
-    env.fake.add_turns({"tool_calls": [EDIT]}, {"text": "done"})
+    env.fake.add_turns({"tool_calls": [READ, EDIT]}, {"text": "done"})
     await env.call(approving, RUN, {"prompt": "shout beta"})
     env.fake.add_turns({"tool_calls": [NEW]}, {"text": "done"})
     await env.call(approving, RUN, {"prompt": "make a script"})
@@ -115,7 +118,7 @@ async def test_an_invalid_answer_or_an_error_is_a_denial(approving: LanguageClie
                                                          answer: Any) -> None:
     env.approve_answer = answer
     before = notes(env).read_bytes()
-    env.fake.add_turns({"tool_calls": [EDIT]}, {"text": "not written"})
+    env.fake.add_turns({"tool_calls": [READ, EDIT]}, {"text": "not written"})
     result = await env.call(approving, RUN, {"prompt": "shout beta"})
     assert result["stopReason"] == "completed"
     assert notes(env).read_bytes() == before and leftovers(env) == []
@@ -129,7 +132,7 @@ async def test_an_invalid_answer_or_an_error_is_a_denial(approving: LanguageClie
 
 async def test_an_edit_that_cannot_apply_is_not_asked(approving: LanguageClient,
                                                       env: Any) -> None:
-    env.fake.add_turns({"tool_calls": [{"name": "edit_file", "arguments": {
+    env.fake.add_turns({"tool_calls": [READ, {"name": "edit_file", "arguments": {
         "path": "notes.txt", "old_text": "delta", "new_text": "x"}}]}, {"text": "no"})
     await env.call(approving, RUN, {"prompt": "edit"})
     assert env.approve_requests == []
@@ -139,7 +142,7 @@ async def test_an_edit_that_cannot_apply_is_not_asked(approving: LanguageClient,
 
 async def test_a_client_without_the_capability_gets_show_message_request(
         not_approving: LanguageClient, env: Any) -> None:
-    env.fake.add_turns({"tool_calls": [EDIT]}, {"text": "edited"})
+    env.fake.add_turns({"tool_calls": [READ, EDIT]}, {"text": "edited"})
     await env.call(not_approving, RUN, {"prompt": "shout beta"})
     [asked] = env.approvals
     assert asked.type == types.MessageType.Warning and "edit_file: notes.txt" in asked.message
@@ -152,7 +155,7 @@ async def test_cancelling_the_run_cancels_the_pending_approval(approving: Langua
                                                                env: Any) -> None:
     env.approve_answer = "hold"
     before = notes(env).read_bytes()
-    env.fake.add_turns({"tool_calls": [EDIT]})  # the run ends before another turn
+    env.fake.add_turns({"tool_calls": [READ, EDIT]})  # the run ends before another turn
     future = asyncio.ensure_future(approving.protocol.send_request_async(
         RUN, {"prompt": "shout beta"}, msg_id="run-with-approval"))
     await env.until(lambda: env.approve_requests)
@@ -166,15 +169,16 @@ async def test_cancelling_the_run_cancels_the_pending_approval(approving: Langua
     await env.until(lambda: any(e["kind"] == "stop" for e in env.events))
     assert [e for e in env.events if e["kind"] == "stop"][-1]["stopReason"] == "canceled"
     context = await env.call(approving, CONTEXT)
-    assert context["messageCount"] == 3
+    assert context["messageCount"] == 4
     items = await env.items(approving)
-    assert [i["kind"] for i in items] == ["user", "toolCall"]
-    assert items[1]["status"] == "canceled" and items[1]["inContext"]
+    assert [i["kind"] for i in items] == ["user", "toolCall", "toolCall"]
+    assert items[2]["status"] == "canceled" and items[2]["inContext"]
     [envelope] = await results(approving, env)
     assert envelope["error_type"] == "canceled"
     resumed = await env.call(approving, SESSIONS_RESUME, {"sessionId": context["sessionId"]})
     assert resumed["badLines"] == 0 and resumed["repaired"] == 0
     env.approve_answer = {"decision": "allowOnce"}  # the gate is free again
+    # (the file did not change since the read of the canceled run: no new read needed)
     env.fake.add_turns({"tool_calls": [EDIT]}, {"text": "edited"})
     result = await env.call(approving, RUN, {"prompt": "shout beta now"})
     assert result["stopReason"] == "completed" and len(env.approve_requests) == 2

@@ -102,8 +102,9 @@ async def test_compact_json_is_the_compact_result(client: LanguageClient, env: A
     await request(client, p.RUN, {"prompt": "hello"})
     compacted = json_out(cli(env, "compact", "--instructions", "keep the names", "--json"))
     assert set(compacted) == {"beforeTokens", "afterTokens", "offloaded", "summarized",
-                              "factCheck", "message"}
+                              "factCheck", "reason", "message"}
     assert compacted["summarized"] is False  # everything is in the recent window
+    assert compacted["reason"] == "nothing to summarize"
 
 
 def test_cli_errors_are_one_line_with_exit_codes(tmp_path: Path) -> None:

@@ -32,6 +32,8 @@ def notes(env: Any) -> Path:
 
 EDIT = {"name": "edit_file",
         "arguments": {"path": "notes.txt", "old_text": "beta", "new_text": "BETA"}}
+READ = {"name": "read_file", "arguments": {"path": "notes.txt"}}
+"""An existing file is read before the agent changes it (a stale write is refused)."""
 
 
 async def run(editor: Any, env: Any, *turns: dict[str, Any], **params: Any) -> Any:
@@ -80,7 +82,8 @@ async def test_an_edit_of_unsaved_work_goes_to_the_editor_and_not_to_disk(
     stamp = notes(env).stat().st_mtime_ns
     write = {"name": "write_file",
              "arguments": {"path": "notes.txt", "content": "alpha\nBETA\nunsaved line\nend\n"}}
-    await run(editor, env, {"tool_calls": [EDIT]}, {"tool_calls": [write]})
+    # (after its own edit, the write needs no new read: the session knows the editor's text)
+    await run(editor, env, {"tool_calls": [READ, EDIT]}, {"tool_calls": [write]})
     assert notes(env).read_text() == DISK and notes(env).stat().st_mtime_ns == stamp
     assert editor.text("notes.txt") == "alpha\nBETA\nunsaved line\nend\n"
     first, second = editor.applied
@@ -90,7 +93,7 @@ async def test_an_edit_of_unsaved_work_goes_to_the_editor_and_not_to_disk(
     assert (edit.range.start.line, edit.range.start.character, edit.range.end.line,
             edit.range.end.character, edit.new_text) == (1, 0, 1, 4, "BETA")
     assert [e.new_text for e in second] == ["end\n"]
-    edited, wrote = env.envelopes()
+    _, edited, wrote = env.envelopes()
     assert edited["ok"] and edited["unsaved"] is True and "in the editor" in edited["content"]
     assert wrote["ok"] and wrote["unsaved"] is True
 
@@ -137,7 +140,7 @@ async def test_the_ranges_of_several_hunks_all_refer_to_the_text_before_the_edit
     editor.open("notes.txt", DISK)
     editor.type("notes.txt", HUNKS_BEFORE)
     write = {"name": "write_file", "arguments": {"path": "notes.txt", "content": HUNKS_AFTER}}
-    await run(editor, env, {"tool_calls": [write]})
+    await run(editor, env, {"tool_calls": [READ, write]})
     [params] = editor.edits
     uri, edits = edits_of(params)
     assert uri == editor.uri("notes.txt") and len(edits) == 3  # three hunks, one edit
@@ -145,7 +148,7 @@ async def test_the_ranges_of_several_hunks_all_refer_to_the_text_before_the_edit
     [four] = [e for e in edits if e.new_text == "FOUR"]
     assert (four.range.start.line, four.range.end.line) == (3, 3)  # "four" was line 3 before
     assert editor.text("notes.txt") == HUNKS_AFTER and notes(env).read_text() == DISK
-    [wrote] = env.envelopes()
+    _, wrote = env.envelopes()
     assert wrote["ok"] and wrote["unsaved"] is True
 
 
@@ -193,8 +196,8 @@ async def test_an_edit_the_editor_rejects_is_a_tool_error(editing: Any, env: Any
     editor.open("notes.txt", DISK)
     editor.type("notes.txt", UNSAVED)
     editor.answer = answer
-    await run(editor, env, {"tool_calls": [EDIT]})
-    [envelope] = env.envelopes()
+    await run(editor, env, {"tool_calls": [READ, EDIT]})
+    _, envelope = env.envelopes()
     assert envelope["ok"] is False and envelope["error_type"] == "editor_error"
     reason = "the file is read-only" if isinstance(answer, types.ApplyWorkspaceEditResult) \
         else "no such buffer"
@@ -216,10 +219,10 @@ async def test_the_diff_shows_the_editors_text_and_a_moved_version_fails_as_chan
 
     env.approve_answer = answer
 
-    await run(editor, env, {"tool_calls": [EDIT]})
+    await run(editor, env, {"tool_calls": [READ, EDIT]})
     [asked] = env.approve_requests
     assert asked["before"] == UNSAVED and asked["after"] == UNSAVED.replace("beta", "BETA")
-    [envelope] = env.envelopes()
+    _, envelope = env.envelopes()
     assert envelope["error_type"] == "changed"
     assert editor.text("notes.txt") == UNSAVED + "typed while asked\n"
     assert notes(env).read_text() == DISK and editor.edits == []
@@ -332,11 +335,11 @@ async def test_get_diagnostics_and_the_new_problems_after_a_write(diagnosing: An
     editor.open("notes.txt", DISK)
     editor.type("notes.txt", UNSAVED)
     get = {"name": "get_diagnostics", "arguments": {"paths": ["notes.txt"]}}
-    await run(editor, env, {"tool_calls": [get]}, {"tool_calls": [EDIT]})
+    await run(editor, env, {"tool_calls": [get]}, {"tool_calls": [READ, EDIT]})
     tools = [t["name"] for t in [r for r in env.fake.requests if r["body"].get("tools")][-1][
         "body"]["tools"]]
     assert "get_diagnostics" in tools
-    listed, edited = env.envelopes()
+    listed, _, edited = env.envelopes()
     assert listed["content"] == "notes.txt:2: warning: an old warning (pyright)"
     assert listed["metadata"] == {"count": 1, "errors": 0, "warnings": 1}
     assert edited["ok"] and "New problems the editor reports in notes.txt:\n" \
@@ -359,12 +362,12 @@ async def test_a_client_that_does_not_answer_diagnostics_is_not_offered_the_tool
     editor = env.editor
     editor.open("notes.txt", DISK)
     editor.type("notes.txt", UNSAVED)
-    await run(editor, env, {"tool_calls": [EDIT]}, {"tool_calls": [
+    await run(editor, env, {"tool_calls": [READ, EDIT]}, {"tool_calls": [
         {"name": "get_diagnostics", "arguments": {}}]})
     tools = [t["name"] for t in [r for r in env.fake.requests if r["body"].get("tools")][-1][
         "body"]["tools"]]
     assert "get_diagnostics" not in tools and "read_file" in tools
-    edited, unknown = env.envelopes()
+    _, edited, unknown = env.envelopes()
     assert edited["ok"] and "The editor reports" not in edited["content"]
     assert "diagnostics" not in edited["metadata"]
     assert unknown["error_type"] == "unknown_tool" and editor.diagnostics_asked == []

@@ -33,7 +33,9 @@ SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compa
                  "pseudoclaude/sessions/turns", "pseudoclaude/rewind/preview",
                  "pseudoclaude/rewind", "pseudoclaude/rewind/file",
                  "pseudoclaude/sessions/fork", "pseudoclaude/mcp/list",
-                 "pseudoclaude/mcp/approve", "pseudoclaude/mcp/restart"]
+                 "pseudoclaude/mcp/approve", "pseudoclaude/mcp/restart",
+                 "pseudoclaude/worktree/status", "pseudoclaude/worktree/apply",
+                 "pseudoclaude/worktree/remove"]
 
 
 async def test_initialize_advertises_the_custom_surface(client: LanguageClient,

@@ -35,9 +35,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def mcp(*, settings: dict[str, Any] | None = None,
         project: Callable[[Path], dict[str, Any]] | None = None,
-        answer: str = "allowOnce") -> Callable[[F], F]:
+        answer: str | None = "allowOnce") -> Callable[[F], F]:
     """The MCP configuration of a test: ``mcp`` settings, a ``.mcp.json`` (made from the
-    test's folder) and the answer to approvals."""
+    test's folder) and the answer to approvals (``None``: the user dismisses the question of
+    a client without the approvals capability)."""
     def mark(test: F) -> F:
         test.mcp = {"settings": settings or {}, "project": project,  # type: ignore[attr-defined]
                     "answer": answer}
@@ -51,7 +52,10 @@ def env(env: Any, request: Any) -> Any:
     env.mcp_settings = config.get("settings", {})
     project = config.get("project")
     env.mcp_json = project(env.tmp) if project is not None else None
-    env.approve_answer = {"decision": config.get("answer", "allowOnce")}
+    answer = config.get("answer", "allowOnce")
+    env.approve_answer = {"decision": answer}
+    if answer is None:
+        env.approval_answer = None
     return env
 
 
@@ -236,3 +240,43 @@ async def test_the_start_timeout_setting_reaches_the_servers(approving: Language
     assert server["status"] == "failed" and "within 1 s" in server["error"], server
     assert 0.9 < elapsed < 5, elapsed  # the default (10 s) would take twice this bound
     assert (await servers(env, approving))["hang"]["status"] == "failed"
+
+
+async def settled(env: Any, client: LanguageClient, timeout: float
+                  ) -> tuple[dict[str, dict[str, Any]], float]:
+    """``pseudoclaude/mcp/list`` once no server is ``starting`` (and how long that took)."""
+    start = time.monotonic()
+    while True:
+        listed = await servers(env, client)
+        if listed and all(s["status"] != "starting" for s in listed.values()):
+            return listed, time.monotonic() - start
+        assert time.monotonic() - start < timeout, f"still starting: {listed}"
+        await asyncio.sleep(0.1)
+
+
+@mcp(settings={"servers": {"echo": echo()}, "startTimeout": 20}, project=project_echo,
+     answer=None)
+async def test_an_open_folders_servers_start_without_a_run(not_approving: LanguageClient,
+                                                           env: Any) -> None:
+    """The user's own servers start in the background once the folder is open: the listing
+    settles to ``ready`` (with the tools) before any run; the repository's server, waiting
+    for an approval (the user dismissed the question), does not start."""
+    listed, _ = await settled(env, not_approving, 30)
+    assert listed["echo"]["status"] == "ready" and "echo" in listed["echo"]["tools"]
+    assert listed["proj"]["status"] == "needsApproval"
+    assert not env.fake.requests  # no run, no model request
+    await asyncio.sleep(0.5)
+    assert not (env.tmp / "proj-started").exists()
+
+
+@mcp(settings={"servers": {"hang": {"command": sys.executable, "args": [HANG]}},
+               "startTimeout": 1})
+async def test_a_hanging_server_fails_without_a_run(approving: LanguageClient,
+                                                    env: Any) -> None:
+    """A server that never answers is ``failed`` about ``mcp.startTimeout`` after the folder
+    opened, without a run, and says why."""
+    listed, elapsed = await settled(env, approving, 10)
+    assert listed["hang"]["status"] == "failed", listed
+    assert "within 1 s" in listed["hang"]["error"]
+    assert elapsed < 5, elapsed
+    assert not env.fake.requests

@@ -156,7 +156,7 @@ async def test_the_preview_says_edits_in_the_editor_cannot_be_rewound(editing: A
     editor.type("notes.txt", "alpha\nbeta\nunsaved line\n")
     edit = {"name": "edit_file",
             "arguments": {"path": "notes.txt", "old_text": "beta", "new_text": "BETA"}}
-    env.fake.add_turns({"tool_calls": [edit]}, {"text": "done"})
+    env.fake.add_turns({"tool_calls": [env.read_file("notes.txt"), edit]}, {"text": "done"})
     await env.call(editing, RUN, {"prompt": "edit it"})
     assert editor.text("notes.txt") == "alpha\nBETA\nunsaved line\n"
     preview = await env.call(editing, REWIND_PREVIEW, {"turn": 1, "mode": "both"})

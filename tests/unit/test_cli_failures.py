@@ -89,8 +89,8 @@ def test_a_binary_config_is_said_in_words(tmp_path: Path) -> None:
 
 
 def test_every_count_reads_as_english(tmp_path: Path) -> None:
-    from pseudoclaude.cli_run import TerminalPrinter
-    from pseudoclaude.cli_state import session_line
+    from pseudoclaude.cli.run import TerminalPrinter
+    from pseudoclaude.cli.state import session_line
     from pseudoclaude.events import CompactEvent, ToolResultEvent
     from pseudoclaude.session.format import describe_size
     from pseudoclaude.session.listing import session_info

@@ -18,6 +18,10 @@ pytestmark = pytest.mark.skipif(not git_available(), reason="needs the git comma
 MEMORY = {"when": {"has_tools": False}, "reply": {"text": "[]"}}
 
 
+READ_A = {"name": "read_file", "arguments": {"path": "a.txt"}}
+"""An existing file is read before the agent changes it (a stale write is refused)."""
+
+
 def cli(tmp_path: Path, *args: str, stdin: str | None = None
         ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pseudoclaude", *args, "--workspace",
@@ -32,7 +36,7 @@ def two_prompts(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("alpha\n")
-    edit = {"tool_calls": [{"name": "edit_file", "arguments": {
+    edit = {"tool_calls": [READ_A, {"name": "edit_file", "arguments": {
         "path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"}}]}
     write = {"tool_calls": [{"name": "write_file", "arguments": {
         "path": "b.txt", "content": "bravo\n"}}]}
@@ -120,7 +124,7 @@ def test_a_hand_edit_between_prompts_is_a_conflict(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("alpha\n")
-    edit = {"tool_calls": [{"name": "edit_file", "arguments": {
+    edit = {"tool_calls": [READ_A, {"name": "edit_file", "arguments": {
         "path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"}}]}
     write = {"tool_calls": [{"name": "write_file", "arguments": {
         "path": "b.txt", "content": "bravo\n"}}]}
@@ -146,6 +150,7 @@ def test_ignored_files_the_agent_wrote_are_rewound(tmp_path: Path) -> None:
     (ws / ".gitignore").write_text("*.local\n.env\n")
     (ws / ".env").write_text("TOKEN=mine\n")
     writes = {"tool_calls": [
+        {"name": "read_file", "arguments": {"path": ".env"}},  # it exists: read first
         {"name": "write_file", "arguments": {"path": ".env", "content": "TOKEN=agent\n"}},
         {"name": "write_file", "arguments": {"path": "dev.local", "content": "debug\n"}}]}
     script = {"turns": [writes, {"text": "wrote"}], "rules": [MEMORY]}

@@ -10,8 +10,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from pseudoclaude.agent.editor import position_at
 from pseudoclaude.lsp.editor import Documents
+from pseudoclaude.lsp.positions import position_at
 
 
 def store(encoding: str = "utf-16") -> Documents:

@@ -241,3 +241,40 @@ async def test_a_server_that_never_answers_fails_within_the_timeout(tmp_path: Pa
     finally:
         await manager.close()
     assert not alive(pid)
+
+
+
+async def test_warm_starts_only_the_servers_not_started_that_may_start(tmp_path: Path) -> None:
+    """``warm()`` (an open folder): the user's server starts in the background and is
+    ``ready`` without a run; a repository's server waiting for an approval does not start;
+    a server whose start failed, or that stopped, is not started again by a later ``warm()``
+    (it waits until it is next needed, as after any stop)."""
+    echo_marker, project_marker = tmp_path / "echo.pids", tmp_path / "project.pids"
+    manager = McpManager(tmp_path, TrustStore(tmp_path / "home"),
+                         options=McpOptions(start_timeout=15))
+    try:
+        await manager.configure([
+            parse_entry("echo", {"command": sys.executable,
+                                 "args": [ECHO, "--marker", str(echo_marker)]}, "user"),
+            parse_entry("proj", {"command": sys.executable,
+                                 "args": [ECHO, "--marker", str(project_marker)]}, "project"),
+            parse_entry("missing", {"command": "pseudoclaude-no-such-server"}, "user"),
+        ])
+        manager.warm()
+        deadline = time.monotonic() + 20
+        while {status(manager, n).status for n in ("echo", "missing")} & {"starting"}:
+            assert time.monotonic() < deadline, manager.listing()
+            await asyncio.sleep(0.05)
+        assert status(manager, "echo").status == "ready" and status(manager, "echo").tools
+        assert status(manager, "missing").status == "failed"
+        assert status(manager, "proj").status == "needsApproval"
+        crashed = await manager.call("echo", "crash", {})
+        assert crashed.error_type == "connection_lost"
+        assert status(manager, "echo").status == "failed"
+        manager.warm()
+        await asyncio.sleep(1.0)
+        assert len(pids(echo_marker)) == 1 and not project_marker.exists()
+        assert [status(manager, n).status for n in ("echo", "missing", "proj")] == [
+            "failed", "failed", "needsApproval"]
+    finally:
+        await manager.close()

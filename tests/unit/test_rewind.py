@@ -67,8 +67,12 @@ async def workspace(tmp_path: Path, fake: FakeModelServer
 
 
 async def three_prompts(ws: Workspace, fake: FakeModelServer) -> str:
-    """1: edit a.txt; 2: a command deletes b.txt and creates c.txt; 3: only talk."""
-    fake.add_turns(call("edit_file", path="a.txt", old_text="alpha", new_text="ALPHA"),
+    """1: read and edit a.txt (one message, two calls); 2: a command deletes b.txt and creates
+    c.txt; 3: only talk."""
+    fake.add_turns({"tool_calls": [
+                        {"name": "read_file", "arguments": {"path": "a.txt"}},
+                        {"name": "edit_file", "arguments": {
+                            "path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"}}]},
                    {"text": "edited"},
                    call("run_command", command="sh",
                         args=["-c", "rm b.txt && echo new > c.txt"]),
@@ -135,9 +139,9 @@ async def test_a_conversation_rewind_is_one_replace_and_renumbers(workspace: Any
     ws = workspace()
     sid = await three_prompts(ws, fake)
     preview = await ws.rewind_preview(2, "conversation")
-    assert preview.files == [] and preview.dropped_messages == len(ws.session.conversation) - 4
+    assert preview.files == [] and preview.dropped_messages == len(ws.session.conversation) - 5
     done = await ws.rewind(2, "conversation")
-    assert done.message_count == 4 and (ws.root / "c.txt").exists()  # files untouched
+    assert done.message_count == 5 and (ws.root / "c.txt").exists()  # files untouched
     prompts = [m.content for m in ws.session.conversation.messages()
                if m.role == "user" and m.tool_result is None]
     assert prompts == ["edit a"]

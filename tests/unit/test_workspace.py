@@ -376,3 +376,13 @@ async def test_the_run_and_prompt_counters_agree_with_the_log_after_a_rewind(
     fresh = other.ws.open_sessions[sid]
     assert (await other.ws._runs_so_far(fresh), await other.ws._next_prompt_turn(fresh)) == (
         4, 3)
+
+
+async def test_a_memory_update_is_told_to_the_session_whose_run_it_remembers(
+        workspace: Any, fake: FakeModelServer) -> None:
+    w = workspace(**{"memory.enabled": True})
+    first, _ = await w.ws.run("first prompt", "new")
+    second, _ = await w.ws.run("second prompt", "new")  # now the current session
+    assert await w.ws.memory.drain(10)
+    told = [sid for sid, event in w.events if isinstance(event, MemoryEvent)]
+    assert sorted(told) == sorted([first, second])

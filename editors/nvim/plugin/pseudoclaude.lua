@@ -102,10 +102,10 @@ local commands = {
     { nargs = 0, desc = 'PseudoClaude: forget a memory note' },
   },
   PseudoClaudeSessions = {
-    function()
-      pc().sessions()
+    function(o)
+      pc().sessions(nil, { beside = o.bang })
     end,
-    { nargs = 0, desc = 'PseudoClaude: pick a session to resume' },
+    { nargs = 0, bang = true, desc = 'PseudoClaude: pick a session to resume (! opens its chat beside the one shown)' },
   },
   PseudoClaudeResume = {
     function(o)
@@ -134,6 +134,21 @@ local commands = {
       pc().new_session()
     end,
     { nargs = 0, desc = 'PseudoClaude: New Session' },
+  },
+  PseudoClaudeWorktree = {
+    function(o)
+      pc().worktree(o.args, nil, { bang = o.bang })
+    end,
+    {
+      nargs = '?',
+      bang = true,
+      complete = function(arg_lead)
+        return vim.tbl_filter(function(w)
+          return vim.startswith(w, arg_lead)
+        end, { 'status', 'apply', 'remove', 'remove!' })
+      end,
+      desc = 'PseudoClaude: the worktree of the session: status (its changes), apply (to the folder), remove[!]',
+    },
   },
   PseudoClaudeCancel = {
     function()

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Puts the server wheel into bundled/ so the .vsix carries it (run by `npm run package`).
 // The wheel is the repository's dist/pseudoclaude_lsp-<version>-py3-none-any.whl (`make dist`),
-// <version> from pyproject.toml; when it is missing it is built here with `python -m build
-// --wheel`, using the repository's .venv Python when there is one (`make venv` installs build).
+// <version> from pyproject.toml; when it is missing it is built here: with `python -m build
+// --wheel` by the repository's .venv Python (`make venv` installs build) or a python3 on PATH that
+// has build, else with `python -m pip wheel --no-deps` (a fresh clone, a system Python).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -20,14 +21,54 @@ if (!version) {
 const name = `pseudoclaude_lsp-${version}-py3-none-any.whl`;
 const wheel = join(repo, 'dist', name);
 
-if (!existsSync(wheel)) {
+/** Whether `python` runs and can run `module` (`-m`): its `__main__` is importable, so a
+ * folder of that name in the current directory (a `build/` output folder) does not count. */
+function has(python, module) {
+  try {
+    execFileSync(python, ['-c', `import ${module}.__main__`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How to build the wheel: the first Python (the repository's .venv, then python3/python on
+ * PATH) with the `build` module, else the first with pip (`pip wheel --no-deps`, the same
+ * isolated build from pyproject.toml); null when there is neither. */
+function builder() {
   const venvPython = process.platform === 'win32'
     ? join(repo, '.venv', 'Scripts', 'python.exe')
     : join(repo, '.venv', 'bin', 'python');
-  const python = existsSync(venvPython) ? venvPython : process.platform === 'win32' ? 'python' : 'python3';
-  console.log(`bundle-server: ${name} is missing; building it with ${python} -m build --wheel`);
+  const pythons = [
+    ...(existsSync(venvPython) ? [venvPython] : []),
+    ...(process.platform === 'win32' ? ['python', 'py'] : ['python3', 'python']),
+  ];
+  const out = join(repo, 'dist');
+  for (const python of pythons) {
+    if (has(python, 'build')) {
+      return [python, ['-m', 'build', '--wheel', '--outdir', out, repo]];
+    }
+  }
+  for (const python of pythons) {
+    if (has(python, 'pip')) {
+      return [python, ['-m', 'pip', 'wheel', '--no-deps', '--disable-pip-version-check',
+        '--wheel-dir', out, repo]];
+    }
+  }
+  return null;
+}
+
+if (!existsSync(wheel)) {
+  const how = builder();
+  if (!how) {
+    console.error(`bundle-server: ${name} is missing and no Python 3.11+ with the build module or pip `
+      + `was found to build it; run \`make dist\` in ${repo} (it makes .venv with build)`);
+    process.exit(1);
+  }
+  const [python, args] = how;
+  console.log(`bundle-server: ${name} is missing; building it with ${python} ${args.slice(0, 3).join(' ')}`);
   try {
-    execFileSync(python, ['-m', 'build', '--wheel', '--outdir', join(repo, 'dist'), repo], { stdio: 'inherit' });
+    execFileSync(python, args, { stdio: 'inherit' });
   } catch (e) {
     console.error(`bundle-server: building the wheel failed (${e.message}); run \`make dist\` in ${repo}`);
     process.exit(1);

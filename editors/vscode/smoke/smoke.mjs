@@ -17,7 +17,12 @@
 // in a second folder: one in the Machine settings (`pseudoclaude.mcp.servers`: the repository's
 // echo test server), one in the folder's .mcp.json, whose approval question shows in the chat
 // when the folder opens (Allow once); a run calls mcp__echo__echo (its approval card, then the
-// tool card) and the header's MCP menu lists both servers ready, with their tools.
+// tool card) and the header's MCP menu lists both servers ready, with their tools. Then sessions
+// at once, in a third folder (a git repository): a terminal writes one session while the chat
+// streams another (both marked running), a prompt for the busy one shows Fork / Wait and Wait
+// sends it when the terminal is done; a session in a git worktree (from the chat's … menu): its
+// branch under the header, Remove refused for changes not applied, Changes with a file's diff,
+// Apply refused for a conflict then applied, Remove.
 // The server starts from `pseudoclaude.server.command` in code-server's
 // Machine settings, with a PATH that has no `pseudoclaude` on it (so only that setting can work).
 // Screenshots of the chat go to --media (the README's pictures).
@@ -133,6 +138,32 @@ const EDITOR_PROMPT = 'Do this TODO';
 const EDITOR_ANSWER = 'Done: main() now runs when greet.py is started as a script (in your editor, unsaved).';
 const EXPLAIN_PROMPT = 'Explain the selected code.';
 const EXPLAIN_ANSWER = 'greet() builds the greeting for one name: "Hello, " before it and "!" after it.';
+// Sessions at once and worktree sessions, in a third folder (a git repository): a terminal run
+// (`pseudoclaude run --session A`) writes session A while the chat streams session B; a prompt
+// for A meanwhile is refused (busy) and waits for it; then a session in a worktree of its own.
+const SIDE_PROMPT = 'Review the tokenizer in the background';
+const SIDE_ANSWER = 'The tokenizer review is done: no issue found.';
+const STREAM_PROMPT = 'Sketch a plan for the parser tests';
+const STREAM_CHUNKS = [
+  'A plan for the parser tests:\n\n', '1. **Empty input**: ', 'the parser returns an empty tree.\n',
+  '2. **One statement**: ', 'a single node with its span.\n', '3. **Nested blocks**: ', 'depth and order are kept.\n',
+  '4. **Errors**: ', 'a bad token is reported with its line.\n', '5. **Round trip**: ', 'printing the tree gives the source back.\n\n',
+  'Then one test per bug fixed, ', 'named after the bug.',
+];
+const FIRST_WT_PROMPT = 'Where is the tokenizer?';
+const FIRST_WT_ANSWER = 'In src/tokenizer.py: it splits the source into tokens for the parser.';
+const BUSY_PROMPT = 'Add a test for empty input';
+const BUSY_ANSWER = 'Added tests/test_empty.py: the parser returns an empty tree for empty input.';
+const WORKTREE_PROMPT = 'Write down the release steps and link them from the README';
+const WORKTREE_ANSWER = 'I wrote RELEASING.md and linked it from the README (in the worktree).';
+const RELEASING = '# Releasing\n\n1. Update CHANGES.md.\n2. Tag the release: git tag vX.Y.Z.\n3. Push the tag.\n';
+const README_WT = [
+  '# Parser', '', 'A tiny parser for a small language: statements, blocks and comments.', '',
+  '## Install', '', '    pip install .', '', '## Use', '', '    python -m parser FILE', '',
+  '## Contributing', '', 'Open a pull request with a test.', '',
+].join('\n');
+const README_WT_LINE = 'Open a pull request with a test.';
+const README_WT_EDIT = 'Open a pull request with a test.\n\nSee RELEASING.md for how to cut a release.';
 const codeServer = join(here, 'node_modules', '.bin', 'code-server');
 mkdirSync(opts.out, { recursive: true });
 
@@ -169,6 +200,35 @@ async function startFakeModel(tmp) {
   const script = JSON.parse(demo.stdout);
   script.rules.unshift(
     {
+      // Sessions at once: the terminal's run of session A goes silent for a while, then ends.
+      when: { has_tools: true, last_user_contains: SIDE_PROMPT },
+      reply: { text: ['Reviewing the tokenizer', '…', ` ${SIDE_ANSWER}`], stall: 32, stall_after: 4 },
+    },
+    {
+      // The chat's run of session B meanwhile: a Markdown answer that streams for a few seconds.
+      when: { has_tools: true, last_user_contains: STREAM_PROMPT },
+      reply: { text: STREAM_CHUNKS, delay: 0.6 },
+    },
+    { when: { has_tools: true, last_user_contains: BUSY_PROMPT }, reply: { text: BUSY_ANSWER } },
+    { when: { has_tools: true, last_user_contains: FIRST_WT_PROMPT }, reply: { text: FIRST_WT_ANSWER } },
+    {
+      // The worktree session's run: a new file and an edit (each approved in the chat), then the answer (once).
+      when: { has_tools: true, last_is_tool_result: true, body_contains: WORKTREE_PROMPT },
+      reply: { text: WORKTREE_ANSWER },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_user_contains: WORKTREE_PROMPT },
+      reply: {
+        text: 'Writing the release steps.',
+        tool_calls: [
+          { name: 'write_file', arguments: { path: 'RELEASING.md', content: RELEASING } },
+          { name: 'read_file', arguments: { path: 'README.md' } },
+          { name: 'edit_file', arguments: { path: 'README.md', old_text: README_WT_LINE, new_text: README_WT_EDIT } },
+        ],
+      },
+    },
+    {
       // The editor scenario: the selection (the unsaved TODO line) comes with the prompt in the
       // editor context block; edit_file replaces that unsaved line (approved in the chat).
       when: { has_tools: true, last_is_tool_result: true, body_contains: EDITOR_PROMPT },
@@ -179,7 +239,11 @@ async function startFakeModel(tmp) {
       when: { has_tools: true, last_user_contains: EDITOR_PROMPT, body_contains: TODO },
       reply: {
         text: 'Replacing the TODO with a main guard.',
-        tool_calls: [{ name: 'edit_file', arguments: { path: 'src/greet.py', old_text: TODO, new_text: MAIN_GUARD } }],
+        // (read first: an edit of a file the session has not read is refused)
+        tool_calls: [
+          { name: 'read_file', arguments: { path: 'src/greet.py' } },
+          { name: 'edit_file', arguments: { path: 'src/greet.py', old_text: TODO, new_text: MAIN_GUARD } },
+        ],
       },
     },
     {
@@ -209,6 +273,7 @@ async function startFakeModel(tmp) {
         text: 'Writing the changelog.',
         tool_calls: [
           { name: 'write_file', arguments: { path: 'CHANGES.md', content: CHANGES } },
+          { name: 'read_file', arguments: { path: 'README.md' } },
           { name: 'edit_file', arguments: { path: 'README.md', old_text: README_LINE, new_text: README_EDITED } },
         ],
       },
@@ -941,6 +1006,7 @@ async function main() {
   log('chat: Rewind to here… (code and conversation): README.md\'s diff from the list, CHANGES.md deleted and README.md back on disk, the conversation rewound');
 
   await mcpServers(page, { tmp, dirs, serverCommand, shots });
+  await sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, baseUrl });
 
   const errors = await page.locator('.notifications-toasts .notification-toast', { hasText: 'PseudoClaude' }).allInnerTexts();
   if (errors.some((t) => /failed|did not start/i.test(t))) {
@@ -1249,6 +1315,276 @@ async function mcpServers(page, { tmp, dirs, serverCommand, shots }) {
     throw new Error('/mcp went to the model');
   }
   log('MCP: /mcp opens the menu');
+}
+
+/**
+ * Sessions at once and worktree sessions, in a third folder (a git repository). A terminal run
+ * (`pseudoclaude run --session A`, another process) writes session A while the chat streams a
+ * new session B: both are marked running (the chat's session list, the Sessions view). A prompt
+ * for A meanwhile is refused with the busy card (Fork, Wait); Wait sends it once the terminal's
+ * run is over, after that run's turn. Then "New Session in a Worktree": the header shows the
+ * branch; a run writes in the worktree only; Remove is refused for changes not applied (kept);
+ * Changes lists the files and opens a diff of the folder's file and the worktree's; Apply with a
+ * file changed in the folder too applies nothing and names it; Apply again writes both files;
+ * Remove deletes the worktree and its branch.
+ */
+async function sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, baseUrl }) {
+  const folder = join(tmp, 'parser-project');
+  mkdirSync(join(folder, 'src'), { recursive: true });
+  writeFileSync(join(folder, 'README.md'), README_WT);
+  writeFileSync(
+    join(folder, 'src', 'tokenizer.py'),
+    '"""Split the source into tokens for the parser."""\n\n\ndef tokens(source):\n    return source.split()\n',
+  );
+  const git = (...args) => {
+    const r = spawnSync('git', args, { cwd: folder, encoding: 'utf8' });
+    if (r.status !== 0) {
+      throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+    }
+    return r.stdout;
+  };
+  git('init', '-q');
+  git('config', 'user.email', 'smoke@example.com');
+  git('config', 'user.name', 'Smoke');
+  git('add', '.');
+  git('commit', '-q', '-m', 'The parser');
+  writeFileSync(join(dirs.userData, 'Machine', 'settings.json'), JSON.stringify({ 'pseudoclaude.server.command': serverCommand }, null, 2));
+  await page.goto(`${new URL(page.url()).origin}/?folder=${encodeURIComponent(folder)}`);
+  await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible' });
+  const icon = page.locator('.part.activitybar .action-item [aria-label^="PseudoClaude"]').first();
+  await icon.waitFor({ state: 'visible' });
+  if (!(await page.locator('.part.sidebar .pane-header', { hasText: 'Chat' }).first().isVisible())) {
+    await icon.click();
+  }
+  const bar = await page.locator('.part.sidebar').boundingBox();
+  if (bar && bar.width < 500) {
+    await page.mouse.move(bar.x + bar.width + 1, bar.y + bar.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + 560, bar.y + bar.height / 2, { steps: 8 });
+    await page.mouse.up();
+  }
+  const chat = await chatFrame(page);
+  await chat.locator('.welcome').waitFor({ state: 'visible' });
+  log('sessions: a git repository opened');
+
+  // Session A: a first prompt in the chat.
+  await ask(chat, FIRST_WT_PROMPT);
+  await chat.locator('.msg.assistant', { hasText: FIRST_WT_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  const sessionA = await chat.locator('#session').inputValue();
+  if (!sessionA) {
+    throw new Error('no session after the first prompt');
+  }
+
+  // A terminal (VS Code's own) writes session A with `pseudoclaude run --session A`: another
+  // process; its run goes silent for half a minute, then ends.
+  const cliHome = join(tmp, 'cli-home');
+  const cliBin = join(tmp, 'cli-bin');
+  mkdirSync(join(cliHome, '.PseudoClaude'), { recursive: true });
+  mkdirSync(cliBin, { recursive: true });
+  writeFileSync(join(cliHome, '.PseudoClaude', 'config.yaml'), `provider: anthropic\nbaseUrl: ${baseUrl}\napiKey: sk-test\n`);
+  writeFileSync(join(cliBin, 'pseudoclaude'), `#!/bin/sh\nexec '${opts.python}' -m pseudoclaude "$@"\n`, { mode: 0o755 });
+  const sessionLog = join(folder, '.PseudoClaude', 'sessions', sessionA, 'conversation.jsonl');
+  const logHas = (text) => existsSync(sessionLog) && readFileSync(sessionLog, 'utf8').includes(text);
+  await runCommand(page, 'Go to File');
+  await page.keyboard.type('tokenizer.py');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'tokenizer.py' }).first().waitFor({ state: 'visible' });
+  await page.keyboard.press('Enter');
+  await page.locator('.tabs-container .tab.active', { hasText: 'tokenizer.py' }).first().waitFor({ state: 'visible' });
+  await runCommand(page, 'Terminal: Create New Terminal');
+  const terminal = page.locator('.part.panel .terminal-wrapper').first();
+  await terminal.waitFor({ state: 'visible' });
+  await page.waitForTimeout(1500); // the shell's prompt
+  await page.keyboard.type(`export HOME='${cliHome}' PATH='${cliBin}':"$PATH" PS1='$ '; clear\n`);
+  await page.waitForTimeout(500);
+  await page.keyboard.type(`pseudoclaude run --session ${sessionA} "${SIDE_PROMPT}"\n`);
+  const started = Date.now();
+  while (!logHas(SIDE_PROMPT)) {
+    if (Date.now() - started > TIMEOUT) {
+      throw new Error(`the terminal's run did not start (${sessionLog})`);
+    }
+    await page.waitForTimeout(200);
+  }
+  await page.waitForTimeout(1500); // its first words in the terminal
+  log(`sessions: a terminal runs session ${sessionA} (pseudoclaude run)`);
+
+  // Session B in the chat, streaming while A runs: both marked running.
+  await chat.locator('#new').click();
+  await chat.locator('.welcome').waitFor({ state: 'visible' });
+  await ask(chat, STREAM_PROMPT);
+  const streaming = chat.locator('.msg.assistant.streaming', { hasText: 'Empty input' });
+  await streaming.waitFor({ state: 'visible' });
+  const sessionB = await chat.locator('#session').inputValue();
+  for (const id of [sessionA, sessionB]) {
+    await chat.locator(`#session option[value="${id}"]`, { hasText: /^● / }).waitFor({ state: 'attached', timeout: 10_000 }).catch(async () => {
+      throw new Error(`session ${id} is not marked running in the chat's list: ${(await chat.locator('#session option').allInnerTexts()).join(' | ')}`);
+    });
+  }
+  const sessionsHeader = page.locator('.part.sidebar .pane-header', { hasText: 'Sessions' }).first();
+  await sessionsHeader.click();
+  const sessionRows = page.locator('.part.sidebar .pane')
+    .filter({ has: page.locator('.pane-header', { hasText: 'Sessions' }) }).locator('.monaco-list-row');
+  await sessionRows.filter({ hasText: FIRST_WT_PROMPT }).filter({ hasText: 'running' }).first().waitFor({ state: 'visible' });
+  await sessionRows.filter({ hasText: STREAM_PROMPT }).filter({ hasText: 'running' }).first().waitFor({ state: 'visible' });
+  if (!(await streaming.isVisible())) {
+    throw new Error('the chat stopped streaming before the screenshot');
+  }
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-sessions-running.png', shots);
+  await sessionsHeader.click();
+  await chat.locator('.msg.assistant', { hasText: 'named after the bug' }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  log(`sessions: ${sessionB} streamed in the chat while the terminal ran ${sessionA}; both marked running`);
+
+  // Back to A while the terminal still writes it: the prompt is refused, the card offers Fork and Wait.
+  if (logHas(SIDE_ANSWER)) {
+    throw new Error('the terminal\'s run ended too soon');
+  }
+  await chat.locator('#session').selectOption(sessionA);
+  await chat.locator('.msg.assistant', { hasText: FIRST_WT_ANSWER }).waitFor({ state: 'visible' });
+  await ask(chat, BUSY_PROMPT);
+  const busy = chat.locator('.card.busy.busy-asking');
+  await busy.waitFor({ state: 'visible' });
+  const said = await busy.innerText();
+  const writer = /Process (\d+) is writing it/.exec(said)?.[1];
+  const cmdline = writer && existsSync(`/proc/${writer}/cmdline`) ? readFileSync(`/proc/${writer}/cmdline`, 'utf8') : '';
+  if (!cmdline.includes('pseudoclaude') || !cmdline.includes('run') || !said.includes(BUSY_PROMPT)) {
+    throw new Error(`the busy card names ${writer} (${JSON.stringify(cmdline)}): ${JSON.stringify(said)}`);
+  }
+  await busy.locator('button[data-action="busyFork"]').waitFor({ state: 'visible' });
+  await busy.locator('button[data-action="busyWait"]').focus();
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-session-busy.png', shots);
+  await busy.locator('button[data-action="busyWait"]').click();
+  await chat.locator('.card.busy.busy-waiting').waitFor({ state: 'visible' });
+  log('sessions: the busy session\'s prompt waits (Wait)');
+  await chat.locator('.msg.assistant', { hasText: BUSY_ANSWER }).waitFor({ state: 'visible', timeout: TIMEOUT });
+  await chatIdle(chat);
+  if (!logHas(SIDE_ANSWER)) {
+    throw new Error('the prompt was sent before the terminal\'s run ended');
+  }
+  const users = await chat.locator('.msg.user').allInnerTexts();
+  const side = users.findIndex((t) => t.includes(SIDE_PROMPT));
+  const mine = users.findIndex((t) => t.includes(BUSY_PROMPT));
+  if (side < 0 || mine < side) {
+    throw new Error(`after the wait: the terminal's prompt then the chat's, got ${JSON.stringify(users)}`);
+  }
+  if ((await chat.locator('.card.busy').count()) > 0) {
+    throw new Error('a busy card is left after the prompt was sent');
+  }
+  log('sessions: once the terminal\'s run ended, the prompt went to the same session, after that run\'s turn');
+  await runCommand(page, 'Terminal: Kill All Terminals');
+  if (await page.locator('.part.panel').isVisible()) {
+    await runCommand(page, 'View: Hide Panel');
+  }
+  await runCommand(page, 'View: Close All Editors');
+
+  // A session in a git worktree of its own, from the chat's … menu.
+  const chatHeader = page.locator('.part.sidebar .pane-header', { hasText: 'Chat' }).first();
+  await chatHeader.hover();
+  await chatHeader.locator('.action-label[aria-label^="More Actions"]').click();
+  await page.locator('.monaco-menu .action-item', { hasText: 'New Session in a Worktree' }).first().click();
+  const branch = chat.locator('#worktree .wt-branch');
+  await branch.waitFor({ state: 'visible' });
+  const branchName = (await branch.innerText()).trim();
+  if (!/^pseudoclaude\//.test(branchName)) {
+    throw new Error(`the worktree line shows ${JSON.stringify(branchName)}`);
+  }
+  await chat.locator('.notice', { hasText: 'New session in a git worktree of its own' }).waitFor({ state: 'visible' });
+  await ask(chat, WORKTREE_PROMPT);
+  for (const file of ['RELEASING.md', 'README.md']) {
+    const card = chat.locator('.card.approval.pending', { hasText: file });
+    await card.waitFor({ state: 'visible' });
+    await card.locator('button[data-decision="allowOnce"]').click();
+  }
+  await chat.locator('.msg.assistant', { hasText: WORKTREE_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  const readme = readFileSync(join(folder, 'README.md'), 'utf8');
+  const worktreeDir = join(folder, '.PseudoClaude', 'worktrees', branchName.replace(/^pseudoclaude\//, ''));
+  if (existsSync(join(folder, 'RELEASING.md')) || readme.includes('RELEASING.md')) {
+    throw new Error('the worktree session wrote into the folder');
+  }
+  if (!existsSync(join(worktreeDir, 'RELEASING.md')) || !readFileSync(join(worktreeDir, 'README.md'), 'utf8').includes('RELEASING.md')) {
+    throw new Error(`the worktree ${worktreeDir} does not have the session's files`);
+  }
+  log(`worktree: ${branchName}: the run wrote RELEASING.md and README.md in ${worktreeDir} only`);
+
+  // Remove, with changes not applied: refused, then kept (Cancel).
+  const dialog = page.locator('.monaco-dialog-box');
+  await chat.locator('#worktree button[data-action="worktreeRemove"]').click();
+  await dialog.filter({ hasText: 'Remove the worktree of this session' }).waitFor({ state: 'visible' });
+  await dialog.getByRole('button', { name: 'Remove', exact: true }).click();
+  await dialog.filter({ hasText: 'This worktree has changes that are not in parser-project' }).waitFor({ state: 'visible' });
+  await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await chat.locator('.notice', { hasText: 'The worktree stays' }).waitFor({ state: 'visible' });
+  if (!existsSync(worktreeDir)) {
+    throw new Error('the worktree went although Remove was refused and not confirmed');
+  }
+  log('worktree: Remove refused for changes not applied; kept');
+
+  // Changes: the files and their action; README.md's diff (the folder's file and the worktree's).
+  await chat.locator('#worktree button[data-action="worktreeChanges"]').click();
+  const quick = page.locator('.quick-input-widget');
+  const rows = quick.locator('.quick-input-list .monaco-list-row');
+  await quick.locator('.quick-input-title', { hasText: `Worktree ${branchName}: 2 files changed` }).waitFor({ state: 'visible' });
+  await rows.filter({ hasText: 'RELEASING.md' }).filter({ hasText: 'new file' }).first().waitFor({ state: 'visible' });
+  const readmeRow = rows.filter({ hasText: 'README.md' }).filter({ hasText: 'changed' }).first();
+  await readmeRow.click();
+  await page.locator('.tabs-container .tab', { hasText: `README.md (folder ↔ ${branchName})` }).first().waitFor({ state: 'visible' });
+  await page.locator('.monaco-diff-editor .editor.modified', { hasText: 'See RELEASING.md' }).first().waitFor({ state: 'visible' });
+  await page.locator('.monaco-diff-editor .editor.original', { hasText: README_WT_LINE }).first().waitFor({ state: 'visible' });
+  await rows.filter({ hasText: 'Apply to parser-project' }).first().waitFor({ state: 'visible' });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-worktree-changes.png', shots);
+  await page.keyboard.press('Escape');
+  await quick.waitFor({ state: 'hidden' });
+  await runCommand(page, 'View: Close All Editors');
+  log('worktree: Changes lists both files; README.md\'s diff opened from the list');
+
+  // Apply with README.md changed in the folder too: nothing applied, the conflict named.
+  writeFileSync(join(folder, 'README.md'), `${readme}Edited by hand.\n`);
+  await chat.locator('#worktree button[data-action="worktreeApply"]').click();
+  const conflict = chat.locator('.card.worktree-result.worktree-warning');
+  await conflict.waitFor({ state: 'visible' });
+  const conflictText = await conflict.innerText();
+  if (!conflictText.includes('Nothing applied: 1 file changed in parser-project too') || !conflictText.includes('README.md')) {
+    throw new Error(`the conflict card: ${JSON.stringify(conflictText)}`);
+  }
+  if (existsSync(join(folder, 'RELEASING.md'))) {
+    throw new Error('Apply wrote RELEASING.md although README.md was in conflict');
+  }
+  // Put back as it was: Apply writes both files.
+  writeFileSync(join(folder, 'README.md'), readme);
+  await chat.locator('#worktree button[data-action="worktreeApply"]').click();
+  const applied = chat.locator('.card.worktree-result.worktree-info', { hasText: 'Applied 2 files to parser-project' });
+  await applied.waitFor({ state: 'visible' });
+  if (readFileSync(join(folder, 'RELEASING.md'), 'utf8') !== RELEASING || !readFileSync(join(folder, 'README.md'), 'utf8').includes('See RELEASING.md')) {
+    throw new Error('Apply did not write the session\'s files into the folder');
+  }
+  // The folder's README.md as Apply left it, beside the chat.
+  await runCommand(page, 'Go to File');
+  await page.keyboard.type('README.md');
+  const readmeFile = page.locator('.quick-input-list .monaco-list-row', { hasText: 'README.md' }).filter({ hasNotText: '.PseudoClaude' }).first();
+  await readmeFile.waitFor({ state: 'visible' });
+  await readmeFile.click();
+  await page.locator('.editor-instance .view-line', { hasText: 'See RELEASING.md' }).first().waitFor({ state: 'visible' });
+  await applied.scrollIntoViewIfNeeded();
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-worktree-apply.png', shots);
+  await runCommand(page, 'View: Close All Editors');
+  log('worktree: Apply named the conflict and wrote nothing; once put back, Apply wrote both files');
+
+  // Remove: everything applied, so it goes (the worktree folder and its branch).
+  await chat.locator('#worktree button[data-action="worktreeRemove"]').click();
+  await dialog.filter({ hasText: 'Remove the worktree of this session' }).waitFor({ state: 'visible' });
+  await dialog.getByRole('button', { name: 'Remove', exact: true }).click();
+  await chat.locator('.notice', { hasText: 'Removed the worktree of session' }).waitFor({ state: 'visible' });
+  await chat.locator('#worktree').waitFor({ state: 'hidden' });
+  if (existsSync(worktreeDir) || git('branch', '--list', branchName).trim() !== '') {
+    throw new Error(`after Remove: ${worktreeDir} ${existsSync(worktreeDir) ? 'is still there' : 'is gone'}, branch ${git('branch', '--list', branchName).trim()}`);
+  }
+  log('worktree: removed (its folder and branch); the session goes on in the folder');
 }
 
 let failed = false;

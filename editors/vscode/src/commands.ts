@@ -19,6 +19,7 @@ export const COMMANDS = {
   openMemoryIndex: { id: 'pseudoclaude.openMemoryIndex', title: 'PseudoClaude: Open MEMORY.md' },
   resumeSession: { id: 'pseudoclaude.resumeSession', title: 'PseudoClaude: Resume Session' },
   newSession: { id: 'pseudoclaude.newSession', title: 'PseudoClaude: New Session' },
+  newWorktreeSession: { id: 'pseudoclaude.newWorktreeSession', title: 'PseudoClaude: New Session in a Worktree' },
   cancelRun: { id: 'pseudoclaude.cancelRun', title: 'PseudoClaude: Cancel Run' },
   showContext: { id: 'pseudoclaude.showContext', title: 'PseudoClaude: Show Context' },
   showTranscript: { id: 'pseudoclaude.showTranscript', title: 'PseudoClaude: Show Transcript' },

@@ -44,3 +44,29 @@ export function errorMessage(e: unknown): string {
 export function describeFailure(what: string, e: unknown): string {
   return `PseudoClaude: ${what} failed: ${errorMessage(e)}`;
 }
+
+/**
+ * The JSON-RPC code of `SessionBusy`: another writer (another window, a terminal, another request)
+ * holds the session. (Read from the wire's codes when they name it.)
+ */
+export const SESSION_BUSY: number = (ErrorCodes as Record<string, number>).SessionBusy ?? -32011;
+
+/** What a `SessionBusy` refusal says: the session, the process writing it (`null`: not known), the server's line. */
+export interface BusyRefusal {
+  sessionId: string;
+  pid: number | null;
+  message: string;
+}
+
+/** The refusal when `e` is a `SessionBusy` error (its `data`: `{sessionId, pid}`), else undefined. */
+export function sessionBusy(e: unknown): BusyRefusal | undefined {
+  if (!isCoded(e) || e.code !== SESSION_BUSY) {
+    return undefined;
+  }
+  const data = (e as { data?: unknown }).data;
+  const d = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
+  const fromText = /session (\S+) is busy/.exec(e.message)?.[1];
+  const sessionId = typeof d.sessionId === 'string' && d.sessionId !== '' ? d.sessionId : (fromText ?? '');
+  const pid = typeof d.pid === 'number' && Number.isSafeInteger(d.pid) ? d.pid : null;
+  return { sessionId, pid, message: errorMessage(e) };
+}

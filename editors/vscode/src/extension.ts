@@ -14,7 +14,7 @@ import { codeActionArguments, type CodeActionCommand } from './editorContext';
 import { statusText } from './install';
 import { describeCommand, needsRestart } from './settings';
 import { Transcript } from './transcript';
-import { CHAT_VIEW, ChatViewProvider, DiffDocuments, chatEnv } from './vscode/chatView';
+import { CHAT_VIEW, ChatViewProvider, DiffDocuments, EMPTY_SCHEME, EmptyDocuments, chatEnv } from './vscode/chatView';
 import { AgentLanguageClient } from './vscode/client';
 import { codeActionFolder, editorDiagnostics, selectionArguments, watchEditor } from './vscode/editor';
 import { ServerProvider } from './vscode/server';
@@ -121,6 +121,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     diffs,
     vscode.workspace.registerTextDocumentContentProvider(REWIND_SCHEME, rewindDiffs),
     rewindDiffs,
+    vscode.workspace.registerTextDocumentContentProvider(EMPTY_SCHEME, new EmptyDocuments()),
     sessions,
     memory,
     sessionsView,
@@ -170,6 +171,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     openMemoryIndex: () => c.openMemoryIndex(),
     resumeSession: (id, folder) => c.resumeSession(typeof id === 'string' ? id : undefined, folderOf(folder)),
     newSession: () => c.newSession(),
+    // A session in a git worktree of its own, in the chat (its changes reach the folder when applied).
+    newWorktreeSession: async () => {
+      await chatView.reveal(false);
+      await h.newSession({ worktree: true });
+    },
     cancelRun: async () => {
       if (h.hasRun) {
         await h.cancel();

@@ -21,6 +21,12 @@ export function sessionItems(sessions: SessionSummary[], now: Date): PickItem<Se
     if (s.model) {
       bits.push(s.model);
     }
+    if (s.worktree) {
+      bits.unshift(`$(git-branch) ${s.worktree}`); // works in a git worktree of its own
+    }
+    if (s.running) {
+      bits.unshift('$(sync~spin) running'); // being written now, here or in another window
+    }
     return {
       label: `${s.active ? '$(circle-filled) ' : ''}${s.title.trim() || '(no messages yet)'}`,
       description: bits.join(' · '),

@@ -116,7 +116,11 @@ export const DIAGNOSTICS_CAPABILITY = 'diagnostics';
 
 export const PROTOCOL_VERSION = 1;
 
-/** Why a preview would summarise nothing (`wouldSummarize: false`). */
+/**
+ * Why a preview would summarise nothing (`wouldSummarize: false`), or a compaction
+ * summarised nothing (`summarized: false`): no conversation, nothing older than the recent
+ * window, or a summary that would not be smaller than the older messages it replaces.
+ */
 export type PreviewReason = 'no session' | 'nothing to summarize' | 'would not shrink';
 
 /**
@@ -340,6 +344,11 @@ export interface CompactResult {
   summarized: boolean;
   /** All zero when nothing was summarised. */
   factCheck: FactCheck;
+  /**
+   * With `summarized: false`: why (the preview's reasons; `would not shrink` also when
+   * the model's summary turned out no smaller, and was not applied).
+   */
+  reason?: PreviewReason;
 }
 
 /**

@@ -11,10 +11,12 @@ import {
   type ChatEnv,
   type ChatPickOptions,
   type DiffRequest,
+  type WorktreeDiff,
 } from '../src/chat/host';
 import type { McpExit, McpMenu } from '../src/chat/mcp';
 import type { KeepOpenItem } from '../src/chat/rewind';
 import type { ToWebview } from '../src/chat/messages';
+import { worktreeOf } from '../src/chat/model';
 import type { RequestOptions } from '../src/ports';
 import type { ContextResult, McpServer, RunResult, TranscriptItem } from '../src/protocol';
 import { FakeAgent, fakeEditor, flush, rpcError } from './fakes';
@@ -26,7 +28,7 @@ const CONTEXT: ContextResult = {
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
 };
-const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true, running: false }] };
+const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true, running: false, worktree: null }] };
 const ITEMS: TranscriptItem[] = [{ kind: 'user', text: 'hello', inContext: true }, { kind: 'assistant', text: 'Hi **there**.', inContext: true }];
 const RESULT: RunResult = { sessionId: 's1', stopReason: 'completed', text: 'It is a demo.', iterations: 1, usage: { inputTokens: 10, outputTokens: 5 } };
 
@@ -101,9 +103,11 @@ class FakeEnv implements ChatEnv {
   async readFile(_folder: unknown, path: string) { return this.files.get(path); }
   readonly configsOpened: string[] = [];
   async openMcpConfig(where: 'settings' | 'mcpJson') { this.configsOpened.push(where); }
+  readonly worktreeDiffs: WorktreeDiff[] = [];
+  async showWorktreeDiff(d: WorktreeDiff) { this.worktreeDiffs.push(d); }
 }
 
-function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}) {
+function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}, options: ConstructorParameters<typeof ChatHost>[2] = {}) {
   const agent = new FakeAgent({
     'pseudoclaude/context': CONTEXT,
     'pseudoclaude/sessions/list': SESSIONS,
@@ -114,7 +118,7 @@ function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}) {
     ...answers,
   });
   const env = new FakeEnv();
-  const host = new ChatHost(agent, env);
+  const host = new ChatHost(agent, env, options);
   const posted: ToWebview[] = [];
   host.attach({ post: (m) => posted.push(m) });
   return { agent, env, host, posted };
@@ -225,7 +229,8 @@ describe('ChatHost: running', () => {
     posted.length = 0;
     await host.handle({ type: 'send', prompt: 'What is it?' });
     const run = agent.calls.find((c) => c.method === 'pseudoclaude/run');
-    assert.deepEqual(run?.params, { prompt: 'What is it?', workspace: WS });
+    // the chat's session by name (several sessions of the folder may run at once)
+    assert.deepEqual(run?.params, { prompt: 'What is it?', workspace: WS, sessionId: 's1' });
     assert.ok(run?.options?.token);
     assert.deepEqual(posted.slice(0, 4).map((m) => m.type), ['runStarted', 'event', 'event', 'runFinished']);
     const items = host.current.items;
@@ -714,7 +719,7 @@ describe('ChatHost: slash commands', () => {
     assert.equal(host.current.sessionId, 's7');
     assert.ok(!agent.methods().includes('pseudoclaude/run'));
     await host.handle({ type: 'send', prompt: '/etc/hosts: what is it for?' });
-    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/run')?.params, { prompt: '/etc/hosts: what is it for?', workspace: WS });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/run')?.params, { prompt: '/etc/hosts: what is it for?', workspace: WS, sessionId: 's7' });
   });
 });
 
@@ -993,7 +998,7 @@ describe('ChatHost: the editor context', () => {
     host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [2, 0, 4, 12] }, [`${WS}/README.md`]));
     await host.handle({ type: 'send', prompt: 'two' });
     const runs = agent.calls.filter((c) => c.method === 'pseudoclaude/run').map((c) => c.params);
-    assert.deepEqual(runs, [{ prompt: 'one', workspace: WS }, { prompt: 'two', workspace: WS }]);
+    assert.deepEqual(runs, [{ prompt: 'one', workspace: WS, sessionId: 's1' }, { prompt: 'two', workspace: WS, sessionId: 's1' }]);
     const users = host.current.items.filter((i) => i.kind === 'user');
     assert.ok(users.every((u) => u.kind === 'user' && u.context === undefined), 'no chip under them');
     host.editorChanged(fakeEditor({ uri: APP, text: TEXT, selection: [0, 0, 0, 9] }));
@@ -1085,7 +1090,7 @@ describe('ChatHost: the editor context', () => {
       assert.equal(chipLabel(host), 'src/app.py:3-5');
       await host.handle({ type: 'send', prompt: 'Why return 0?' });
       const run = agent.calls.find((c) => c.method === 'pseudoclaude/run');
-      assert.deepEqual(run?.params, { prompt: 'Why return 0?', workspace: WS, context: { activeFile: 'src/app.py', selection: ARGS, openFiles: ['src/app.py'] } });
+      assert.deepEqual(run?.params, { prompt: 'Why return 0?', workspace: WS, sessionId: 's1', context: { activeFile: 'src/app.py', selection: ARGS, openFiles: ['src/app.py'] } });
     });
 
     it('say that a run is in progress instead of starting another', async () => {
@@ -1112,5 +1117,322 @@ describe('ChatHost: the editor context', () => {
       const notice = host.current.items.at(-1);
       assert.match(notice?.kind === 'notice' ? notice.text : '', /not in a workspace folder of this window/);
     });
+  });
+});
+
+describe('ChatHost: a busy session', () => {
+  const BUSY = () => Object.assign(new Error('session s1 is busy: process 4242 is writing it'), { code: -32011, data: { sessionId: 's1', pid: 4242 } });
+  const listed = (running: boolean, id = 's1') => ({ sessions: [{ ...SESSIONS.sessions[0], id, running }] });
+  const busyCard = (host: ChatHost) => host.current.items.find((i) => i.kind === 'busy');
+
+  it('a prompt refused with SessionBusy: the run ends, the prompt leaves the transcript for a card with Fork and Wait', async () => {
+    const { host } = setup({ 'pseudoclaude/run': () => { throw BUSY(); } });
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'send', prompt: 'add tests' });
+    assert.equal(host.current.running, false);
+    assert.deepEqual(host.current.items.map((i) => i.kind), ['user', 'assistant', 'busy'], 'the unsent prompt is not shown as sent');
+    const card = busyCard(host);
+    assert.deepEqual(card?.kind === 'busy' && [card.sessionId, card.pid, card.prompt, card.status], ['s1', 4242, 'add tests', 'asking']);
+    assert.ok(!host.current.items.some((i) => i.kind === 'notice'), 'no error line besides the card');
+  });
+
+  it('Fork: sessions/fork of the busy session, the chat switches to the fork and sends the prompt there', async () => {
+    let current = 's1';
+    const runs: unknown[] = [];
+    const { host, agent } = setup({
+      'pseudoclaude/context': () => ({ ...CONTEXT, sessionId: current }),
+      'pseudoclaude/run': (p: unknown) => {
+        runs.push(p);
+        if ((p as { sessionId?: string }).sessionId === 's1') {
+          throw BUSY();
+        }
+        return { ...RESULT, sessionId: 's2' };
+      },
+      'pseudoclaude/sessions/fork': { sessionId: 's2' },
+      'pseudoclaude/sessions/resume': (p: unknown) => {
+        current = (p as { sessionId: string }).sessionId;
+        return { sessionId: current, messageCount: 2, badLines: 0, repaired: 0 };
+      },
+    });
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'send', prompt: 'add tests' });
+    const card = busyCard(host);
+    assert.ok(card);
+    await host.handle({ type: 'busyFork', id: card.id });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/sessions/fork')?.params, { workspace: WS, sessionId: 's1' });
+    assert.equal(host.current.sessionId, 's2');
+    assert.deepEqual(runs.map((r) => (r as { sessionId?: string }).sessionId), ['s1', 's2']);
+    assert.deepEqual((runs[1] as { prompt: string }).prompt, 'add tests');
+    const notice = host.current.items.find((i) => i.kind === 'notice');
+    assert.match(notice?.kind === 'notice' ? notice.text : '', /^Forked the busy session: .*goes on in process 4242/);
+    assert.deepEqual(host.current.items.slice(-3).map((i) => i.kind), ['user', 'assistant', 'end'], 'the prompt ran in the fork');
+    assert.ok(!busyCard(host), 'the card went with the old transcript');
+  });
+
+  it('Wait: sessions/list every poll until the session is not running, then the prompt goes to that session', async () => {
+    let polls = 0;
+    const paused: number[] = [];
+    let busy = true;
+    const { host, agent, posted } = setup(
+      {
+        'pseudoclaude/run': () => {
+          if (busy) {
+            throw BUSY();
+          }
+          return RESULT;
+        },
+        'pseudoclaude/sessions/list': () => {
+          polls++;
+          return listed(polls < 3);
+        },
+      },
+      { pause: async (ms) => { paused.push(ms); } },
+    );
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'send', prompt: 'add tests' });
+    busy = false;
+    const card = busyCard(host);
+    assert.ok(card);
+    posted.length = 0;
+    polls = 0;
+    await host.handle({ type: 'busyWait', id: card.id });
+    assert.deepEqual(paused, [1000, 1000], 'one pause of a second between two asks');
+    assert.ok(polls >= 3);
+    assert.ok(posted.some((m) => m.type === 'busyStatus' && m.status === 'waiting'));
+    const runs = agent.calls.filter((c) => c.method === 'pseudoclaude/run').map((c) => c.params);
+    assert.deepEqual(runs.at(-1), { prompt: 'add tests', workspace: WS, sessionId: 's1' });
+    assert.deepEqual(host.current.items.slice(-3).map((i) => i.kind), ['user', 'assistant', 'end']);
+    assert.equal(host.current.running, false);
+  });
+
+  it('Wait ends with Cancel (or Stop): nothing is sent, the prompt is back in the box; a failed list says why', async () => {
+    let release: () => void = () => undefined;
+    const { host, agent, posted } = setup(
+      { 'pseudoclaude/run': () => { throw BUSY(); }, 'pseudoclaude/sessions/list': () => listed(true) },
+      { pause: (_ms, token) => new Promise((r) => { release = r; token.onCancellationRequested(() => r()); }) },
+    );
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'send', prompt: 'add tests' });
+    const card = busyCard(host);
+    assert.ok(card);
+    const waiting = host.handle({ type: 'busyWait', id: card.id });
+    await flush();
+    assert.equal(host.current.running, true, 'Stop shows while waiting');
+    await host.handle({ type: 'send', prompt: 'another' });
+    assert.match(JSON.stringify(host.current.items.at(-1)), /A run is in progress/);
+    await host.handle({ type: 'busyCancel', id: card.id });
+    await waiting;
+    release();
+    const done = busyCard(host);
+    assert.deepEqual(done?.kind === 'busy' && done.status, 'cancelled');
+    assert.equal(host.current.running, false);
+    assert.ok(posted.some((m) => m.type === 'focus' && m.text === 'add tests' && m.keepDraft));
+    assert.equal(agent.calls.filter((c) => c.method === 'pseudoclaude/run').length, 1, 'sent once, refused');
+
+    const failing = setup(
+      { 'pseudoclaude/run': () => { throw BUSY(); }, 'pseudoclaude/sessions/list': () => { throw rpcError(-32803, 'the server is gone'); } },
+      { pause: async () => undefined },
+    );
+    await failing.host.handle({ type: 'send', prompt: 'x' });
+    const c2 = busyCard(failing.host);
+    assert.ok(c2);
+    await failing.host.handle({ type: 'busyWait', id: c2.id });
+    const ended = busyCard(failing.host);
+    assert.deepEqual(ended?.kind === 'busy' && [ended.status, ended.error], ['failed', 'cannot tell whether the session is free: the server is gone']);
+  });
+
+  it('Stop cancels the wait too; another prompt instead leaves the card unanswered', async () => {
+    const { host } = setup(
+      { 'pseudoclaude/run': () => { throw BUSY(); }, 'pseudoclaude/sessions/list': () => listed(true) },
+      { pause: (_ms, token) => new Promise((r) => token.onCancellationRequested(() => r())) },
+    );
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'send', prompt: 'one' });
+    const first = busyCard(host);
+    assert.ok(first);
+    await host.handle({ type: 'send', prompt: 'two' });
+    const cards = host.current.items.filter((i) => i.kind === 'busy');
+    assert.deepEqual(cards.map((c) => c.kind === 'busy' && [c.prompt, c.status, c.error ?? '']), [
+      ['one', 'failed', 'you sent another prompt instead.'],
+      ['two', 'asking', ''],
+    ]);
+    await host.handle({ type: 'busyFork', id: first.id }); // answered already: nothing happens
+    const second = cards[1];
+    assert.ok(second);
+    const waiting = host.handle({ type: 'busyWait', id: second.id });
+    await flush();
+    await host.handle({ type: 'cancel' });
+    await waiting;
+    const after = host.current.items.filter((i) => i.kind === 'busy').at(-1);
+    assert.equal(after?.kind === 'busy' && after.status, 'cancelled');
+  });
+
+  it('shows only the events of its session: another session of the folder runs beside it', async () => {
+    const { host } = setup({
+      'pseudoclaude/run': () => {
+        host.onEvent({ workspace: WS, sessionId: 's9', kind: 'text', delta: 'OTHER SESSION' });
+        host.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'mine' });
+        return RESULT;
+      },
+    });
+    await host.handle({ type: 'ready' });
+    await host.ask('hello?');
+    const text = host.current.items.map((i) => (i.kind === 'assistant' ? i.text : '')).join('|');
+    assert.match(text, /mine/);
+    assert.doesNotMatch(text, /OTHER SESSION/);
+    host.onContextUsage({ workspace: WS, sessionId: 's1', estimatedTokens: 5, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: CONTEXT.breakdown });
+    assert.equal(host.current.meter?.estimatedTokens, 5);
+  });
+});
+
+describe('ChatHost: worktree sessions', () => {
+  const BRANCH = 'pseudoclaude/s3';
+  const WT_SESSIONS = { sessions: [{ ...SESSIONS.sessions[0], id: 's3', worktree: BRANCH }, { ...SESSIONS.sessions[0], active: false }] };
+  const STATUS = {
+    sessionId: 's3', path: '/data/worktrees/s3', branch: BRANCH, base: 'abc',
+    files: [{ path: 'src/new.py', action: 'create' as const }, { path: 'README.md', action: 'modify' as const }, { path: 'old.txt', action: 'delete' as const }],
+    message: '3 files changed in the worktree on branch pseudoclaude/s3',
+  };
+  function wtSetup(answers: Parameters<typeof setup>[0] = {}) {
+    return setup({
+      'pseudoclaude/commands': { commands: [{ name: 'new', description: 'Start a new session' }, { name: 'worktree', description: 'Start a new session in a git worktree of its own' }] },
+      'pseudoclaude/context': { ...CONTEXT, sessionId: 's3' },
+      'pseudoclaude/sessions/list': WT_SESSIONS,
+      'pseudoclaude/sessions/new': (p: unknown) => ({ sessionId: 's3', worktree: (p as { worktree?: boolean }).worktree ? { path: STATUS.path, branch: BRANCH, base: 'abc' } : null }),
+      'pseudoclaude/worktree/status': STATUS,
+      ...answers,
+    });
+  }
+
+  it('/worktree starts a session in a worktree: the chat shows it empty, its branch on the worktree line', async () => {
+    const { host, agent, posted } = wtSetup({ 'pseudoclaude/sessions/list': SESSIONS, 'pseudoclaude/context': CONTEXT });
+    await host.handle({ type: 'ready' });
+    await host.loadCommands();
+    posted.length = 0;
+    await host.handle({ type: 'send', prompt: '/worktree' });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/sessions/new')?.params, { workspace: WS, worktree: true });
+    assert.ok(!agent.methods().includes('pseudoclaude/run'), 'not a prompt');
+    assert.equal(host.current.sessionId, 's3');
+    const shown = posted.find((m): m is Extract<ToWebview, { type: 'restore' }> => m.type === 'restore');
+    assert.equal(shown && worktreeOf(shown.state), BRANCH, 'its branch at once, before the server lists the session');
+    const notice = host.current.items.find((i) => i.kind === 'notice');
+    assert.match(notice?.kind === 'notice' ? notice.text : '', /branch pseudoclaude\/s3, in \/data\/worktrees\/s3\. Its changes reach app only when you apply them/);
+    const plain = wtSetup();
+    await plain.host.newSession();
+    assert.deepEqual(plain.agent.calls.find((c) => c.method === 'pseudoclaude/sessions/new')?.params, { workspace: WS });
+  });
+
+  it('a new session the server does not list yet (no message) keeps its branch; its meter before the answer reloads nothing', async () => {
+    let host!: ChatHost;
+    const setupResult = wtSetup({
+      'pseudoclaude/sessions/list': SESSIONS, // the server lists sessions with a message only
+      'pseudoclaude/context': CONTEXT,
+      'pseudoclaude/sessions/new': () => {
+        // The server's meter of the new session may come before the answer.
+        host.onContextUsage({ workspace: WS, sessionId: 's3', estimatedTokens: 1, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: CONTEXT.breakdown });
+        return { sessionId: 's3', worktree: { path: STATUS.path, branch: BRANCH, base: 'abc' } };
+      },
+      'pseudoclaude/worktree/remove': { sessionId: 's3', message: 'removed the worktree of session s3 and its branch; the session goes on in the folder itself' },
+    });
+    host = setupResult.host;
+    await host.handle({ type: 'ready' });
+    await host.newSession({ worktree: true });
+    await flush();
+    await flush();
+    assert.equal(host.current.sessionId, 's3');
+    assert.equal(worktreeOf(host.current), BRANCH, 'still shown after the list came back without it');
+    assert.ok(host.current.items.some((i) => i.kind === 'notice' && /git worktree of its own/.test(i.text)), 'the notice stays');
+    setupResult.env.answers = ['Remove'];
+    await host.handle({ type: 'worktreeRemove' });
+    assert.equal(worktreeOf(host.current), null, 'removed: no branch any more');
+  });
+
+  it('outside a git repository the server says why; nothing changes', async () => {
+    const { host } = wtSetup({ 'pseudoclaude/sessions/new': () => { throw rpcError(-32803, '/w is not a git repository: worktree sessions need git'); } });
+    await host.newSession({ worktree: true });
+    const notice = host.current.items.at(-1);
+    assert.deepEqual(notice?.kind === 'notice' && [notice.level, notice.text], ['error', 'New session in a worktree failed: /w is not a git repository: worktree sessions need git']);
+    assert.equal(host.current.sessionId, null);
+  });
+
+  it('Changes: the files and their action; a file opens the diff of the folder\'s file and the worktree\'s; Apply from the list', async () => {
+    const { host, env, agent } = wtSetup({
+      'pseudoclaude/worktree/apply': { sessionId: 's3', applied: ['README.md', 'old.txt', 'src/new.py'], conflicts: [], message: 'applied 3 files to the main tree' },
+    });
+    await host.handle({ type: 'ready' });
+    env.picks = ['README.md', 'src/new.py', 'Apply to app'];
+    await host.handle({ type: 'worktreeChanges' });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/worktree/status')?.params, { workspace: WS, sessionId: 's3' });
+    const list = env.picked[0];
+    assert.equal(list?.title, 'Worktree pseudoclaude/s3: 3 files changed');
+    assert.deepEqual(list?.items.filter((i) => i.keepOpen).map((i) => [i.label, i.description]), [
+      ['$(diff-added) src/new.py', 'new file'],
+      ['$(diff-modified) README.md', 'changed'],
+      ['$(diff-removed) old.txt', 'deleted'],
+    ]);
+    assert.deepEqual(env.worktreeDiffs.map((d) => [d.file.path, d.worktree, d.folder, d.title]), [
+      ['README.md', '/data/worktrees/s3', WS, 'README.md (folder ↔ pseudoclaude/s3)'],
+      ['src/new.py', '/data/worktrees/s3', WS, 'src/new.py (new in the worktree)'],
+    ]);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/worktree/apply')?.params, { workspace: WS, sessionId: 's3' });
+    const card = host.current.items.at(-1);
+    assert.deepEqual(card?.kind === 'worktree' && [card.level, card.title, card.files], ['info', 'Applied 3 files to app', ['README.md', 'old.txt', 'src/new.py']]);
+  });
+
+  it('Apply with a file changed in the folder too: the conflicts listed, nothing applied', async () => {
+    const { host } = wtSetup({
+      'pseudoclaude/worktree/apply': { sessionId: 's3', applied: [], conflicts: ['README.md'], message: 'nothing applied: 1 file changed in the main tree too since the worktree was made: README.md' },
+    });
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'worktreeApply' });
+    const card = host.current.items.at(-1);
+    assert.ok(card?.kind === 'worktree');
+    assert.equal(card.level, 'warning');
+    assert.equal(card.title, 'Nothing applied: 1 file changed in app too since the worktree was made');
+    assert.deepEqual(card.files, ['README.md']);
+    assert.match(card.note ?? '', /Apply again/);
+  });
+
+  it('Remove: asked first; refused for changes not applied, a second question removes it with force', async () => {
+    const removes: unknown[] = [];
+    const { host, env } = wtSetup({
+      'pseudoclaude/worktree/remove': (p: unknown) => {
+        removes.push(p);
+        if (!(p as { force?: boolean }).force) {
+          throw rpcError(-32803, 'the worktree of session s3 has 2 changes not applied to the main tree (README.md, src/new.py): apply them or remove with force');
+        }
+        return { sessionId: 's3', message: 'removed the worktree of session s3 and its branch; the session goes on in the folder itself' };
+      },
+    });
+    await host.handle({ type: 'ready' });
+    env.answers = [undefined];
+    await host.handle({ type: 'worktreeRemove' });
+    assert.equal(removes.length, 0, 'dismissed: nothing removed');
+    env.answers = ['Remove', 'Remove Anyway'];
+    await host.handle({ type: 'worktreeRemove' });
+    assert.deepEqual(env.asked.map((a) => a.message), [
+      'Remove the worktree of this session (branch pseudoclaude/s3)?',
+      'Remove the worktree of this session (branch pseudoclaude/s3)?',
+      'This worktree has changes that are not in app',
+    ]);
+    assert.equal(env.asked[2]?.detail, 'The worktree of session s3 has 2 changes not applied to app (README.md, src/new.py).\n\nRemove it anyway? Those changes are lost.');
+    assert.deepEqual(removes, [{ workspace: WS, sessionId: 's3' }, { workspace: WS, sessionId: 's3', force: true }]);
+    const notice = host.current.items.at(-1);
+    assert.equal(notice?.kind === 'notice' && notice.text, 'Removed the worktree of session s3 and its branch; the session goes on in the folder itself');
+    // Refused again but not confirmed: the worktree stays.
+    removes.length = 0;
+    env.answers = ['Remove', undefined];
+    await host.handle({ type: 'worktreeRemove' });
+    assert.deepEqual(removes, [{ workspace: WS, sessionId: 's3' }]);
+    assert.match(JSON.stringify(host.current.items.at(-1)), /The worktree stays \(branch pseudoclaude\/s3\)/);
+  });
+
+  it('a session that works in the folder itself has no worktree line to act on', async () => {
+    const { host, agent } = setup();
+    await host.handle({ type: 'ready' });
+    assert.equal(worktreeOf(host.current), null);
+    await host.handle({ type: 'worktreeApply' });
+    assert.ok(!agent.methods().some((m) => m.startsWith('pseudoclaude/worktree/')));
+    assert.match(JSON.stringify(host.current.items.at(-1)), /works in the folder itself/);
   });
 });

@@ -128,8 +128,8 @@ describe('reduce', () => {
 
   it('lists the sessions without changing the one shown (the list may be older)', () => {
     const s = run([{ type: 'sessions', sessions: [
-      { id: 'a', title: 'A', createdAt: '', updatedAt: '', messageCount: 2, bytes: 1, model: '', active: false, running: false },
-      { id: 'b', title: 'B', createdAt: '', updatedAt: '', messageCount: 2, bytes: 1, model: '', active: true, running: false },
+      { id: 'a', title: 'A', createdAt: '', updatedAt: '', messageCount: 2, bytes: 1, model: '', active: false, running: false, worktree: null },
+      { id: 'b', title: 'B', createdAt: '', updatedAt: '', messageCount: 2, bytes: 1, model: '', active: true, running: false, worktree: null },
     ] }], { ...emptyState(folder), sessionId: 'a' });
     assert.equal(s.sessionId, 'a');
     assert.equal(s.sessions.length, 2);

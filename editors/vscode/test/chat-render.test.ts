@@ -248,13 +248,13 @@ describe('pickers', () => {
       ...emptyState(),
       sessionId: 'b',
       sessions: [
-        { id: 'a', title: 'Fix <the> parser', createdAt: '', updatedAt: '2025-06-10T11:00:00Z', messageCount: 4, bytes: 1, model: '', active: false, running: true },
-        { id: 'b', title: '', createdAt: '', updatedAt: '2025-06-10T12:00:00Z', messageCount: 0, bytes: 1, model: '', active: true, running: false },
+        { id: 'a', title: 'Fix <the> parser', createdAt: '', updatedAt: '2025-06-10T11:00:00Z', messageCount: 4, bytes: 1, model: '', active: false, running: true, worktree: null },
+        { id: 'b', title: '', createdAt: '', updatedAt: '2025-06-10T12:00:00Z', messageCount: 0, bytes: 1, model: '', active: true, running: false, worktree: null },
       ],
     };
     const html = renderSessionOptions(state, new Date('2025-06-10T12:00:30Z'));
     // a session being written now (here or in another window) is marked
-    assert.equal(html, '<option value="a">● Fix &lt;the&gt; parser · 1 h ago</option><option value="b" selected>New session · just now</option>');
+    assert.equal(html, '<option value="a" title="Running now">● Fix &lt;the&gt; parser · 1 h ago</option><option value="b" selected>New session · just now</option>');
     assert.equal(renderSessionOptions(emptyState(), new Date()), '<option value="" selected>New session</option>');
   });
 });

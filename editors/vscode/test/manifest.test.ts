@@ -84,6 +84,7 @@ describe('protocol names', () => {
       'pseudoclaude/rewind', 'pseudoclaude/rewind/file', 'pseudoclaude/rewind/preview', 'pseudoclaude/run',
       'pseudoclaude/sessions/fork', 'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages',
       'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns',
+      'pseudoclaude/worktree/apply', 'pseudoclaude/worktree/remove', 'pseudoclaude/worktree/status',
     ]);
     assert.deepEqual(Object.values(Notifications).sort(), [
       'pseudoclaude/contextUsage', 'pseudoclaude/event', 'pseudoclaude/mcpChanged', 'pseudoclaude/memoryChanged',

@@ -54,9 +54,7 @@ from pseudoclaude.acp.updates import AcpStopReason, ContentBlock, prompt_text, u
 from pseudoclaude.api import commands
 from pseudoclaude.config import API_KEY_ENV, Settings
 from pseudoclaude.events import Event
-from pseudoclaude.session import is_session_id
-from pseudoclaude.session.listing import rfc3339
-from pseudoclaude.workspace import Hooks, Workspace
+from pseudoclaude.workspace import Hooks, Workspace, is_session_id, rfc3339
 
 __all__ = ["PseudoClaudeAgent", "SettingsFor"]
 

@@ -20,10 +20,8 @@ from typing import Any
 
 from acp.interfaces import Client
 
-from pseudoclaude.agent.editor import OpenText
-from pseudoclaude.agent.tools import ToolError
 from pseudoclaude.errors import one_line
-from pseudoclaude.llm.editor import Diagnostic
+from pseudoclaude.workspace import Diagnostic, OpenText, ToolError
 
 log = logging.getLogger("pseudoclaude.acp")
 

@@ -19,8 +19,7 @@ from acp import RequestError
 from pseudoclaude.acp.updates import UnsupportedContent
 from pseudoclaude.api.protocol import ParamError
 from pseudoclaude.errors import EXPECTED_ERRORS, one_line
-from pseudoclaude.session import SessionNotFound
-from pseudoclaude.workspace import SessionBusy, WorkspaceBusy
+from pseudoclaude.workspace import SessionBusy, SessionNotFound, WorkspaceBusy
 
 log = logging.getLogger("pseudoclaude.acp")
 

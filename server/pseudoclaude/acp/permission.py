@@ -27,8 +27,8 @@ from pydantic import ValidationError
 
 from pseudoclaude.acp.outbox import Outbox
 from pseudoclaude.acp.updates import locations, text_block, tool_kind, tool_status
-from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
 from pseudoclaude.errors import one_line
+from pseudoclaude.workspace import ApprovalRequest, ApprovalUnavailable, Decision
 
 ToolCallContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
@@ -44,7 +44,7 @@ DECISIONS: dict[str, Decision] = {"allow_once": "allow_once", "allow_session": "
 
 
 class AcpApprover:
-    """The core's :class:`~pseudoclaude.agent.approvals.Approver` for one workspace: asks in
+    """The core's :class:`~pseudoclaude.workspace.Approver` for one workspace: asks in
     the workspace's current session (``session``), through the connection's client."""
 
     def __init__(self, root: Path, outbox: Outbox, client: Callable[[], Client | None],

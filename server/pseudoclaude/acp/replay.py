@@ -35,7 +35,7 @@ from pseudoclaude.acp.updates import (
     tool_call,
     user_text,
 )
-from pseudoclaude.transcript import (
+from pseudoclaude.workspace import (
     AssistantItem,
     CompactionItem,
     Item,

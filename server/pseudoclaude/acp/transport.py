@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
 from pseudoclaude.errors import one_line
-from pseudoclaude.llm.errors import scrub
+from pseudoclaude.redact import scrub
 
 log = logging.getLogger("pseudoclaude.acp")
 

@@ -36,10 +36,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from pseudoclaude.agent.approvals import summarize
-from pseudoclaude.compact import ContextState
 from pseudoclaude.events import StopReason
-from pseudoclaude.llm.types import ToolCall
+from pseudoclaude.workspace import ContextState, ToolCall, summarize
 
 Update = (UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart
           | ToolCallProgress | AvailableCommandsUpdate | UsageUpdate)

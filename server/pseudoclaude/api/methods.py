@@ -76,7 +76,7 @@ async def compact(ws: Workspace, params: p.CompactParams) -> p.CompactResult:
 def compact_result(r: CompactOutcome) -> p.CompactResult:
     return p.CompactResult(
         **asdict(r), message=words.compacted(r.before_tokens, r.after_tokens, r.offloaded,
-                                             r.summarized, r.fact_check))
+                                             r.summarized, r.fact_check, r.reason or ""))
 
 
 async def compact_preview(ws: Workspace, params: p.CompactParams) -> p.CompactPreviewResult:

@@ -1,5 +1,10 @@
 """The ``pseudoclaude`` command (SPEC §9, §11 "CLI parity"): the parser and the exit codes.
 
+The commands live beside it: :mod:`.run` (``run``), :mod:`.state` (``context``, ``compact``,
+``memory``, ``mcp``, ``permissions``, ``sessions``), :mod:`.rewind` (``rewind``,
+``sessions fork``) and :mod:`.approver` (the terminal's approvals). ``lsp``, ``acp``,
+``fake-model`` and ``demo`` are dispatched lazily to the modules that serve them.
+
 Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage (argparse, bad params such as an
 empty prompt or text, a session id that is not one); ``run`` adds 3 (iteration or unknown-tool
 limit) and 130 (canceled). A well-formed id of no session, ``memory review`` of an unknown or
@@ -17,26 +22,32 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pseudoclaude import __version__, cli_rewind, cli_state
+from pseudoclaude import __version__
 from pseudoclaude.api.protocol import ParamError
-from pseudoclaude.cli_state import CliError, run_async, settings_for, workspace_root
+from pseudoclaude.cli import rewind as cli_rewind
+from pseudoclaude.cli import state as cli_state
+from pseudoclaude.cli import worktree as cli_worktree
+from pseudoclaude.cli.state import CliError, run_async, settings_for, workspace_root
 from pseudoclaude.config import PROVIDERS, ConfigError
 from pseudoclaude.errors import EXPECTED_ERRORS
-from pseudoclaude.rewind import MODES
+from pseudoclaude.workspace import REWIND_MODES
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_CANCELED = 1, 2, 130
 LEVELS = ("project", "user")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from pseudoclaude.cli_run import run_command
+    from pseudoclaude.cli.run import run_command
 
     root = workspace_root(args.workspace)
     prompt = sys.stdin.read() if args.prompt == ["-"] else " ".join(args.prompt)
     if not prompt.strip():
         raise ParamError("prompt", "must not be empty")
+    if args.worktree and args.session != "new":
+        raise ParamError("--worktree", "starts a new session: it does not go with --session")
     settings = settings_for(args, root)
-    return run_command(root, settings, prompt, args.session, args.json, args.verbose)
+    return run_command(root, settings, prompt, args.session, args.json, args.verbose,
+                       worktree=args.worktree)
 
 
 def _cmd_lsp(args: argparse.Namespace) -> int:
@@ -143,7 +154,7 @@ def _group(commands: Subcommands, name: str, help: str) -> Subcommands:
 def _state_command(commands: Subcommands, name: str, help: str,
                    handler: Callable[[argparse.Namespace], Any], *,
                    provider: bool = False) -> argparse.ArgumentParser:
-    """A command of :mod:`pseudoclaude.cli_state`: ``--workspace``, ``--json`` (and the
+    """A command of :mod:`pseudoclaude.cli.state`: ``--workspace``, ``--json`` (and the
     provider flags)."""
     parser: argparse.ArgumentParser = commands.add_parser(name, help=help)
     _common(parser)
@@ -179,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(run, json=False)
     run.add_argument("--session", default="new", metavar="ID|latest|new",
                      help="continue a session (default: a new one)")
+    run.add_argument("--worktree", action="store_true",
+                     help="a new session in a git worktree of its own (its changes reach the "
+                          "folder with: pseudoclaude worktree apply)")
     run.add_argument("--json", action="store_true",
                      help="print events as JSON lines, the result last")
     run.add_argument("-v", "--verbose", action="store_true",
@@ -247,13 +261,29 @@ def build_parser() -> argparse.ArgumentParser:
     fork.add_argument("--turn", type=_positive, metavar="N",
                       help="keep the conversation before prompt N (default: all of it)")
 
+    worktree = _group(commands, "worktree", "the git worktree of a worktree session "
+                      "(run --worktree)")
+    for name, help, handler in (
+            ("status", "where the session works and the files it changed", cli_worktree.status),
+            ("apply", "write the session's changes into the folder (all or nothing: exit 1 and "
+                      "the conflicts listed when you changed one of those files too)",
+             cli_worktree.apply),
+            ("remove", "remove the worktree and its branch (refused with changes not applied, "
+                       "unless --force)", cli_worktree.remove)):
+        command = _state_command(worktree, name, help, handler)
+        command.add_argument("--session", metavar="ID|latest",
+                             help="another session than the latest")
+        if name == "remove":
+            command.add_argument("--force", action="store_true",
+                                 help="remove it even with changes not applied (they are lost)")
+
     rewind = _state_command(commands, "rewind", "take the code, the conversation or both "
                             "back to before a prompt of the latest session", cli_rewind.rewind)
     rewind.add_argument("--list", action="store_true",
                         help="list the prompts (the default without --turn)")
     rewind.add_argument("--turn", type=_positive, metavar="N",
                         help="go back to before prompt N (see --list)")
-    rewind.add_argument("--mode", choices=MODES, default="both",
+    rewind.add_argument("--mode", choices=REWIND_MODES, default="both",
                         help="what to take back (default: both)")
     rewind.add_argument("--force", action="store_true",
                         help="also restore files changed outside the agent since")
@@ -301,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ParamError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except BrokenPipeError:  # stdout closed (| head): a quiet end
-        from pseudoclaude.cli_run import silence
+        from pseudoclaude.cli.run import silence
 
         silence(sys.stdout)
         return 0
@@ -315,7 +345,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = ["CliError", "build_parser", "main"]
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,11 +15,12 @@ from typing import Any
 
 from pseudoclaude.api import methods, views
 from pseudoclaude.api import protocol as p
-from pseudoclaude.cli_state import EXIT_FAILURE, EXIT_OK, CliError, emit, open_workspace
-from pseudoclaude.session import is_session_id
+from pseudoclaude.cli.state import EXIT_FAILURE, EXIT_OK, CliError, emit, open_workspace
+from pseudoclaude.workspace import is_session_id
 
 
-def _session(value: str | None) -> dict[str, Any]:
+def session_params(value: str | None) -> dict[str, Any]:
+    """``--session``: an id (checked), or the latest session (no params)."""
     if value is None or value == "latest":
         return {}
     if not is_session_id(value):
@@ -38,7 +39,7 @@ def _confirm(question: str) -> bool:
 
 
 async def rewind(args: argparse.Namespace) -> int:
-    session = _session(args.session)
+    session = session_params(args.session)
     async with open_workspace(args, session=not session) as ws:
         if ws.session_id is None and not session:
             raise CliError(f"no session to rewind in {ws.root}")
@@ -67,7 +68,7 @@ async def rewind(args: argparse.Namespace) -> int:
 
 
 async def sessions_fork(args: argparse.Namespace) -> int:
-    session = _session(args.id)
+    session = session_params(args.id)
     params: dict[str, Any] = {**session, **({"turn": args.turn} if args.turn else {})}
     async with open_workspace(args, session=not session) as ws:
         if ws.session_id is None and not session:

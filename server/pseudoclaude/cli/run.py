@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from pseudoclaude.agent.approvals import TerminalApprover
-from pseudoclaude.agent.runner import RunOutcome, summarize_arguments
 from pseudoclaude.api import methods
 from pseudoclaude.api import protocol as p
+from pseudoclaude.cli.approver import TerminalApprover
 from pseudoclaude.config import Settings
 from pseudoclaude.events import (
     CompactEvent,
@@ -37,9 +36,14 @@ from pseudoclaude.events import (
     ToolResultEvent,
     WarningEvent,
 )
-from pseudoclaude.session.format import describe_size
 from pseudoclaude.words import plural
-from pseudoclaude.workspace import Hooks, Workspace
+from pseudoclaude.workspace import (
+    Hooks,
+    RunOutcome,
+    Workspace,
+    describe_size,
+    summarize_arguments,
+)
 
 EXIT_OK, EXIT_FAILURE, EXIT_LIMIT, EXIT_CANCELED = 0, 1, 3, 130
 EXIT_CODES = {StopReason.COMPLETED: EXIT_OK, StopReason.MAX_ITERATIONS: EXIT_LIMIT,
@@ -167,12 +171,22 @@ def canceled_result(workspace: Workspace) -> p.RunResult:
 
 
 async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: str,
-                          as_json: bool, verbose: bool = False) -> int:
+                          as_json: bool, verbose: bool = False, worktree: bool = False) -> int:
     printer: JsonPrinter | TerminalPrinter = (
         JsonPrinter(sys.stdout) if as_json
         else TerminalPrinter(sys.stdout, err=sys.stderr, verbose=verbose))
     workspace = Workspace(root, settings, approver=TerminalApprover(),
                           hooks=Hooks(events=printer))
+    if worktree:
+        try:
+            made = await methods.call(workspace, p.SESSIONS_NEW, {"worktree": True})
+        except BaseException:
+            await workspace.close()
+            raise
+        assert isinstance(made, p.NewSessionResult) and made.worktree is not None
+        session = made.session_id
+        sys.stderr.write(f"pseudoclaude: session {session} works in {made.worktree.path} "
+                         f"(branch {made.worktree.branch})\n")
     run = asyncio.ensure_future(methods.call(workspace, p.RUN, {"prompt": prompt,
                                                                 "sessionId": session}))
     printer.on_closed = run.cancel  # stdout closed (| head): nobody reads the rest
@@ -202,9 +216,10 @@ async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: 
 
 
 def run_command(root: Path, settings: Settings, prompt: str, session: str,
-                as_json: bool, verbose: bool = False) -> int:
+                as_json: bool, verbose: bool = False, *, worktree: bool = False) -> int:
     try:
-        return asyncio.run(run_in_terminal(root, settings, prompt, session, as_json, verbose))
+        return asyncio.run(run_in_terminal(root, settings, prompt, session, as_json, verbose,
+                                           worktree))
     except KeyboardInterrupt:
         sys.stderr.write("\npseudoclaude: canceled\n")
         return EXIT_CANCELED

@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pseudoclaude.agent.approvals import TerminalApprover
 from pseudoclaude.api import methods, views
 from pseudoclaude.api import protocol as p
 from pseudoclaude.api.protocol import ParamError
+from pseudoclaude.cli.approver import TerminalApprover
 from pseudoclaude.config import (
     APPROVAL_NAME,
     KEYS,
@@ -34,15 +34,17 @@ from pseudoclaude.config import (
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event
 from pseudoclaude.names import snake
-from pseudoclaude.session import SessionInfo, is_session_id
-from pseudoclaude.session.format import (
+from pseudoclaude.words import plural
+from pseudoclaude.workspace import (
+    Hooks,
+    SessionInfo,
+    Workspace,
     describe_age,
     describe_size,
+    is_session_id,
     message_to_json,
     render_message,
 )
-from pseudoclaude.words import plural
-from pseudoclaude.workspace import Hooks, Workspace
 
 EXIT_OK, EXIT_FAILURE = 0, 1
 W = TypeVar("W", bound=p.Wire)
@@ -81,7 +83,7 @@ def settings_for(args: argparse.Namespace, root: Path) -> Settings:
 
 def print_event(session_id: str, event: Event) -> None:
     """Events of commands other than ``run`` (compaction warnings): one line on stderr."""
-    from pseudoclaude.cli_run import TerminalPrinter
+    from pseudoclaude.cli.run import TerminalPrinter
 
     line = TerminalPrinter.line(event)
     if line is not None:

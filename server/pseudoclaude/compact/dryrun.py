@@ -13,8 +13,8 @@ import msgspec
 from pseudoclaude.compact.estimate import tokens_for_bytes
 from pseudoclaude.compact.layer1 import DryRunSpill, Ledger, plan
 from pseudoclaude.compact.plan import CompactPlan, PreviewReason, SpillPreview
-from pseudoclaude.compact.summarize import plan_summary
-from pseudoclaude.compact.types import ASSUMED_SUMMARY_TOKENS, SUMMARY_OVERHEAD, CompactConfig
+from pseudoclaude.compact.summarize import estimated_summary, plan_summary
+from pseudoclaude.compact.types import CompactConfig
 from pseudoclaude.llm.types import Message
 
 
@@ -60,10 +60,10 @@ def preview_plan(messages: list[Message], ledger: Ledger, before: int, config: C
                            estimated_after_tokens=after_layer1, summarized_messages=0,
                            kept_messages=len(simulated), first_kept_index=0,
                            spill=spill, reason=cast(PreviewReason, planned.reason))
-    # The same decision the compaction makes before its model call (it then applies the
-    # summary only if it shrinks the conversation, which no preview can know).
-    after = max(0, after_layer1 - planned.old_tokens + SUMMARY_OVERHEAD
-                + min(planned.old_tokens, ASSUMED_SUMMARY_TOKENS))
+    # The same decision the compaction makes before its model call: the estimated summary is
+    # smaller than the old part (the compaction then applies the real summary only if it
+    # shrinks the conversation, which no preview can know).
+    after = max(0, after_layer1 - planned.old_tokens + estimated_summary(planned.old_tokens))
     return CompactPlan(would_summarize=True, before_tokens=before, estimated_after_tokens=after,
                        summarized_messages=start, kept_messages=kept, first_kept_index=start,
                        spill=spill)

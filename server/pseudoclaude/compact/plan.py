@@ -3,18 +3,20 @@ planner that the preview and the real compaction share."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-NO_SESSION = "no session"
-NOTHING_TO_SUMMARIZE = "nothing to summarize"
-WOULD_NOT_SHRINK = "would not shrink"
+NO_SESSION: Final = "no session"
+NOTHING_TO_SUMMARIZE: Final = "nothing to summarize"
+WOULD_NOT_SHRINK: Final = "would not shrink"
 
 
 PreviewReason = Literal["no session", "nothing to summarize", "would not shrink"]
-"""Why a preview would summarise nothing (``wouldSummarize: false``)."""
+"""Why a preview would summarise nothing (``wouldSummarize: false``), or a compaction
+summarised nothing (``summarized: false``): no conversation, nothing older than the recent
+window, or a summary that would not be smaller than the older messages it replaces."""
 
 
 class SpillPreview(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):

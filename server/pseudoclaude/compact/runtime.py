@@ -24,6 +24,7 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from msgspec import UNSET
 
@@ -42,7 +43,7 @@ from pseudoclaude.compact.estimate import (
     tokens_for_bytes,
 )
 from pseudoclaude.compact.layer1 import Layer1Result, Ledger, SpillWriter, plan
-from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
+from pseudoclaude.compact.plan import WOULD_NOT_SHRINK, CompactPlan, PreviewReason, UndoOutcome
 from pseudoclaude.compact.summarize import (
     NotCacheFriendly,
     RequestPrefix,
@@ -313,8 +314,9 @@ class CompactRuntime:
                                           anchor.count)
 
     # -- Layer 2 -----------------------------------------------------------------------------
-    async def _summarize(self, instructions: str) -> Summarized | None:
-        """Replace old context with a summary. None when there is nothing old to summarise.
+    async def _summarize(self, instructions: str) -> Summarized | PreviewReason:
+        """Replace old context with a summary; else why nothing is summarised (nothing old, or
+        an old part too small for a summary to shrink: no model call then).
 
         Raises CompactError (or a ProviderError) when no summary could be made or applied.
         """
@@ -324,7 +326,7 @@ class CompactRuntime:
         before = self.estimate()
         planned = plan_summary(messages, self.config)
         if planned.reason:
-            return None
+            return cast(PreviewReason, planned.reason)
         start = planned.start
         old = messages[:start]
         provider = await self._provider()
@@ -456,7 +458,7 @@ class CompactRuntime:
         except (CompactError, ProviderError) as exc:
             self.breaker.failed(exc, self.emit)
             return
-        if done is not None:
+        if isinstance(done, Summarized):
             self.breaker.succeeded()
 
     async def compact(self, instructions: str = "") -> CompactOutcome:
@@ -467,12 +469,12 @@ class CompactRuntime:
         offloaded = len(self.ledger.offloads) - offloaded
         try:
             done = await self._summarize(instructions)
-        except NoGain as exc:
-            self.emit(WarningEvent(str(exc)))
-            done = None
-        if done is None:
+        except NoGain as exc:  # the model's summary was no smaller: the outcome says so
+            log.info("manual compaction: %s", exc)
+            done = WOULD_NOT_SHRINK
+        if not isinstance(done, Summarized):
             return CompactOutcome(before_tokens=before, after_tokens=self.estimate(),
-                                  offloaded=offloaded, summarized=False)
+                                  offloaded=offloaded, summarized=False, reason=done)
         self.breaker.rearm()
         return CompactOutcome(before_tokens=before, after_tokens=done.after_tokens,
                               offloaded=offloaded, summarized=True, fact_check=done.fact_check)

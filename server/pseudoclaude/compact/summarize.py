@@ -11,6 +11,7 @@ from pseudoclaude.compact import layer2
 from pseudoclaude.compact.estimate import estimate_messages
 from pseudoclaude.compact.plan import NOTHING_TO_SUMMARIZE, WOULD_NOT_SHRINK
 from pseudoclaude.compact.types import (
+    ASSUMED_SUMMARY_TOKENS,
     MIN_CHUNK_TOKENS,
     SUMMARY_OVERHEAD,
     SUMMARY_RETRIES,
@@ -43,15 +44,25 @@ class SummaryPlan:
     reason: str = ""
 
 
+def estimated_summary(old_tokens: int) -> int:
+    """The planner's guess of what a summary of ``old_tokens`` costs: the summary itself, half
+    of what it replaces and at most :data:`ASSUMED_SUMMARY_TOKENS`, plus the summary pair's
+    fixed text (:data:`SUMMARY_OVERHEAD`)."""
+    return SUMMARY_OVERHEAD + min(old_tokens // 2, ASSUMED_SUMMARY_TOKENS)
+
+
 def plan_summary(messages: Sequence[Message], config: CompactConfig) -> SummaryPlan:
-    """The one planner of the preview and of the real compaction."""
+    """The one planner of the preview and of the real compaction (manual or automatic): a
+    summary is asked of the model only when its estimate (:func:`estimated_summary`) is
+    smaller than the old part it replaces; otherwise nobody pays for a model call whose
+    summary would be thrown away."""
     start = layer2.recent_start(messages, config.keep_tokens, config.recent_messages)
     if start == 0 or (start <= 2 and is_summary(messages[0])):
         # nothing old, or the last summary
         return SummaryPlan(start=start, old_tokens=0, reason=NOTHING_TO_SUMMARIZE)
     old_size = estimate_messages(messages[:start])
-    if old_size <= SUMMARY_OVERHEAD:
-        # smaller than an empty summary
+    if estimated_summary(old_size) >= old_size:
+        # no smaller than its summary would be
         return SummaryPlan(start=start, old_tokens=old_size, reason=WOULD_NOT_SHRINK)
     return SummaryPlan(start=start, old_tokens=old_size)
 

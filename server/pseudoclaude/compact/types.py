@@ -9,6 +9,7 @@ import msgspec
 from pseudoclaude.compact import layer2
 from pseudoclaude.compact.breakdown import TokenBreakdown
 from pseudoclaude.compact.estimate import estimate_messages
+from pseudoclaude.compact.plan import PreviewReason
 from pseudoclaude.config import (
     COMPACT_AUTO,
     COMPACT_ROUND_BYTES,
@@ -25,7 +26,9 @@ BREAKER_LIMIT = 3
 SUMMARY_OVERHEAD = estimate_messages(layer2.assemble("", []))
 SUMMARY_RETRIES = 3
 ASSUMED_SUMMARY_TOKENS = 2_000
-"""The preview's guess of a summary's size: min(summarised tokens, this) (SPEC §11)."""
+"""The planner's guess of a summary's size: min(half the summarised tokens, this); an old
+part no larger than its guessed summary plus the summary pair is not summarised (no model
+call), so a preview that would summarise always estimates fewer tokens after than before."""
 MIN_CHUNK_TOKENS = 500
 """Below this a summary request cannot hold a useful chunk: the compaction fails."""
 
@@ -91,6 +94,9 @@ class CompactOutcome(msgspec.Struct, kw_only=True, rename="camel"):
     summarized: bool
     fact_check: FactCheck = msgspec.field(default_factory=FactCheck)
     """All zero when nothing was summarised."""
+    reason: PreviewReason | msgspec.UnsetType = msgspec.UNSET
+    """With ``summarized: false``: why (the preview's reasons; ``would not shrink`` also when
+    the model's summary turned out no smaller, and was not applied)."""
 
 
 class ContextState(msgspec.Struct, kw_only=True, rename="camel"):

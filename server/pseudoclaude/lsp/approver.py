@@ -9,7 +9,7 @@ write, the command line and folder of a command) and answers
 ``Deny``; a dismissed request, null, is a denial).
 
 An answer that does not fit, or an error response, is a denial with the reason
-(:class:`~pseudoclaude.agent.approvals.ApprovalUnavailable`). When the run is cancelled while
+(:class:`~pseudoclaude.workspace.ApprovalUnavailable`). When the run is cancelled while
 the request is pending, the client gets ``$/cancelRequest`` for it and the late answer is
 dropped; the cancellation goes on to the runner (the call gets its ``canceled`` result).
 """
@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from msgspec import UNSET, UnsetType
 
-from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Decision
 from pseudoclaude.api import protocol as p
 from pseudoclaude.api.protocol import APPROVAL_ACTIONS
 from pseudoclaude.errors import one_line
 from pseudoclaude.lsp.editor import client_offers
+from pseudoclaude.workspace import ApprovalRequest, ApprovalUnavailable, Decision
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

@@ -5,7 +5,7 @@
   and version of an open ``file:`` document, looked up by its resolved path; after
   ``didClose`` the disk is read again.
 - Edits: ``workspace/applyEdit`` with the smallest text edits
-  (:func:`~pseudoclaude.agent.editor.text_edits`), naming the document's version when the
+  (:func:`~pseudoclaude.workspace.text_edits`), naming the document's version when the
   client takes ``documentChanges``; ``applied: false`` or an error response is a tool error
   with the client's reason. Until the client's ``didChange`` for it arrives (Neovim sends it
   debounced), reads see the text the edit made.
@@ -29,17 +29,10 @@ import msgspec
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from pseudoclaude.agent.editor import (
-    OpenText,
-    apply_change,
-    offset_at,
-    position_at,
-    text_edits,
-)
-from pseudoclaude.agent.tools import ToolError
 from pseudoclaude.api import protocol as p
 from pseudoclaude.errors import one_line
-from pseudoclaude.llm.editor import Diagnostic, Position, Range
+from pseudoclaude.lsp.positions import apply_change, offset_at, position_at
+from pseudoclaude.workspace import Diagnostic, OpenText, Position, Range, ToolError, text_edits
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import json
 import logging
@@ -32,6 +33,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -63,16 +65,41 @@ from pseudoclaude.events import (
     ToolCallEvent,
     UsageUpdate,
 )
-from pseudoclaude.llm.provider import preload
 from pseudoclaude.lsp.approver import LspApprover
 from pseudoclaude.lsp.editor import Documents, LspEditor
 from pseudoclaude.lsp.logs import LspLogHandler
 from pseudoclaude.lsp.settings import merge_settings
-from pseudoclaude.workspace import Hooks, SessionBusy, Workspace
+from pseudoclaude.workspace import Hooks, SessionBusy, Workspace, on_write, preload_provider
 
 log = logging.getLogger("pseudoclaude.lsp")
 
 SECTION = p.EXPERIMENTAL_KEY
+ProgressValue = (types.WorkDoneProgressBegin | types.WorkDoneProgressReport
+                 | types.WorkDoneProgressEnd)
+
+
+@dataclass
+class Progress:
+    """The ``$/progress`` of one long request (a run, a compaction, an undo) in the folder
+    ``uri``. It begins once the request has taken its session (``session_id``: a run of
+    ``new`` learns its id only then), and every value names that session."""
+
+    uri: str
+    token: str | int
+    title: str
+    session_id: str | None = None
+
+
+@functools.cache
+def _converter() -> Any:
+    return converters.get_converter()
+
+
+def progress_value(value: ProgressValue, session_id: str) -> dict[str, Any]:
+    """A ``$/progress`` value as lsprotocol writes it, with ``sessionId`` beside its fields (a
+    client that runs several sessions of a folder at once tells their progress apart)."""
+    wire: dict[str, Any] = _converter().unstructure(value)
+    return {**wire, "sessionId": session_id}
 
 
 class PseudoClaudeProtocol(LanguageServerProtocol):
@@ -185,7 +212,8 @@ class PseudoClaudeServer(LanguageServer):
         self.workspaces: dict[str, Workspace] = {}  # folder uri -> its workspace
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
-        self._progress: dict[str, str] = {}  # folder uri -> progress token of its long work
+        self._progress: dict[tuple[str, str], Progress] = {}  # (folder uri, session id) ->
+        # the progress of the long request writing that session
         self._tasks: set[asyncio.Task[Any]] = set()
         self.documents = Documents(self)  # the client's open documents
         self.editors: dict[str, LspEditor] = {}  # folder uri -> the agent's view of the editor
@@ -351,7 +379,7 @@ class PseudoClaudeServer(LanguageServer):
         if isinstance(event, UsageUpdate | CompactEvent | StopEvent):
             self.send_context_usage(uri)
         if isinstance(event, ToolCallEvent):
-            self._report_progress(uri, f"{event.name}")
+            self._report_progress(uri, session_id, f"{event.name}")
 
     def _hold_text(self, params: dict[str, Any]) -> None:
         due = self.held_text.add(params)
@@ -393,7 +421,11 @@ class PseudoClaudeServer(LanguageServer):
             p.MemoryProposalsParams(workspace=uri, count=count)))
 
     # -- progress ------------------------------------------------------------------------------
-    async def begin_progress(self, uri: str, title: str, token: Any) -> str | None:
+    # Keyed by folder and session: several sessions of a folder run at once, each request with
+    # its own token; every value carries ``sessionId``.
+    async def new_progress(self, uri: str, title: str, token: Any) -> Progress | None:
+        """The progress of a long request: the client's ``workDoneToken``, else a fresh token
+        the client created (``window/workDoneProgress/create``); ``None``: no progress."""
         if token is None:
             caps = self.client_capabilities
             if not (caps and caps.window and caps.window.work_done_progress):
@@ -406,20 +438,36 @@ class PseudoClaudeServer(LanguageServer):
                 return None
         elif isinstance(token, bool) or not isinstance(token, str | int):
             return None  # not a progress token (JSON true is not an integer here)
-        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title,
-                                                                         cancellable=False))
-        self._progress[uri] = token
-        return str(token)
+        return Progress(uri, token, title)
 
-    def _report_progress(self, uri: str, message: str) -> None:
-        token = self._progress.get(uri)
-        if token is not None:
-            self.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+    def begin_progress(self, progress: Progress, session_id: str) -> None:
+        """The request has taken its session (:func:`~pseudoclaude.workspace.on_write`): its
+        progress begins, for that session (a later write the request makes is not news)."""
+        if progress.session_id is not None:
+            return
+        progress.session_id = session_id
+        self._progress[(progress.uri, session_id)] = progress
+        self._send_progress(progress, types.WorkDoneProgressBegin(title=progress.title,
+                                                                  cancellable=False))
 
-    def end_progress(self, uri: str, message: str) -> None:
-        token = self._progress.pop(uri, None)
-        if token is not None:
-            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+    def _report_progress(self, uri: str, session_id: str, message: str) -> None:
+        progress = self._progress.get((uri, session_id))
+        if progress is not None:
+            self._send_progress(progress, types.WorkDoneProgressReport(message=message))
+
+    def end_progress(self, progress: Progress, message: str) -> None:
+        """The request is over (a progress that never began has nothing to end)."""
+        if progress.session_id is None:
+            return
+        key = (progress.uri, progress.session_id)
+        if self._progress.get(key) is progress:
+            del self._progress[key]
+        self._send_progress(progress, types.WorkDoneProgressEnd(message=message))
+
+    def _send_progress(self, progress: Progress, value: ProgressValue) -> None:
+        assert progress.session_id is not None
+        self.protocol.notify(types.PROGRESS, types.ProgressParams(
+            token=progress.token, value=progress_value(value, progress.session_id)))
 
     # -- requests ------------------------------------------------------------------------------
     def call_now(self, method: str, raw: Any) -> Any:
@@ -442,10 +490,11 @@ class PseudoClaudeServer(LanguageServer):
                 if method in p.SESSION_CHANGES:
                     self.send_context_usage(uri)
                 return p.to_wire(result)
-            await self.begin_progress(uri, LONG_RUNNING[method], token)
+            progress = await self.new_progress(uri, LONG_RUNNING[method], token)
             outcome = "canceled"
             try:
-                result = await call(ws, method, params)
+                with self._progress_of(progress):
+                    result = await call(ws, method, params)
                 outcome = str(getattr(result, "stop_reason", "done"))
                 if method in p.SESSION_CHANGES:
                     self.send_context_usage(uri)
@@ -454,7 +503,14 @@ class PseudoClaudeServer(LanguageServer):
                 outcome = "failed"
                 raise
             finally:
-                self.end_progress(uri, outcome)
+                if progress is not None:
+                    self.end_progress(progress, outcome)
+
+    def _progress_of(self, progress: Progress | None) -> contextlib.AbstractContextManager[None]:
+        """While a long request runs: its progress begins when it takes its session."""
+        if progress is None:
+            return contextlib.nullcontext()
+        return on_write(lambda session_id, _doing: self.begin_progress(progress, session_id))
 
 
 @contextlib.contextmanager
@@ -543,7 +599,7 @@ def create_server() -> PseudoClaudeServer:
 
 async def preload_providers(providers: set[str | None]) -> None:
     """Import the providers' SDKs ahead of the first run (in a worker thread:
-    :func:`~pseudoclaude.llm.provider.preload`), without stalling the loop.
+    :func:`~pseudoclaude.workspace.preload_provider`), without stalling the loop.
 
     The import makes ~200,000 objects; a full garbage collection among them holds the GIL for
     100-150 ms, and the loop waits as long (one to three happen during the import). So, while
@@ -554,7 +610,7 @@ async def preload_providers(providers: set[str | None]) -> None:
     gc.set_threshold(thresholds[0], thresholds[1], 1 << 30)  # no full collection
     try:
         for provider in sorted(name for name in providers if name):
-            await preload(provider)
+            await preload_provider(provider)
     finally:
         gc.freeze()
         gc.set_threshold(*thresholds)

@@ -3,9 +3,11 @@
 :class:`McpManager` is the one object the rest of the server uses. Its async methods are called
 from the caller's event loop and run on the MCP thread (:mod:`pseudoclaude.mcp.loop`); every
 session, every child process and every piece of state lives there, so the caller's loop never
-blocks on a server. Nothing starts before it is needed: :meth:`McpManager.tools` (the tools for
-a run) starts the servers that can start, concurrently, each within ``mcp.startTimeout``;
-:meth:`McpManager.warm` does the same in the background.
+blocks on a server. :meth:`McpManager.configure` starts nothing: :meth:`McpManager.tools` (the
+tools for a run) starts the servers that can start, concurrently, each within
+``mcp.startTimeout``; :meth:`McpManager.warm` starts the ones not started yet in the background
+(an open folder's, so the listing settles to ``ready`` or ``failed`` without a run). Neither
+starts a server waiting for the user's approval.
 
 States (:data:`Status`): ``starting`` (being started, or not started yet), ``ready``,
 ``failed`` (with ``error``: a bad entry, a start that failed or took too long, a server that
@@ -228,7 +230,11 @@ class McpManager:
             return None
 
     def warm(self) -> None:
-        """Start, in the background, every server that can start (returns at once)."""
+        """Start, in the background, every server not started yet that may start (returns at
+        once): each is ``ready`` or ``failed`` within ``mcp.startTimeout``. A server waiting
+        for an approval starts once approved; one that stopped waits, as always, for the next
+        run that needs it, and one whose start failed for :meth:`restart` or a changed entry; a
+        disabled one never starts."""
         if self._closed:
             return
         with contextlib.suppress(LoopClosed):
@@ -500,7 +506,16 @@ class McpManager:
         return self._info(entry)
 
     async def _warm(self) -> None:
-        await asyncio.gather(*(self._ensure(e) for e in list(self._servers.values())))
+        fresh = []
+        for entry in list(self._servers.values()):
+            if entry.connection is None and entry.starting is None \
+                    and entry.status in ("starting", "needsApproval"):
+                self._idle(entry)  # approvals may have changed
+            if entry.connection is None and entry.starting is None \
+                    and entry.status == "starting":
+                fresh.append(entry)
+        self._changed()
+        await asyncio.gather(*(self._ensure(e) for e in fresh))
 
     async def _shutdown(self, timeout: float | None = None) -> None:
         timeout = timeout or self.options.close_timeout

@@ -54,7 +54,7 @@ from pseudoclaude.memory.jobs import DRAIN_TIMEOUT, UpdateJob, UpdateQueue
 from pseudoclaude.memory.levels import Levels, in_level_order
 from pseudoclaude.memory.operations import Operation
 from pseudoclaude.memory.proposals import PROPOSALS_DIR, ProposalQueue, ProposalRecord
-from pseudoclaude.memory.reporting import OnChange, Reporter
+from pseudoclaude.memory.reporting import EmitTo, OnChange, Reporter
 from pseudoclaude.memory.store import NoteStore
 from pseudoclaude.memory.updates import UPDATE_TIMEOUT, ProviderSource, Updater
 from pseudoclaude.memory.watcher import DEBOUNCE, QUIET, MemoryWatcher
@@ -118,6 +118,7 @@ class MemoryManager:
         *,
         provider: ProviderSource | None = None,
         emit: Emit = ignore,
+        emit_to: EmitTo | None = None,
         on_change: OnChange | None = None,
         update_timeout: float = UPDATE_TIMEOUT,
         mode: str = "auto",
@@ -131,7 +132,8 @@ class MemoryManager:
             proposals_dir if proposals_dir is not None
             else self.project.dir.parent / PROPOSALS_DIR)
         cache = self._cache = IndexCache(levels)
-        reporter = self._reporter = Reporter(cache=cache, emit=emit, on_change=on_change)
+        reporter = self._reporter = Reporter(cache=cache, emit=emit, emit_to=emit_to,
+                                                   on_change=on_change)
         self._consent = Consent(queue=self.proposals, levels=levels, cache=cache,
                                 reporter=reporter, on_proposals=on_proposals)
         self._edits = DirectEdits(levels=levels, cache=cache, reporter=reporter)

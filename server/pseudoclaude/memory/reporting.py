@@ -24,6 +24,8 @@ from pseudoclaude.memory.store import Change
 
 log = logging.getLogger("pseudoclaude.memory")
 
+EmitTo = Callable[[str, MemoryEvent], None]
+"""``(session id, event)``: an update's event, with the session whose run it remembers."""
 OnChange = Callable[[str, str], None]
 """``(level, source)``; source is ``update``, ``remember``, ``forget``, ``review`` or
 ``hand-edit``."""
@@ -31,11 +33,19 @@ OnChange = Callable[[str, str], None]
 
 @dataclass(kw_only=True)
 class Reporter:
-    """``emit`` receives the events; ``on_change`` hears of every change of a store."""
+    """``emit`` receives the events; an update's events go to ``emit_to`` with the session
+    whose run it remembers, when given; ``on_change`` hears of every change of a store."""
 
     cache: IndexCache
     emit: Emit = ignore
+    emit_to: EmitTo | None = None
     on_change: OnChange | None = None
+
+    def _emit_for(self, job: UpdateJob | None, event: MemoryEvent) -> None:
+        if job is not None and self.emit_to is not None:
+            self.emit_to(job.session_id, event)
+        else:
+            self.emit(event)
 
     # -- changes -----------------------------------------------------------------------------
     def notify(self, level: str, source: str) -> None:
@@ -78,12 +88,12 @@ class Reporter:
         log.warning("memory update failed (session %s turn %d): %s", job.session_id, job.turn,
                     error)
         event = MemoryEvent("failed", [], error)
-        self.emit(event)
+        self._emit_for(job, event)
         return event
 
-    def unchanged(self) -> MemoryEvent:
+    def unchanged(self, job: UpdateJob | None = None) -> MemoryEvent:
         event = MemoryEvent("unchanged")
-        self.emit(event)
+        self._emit_for(job, event)
         return event
 
     def applied(self, job: UpdateJob, changes: list[Change], reasons: list[str]
@@ -101,7 +111,7 @@ class Reporter:
         else:
             event = MemoryEvent("unchanged")
             log.info("memory unchanged (session %s turn %d)", job.session_id, job.turn)
-        self.emit(event)
+        self._emit_for(job, event)
         return event
 
     def proposed(self, job: UpdateJob, proposed: list[ProposalRecord], reasons: list[str]
@@ -113,5 +123,5 @@ class Reporter:
                                          for p in proposed], error or UNSET)
         log.info("memory proposals queued (session %s turn %d): %s", job.session_id, job.turn,
                  ", ".join(f"{p.id} {p.action} {p.level}/{p.filename}" for p in proposed))
-        self.emit(event)
+        self._emit_for(job, event)
         return event

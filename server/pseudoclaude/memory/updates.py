@@ -57,7 +57,7 @@ class Updater:
     async def run(self, job: UpdateJob) -> MemoryEvent:
         """One update, now. Returns the event it emitted."""
         if not job.messages:
-            return self.reporter.unchanged()
+            return self.reporter.unchanged(job)
         project_raw, user_raw = await asyncio.to_thread(
             lambda: (self.levels.project.read_index(), self.levels.user.read_index()))
         system, prompt = build_update_prompt(project_raw, user_raw, job.messages)

@@ -8,18 +8,25 @@ other too (each takes the lock on its own open file), so "another writer" means 
 thing within a process and between processes.
 
 :func:`holder` asks, without waiting, whether anyone holds a session's lock (``running`` in
-the session list). Blocking, but never waits: a held lock is :class:`SessionBusy` at once.
+the session list). Blocking, but never waits for a writer: a lock held by one (its pid is in
+the file) is :class:`SessionBusy` at once. A lock held with no pid in the file is a
+:func:`holder` probe (a shared lock held for microseconds, from any process) or a writer
+between taking the lock and writing its pid: :meth:`SessionLock.acquire` tries again for up to
+~20 ms before it answers busy, so listing sessions never makes a write fail.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 
 from pseudoclaude.session.store import SessionError
 
 LOCK_FILE = "lock"
+PROBE_RETRIES = 20  # a lock held without a pid: tried again this many times,
+PROBE_WAIT = 0.001  # this many seconds apart
 
 if os.name == "nt":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -93,7 +100,14 @@ class SessionLock:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            if not _try_lock(fd, exclusive=True):
+            for _ in range(PROBE_RETRIES):
+                if _try_lock(fd, exclusive=True):
+                    break
+                pid = _read_pid(fd)
+                if pid is not None:  # a writer
+                    raise SessionBusy(self.session_id, pid)
+                time.sleep(PROBE_WAIT)  # a holder() probe, or a writer about to write its pid
+            else:
                 raise SessionBusy(self.session_id, _read_pid(fd))
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -44,6 +44,7 @@ from pseudoclaude.agent.prompt import (
 )
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.agent.tools.freshness import WriteBoard
 from pseudoclaude.checkpoints import (
     BEFORE,
     NO_GIT,
@@ -62,11 +63,11 @@ from pseudoclaude.compact import (
 from pseudoclaude.compact.breakdown import TokenBreakdown
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.factcheck import WRITE_TOOLS
-from pseudoclaude.conversation.summary import is_summary, summary_text
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.config import API_KEY_ENV, PendingSettings, Settings, settings_trust
 from pseudoclaude.conversation import Conversation
+from pseudoclaude.conversation.summary import is_summary, summary_text
 from pseudoclaude.errors import PseudoClaudeError
 from pseudoclaude.events import Event, WarningEvent
 from pseudoclaude.llm.editor import EditorContext
@@ -190,19 +191,22 @@ class Workspace:
         self._memory_changed = memory_changed
         self.memory = MemoryManager(data_dir / "memory", user_memory,
                                     provider=self.memory_provider,
-                                    emit=self._emit, on_change=self._on_memory_change,
+                                    emit=self._emit, emit_to=self.emit_of,
+                                    on_change=self._on_memory_change,
                                     mode=settings.memory.mode,
                                     proposals_dir=data_dir / PROPOSALS_DIR,
                                     on_proposals=proposals_changed)
         self.open_sessions: dict[str, Session] = {}
         """The sessions open in this process, by id."""
+        self.file_writes = WriteBoard()
+        """Which session last wrote each file, for a stale write's refusal to name it."""
         self.current: str | None = None
         """The session the front end used last (the default of every session request)."""
         self.editor: Editor | None = None
         """What the agent sees of the editor (its open documents), for every session."""
         self.mcp = WorkspaceMcp(self.root, settings, self._user_dir() or Path.home()
                                 / ".PseudoClaude", approver, on_change=hooks.mcp_changed)
-        """The MCP servers (configured lazily: nothing starts until a run needs tools)."""
+        """The MCP servers (an open folder starts its trusted ones in the background)."""
         self._providers: list[tuple[ProviderOptions, Provider]] = []
         """The providers in use, one per distinct options (the session's, ``compact.model``'s,
         ``memory.model``'s)."""
@@ -234,7 +238,7 @@ class Workspace:
         except OSError as exc:
             log.warning("cannot watch the memory folders of %s: %s", self.root, exc)
         self.start_cleanup()
-        self.mcp.configure()  # reads the configuration, asks about project servers
+        self.mcp.start()  # reads the configuration, starts the trusted servers, asks the rest
         if self.settings.pending is not None:  # the folder's own settings: asked once opened
             self._settings_asking = asyncio.ensure_future(self._ask_settings())
         if self.store.sessions_dir.is_dir():  # the agent worked here: it will again

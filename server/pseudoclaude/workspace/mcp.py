@@ -2,11 +2,13 @@
 they start, their tools offered to each run (SPEC §12 "MCP servers").
 
 :class:`WorkspaceMcp` wires :class:`pseudoclaude.mcp.McpManager` into a workspace. Configuring
-reads two small files and starts nothing (servers start when a run first needs their tools);
-the approvals of project servers (``.mcp.json``) are asked in the background, never in a run's
-way: a server waiting for one is ``needsApproval`` and its tools are not offered. The
-approvals are kept outside the workspace (the user's data folder), so a repository cannot
-ship its own.
+reads two small files and starts nothing (a one-shot command's servers start when a run first
+needs their tools); an open folder (:meth:`WorkspaceMcp.start`) also starts its servers in the
+background, so their listing settles to ``ready`` or ``failed`` within ``mcp.startTimeout``
+without a run. The approvals of project servers (``.mcp.json``, the workspace's
+``config.yaml``) are asked in the background, never in a run's way: a server waiting for one
+is ``needsApproval``, does not start, and its tools are not offered. The approvals are kept
+outside the workspace (the user's data folder), so a repository cannot ship its own.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class WorkspaceMcp:
         self._configured: asyncio.Task[None] | None = None
         self._asking: asyncio.Task[None] | None = None
         self._used = False
+        self._warm = False
+        """Whether the servers start once configured (an open folder's), not at the first
+        run."""
         self._asked: set[tuple[str, str]] = set()
         """The servers (and what they run) already asked about in this process."""
 
@@ -64,6 +69,13 @@ class WorkspaceMcp:
             loop.call_soon_threadsafe(hook)
 
     # -- configuring -------------------------------------------------------------------------
+    def start(self) -> None:
+        """For an open folder: :meth:`configure`, then start the servers that may start in the
+        background (now and after every later :meth:`configure`); those waiting for the
+        user's approval start only once approved. Returns at once."""
+        self._warm = True
+        self.configure()
+
     def configure(self, settings: Settings | None = None,
                   acp_servers: Iterable[Any] | None = None) -> None:
         """Read the servers again (now: new settings, or ACP's servers) in the background;
@@ -85,6 +97,8 @@ class WorkspaceMcp:
             if self.configs or self._used:  # no server ever: no MCP thread either
                 self._used = True
                 await self.manager.configure(self.configs)
+                if self._warm:
+                    self.manager.warm()
             if self.manager.pending_approvals() and (self._asking is None
                                                      or self._asking.done()):
                 self._asking = asyncio.ensure_future(self.ask_approvals())

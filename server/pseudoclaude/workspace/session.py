@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
 from pseudoclaude.agent.approvals import ApprovalPolicy, Gate
 from pseudoclaude.agent.runner import Runner
 from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, ledger_entries
 from pseudoclaude.checkpoints import Checkpoints
 from pseudoclaude.compact import CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import json_bytes
@@ -34,6 +35,8 @@ from pseudoclaude.session import (
     resume_session,
 )
 from pseudoclaude.session.lock import SessionBusy, SessionLock
+from pseudoclaude.session.results import tool_results
+from pseudoclaude.workspace.frontend import announce_write
 from pseudoclaude.worktrees import Worktree
 
 if TYPE_CHECKING:
@@ -58,6 +61,7 @@ class Session:
         if worktree is not None:
             self.set_worktree(worktree)
         self.tools.set_editor(ws.editor)
+        self.track_files()
         self.gate = Gate(ApprovalPolicy.from_settings(ws.settings, ws.mcp.approvals()),
                          ws.approver, session_id=self.id)
         self.busy: str | None = None
@@ -83,6 +87,18 @@ class Session:
         self.root = worktree.workspace if worktree is not None else self.ws.root
         self.checkpoints = self.ws.checkpoints_of(worktree)
         self.tools.set_workspace(self.root)
+
+    def track_files(self) -> None:
+        """A new record of the files the session read and wrote, by which its stale writes are
+        refused; filled from its log on first use (its results' ``sha256``), so what it read
+        before a restart or in another process counts."""
+        log = self.ws.store.log_path(self.id)
+
+        def load() -> Iterator[tuple[str, str]]:
+            return ledger_entries(tool_results(log, containing=DIGEST_KEY.encode()),
+                                  self.tools.workspace)
+
+        self.tools.set_files(FileLedger(self.id, self.ws.file_writes, load))
 
     @property
     def conversation(self) -> Conversation:
@@ -139,6 +155,7 @@ class Session:
             workspace=str(self.ws.root))
         self.writer.close()
         self.opened = opened
+        self.track_files()
         self.runtime = self._runtime(opened)
         self.runs = self.turns_known = None
         self.known_size = self.log_size()
@@ -153,6 +170,7 @@ class Session:
         self.lock.acquire()
         self.busy = doing
         try:
+            announce_write(self.id, doing)  # the front end's request hears which session
             if self.grew():
                 await self.reload()
             yield

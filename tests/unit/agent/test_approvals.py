@@ -19,9 +19,9 @@ from pseudoclaude.agent.approvals import (
     ApprovalUnavailable,
     Decision,
     Gate,
-    TerminalApprover,
     summarize,
 )
+from pseudoclaude.cli.approver import TerminalApprover
 from pseudoclaude.config import ApprovalSettings, Settings
 from pseudoclaude.llm.types import ToolCall
 from pseudoclaude.mcp.naming import model_name
@@ -226,7 +226,8 @@ def test_no_terminal_means_deny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_no_terminal_in_a_detached_process() -> None:
     script = (
         "import asyncio\n"
-        "from pseudoclaude.agent.approvals import ApprovalPolicy, Gate, TerminalApprover\n"
+        "from pseudoclaude.agent.approvals import ApprovalPolicy, Gate\n"
+        "from pseudoclaude.cli.approver import TerminalApprover\n"
         "from pseudoclaude.llm.types import ToolCall\n"
         "gate = Gate(ApprovalPolicy(), TerminalApprover())\n"
         "call = ToolCall('1', 'run_command', {'command': 'ls'})\n"

@@ -6,6 +6,7 @@ the disk byte-identical; the terminal shows a unified diff."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import json
 import os
@@ -25,12 +26,11 @@ from pseudoclaude.agent.approvals import (
     ApprovalRequest,
     Decision,
     Gate,
-    TerminalApprover,
     summarize,
-    unified_diff,
 )
 from pseudoclaude.agent.runner import Runner
 from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.cli.approver import TerminalApprover, unified_diff
 from pseudoclaude.compact import CompactConfig, CompactRuntime
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.fake_model import FakeModelServer
@@ -153,7 +153,9 @@ def test_an_edit_shows_the_whole_file_with_the_change(root: Path) -> None:
     [request] = approver.requests
     assert request.path == "a.txt"
     assert request.before == "one\ntwo\nthree\n" and request.after == "one\n2\nthree\n"
-    assert result["ok"] and result["metadata"] == {"path": "a.txt", "line": 2, "bytes": 12}
+    assert result["ok"] and result["metadata"] == {
+        "path": "a.txt", "line": 2, "bytes": 12,
+        "sha256": hashlib.sha256(b"one\n2\nthree\n").hexdigest()}
     assert (root / "a.txt").read_bytes() == b"one\n2\nthree\n"
     assert (root / "a.txt").stat().st_mode & 0o777 == 0o640
 
@@ -387,8 +389,10 @@ def test_pseudoclaude_run_shows_the_diff_on_a_terminal(tmp_path: Path) -> None:
     (ws / ".PseudoClaude" / "config.yaml").write_text(
         "approvals:\n  write: ask\nmemory:\n  enabled: false\n")
     (ws / "a.txt").write_text("one\ntwo\n")
-    turns = [{"tool_calls": [{"name": "edit_file", "arguments": {
-        "path": "a.txt", "old_text": "two", "new_text": "2"}}]}, {"text": "Edited."}]
+    turns = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}},
+                             {"name": "edit_file", "arguments": {
+                                 "path": "a.txt", "old_text": "two", "new_text": "2"}}]},
+             {"text": "Edited."}]
     env = {k: v for k, v in os.environ.items()
            if not k.endswith("_API_KEY") and not k.startswith(("ANTHROPIC", "OPENAI"))
            and k != "NO_COLOR"} | {"HOME": str(tmp_path / "home"),

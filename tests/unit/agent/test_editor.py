@@ -1,4 +1,4 @@
-"""What the tools see of an editor: the smallest edits, LSP positions, new problems."""
+"""What the tools see of an editor: the smallest edits, new problems."""
 
 from __future__ import annotations
 
@@ -7,14 +7,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pseudoclaude.agent.editor import (
-    TextEdit,
-    apply_edits,
-    new_problems,
-    offset_at,
-    position_at,
-    text_edits,
-)
+from pseudoclaude.agent.editor import TextEdit, apply_edits, new_problems, text_edits
 from pseudoclaude.llm.editor import Diagnostic, Position, Range
 
 LINES = st.lists(st.sampled_from(["alpha\n", "beta\n", "gamma", "\r\n", "😀 x\n", "\n",
@@ -37,33 +30,6 @@ def test_one_changed_word_is_one_small_edit() -> None:
     assert text_edits(before, before.replace("beta", "BETA")) == [TextEdit(20, 24, "BETA")]
     assert text_edits("a\nb\n", "a\nb\nc\n") == [TextEdit(4, 4, "c\n")]
     assert text_edits("", "new\n") == [TextEdit(0, 0, "new\n")]
-
-
-def test_positions_count_utf16_units_and_every_line_break() -> None:
-    text = "a😀b\r\nc\rd\n"
-    assert position_at(text, 0) == (0, 0)
-    assert position_at(text, 2) == (0, 3)  # 😀 is two UTF-16 units
-    assert position_at(text, 2, "utf-8") == (0, 5)
-    assert position_at(text, 2, "utf-32") == (0, 2)
-    assert position_at(text, 5) == (1, 0) and position_at(text, 7) == (2, 0)
-    assert position_at(text, len(text)) == (3, 0)
-    assert position_at("abc", 3) == (0, 3)  # the end of a last line without a break
-
-
-@given(LINES, st.data())
-def test_offset_at_undoes_position_at(lines: list[str], data: st.DataObject) -> None:
-    text = "".join(lines)
-    offset = data.draw(st.integers(min_value=0, max_value=len(text)))
-    if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n":
-        offset -= 1  # inside a CRLF: no position points there
-    for encoding in ("utf-16", "utf-8", "utf-32"):
-        line, character = position_at(text, offset, encoding)
-        assert offset_at(text, line, character, encoding) == offset
-
-
-def test_offset_at_clamps_to_the_line_and_the_text() -> None:
-    assert offset_at("ab\ncd\n", 0, 99) == 2
-    assert offset_at("ab\ncd\n", 9, 0) == 6
 
 
 def _d(message: str, severity: str = "error", line: int = 0) -> Diagnostic:

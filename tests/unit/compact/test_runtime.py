@@ -80,18 +80,61 @@ def test_a_small_window_does_not_compact_every_turn(harness: Any, summary_rule: 
         assert h.runtime.failures == 0
 
 
+def small_old_part() -> Conversation:
+    """A first message of about 145 tokens before a recent window of five: larger than the
+    summary pair's fixed text (109 tokens), smaller than that plus half of itself."""
+    conv = Conversation()
+    conv.add_user("m0 " + "x" * 500)
+    for i in range(1, 6):
+        conv.append(Message(role="assistant" if i % 2 else "user", content=f"m{i} " + "x" * 1_000))
+    return conv
+
+
 def test_the_preview_says_what_the_compaction_then_does_for_a_small_old_part(
+        harness: Any, summary_rule: dict[str, Any]) -> None:
+    """An old part no larger than its estimated summary (half of it, plus the summary pair)
+    cannot shrink: the preview says so (``would not shrink``, never "would summarize" to a
+    larger estimate), and the compaction agrees without a model call; its outcome says
+    why."""
+    with FakeModelServer({"rules": [summary_rule]}) as fake:
+        h = harness(fake, window=8_000, conversation=small_old_part())
+        before = h.conversation.messages()
+        plan = asyncio.run(h.runtime.preview())
+        assert not plan.would_summarize and plan.reason == "would not shrink", plan
+        assert plan.estimated_after_tokens <= plan.before_tokens
+        outcome = asyncio.run(h.runtime.compact())
+        assert plan.would_summarize is outcome.summarized is False
+        assert outcome.reason == "would not shrink"
+        assert fake.requests == [] and h.conversation.messages() == before
+
+
+def test_a_small_old_part_is_summarized_when_its_summary_would_be_smaller(
         harness: Any, big_history: Callable[..., Conversation],
         summary_rule: dict[str, Any]) -> None:
-    """An old part smaller than the preview's assumed summary (2,000 tokens) is still
-    summarised by the compaction: the preview must not say otherwise."""
+    """An old part smaller than 2,000 tokens but larger than its estimated summary: the
+    preview estimates fewer tokens after, and the compaction summarises it."""
     with FakeModelServer({"rules": [summary_rule]}) as fake:
         h = harness(fake, window=8_000, conversation=big_history(8, 1_000))
         plan = asyncio.run(h.runtime.preview())
         assert fake.requests == []
+        assert plan.would_summarize and plan.estimated_after_tokens < plan.before_tokens
         outcome = asyncio.run(h.runtime.compact())
         assert plan.would_summarize is outcome.summarized is True
         assert len(h.conversation.messages()) == 2 + plan.kept_messages
+
+
+def test_the_preview_never_promises_a_larger_context(
+        harness: Any, big_history: Callable[..., Conversation]) -> None:
+    """Whatever the history, a preview that would summarise estimates fewer tokens after
+    than before, and one that would not says why."""
+    for n in (4, 8, 12, 20, 40):
+        for size in (100, 1_000, 3_000, 8_000):
+            h = harness(None, window=8_000, conversation=big_history(n, size))
+            plan = asyncio.run(h.runtime.preview())
+            if plan.would_summarize:
+                assert plan.estimated_after_tokens < plan.before_tokens, (n, size, plan)
+            else:
+                assert plan.reason in ("nothing to summarize", "would not shrink"), plan
 
 
 def test_the_preview_plans_on_the_history_layer1_leaves_not_the_raw_one(

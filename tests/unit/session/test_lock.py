@@ -66,3 +66,28 @@ def test_two_holders_in_one_process_exclude_each_other(tmp_path: Path) -> None:
         first.release()
     assert holder(tmp_path / "s") is None
     assert holder(tmp_path / "never-made") is None and not (tmp_path / "never-made").exists()
+
+
+PROBE = """
+import sys
+from pathlib import Path
+from pseudoclaude.session.lock import holder
+print("probing", flush=True)
+while True:
+    holder(Path(sys.argv[1]))
+"""
+
+
+def test_listing_sessions_never_makes_a_write_busy(tmp_path: Path) -> None:
+    """``holder`` (``running`` in the session list) takes a shared lock for a moment: a writer
+    taking the lock then must not be refused (it was, about 6 % of the time, ``pid: null``)."""
+    child = subprocess.Popen([sys.executable, "-c", PROBE, str(tmp_path / "s")],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "probing\n"
+        for _ in range(3000):
+            with SessionLock(tmp_path / "s", "s"):
+                pass
+    finally:
+        child.kill()
+        child.wait()

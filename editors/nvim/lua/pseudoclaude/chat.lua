@@ -1,8 +1,10 @@
---- `:PseudoClaudeChat`: a chat buffer per workspace folder (`pseudoclaude://chat/<folder>`,
+--- `:PseudoClaudeChat`: a chat buffer per session (`pseudoclaude://chat/<folder>/<session id>`,
 --- filetype markdown) with a prompt below it (a `buftype=prompt` buffer). The answer streams in
---- from `pseudoclaude/event`; each tool call is a card folded to one line (its result and a
---- preview inside); compaction and memory events show inline. It opens with the session's history
---- as the server tells it (`pseudoclaude/sessions/messages` items).
+--- from `pseudoclaude/event`, each event to the chat of its session (several sessions of a folder
+--- run at once, each in its own buffer); each tool call is a card folded to one line (its result
+--- and a preview inside); compaction and memory events show inline. It opens with the session's
+--- history as the server tells it (`pseudoclaude/sessions/messages` items). The folder's current
+--- chat (the one shown last) is the one its commands act on.
 ---
 --- This module is the entry and the live events of a run; the parts have one job each:
 --- `chat.items` (the items and their lines, pure), `chat.buffer` (the buffer, highlights, folds),
@@ -22,6 +24,7 @@ local M = {}
 M.chats = state.chats
 M.get = state.get
 M.of_buf = state.of_buf
+M.of_workspace = state.of_workspace
 
 M.PREVIEW_LINES = items.PREVIEW_LINES
 M.HIGHLIGHTS = items.HIGHLIGHTS
@@ -49,6 +52,7 @@ M.winbar = window.winbar
 M.show = window.show
 M.open = window.open
 M.close = window.close
+M.create = window.create
 
 -- Live events -------------------------------------------------------------------------------------
 
@@ -82,18 +86,34 @@ local function given(s)
   return type(s) == 'string' and s ~= '' and s or nil
 end
 
---- One `pseudoclaude/event` notification (ignored without a chat for its folder).
+--- The chat of an event's session: its own, else the chat of the folder whose run has no session
+--- yet (a new conversation: its first event names it). Nil when the session has no chat open.
+--- @param e pseudoclaude.Event
+--- @return pseudoclaude.Chat?
+function M.chat_of_event(e)
+  local sid = type(e.sessionId) == 'string' and e.sessionId ~= '' and e.sessionId or nil
+  if not sid then
+    return get(e.workspace)
+  end
+  local chat = get(e.workspace, sid)
+  if chat then
+    return chat
+  end
+  for _, c in ipairs(state.of_workspace(e.workspace)) do
+    if c.running and not c.session_id then
+      window.set_session(c, sid)
+      return c
+    end
+  end
+  return nil
+end
+
+--- One `pseudoclaude/event` notification, to the chat of its session (ignored without one).
 --- @param e pseudoclaude.Event
 function M.event(e)
-  local chat = get(e.workspace)
+  local chat = M.chat_of_event(e)
   if not chat then
     return
-  end
-  if type(e.sessionId) == 'string' and e.sessionId ~= '' and e.sessionId ~= chat.session_id then
-    if chat.session_id then
-      notice(chat, 'session ' .. e.sessionId)
-    end
-    chat.session_id = e.sessionId
   end
   local kind = e.kind
   if kind == 'text' then
@@ -128,27 +148,53 @@ function M.event(e)
   end
 end
 
+--- The chat a run is shown in: the chat that sent it, else its session's, else the folder's
+--- current chat (`:PseudoClaudeAsk` runs the current session).
+--- @param workspace string
+--- @param target? {chat?: pseudoclaude.Chat, session?: string}
+--- @return pseudoclaude.Chat?
+local function run_chat(workspace, target)
+  target = target or {}
+  if target.chat and vim.api.nvim_buf_is_valid(target.chat.buf) then
+    return target.chat
+  end
+  if target.session then
+    return get(workspace, target.session)
+  end
+  return get(workspace)
+end
+M.run_chat = run_chat
+
 --- A run starts in the folder (from the chat or `:PseudoClaudeAsk`), with the editor context it
---- was sent with (shown under the prompt).
+--- was sent with (shown under the prompt). `target`: the chat that sent it, or its session.
 --- @param workspace string
 --- @param text string
 --- @param context? pseudoclaude.EditorContext
-function M.begin_run(workspace, text, context)
-  local chat = get(workspace)
+--- @param target? {chat?: pseudoclaude.Chat, session?: string}
+function M.begin_run(workspace, text, context, target)
+  local chat = run_chat(workspace, target)
   if not chat then
     return
   end
-  chat.running, chat.streamed, chat.open_text = true, 0, nil
+  chat.running, chat.streamed, chat.open_text, chat.waiting = true, 0, nil, nil
   if #chat.items == 1 and chat.items[1].kind == 'hint' then
     chat.items = {}
   end
+  if not chat.title then
+    chat.title = text
+  end
   buffer.append(chat, { kind = 'user', text = text, context = context })
+  pcall(vim.cmd, 'redrawstatus!')
 end
 
 --- A run ended with its result.
 --- @param result pseudoclaude.RunResult
-function M.end_run(workspace, result)
-  local chat = get(workspace)
+--- @param target? {chat?: pseudoclaude.Chat, session?: string}
+function M.end_run(workspace, result, target)
+  local chat = run_chat(workspace, target)
+  if not chat and type(result.sessionId) == 'string' then
+    chat = get(workspace, result.sessionId)
+  end
   if not chat then
     return
   end
@@ -157,7 +203,7 @@ function M.end_run(workspace, result)
     buffer.append(chat, { kind = 'assistant', text = result.text })
   end
   if type(result.sessionId) == 'string' then
-    chat.session_id = result.sessionId
+    window.set_session(chat, result.sessionId)
   end
   interrupt_tools(chat)
   buffer.append(chat, { kind = 'footer', text = render.footer(result, false) })
@@ -169,8 +215,9 @@ function M.end_run(workspace, result)
 end
 
 --- A run ended without a result (cancelled, or the request failed).
-function M.abort_run(workspace, reason)
-  local chat = get(workspace)
+--- @param target? {chat?: pseudoclaude.Chat, session?: string}
+function M.abort_run(workspace, reason, target)
+  local chat = run_chat(workspace, target)
   if not chat then
     return
   end
@@ -181,9 +228,32 @@ function M.abort_run(workspace, reason)
   vim.cmd.redrawstatus({ bang = true })
 end
 
---- A note from the plugin, in the server's words (compacted, compaction undone...).
-function M.note(workspace, text)
-  local chat = get(workspace)
+--- A run's prompt was not sent (its session is busy: another process writes it): the prompt leaves
+--- the chat (it is not part of the conversation), a line says why.
+--- @param workspace string
+--- @param text string the line
+--- @param target? {chat?: pseudoclaude.Chat, session?: string}
+function M.refused_run(workspace, text, target)
+  local chat = run_chat(workspace, target)
+  if not chat then
+    return
+  end
+  chat.open_text = nil
+  local last = chat.items[#chat.items]
+  if last and last.kind == 'user' then
+    table.remove(chat.items)
+    buffer.render_all(chat)
+  end
+  notice(chat, text)
+  chat.running = false
+  vim.cmd.redrawstatus({ bang = true })
+end
+
+--- A note from the plugin, in the server's words (compacted, compaction undone...); to the chat
+--- of `target` (a chat, or a session) when given, else to the folder's current chat.
+--- @param target? {chat?: pseudoclaude.Chat, session?: string}
+function M.note(workspace, text, target)
+  local chat = run_chat(workspace, target)
   if chat and given(text) then
     notice(chat, text)
   end
@@ -193,7 +263,8 @@ end
 --- @param params pseudoclaude.ApproveParams
 --- @param waiting boolean
 function M.approval(params, waiting)
-  local chat = get(params.workspace)
+  local sid = type(params.sessionId) == 'string' and params.sessionId or nil
+  local chat = (sid and get(params.workspace, sid)) or get(params.workspace)
   if not chat or params.kind == 'mcpServer' or params.kind == 'permissions' then -- (no call, no card)
     return
   end
@@ -212,13 +283,85 @@ function M.approval(params, waiting)
   end
 end
 
---- The session of the folder changed (resume): the chat shows the new one's history.
-function M.session_changed(workspace)
-  local chat = get(workspace)
-  if chat then
-    chat.prompts = {}
-    history.reload(chat)
+--- Whether a chat of the folder is shown in the current tab (its chat or its prompt window).
+local function folder_shown(workspace)
+  for _, c in ipairs(state.of_workspace(workspace)) do
+    if #vim.fn.win_findbuf(c.buf) > 0 or #vim.fn.win_findbuf(c.prompt_buf) > 0 then
+      return true
+    end
   end
+  return false
+end
+
+--- Whether a chat holds nothing yet (a new conversation, nothing sent): it can take a session.
+local function unused(chat)
+  return not chat.running and not chat.waiting and not chat.session_id
+    and (#chat.items == 0 or (#chat.items == 1 and chat.items[1].kind == 'hint'))
+end
+
+--- Show the chat of session `session_id` of a folder where its chat is shown (in the same windows;
+--- `opts.beside`: beside it): the chat it has, else a new one (an unused chat of the folder takes
+--- the session). Without any chat open for the folder nothing opens, unless `opts.open`.
+--- @param workspace string
+--- @param session_id string
+--- @param opts? {beside?: boolean, open?: boolean, reload?: boolean, title?: string, worktree?: string|false, enter?: boolean, done?: fun(chat: pseudoclaude.Chat)}
+--- @return pseudoclaude.Chat?
+function M.switch(workspace, session_id, opts)
+  opts = opts or {}
+  local current = get(workspace)
+  if not current and not opts.open then
+    return nil
+  end
+  local chat = get(workspace, session_id)
+  if not chat and current and unused(current) then
+    chat = current
+    window.set_session(chat, session_id)
+    chat.loaded = false
+  end
+  chat = chat or window.create(workspace, session_id)
+  if opts.reload and chat.loaded and not chat.running then
+    chat.prompts, chat.loaded = {}, false
+  end
+  if folder_shown(workspace) or opts.open or opts.beside then
+    window.show(workspace, { chat = chat, beside = opts.beside, enter = opts.enter == true, title = opts.title,
+      worktree = opts.worktree, done = opts.done })
+  else
+    state.set_current(chat)
+    if opts.title then
+      chat.title = opts.title
+    end
+    if opts.worktree ~= nil then
+      chat.worktree = opts.worktree or nil
+    end
+    if not chat.loaded and not chat.running then
+      history.reload(chat, function()
+        if opts.done then
+          opts.done(chat)
+        end
+      end)
+    elseif opts.done then
+      opts.done(chat)
+    end
+  end
+  return chat
+end
+
+--- The session of the folder changed (resume, fork): its chat is shown where the folder's chat was
+--- (its history read again); without a session id, the current chat reloads.
+--- @param workspace string
+--- @param session_id? string
+--- @param opts? {beside?: boolean, title?: string, worktree?: string|false, done?: fun(chat: pseudoclaude.Chat)}
+function M.session_changed(workspace, session_id, opts)
+  if not session_id then
+    local chat = get(workspace)
+    if chat then
+      chat.prompts = {}
+      history.reload(chat)
+    end
+    return
+  end
+  opts = vim.tbl_extend('force', opts or {}, { reload = true })
+  M.switch(workspace, session_id, opts)
 end
 
 --- A rewind ended: with the conversation rewound the chat shows the session again (and its
@@ -227,20 +370,21 @@ end
 --- @param message? string the server's words
 --- @param conversation boolean the conversation was rewound
 --- @param prompt_text? string the prompt taken back
-function M.rewound(workspace, message, conversation, prompt_text)
-  local chat = get(workspace)
+--- @param session? string the session rewound (default: the folder's current one)
+function M.rewound(workspace, message, conversation, prompt_text, session)
+  local chat = session and get(workspace, session) or get(workspace)
   if not chat then
     return
   end
   if not conversation then
-    return M.note(workspace, message)
+    return M.note(workspace, message, { chat = chat })
   end
   chat.prompts = {}
   history.reload(chat, function()
-    M.note(workspace, message)
+    M.note(workspace, message, { chat = chat })
   end)
   if prompt_text then
-    M.offer_prompt(workspace, prompt_text)
+    prompt.offer(chat, prompt_text)
   end
 end
 
@@ -254,14 +398,40 @@ function M.offer_prompt(workspace, text)
   end
 end
 
---- A new session started in the folder: the chat starts over.
-function M.new_session(workspace, session_id)
-  local chat = get(workspace)
-  if not chat or chat.running then
+--- A new session started in the folder: a chat of its own takes the folder chat's place (the
+--- other session's chat goes on, hidden; the sessions picker shows it again). `worktree`: the
+--- session's git worktree.
+--- @param workspace string
+--- @param session_id string
+--- @param worktree? {path: string, branch: string, base: string}
+function M.new_session(workspace, session_id, worktree)
+  local current = get(workspace)
+  if not current then
     return
   end
-  chat.items, chat.open_text, chat.session_id = {}, nil, session_id
-  buffer.append(chat, history.hint('New session ' .. session_id .. '.'))
+  local chat = get(workspace, session_id)
+  if not chat then
+    chat = unused(current) and current or window.create(workspace, session_id)
+    window.set_session(chat, session_id)
+  end
+  chat.items, chat.open_text, chat.loaded, chat.title = {}, nil, true, nil
+  chat.worktree = worktree and worktree.branch or nil
+  local hint = 'New session ' .. session_id .. '.'
+  if worktree then
+    hint = string.format('New session %s in a git worktree of its own (branch %s): its changes reach %s when you'
+      .. ' apply them (:PseudoClaudeWorktree).', session_id, worktree.branch, fmt.basename(workspace))
+  end
+  buffer.render_all(chat)
+  buffer.append(chat, history.hint(hint))
+  if chat ~= current then
+    if folder_shown(workspace) then
+      window.show(workspace, { chat = chat, enter = vim.api.nvim_get_current_buf() == current.prompt_buf })
+    else
+      state.set_current(chat)
+    end
+  end
+  pcall(vim.cmd, 'redrawstatus!')
+  return chat
 end
 
 return M

@@ -1,5 +1,5 @@
 --- `:checkhealth pseudoclaude`: Neovim, the server and its version, provider credentials (whether
---- they are set, never their values), the workspace root of the current buffer and its data folder,
+--- they are set, never their values; none needed for a local server), the workspace root of the current buffer and its data folder,
 --- what checkpoints cover (the `git` command found or not), the state of the folder's MCP
 --- servers and what the folder's own settings file asks for that waits for an approval (when the
 --- server runs), and whether the agent sees the current buffer as it is in the editor (the
@@ -103,30 +103,137 @@ local function check_server()
   end
 end
 
+--- Whether `url` is a server on this machine: localhost (or a name under it), 127.x.x.x, ::1.
+--- @param url string
+--- @return boolean
+function M.is_local_url(url)
+  local authority = type(url) == 'string' and url:match('^%a[%w+.-]*://([^/?#]+)') or nil
+  if not authority then
+    return false
+  end
+  authority = authority:gsub('^.*@', '') -- user information
+  local host = authority:match('^%[([^%]]+)%]') or authority:gsub(':%d*$', '')
+  host = host:lower():gsub('%.$', '')
+  return host == 'localhost'
+    or vim.endswith(host, '.localhost')
+    or host:match('^127%.%d+%.%d+%.%d+$') ~= nil
+    or host == '::1'
+    or host == '0:0:0:0:0:0:0:1'
+end
+
+--- The OpenAI API's own address (the provider's default base URL).
+local OPENAI_HOST = 'api.openai.com'
+
+--- Whether a server at `url` for `provider` works without an API key: one on this machine, or,
+--- for provider openai, any server but OpenAI's own (Ollama, vLLM, LM Studio on another host).
+--- @return boolean needs_none, string why
+function M.keyless(provider, url)
+  if type(url) ~= 'string' or url == '' then
+    return false, ''
+  end
+  if M.is_local_url(url) then
+    return true, 'a server on this machine'
+  end
+  local host = (url:match('^%a[%w+.-]*://([^/?#]+)') or ''):gsub('^.*@', ''):gsub(':%d*$', ''):lower()
+  if provider == 'openai' and host ~= '' and host ~= OPENAI_HOST then
+    return true, "an OpenAI-compatible server, not OpenAI's own API"
+  end
+  return false, ''
+end
+
+--- The top-level `key: value` lines of a YAML file (plain scalars: quotes and comments removed),
+--- or {} when it cannot be read. Enough for `provider`, `baseUrl` and whether `apiKey` is set.
+--- @return table<string, string>
+function M.read_top_level(path)
+  local out = {}
+  local ok, lines = pcall(vim.fn.readfile, path)
+  if not ok or type(lines) ~= 'table' then
+    return out
+  end
+  for _, line in ipairs(lines) do
+    local key, value = line:match('^([%a_][%w_]*):%s*(.-)%s*$')
+    if key then
+      value = value:gsub('%s+#.*$', '')
+      value = value:match('^"(.*)"$') or value:match("^'(.*)'$") or value
+      if value ~= '' and value ~= 'null' and value ~= '~' then
+        out[key] = value
+      end
+    end
+  end
+  return out
+end
+
+--- What `:checkhealth` says about the provider's credentials, as { level, text, advice? } entries
+--- (level: 'ok', 'info' or 'warn'): whether each key is set (never its value), and whether one is
+--- needed at all. `settings`: setup()'s; `getenv(name)`: the environment; `file`: the top-level
+--- values of ~/.PseudoClaude/config.yaml (setup() wins over it, as in the server).
+--- @return table[]
+function M.credential_report(settings, getenv, file)
+  settings, file = settings or {}, file or {}
+  local out = {}
+  local function add(level, text, advice)
+    out[#out + 1] = { level, text, advice }
+  end
+  local function set(v)
+    return type(v) == 'string' and v ~= ''
+  end
+  local env = {}
+  for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY' }) do
+    env[name] = set(getenv(name))
+    add(env[name] and 'ok' or 'info', name .. (env[name] and ' is set' or ' is not set'))
+  end
+  local any = env.ANTHROPIC_API_KEY or env.OPENAI_API_KEY
+  if set(settings.apiKey) then
+    any = true
+    add('ok', 'settings.apiKey is set in setup()')
+  elseif set(file.apiKey or file.api_key) then
+    any = true
+    add('ok', 'apiKey is set in ~/.PseudoClaude/config.yaml')
+  end
+  local provider, base, from
+  if set(settings.provider) then
+    provider, from = settings.provider, 'setup()'
+  elseif set(file.provider) then
+    provider, from = file.provider, '~/.PseudoClaude/config.yaml'
+  end
+  if set(settings.baseUrl) then
+    base = settings.baseUrl
+  elseif set(file.baseUrl or file.base_url) then
+    base = file.baseUrl or file.base_url
+  end
+  if provider then
+    add('info', string.format('provider: %s (from %s)', provider, from))
+  end
+  if base then
+    add('info', 'baseUrl: ' .. base)
+  end
+  if any then
+    return out
+  end
+  local keyless, why = M.keyless(provider, base)
+  if provider and keyless then
+    add('ok', string.format('no API key needed: provider %s at %s (%s)', provider, base, why))
+    add('info', 'the server sends a placeholder key there; set apiKey if that server asks for one')
+  elseif base and not provider then
+    add('warn', 'baseUrl is set but no provider: the server does not know which protocol to speak',
+      { 'Set provider: openai (Ollama, vLLM, LM Studio) or anthropic beside baseUrl' })
+  else
+    add('warn', 'no API key in the environment, in setup() or in ~/.PseudoClaude/config.yaml', {
+      'Set ANTHROPIC_API_KEY or OPENAI_API_KEY, or apiKey in ~/.PseudoClaude/config.yaml',
+      'For a local server (Ollama, vLLM), set provider: openai and its baseUrl: no key is needed',
+    })
+  end
+  return out
+end
+
 local function check_credentials()
   health.start('Provider credentials')
   local settings = require('pseudoclaude.config').options.settings or {}
-  local any = false
-  for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY' }) do
-    local value = vim.env[name]
-    if value ~= nil and value ~= '' then
-      any = true
-      health.ok(name .. ' is set')
-    else
-      health.info(name .. ' is not set')
-    end
-  end
-  if type(settings.apiKey) == 'string' and settings.apiKey ~= '' then
-    any = true
-    health.ok('settings.apiKey is set in setup()')
-  end
-  if settings.provider then
-    health.info('provider: ' .. tostring(settings.provider))
-  end
-  if not any then
-    health.warn('no API key in the environment or in setup()', {
-      'Set ANTHROPIC_API_KEY or OPENAI_API_KEY, or apiKey in ~/.PseudoClaude/config.yaml',
-    })
+  local file = M.read_top_level(vim.fs.joinpath(vim.fn.expand('~'), '.PseudoClaude', 'config.yaml'))
+  for _, entry in ipairs(M.credential_report(settings, function(name)
+    return vim.env[name]
+  end, file)) do
+    health[entry[1]](entry[2], entry[3])
   end
 end
 

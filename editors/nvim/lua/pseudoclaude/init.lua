@@ -14,9 +14,34 @@ local M = {}
 --- How many items of a resumed session the transcript replays.
 M.HISTORY_MESSAGES = 20
 
---- Runs in flight: workspace URI -> {client, id, cancelled, done, finish}
---- @type table<string, {client: vim.lsp.Client, id: integer?, cancelled: boolean, done: boolean, finish: function?}>
+--- Runs in flight: `<workspace URI>\n<session id>` (no id: the folder's current session) ->
+--- {client, id, workspace, session, chat, cancelled, done, finish}. Several sessions of a folder
+--- run at once; one run per session.
+--- @type table<string, {client: vim.lsp.Client, id: integer?, workspace: string, session?: string, chat?: pseudoclaude.Chat, cancelled: boolean, done: boolean, finish: function?}>
 M.runs = {}
+
+--- Prompts waiting for a busy session to be free (another process writes it): same keys ->
+--- {workspace, session, chat, stop(reason?)}.
+M.waits = {}
+
+--- How often a prompt that waits for a busy session asks whether it is free (ms).
+M.BUSY_POLL_MS = 1000
+
+--- The key of a run (and of a wait) of session `session` (nil: the folder's current one).
+function M.run_key(workspace, session)
+  return tostring(workspace or ''):gsub('/+$', '') .. '\n' .. (session or '')
+end
+
+--- Whether a run of the folder is in flight (the statusline's `…`).
+local function folder_runs(workspace)
+  local prefix = M.run_key(workspace, nil)
+  for key in pairs(M.runs) do
+    if vim.startswith(key, prefix) then
+      return true
+    end
+  end
+  return false
+end
 
 local notify = util.notify
 
@@ -53,6 +78,24 @@ local function is_blank(s)
   return s == nil or vim.trim(s) == ''
 end
 
+--- The session of the folder's current chat (the one shown or entered last), which the folder's
+--- commands act on; nil without one (then the server's current session).
+--- @param workspace? string (default: the current buffer's folder)
+--- @return string?
+function M.chat_session(workspace)
+  local chat = package.loaded['pseudoclaude.chat']
+  if not chat then
+    return nil
+  end
+  local ws = workspace
+  if not ws then
+    local c = client.get(0)
+    ws = c and client.workspace(c, 0) or nil
+  end
+  local current = ws and chat.get(ws)
+  return current and current.session_id or nil
+end
+
 --- Ask for a text with `vim.ui.input`; `cb(text)` unless it is dismissed or blank.
 local function ask_for(prompt, cb)
   vim.ui.input({ prompt = prompt }, function(input)
@@ -79,22 +122,46 @@ local function report_stop(result)
 end
 
 --- Where a run is shown: the transcript (always written, shown by `:PseudoClaudeAsk`) and the
---- folder's chat buffer, when one is open.
-local function views(method, workspace, ...)
+--- chat buffer of its session (`target`: the chat that sent it, or its session; none: the
+--- folder's current chat), when one is open.
+--- @param target? {chat?: pseudoclaude.Chat, session?: string}
+local function views(method, workspace, target, a, b)
+  local chat = require('pseudoclaude.chat')
   if method == 'begin_run' then
-    transcript.begin_run(workspace, ...)
-  else
-    transcript[method](...)
+    transcript.begin_run(workspace, a, b)
+    chat.begin_run(workspace, a, b, target)
+    return
   end
-  require('pseudoclaude.chat')[method](workspace, ...)
+  transcript[method](a)
+  chat[method](workspace, a, target)
+end
+
+--- The refusal when `err` is `SessionBusy` (another writer holds the session): `{sessionId, pid,
+--- message}` (`pid` nil when not known), else nil.
+--- @param err any
+--- @param session? string the session the request was about
+--- @return {sessionId: string, pid: integer?, message: string}?
+function M.session_busy(err, session)
+  local code = protocol.errors.session_busy or -32011
+  if type(err) ~= 'table' or err.code ~= code then
+    return nil
+  end
+  local data = type(err.data) == 'table' and err.data or {}
+  local message = client.error_message(err)
+  local sid = type(data.sessionId) == 'string' and data.sessionId ~= '' and data.sessionId
+    or message:match('session (%S+) is busy') or session or ''
+  return { sessionId = sid, pid = type(data.pid) == 'number' and data.pid or nil, message = message }
 end
 
 --- Run the agent on `prompt` in a folder (`opts.workspace`, else the current buffer's); the
---- answer streams into the transcript (shown unless `opts.transcript == false`) and the folder's
---- chat. One run per folder. `opts.context`: what the user is looking at (`EditorContext`: the
---- active file, the selection, the open files), sent with the prompt and shown with it.
+--- answer streams into the transcript (shown unless `opts.transcript == false`) and the chat of
+--- its session. `opts.session`: the session (default: the folder's current one); `opts.chat`: the
+--- chat that sends it. One run per session: several sessions of a folder run at once. A session
+--- another process (or request) is writing refuses the prompt: `vim.ui.select` offers Fork, Wait
+--- and Cancel. `opts.context`: what the user is looking at (`EditorContext`: the active file, the
+--- selection, the open files), sent with the prompt and shown with it.
 --- @param prompt string
---- @param opts? {workspace?: string, transcript?: boolean, context?: pseudoclaude.EditorContext}
+--- @param opts? {workspace?: string, transcript?: boolean, context?: pseudoclaude.EditorContext, session?: string, chat?: pseudoclaude.Chat}
 function M.run(prompt, opts)
   opts = opts or {}
   local bufnr = vim.api.nvim_get_current_buf()
@@ -103,11 +170,19 @@ function M.run(prompt, opts)
       return client.fail('Ask', start_err)
     end
     local ws = opts.workspace or client.workspace(c, bufnr)
-    if M.runs[ws] then
+    if opts.session == nil and opts.chat == nil then
+      -- `:PseudoClaudeAsk`: the session of the folder's chat, shown in that chat.
+      local current = require('pseudoclaude.chat').get(ws)
+      if current and current.session_id then
+        opts = vim.tbl_extend('force', opts, { session = current.session_id, chat = current })
+      end
+    end
+    local key = M.run_key(ws, opts.session)
+    if M.runs[key] or M.waits[key] then
       return notify(
         string.format(
-          'PseudoClaude: a run is already in progress in %s: wait for it or use :PseudoClaudeCancel',
-          fmt.basename(ws)
+          'PseudoClaude: a run is already in progress in %s%s: wait for it or use :PseudoClaudeCancel',
+          fmt.basename(ws), opts.session and (' (session ' .. opts.session .. ')') or ''
         ),
         vim.log.levels.WARN
       )
@@ -115,8 +190,10 @@ function M.run(prompt, opts)
     if opts.transcript ~= false then
       transcript.open(config.options.transcript.open)
     end
-    views('begin_run', ws, prompt, opts.context)
-    local run = { client = c, id = nil, cancelled = false, done = false, autocmd = nil }
+    local target = { chat = opts.chat, session = opts.session }
+    views('begin_run', ws, target, prompt, opts.context)
+    local run = { client = c, id = nil, cancelled = false, done = false, autocmd = nil, workspace = ws,
+      session = opts.session, chat = opts.chat }
     local function finish(err, result)
       if run.done then
         return
@@ -125,23 +202,28 @@ function M.run(prompt, opts)
       if run.autocmd then
         pcall(vim.api.nvim_del_autocmd, run.autocmd)
       end
-      M.runs[ws] = nil
-      meter.set_running(ws, false)
-      if err then
+      M.runs[key] = nil
+      meter.set_running(ws, folder_runs(ws))
+      local busy = err and not run.cancelled and M.session_busy(err, opts.session)
+      if busy then
+        transcript.abort_run('not sent: ' .. busy.message)
+        require('pseudoclaude.chat').refused_run(ws, '✗ not sent: ' .. busy.message, target)
+        M.busy_choice(prompt, vim.tbl_extend('force', opts, { workspace = ws }), busy)
+      elseif err then
         if client.is_cancelled(err) or run.cancelled then
-          views('abort_run', ws, 'canceled')
+          views('abort_run', ws, target, 'canceled')
         else
-          views('abort_run', ws, 'failed: ' .. client.error_message(err))
+          views('abort_run', ws, target, 'failed: ' .. client.error_message(err))
           client.fail('Ask', err)
         end
       else
-        views('end_run', ws, result)
+        views('end_run', ws, target, result)
         report_stop(result)
       end
       M.refresh_context(ws)
       fire('PseudoClaudeRunDone', { workspace = ws, error = err, result = result })
     end
-    local params = { prompt = prompt, workspace = ws, context = opts.context }
+    local params = { prompt = prompt, workspace = ws, context = opts.context, sessionId = opts.session }
     local ok, id = c:request(protocol.requests.run, params, function(err, result)
       finish(err, result)
     end)
@@ -162,9 +244,167 @@ function M.run(prompt, opts)
       end,
     })
     run.finish = finish
-    M.runs[ws] = run
+    M.runs[key] = run
     meter.set_running(ws, true)
   end)
+end
+
+--- Put a prompt that was not sent back on the prompt line of its chat (when it has one).
+local function offer_back(ws, prompt, opts)
+  local chat = require('pseudoclaude.chat')
+  local target = chat.run_chat(ws, { chat = opts.chat, session = opts.session })
+  if target then
+    require('pseudoclaude.chat.prompt').offer(target, prompt)
+  end
+end
+
+--- A prompt refused because its session is busy (another process writes it): `vim.ui.select`
+--- Fork (a new session with the conversation so far; the prompt is sent there), Wait (sent in the
+--- session once it is free) or Cancel (the prompt goes back on the chat's prompt line).
+--- @param prompt string
+--- @param opts table the run's options (`workspace` set)
+--- @param busy {sessionId: string, pid: integer?, message: string}
+function M.busy_choice(prompt, opts, busy)
+  local who = busy.pid and ('process ' .. busy.pid) or 'another process'
+  local words = {
+    Fork = 'Fork: go on in a new session with this conversation so far, your prompt sent there',
+    Wait = string.format('Wait: send it in this session once %s is done', who),
+    Cancel = 'Cancel: keep the prompt (back on the prompt line)',
+  }
+  vim.ui.select({ 'Fork', 'Wait', 'Cancel' }, {
+    prompt = string.format('PseudoClaude: session %s is busy: %s is writing it (another window or a terminal). '
+      .. 'Your prompt was not sent.', busy.sessionId, who),
+    kind = 'pseudoclaude_busy',
+    format_item = function(item)
+      return words[item]
+    end,
+  }, function(choice)
+    if choice == 'Fork' then
+      M.fork_and_send(prompt, opts, busy)
+    elseif choice == 'Wait' then
+      M.wait_and_send(prompt, opts, busy)
+    else
+      offer_back(opts.workspace, prompt, opts)
+    end
+    fire('PseudoClaudeBusy', { workspace = opts.workspace, sessionId = busy.sessionId, pid = busy.pid, choice = choice })
+  end)
+end
+
+--- Fork a busy session (`sessions/fork`: the conversation so far; the busy one goes on as it is),
+--- make the fork the current session (its chat takes the busy one's place) and send the prompt
+--- there.
+function M.fork_and_send(prompt, opts, busy)
+  local ws = opts.workspace
+  local params = { workspace = ws, sessionId = busy.sessionId }
+  client.request_or_fail(protocol.requests.sessions_fork, params, 'Fork', function(r)
+    local message = string.format('PseudoClaude: forked the busy session %s into %s: your prompt goes on there.',
+      busy.sessionId, r.sessionId)
+    local chats = require('pseudoclaude.chat').get(ws) ~= nil
+    local function send(chat)
+      M.run(prompt, vim.tbl_extend('force', opts, { session = r.sessionId, chat = chat or false }))
+    end
+    M.resume(r.sessionId, ws, {
+      message = message,
+      shown = send, -- the fork's chat shows the conversation so far, then the prompt
+      done = function(err)
+        if err then
+          return offer_back(ws, prompt, opts)
+        end
+        if not chats then
+          send(nil)
+        end
+      end,
+    })
+  end, function(err)
+    if err then
+      offer_back(ws, prompt, opts)
+    end
+  end)
+end
+
+--- Wait until a busy session is free (`sessions/list` every `BUSY_POLL_MS`: its `running`), then
+--- send the prompt in it (the chat shows what the other process added first). `:PseudoClaudeCancel`
+--- (Ctrl-C in the chat) stops waiting: the prompt goes back on the prompt line.
+function M.wait_and_send(prompt, opts, busy)
+  local ws = opts.workspace
+  local chat_mod = require('pseudoclaude.chat')
+  local chat = chat_mod.run_chat(ws, { chat = opts.chat, session = busy.sessionId })
+  local key = M.run_key(ws, busy.sessionId)
+  if M.waits[key] then
+    return
+  end
+  local who = busy.pid and ('process ' .. busy.pid) or 'another process'
+  local timer = assert(vim.uv.new_timer())
+  local wait = { workspace = ws, session = busy.sessionId, chat = chat, done = false, asking = false }
+  local function finish()
+    if wait.done then
+      return false
+    end
+    wait.done = true
+    M.waits[key] = nil
+    timer:stop()
+    timer:close()
+    if chat then
+      chat.waiting = nil
+    end
+    meter.set_running(ws, folder_runs(ws))
+    return true
+  end
+  --- Stop waiting (nothing is sent): `reason` in the chat, the prompt back on its prompt line.
+  function wait.stop(reason)
+    if finish() then
+      chat_mod.note(ws, reason or 'stopped waiting: your prompt was not sent (it is back on the prompt line)',
+        { chat = chat })
+      offer_back(ws, prompt, opts)
+      fire('PseudoClaudeWaitDone', { workspace = ws, sessionId = busy.sessionId, sent = false })
+    end
+  end
+  M.waits[key] = wait
+  if chat then
+    chat.waiting = true
+  end
+  meter.set_running(ws, true)
+  chat_mod.note(ws, string.format('waiting for session %s to be free (%s is writing it): your prompt is sent'
+    .. ' as soon as it is done; Ctrl-C stops waiting', busy.sessionId, who), { chat = chat })
+  timer:start(M.BUSY_POLL_MS, M.BUSY_POLL_MS, vim.schedule_wrap(function()
+    if wait.done or wait.asking then
+      return
+    end
+    wait.asking = true
+    client.request(protocol.requests.sessions_list, { workspace = ws }, function(err, list)
+      wait.asking = false
+      if wait.done then
+        return
+      end
+      if err then
+        return wait.stop('stopped waiting: ' .. client.error_message(err) .. ' (your prompt was not sent)')
+      end
+      local found
+      for _, s in ipairs(type(list) == 'table' and list.sessions or {}) do
+        if s.id == busy.sessionId then
+          found = s
+        end
+      end
+      if not found then
+        return wait.stop(string.format('stopped waiting: session %s is not listed any more', busy.sessionId))
+      end
+      if found.running == true then
+        return
+      end
+      finish()
+      fire('PseudoClaudeWaitDone', { workspace = ws, sessionId = busy.sessionId, sent = true })
+      local send = function()
+        M.run(prompt, vim.tbl_extend('force', opts, { session = busy.sessionId, chat = chat or false }))
+      end
+      if chat then
+        -- What the other process added comes first.
+        chat.prompts = {}
+        require('pseudoclaude.chat.history').reload(chat, send)
+      else
+        send()
+      end
+    end)
+  end))
 end
 
 --- The context of a command given a range in a file buffer (`:'<,'>PseudoClaudeAsk`): the
@@ -240,18 +480,41 @@ function M.on_client_exit(client_id, code, signal)
       run.finish({ message = string.format('the server exited (%s) during the run', how) })
     end
   end
+  for _, wait in pairs(M.waits) do
+    wait.stop('stopped waiting: the server exited (your prompt was not sent)')
+  end
 end
 
---- `:PseudoClaudeCancel`: cancel the run(s) in flight (`$/cancelRequest`); only the one of
---- `workspace` when given.
+--- Whether a run (or a wait) belongs to `chat`: sent by it, of its session, or (none named) of
+--- the folder's current session, which the folder's current chat shows.
+local function of_chat(run, chat)
+  if run.chat == chat or (run.session and run.session == chat.session_id) then
+    return true
+  end
+  return not run.chat and not run.session and require('pseudoclaude.chat').get(chat.workspace) == chat
+end
+
+--- `:PseudoClaudeCancel`: cancel the run(s) in flight (`$/cancelRequest`) and stop the prompts
+--- waiting for a busy session; only those of `workspace` when given, and of `chat` (its session's)
+--- when given.
 --- @param workspace? string
-function M.cancel(workspace)
+--- @param chat? pseudoclaude.Chat
+function M.cancel(workspace, chat)
   local any = false
-  for ws, run in pairs(M.runs) do
-    if workspace == nil or ws == workspace then
+  local function mine(run)
+    return (workspace == nil or M.run_key(run.workspace) == M.run_key(workspace)) and (chat == nil or of_chat(run, chat))
+  end
+  for _, run in pairs(M.runs) do
+    if mine(run) then
       any = true
       run.cancelled = true
       run.client:cancel_request(run.id)
+    end
+  end
+  for _, wait in pairs(M.waits) do
+    if mine(wait) then
+      any = true
+      wait.stop()
     end
   end
   if not any then
@@ -262,14 +525,16 @@ end
 --- `:PseudoClaudeCompact [instructions]`: summarize the conversation now.
 --- @param instructions? string
 --- @param workspace? string (default: the current buffer's folder)
-function M.compact(instructions, workspace)
-  local params = { workspace = workspace }
+--- @param session? string (default: the folder's current session)
+function M.compact(instructions, workspace, session)
+  session = session or M.chat_session(workspace)
+  local params = { workspace = workspace, sessionId = session }
   if not is_blank(instructions) then
     params.instructions = vim.trim(instructions)
   end
   notify('PseudoClaude: compacting…')
   client.request_or_fail(protocol.requests.compact, params, 'Compact', function(r)
-    views('note', params.workspace, r.message)
+    views('note', params.workspace, session and { session = session } or nil, r.message)
     notify(ctx.message(r, 'compacted.'))
   end, function(err, r)
     M.refresh_context(params.workspace)
@@ -282,8 +547,10 @@ end
 --- `vim.ui.select` Compact / Cancel; only a message when there is nothing to compact.
 --- @param instructions? string
 --- @param workspace? string
-function M.preview(instructions, workspace)
-  local params = { workspace = workspace }
+--- @param session? string (default: the folder's current session)
+function M.preview(instructions, workspace, session)
+  session = session or M.chat_session(workspace)
+  local params = { workspace = workspace, sessionId = session }
   if not is_blank(instructions) then
     params.instructions = vim.trim(instructions)
   end
@@ -298,7 +565,7 @@ function M.preview(instructions, workspace)
     vim.ui.select({ 'Compact', 'Cancel' }, { prompt = plan.message, kind = 'pseudoclaude_compact' }, function(choice)
       ctx.close_float()
       if choice == 'Compact' then
-        M.compact(params.instructions, params.workspace)
+        M.compact(params.instructions, params.workspace, session)
       end
     end)
   end, function(err)
@@ -311,11 +578,13 @@ end
 --- `:PseudoClaudeUndo`: undo the last compaction of the session (the summarized messages come
 --- back); a second undo goes one compaction further back.
 --- @param workspace? string
-function M.undo(workspace)
-  local params = { workspace = workspace }
+--- @param session? string (default: the folder's current session)
+function M.undo(workspace, session)
+  session = session or M.chat_session(workspace)
+  local params = { workspace = workspace, sessionId = session }
   client.request_or_fail(protocol.requests.compact_undo, params, 'Undo', function(r)
     if r.restored then
-      views('note', params.workspace, r.message)
+      views('note', params.workspace, session and { session = session } or nil, r.message)
     end
     notify(ctx.message(r, r.restored and 'compaction undone.' or 'nothing to undo.'))
   end, function(err, r)
@@ -487,7 +756,8 @@ end
 --- result)` after.
 --- @param session_id? string
 --- @param workspace? string
---- @param opts? {message?: string, done?: fun(err: table?, result: pseudoclaude.ResumeResult?)}
+--- `opts.shown(chat)`: once the session's chat (when the folder has one open) shows its history.
+--- @param opts? {message?: string, done?: fun(err: table?, result: pseudoclaude.ResumeResult?), beside?: boolean, title?: string, worktree?: string|false, shown?: fun(chat: pseudoclaude.Chat)}
 function M.resume(session_id, workspace, opts)
   opts = opts or {}
   session_id = is_blank(session_id) and 'latest' or vim.trim(session_id)
@@ -512,7 +782,8 @@ function M.resume(session_id, workspace, opts)
     if c then
       replay_history(c, params.workspace, r.sessionId)
     end
-    require('pseudoclaude.chat').session_changed(params.workspace)
+    require('pseudoclaude.chat').session_changed(params.workspace, r.sessionId,
+      { beside = opts.beside, title = opts.title, worktree = opts.worktree, done = opts.shown })
   end, function(err, r)
     M.refresh_context(params.workspace)
     fire('PseudoClaudeResumed', { error = err, result = r })
@@ -527,14 +798,15 @@ end
 --- @param arg? string a prompt's number and `code`, `conversation` or `both`, each optional
 --- @param workspace? string
 function M.rewind(arg, workspace)
-  require('pseudoclaude.rewind').start(arg, workspace)
+  require('pseudoclaude.rewind').start(arg, workspace, M.chat_session(workspace))
 end
 
 --- `:PseudoClaudeFork [turn]`: continue in a new session with the conversation before prompt
 --- `turn` (default: all of it); the new session becomes the current one.
 --- @param turn? string|integer
 --- @param workspace? string
-function M.fork(turn, workspace)
+--- @param session? string the session forked (default: the folder's current one)
+function M.fork(turn, workspace, session)
   local n
   if type(turn) == 'number' then
     n = turn
@@ -544,22 +816,30 @@ function M.fork(turn, workspace)
       return notify("PseudoClaude: Fork takes a prompt's number (none: the whole conversation).", vim.log.levels.WARN)
     end
   end
-  require('pseudoclaude.rewind').fork(n, workspace)
+  require('pseudoclaude.rewind').fork(n, workspace, { session = session or M.chat_session(workspace) })
 end
 
---- One line per session for the picker: title · age · messages · model.
+--- One line per session for the picker: `●` when it runs (here or in another process), title,
+--- the branch of its worktree, age, messages, model; the current one says so.
 function M.session_label(s, now)
   local title = (s.title and s.title ~= '') and s.title or '(no messages yet)'
   local bits = { fmt.age(s.updatedAt, now), fmt.plural(s.messageCount or 0, 'message') }
   if type(s.model) == 'string' and s.model ~= '' then
     bits[#bits + 1] = s.model
   end
-  return string.format('%s%s · %s', s.active and '● ' or '', title, table.concat(bits, ' · '))
+  if type(s.worktree) == 'string' and s.worktree ~= '' then
+    table.insert(bits, 1, 'worktree ' .. s.worktree)
+  end
+  return string.format('%s%s · %s%s', s.running == true and '● ' or '', fmt.one_line(title, 60),
+    table.concat(bits, ' · '), s.active and ' · current' or '')
 end
 
---- `:PseudoClaudeSessions`: pick a session (`vim.ui.select`) and resume it.
+--- `:PseudoClaudeSessions`: pick a session (`vim.ui.select`) and resume it: its chat takes the
+--- folder's chat window (`opts.beside`, `:PseudoClaudeSessions!`: it opens beside it).
 --- @param workspace? string
-function M.sessions(workspace)
+--- @param opts? {beside?: boolean}
+function M.sessions(workspace, opts)
+  opts = opts or {}
   local params = { workspace = workspace }
   client.request_or_fail(protocol.requests.sessions_list, params, 'Sessions', function(list)
     if #list.sessions == 0 then
@@ -567,36 +847,60 @@ function M.sessions(workspace)
     end
     local now = os.time()
     vim.ui.select(list.sessions, {
-      prompt = 'Resume which PseudoClaude session?',
+      prompt = opts.beside and 'Open which PseudoClaude session beside this one?' or 'Resume which PseudoClaude session?',
       kind = 'pseudoclaude_session',
       format_item = function(s)
         return M.session_label(s, now)
       end,
     }, function(s)
       if s then
-        M.resume(s.id, params.workspace)
+        M.resume(s.id, params.workspace, { beside = opts.beside, title = s.title,
+          worktree = type(s.worktree) == 'string' and s.worktree or false })
       end
     end)
   end)
 end
 
---- `:PseudoClaudeNew`: start a new session.
+--- `:PseudoClaudeNew`: start a new session (its own chat buffer). `opts.worktree` (`/worktree`):
+--- in a git worktree of its own, whose changes reach the folder when applied
+--- (`:PseudoClaudeWorktree`).
 --- @param workspace? string
-function M.new_session(workspace)
-  local params = { workspace = workspace }
-  client.request_or_fail(protocol.requests.sessions_new, params, 'New session', function(r)
-    transcript.note('new session ' .. r.sessionId)
-    require('pseudoclaude.chat').new_session(params.workspace, r.sessionId)
-    notify('PseudoClaude: new session ' .. r.sessionId .. '.')
+--- @param opts? {worktree?: boolean}
+function M.new_session(workspace, opts)
+  opts = opts or {}
+  local params = { workspace = workspace, worktree = opts.worktree or nil }
+  local what = opts.worktree and 'New session in a worktree' or 'New session'
+  client.request_or_fail(protocol.requests.sessions_new, params, what, function(r)
+    local worktree = type(r.worktree) == 'table' and r.worktree or nil
+    transcript.note('new session ' .. r.sessionId .. (worktree and (' in worktree ' .. worktree.branch) or ''))
+    require('pseudoclaude.chat').new_session(params.workspace, r.sessionId, worktree)
+    if worktree then
+      notify(string.format('PseudoClaude: new session %s in a git worktree (branch %s, in %s): its changes reach the'
+        .. ' folder when you apply them (:PseudoClaudeWorktree apply).', r.sessionId, worktree.branch, worktree.path))
+    else
+      notify('PseudoClaude: new session ' .. r.sessionId .. '.')
+    end
     M.refresh_context(params.workspace)
+  end, function(err, r)
+    fire('PseudoClaudeNewSession', { workspace = params.workspace, error = err, result = r })
   end)
+end
+
+--- `:PseudoClaudeWorktree [status|apply|remove[!]]`: the worktree of the session (a chat's, else
+--- the folder's current one): its changes in a buffer, applied to the folder, or removed.
+--- @param action? string
+--- @param workspace? string
+--- @param opts? {session?: string, force?: boolean}
+function M.worktree(action, workspace, opts)
+  require('pseudoclaude.worktree').command(action, workspace, opts)
 end
 
 --- `:PseudoClaudeContext`: what fills the context (the breakdown: tokens, share of the window and
 --- a bar per category; free and reserved), the window, the threshold and the breaker, in a float.
 --- @param workspace? string
-function M.context(workspace)
-  local params = { workspace = workspace }
+--- @param session? string (default: the folder's current session)
+function M.context(workspace, session)
+  local params = { workspace = workspace, sessionId = session or M.chat_session(workspace) }
   client.request_or_fail(protocol.requests.context, params, 'Context', function(c)
     local ws = params.workspace
     meter.context(ws, c)

@@ -13,6 +13,8 @@ M.states = {}
 M.running = {}
 --- @type table<string, integer> workspace URI -> pending memory proposals
 M.pending_proposals = {}
+--- @type table<string, table> session id -> its state (several sessions of a folder may run at once)
+M.sessions = {}
 
 local function key(uri)
   return (tostring(uri or ''):gsub('/+$', ''))
@@ -27,6 +29,10 @@ function M.usage(u)
   local k = key(u.workspace)
   local old = M.states[k]
   local same = old and old.sessionId == u.sessionId
+  local was = type(u.sessionId) == 'string' and M.sessions[u.sessionId] or nil
+  if not same and was then
+    old, same = was, true
+  end
   M.states[k] = {
     sessionId = u.sessionId,
     estimatedTokens = u.estimatedTokens,
@@ -36,6 +42,9 @@ function M.usage(u)
     autoCompactTripped = same and old.autoCompactTripped or false,
     breakdown = u.breakdown or (same and old.breakdown or nil),
   }
+  if type(u.sessionId) == 'string' then
+    M.sessions[u.sessionId] = M.states[k]
+  end
   vim.cmd.redrawstatus({ bang = true })
 end
 
@@ -50,6 +59,9 @@ function M.context(workspace, c)
     autoCompactTripped = c.autoCompactTripped == true,
     breakdown = c.breakdown,
   }
+  if type(c.sessionId) == 'string' then
+    M.sessions[c.sessionId] = M.states[key(workspace)]
+  end
   vim.cmd.redrawstatus({ bang = true })
 end
 
@@ -100,6 +112,20 @@ function M.text(workspace)
   end
   local mark = state.autoCompactTripped and '! ' or ''
   return busy .. mark .. fmt.tokens(state.estimatedTokens) .. '/' .. fmt.tokens(state.contextWindow) .. pending
+end
+
+--- The meter of one session of a folder (a chat's winbar): its tokens when known, else the
+--- folder's meter.
+--- @param workspace string
+--- @param session_id? string
+--- @return string
+function M.session_text(workspace, session_id)
+  local state = session_id and M.sessions[session_id]
+  if not state then
+    return M.text(workspace)
+  end
+  local mark = state.autoCompactTripped and '! ' or ''
+  return mark .. fmt.tokens(state.estimatedTokens) .. '/' .. fmt.tokens(state.contextWindow)
 end
 
 --- A longer description for `:PseudoClaudeContext`.

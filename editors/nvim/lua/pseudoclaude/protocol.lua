@@ -93,7 +93,9 @@ M.diagnostics_capability = 'diagnostics'
 --- The protocol's version.
 M.version = 1
 
---- Why a preview would summarise nothing (`wouldSummarize: false`).
+--- Why a preview would summarise nothing (`wouldSummarize: false`), or a compaction
+--- summarised nothing (`summarized: false`): no conversation, nothing older than the recent
+--- window, or a summary that would not be smaller than the older messages it replaces.
 M.preview_reasons = {
   no_session = 'no session',
   nothing_to_summarize = 'nothing to summarize',
@@ -293,6 +295,7 @@ M.stop_reasons = {
 --- @field offloaded integer
 --- @field summarized boolean
 --- @field factCheck pseudoclaude.FactCheck All zero when nothing was summarised.
+--- @field reason? 'no session'|'nothing to summarize'|'would not shrink' With `summarized: false`: why (the preview's reasons; `would not shrink` also when the model's summary turned out no smaller, and was not applied).
 
 --- What the server checked in a summary against the part it replaces (SPEC §11): items
 --- (user prompts, changed paths, the last prompt) checked, missing from the summary, and

@@ -252,8 +252,9 @@ end
 --- @param workspace string
 --- @param prompt string
 --- @param cb fun(turn: integer)
-function M.pick_turn(workspace, prompt, cb)
-  local params = { workspace = workspace }
+--- @param session? string the session (default: the folder's current one)
+function M.pick_turn(workspace, prompt, cb, session)
+  local params = { workspace = workspace, sessionId = session }
   client.request_or_fail(protocol.requests.sessions_turns, params, 'Rewind', function(r)
     local turns = type(r) == 'table' and r.turns or {}
     if #turns == 0 then
@@ -296,7 +297,8 @@ end
 --- `:PseudoClaudeRewind [turn] [mode]` and `/rewind`: what is not given is picked, then the preview.
 --- @param arg? string
 --- @param workspace? string
-function M.start(arg, workspace)
+--- @param session? string the session (a chat's; default: the folder's current one)
+function M.start(arg, workspace, session)
   local parsed, why = M.parse(arg)
   if not parsed then
     return notify('PseudoClaude: ' .. why .. '.', vim.log.levels.WARN)
@@ -304,16 +306,16 @@ function M.start(arg, workspace)
   client.with_workspace(workspace, 'Rewind', function(ws)
     local function with_turn(turn)
       if parsed.mode then
-        return M.preview(turn, parsed.mode, ws)
+        return M.preview(turn, parsed.mode, ws, session)
       end
       M.pick_mode(turn, function(mode)
-        M.preview(turn, mode, ws)
+        M.preview(turn, mode, ws, session)
       end)
     end
     if parsed.turn then
       return with_turn(parsed.turn)
     end
-    M.pick_turn(ws, 'Rewind to before which prompt?', with_turn)
+    M.pick_turn(ws, 'Rewind to before which prompt?', with_turn, session)
   end)
 end
 
@@ -377,7 +379,8 @@ local function after_rewind(state, r, force)
     reload_buffers(ws, r.restoredFiles)
   end
   local conversation = mode ~= protocol.rewind_modes.code
-  require('pseudoclaude.chat').rewound(ws, r.message, conversation, conversation and state.preview.prompt or nil)
+  require('pseudoclaude.chat').rewound(ws, r.message, conversation, conversation and state.preview.prompt or nil,
+    state.session)
   require('pseudoclaude').refresh_context(ws)
   fire('PseudoClaudeRewound', { workspace = ws, turn = state.turn, mode = mode, force = force, result = r })
 end
@@ -387,7 +390,8 @@ local function apply(state, force)
     return
   end
   state.busy = true
-  local params = { workspace = state.workspace, turn = state.turn, mode = state.mode, force = force or nil }
+  local params = { workspace = state.workspace, turn = state.turn, mode = state.mode, force = force or nil,
+    sessionId = state.session }
   client.request(protocol.requests.rewind, params, function(err, r)
     M.close(state)
     if err then
@@ -419,7 +423,7 @@ end
 --- @param state table
 --- @param file pseudoclaude.RewindFile
 function M.open_diff(state, file)
-  local params = { workspace = state.workspace, turn = state.turn, path = file.path }
+  local params = { workspace = state.workspace, turn = state.turn, path = file.path, sessionId = state.session }
   client.request(protocol.requests.rewind_file, params, function(err, r)
     if err then
       return client.fail('Rewind diff', err)
@@ -469,8 +473,9 @@ end
 --- @param p pseudoclaude.RewindPreviewResult
 --- @param mode string
 --- @param workspace string
+--- @param session? string the session (default: the folder's current one)
 --- @return table state
-function M.show(p, mode, workspace)
+function M.show(p, mode, workspace, session)
   M.close()
   local width = math.max(20, math.min(M.WIDTH, vim.o.columns - 8))
   local lines, files, marks = M.preview_lines(p, mode, width)
@@ -503,7 +508,7 @@ function M.show(p, mode, workspace)
   vim.wo[win].wrap = false
   vim.wo[win].cursorline = true
   local state = { workspace = workspace, turn = p.turn, mode = mode, preview = p, buf = buf, win = win,
-    files = files, closed = false, lines = lines }
+    files = files, closed = false, lines = lines, session = session }
   local first
   for lnum in pairs(files) do
     first = (first == nil or lnum < first) and lnum or first
@@ -559,10 +564,10 @@ end
 --- @param turn integer
 --- @param mode string
 --- @param workspace string
-function M.preview(turn, mode, workspace)
-  local params = { workspace = workspace, turn = turn, mode = mode }
+function M.preview(turn, mode, workspace, session)
+  local params = { workspace = workspace, turn = turn, mode = mode, sessionId = session }
   client.request_or_fail(protocol.requests.rewind_preview, params, 'Rewind', function(p)
-    M.show(p, mode, params.workspace)
+    M.show(p, mode, params.workspace, session)
   end, function(err)
     if err then
       fire('PseudoClaudeRewindPreview', { workspace = params.workspace, mode = mode, error = err })
@@ -574,11 +579,12 @@ end
 --- without), which becomes the current one; the source stays as it is.
 --- @param turn? integer
 --- @param workspace? string
---- @param opts? {prompt?: string} the prompt forked off (the chat's prompt line gets it back)
+--- @param opts? {prompt?: string, session?: string} the prompt forked off (the chat's prompt line gets
+--- it back); the session forked (default: the folder's current one)
 function M.fork(turn, workspace, opts)
   opts = opts or {}
   client.with_workspace(workspace, 'Fork', function(ws)
-    local params = { workspace = ws, turn = turn }
+    local params = { workspace = ws, turn = turn, sessionId = opts.session }
     client.request_or_fail(protocol.requests.sessions_fork, params, 'Fork', function(r)
       local what = turn and string.format('the conversation before prompt %d', turn) or 'the whole conversation'
       local message = string.format('PseudoClaude: forked %s into session %s, now the current one.', what, r.sessionId)
@@ -612,10 +618,10 @@ function M.from_chat(chat, what, lnum)
   end
   local function go(turn)
     if what == 'fork' then
-      return M.fork(turn, chat.workspace, { prompt = item.text })
+      return M.fork(turn, chat.workspace, { prompt = item.text, session = chat.session_id })
     end
     M.pick_mode(turn, function(mode)
-      M.preview(turn, mode, chat.workspace)
+      M.preview(turn, mode, chat.workspace, chat.session_id)
     end)
   end
   if type(item.turn) == 'number' then
@@ -627,7 +633,8 @@ function M.from_chat(chat, what, lnum)
       vim.log.levels.WARN)
     return true
   end
-  client.request_or_fail(protocol.requests.sessions_turns, { workspace = chat.workspace }, 'Rewind', function(r)
+  local params = { workspace = chat.workspace, sessionId = chat.session_id }
+  client.request_or_fail(protocol.requests.sessions_turns, params, 'Rewind', function(r)
     local turn = M.turn_of(chat.items, item, type(r) == 'table' and r.turns or {})
     if not turn then
       return notify('PseudoClaude: this prompt is not one of the session\'s own prompts (a forked session counts'

@@ -15,7 +15,7 @@ import {
   type EditorChip,
   type EditorSnapshot,
 } from '../editorContext';
-import { describeFailure, errorMessage, isCancelled } from '../errors';
+import { describeFailure, errorMessage, isCancelled, sessionBusy, type BusyRefusal } from '../errors';
 import { oneLine, plural, prettyArguments } from '../format';
 import { MeterStore } from '../meter';
 import type { AgentClient, CancelToken } from '../ports';
@@ -34,6 +34,8 @@ import {
   type McpServer,
   type RewindMode,
   type RunResult,
+  type SessionSummary,
+  type WorktreeFile,
 } from '../protocol';
 import { normalizeUri, sameUri } from '../uri';
 import {
@@ -61,6 +63,15 @@ import {
 } from './rewind';
 import { parseSlash, type SlashRun } from './slash';
 import {
+  applyCard,
+  changesPlan,
+  forceQuestion,
+  refusedForChanges,
+  removeQuestion,
+  worktreeDiffTitle,
+  type ChangesChoice,
+} from './worktree';
+import {
   emptyState,
   fromItems,
   reduce,
@@ -71,6 +82,7 @@ import {
   type ChatItem,
   type ChatState,
   type ItemOf,
+  worktreeOf,
 } from './model';
 
 /** How many items of a session's transcript the restored chat shows (the newest). */
@@ -98,6 +110,44 @@ export interface ChatPickOptions<T> {
   placeHolder?: string;
   /** A `keepOpen` item was chosen: show what it stands for; a line answered shows on the item. */
   onKeep?: (value: T) => Promise<string | undefined>;
+}
+
+/** A file of a worktree session, to compare: the folder's (left) and the worktree's (right). */
+export interface WorktreeDiff {
+  /** The workspace folder's URI. */
+  folder: string;
+  /** The worktree's root (an absolute path). */
+  worktree: string;
+  file: WorktreeFile;
+  title: string;
+}
+
+/** How long after its first event a run's session list is asked again (it shows the run) (ms). */
+export const LIST_AFTER_MS = 300;
+
+/** How often a Wait asks whether the busy session is free (ms). */
+export const BUSY_POLL_MS = 1000;
+
+/** A prompt refused because its session was busy, held until Fork, Wait or another prompt. */
+interface BusyPrompt extends BusyRefusal {
+  prompt: string;
+  context: EditorContext | undefined;
+  folder: string;
+  /** Cancels the wait in progress. */
+  wait?: CancelSource;
+}
+
+/** Resolve after `ms`, or at once when `token` is cancelled. */
+export function pause(ms: number, token: CancelToken): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const sub = token.onCancellationRequested(done);
+  });
 }
 
 /** The message when an action needs the chat idle. */
@@ -140,6 +190,8 @@ export interface ChatEnv {
   readFile(folder: ChatFolder, path: string): Promise<string | undefined>;
   /** Open where MCP servers are configured: the user's setting, or the folder's `.mcp.json`. */
   openMcpConfig(where: 'settings' | 'mcpJson', folder: ChatFolder): Promise<void>;
+  /** The diff of a worktree session's file: the folder's file and the worktree's. */
+  showWorktreeDiff(diff: WorktreeDiff): Promise<void>;
 }
 
 interface PendingApproval {
@@ -315,7 +367,7 @@ export class ChatHost {
   private state: ChatState;
   private panel: ChatPanel | undefined;
   private ready = false;
-  private run: { source: CancelSource; folder: string } | undefined;
+  private run: { source: CancelSource; folder: string; listed?: boolean } | undefined;
   private otherRun = false;
   private readonly meters = new MeterStore();
   private readonly approvals = new Map<string, PendingApproval>();
@@ -334,11 +386,20 @@ export class ChatHost {
   private readonly launching = new Set<string>();
   /** The editor: the prompt box's chip and the context a prompt carries. */
   private readonly editor = new EditorTracker();
+  /** Prompts refused because their session was busy, by card id. */
+  private readonly busy = new Map<string, BusyPrompt>();
+  /** Requests of the chat's own that change its session (new, resume) in flight. */
+  private switching = 0;
+  private readonly pollMs: number;
+  private readonly pause: (ms: number, token: CancelToken) => Promise<void>;
 
   constructor(
     private readonly agent: AgentClient,
     private readonly env: ChatEnv,
+    options: { pollMs?: number; pause?: (ms: number, token: CancelToken) => Promise<void> } = {},
   ) {
+    this.pollMs = options.pollMs ?? BUSY_POLL_MS;
+    this.pause = options.pause ?? pause;
     const folders = env.folders();
     this.state = emptyState(env.activeFolder() ?? folders[0] ?? null, folders);
   }
@@ -512,6 +573,24 @@ export class ChatHost {
         this.editor.remove();
         this.syncChip();
         return;
+      case 'busyFork':
+        await this.busyFork(m.id);
+        return;
+      case 'busyWait':
+        await this.busyWait(m.id);
+        return;
+      case 'busyCancel':
+        this.busy.get(m.id)?.wait?.cancel();
+        return;
+      case 'worktreeChanges':
+        await this.worktreeChanges();
+        return;
+      case 'worktreeApply':
+        await this.worktreeApply();
+        return;
+      case 'worktreeRemove':
+        await this.worktreeRemove();
+        return;
     }
   }
 
@@ -612,19 +691,28 @@ export class ChatHost {
       return undefined;
     }
     const sent = context === undefined ? this.editor.context(folder.uri) : (context ?? undefined);
+    const sessionId = this.state.sessionId;
     const source = new CancelSource();
     this.run = { source, folder: folder.uri };
+    this.dropBusy();
     this.dispatch({ type: 'runStarted', prompt, ...(sent ? { context: sent } : {}) });
     try {
+      // The chat's session by name: several sessions of the folder may run at once.
       const result = await this.agent.request(
         Requests.run,
-        { prompt, workspace: folder.uri, ...(sent ? { context: sent } : {}) },
+        { prompt, workspace: folder.uri, ...(sessionId ? { sessionId } : {}), ...(sent ? { context: sent } : {}) },
         { token: source.token },
       );
       this.dispatch({ type: 'runFinished', result });
       return result;
     } catch (e) {
-      if (isCancelled(e) || source.token.isCancellationRequested) {
+      const busy = sessionBusy(e);
+      if (busy && !source.token.isCancellationRequested) {
+        const id = this.key('bz');
+        const held = { ...busy, sessionId: busy.sessionId || sessionId || '' };
+        this.busy.set(id, { ...held, prompt, context: sent, folder: folder.uri });
+        this.dispatch({ type: 'busy', id, sessionId: held.sessionId, pid: held.pid, prompt });
+      } else if (isCancelled(e) || source.token.isCancellationRequested) {
         this.dispatch({ type: 'runFinished', canceled: true });
       } else {
         this.dispatch({ type: 'runFinished', error: describeFailure('the run', e).replace(/^PseudoClaude: /, '') });
@@ -742,11 +830,12 @@ export class ChatHost {
         await this.openMcp();
         return;
       case 'new':
+      case 'worktree':
         if (this.running()) {
           this.notice('warning', RUN_IN_PROGRESS);
           return;
         }
-        await this.newSession();
+        await this.newSession(run.name === 'worktree' ? { worktree: true } : {});
         return;
       case 'rewind': {
         const args = parseRewind(run.argument);
@@ -797,9 +886,29 @@ export class ChatHost {
 
   // ------------------------------------------------------------------------ notifications
 
+  /**
+   * An event of a run in the chat's folder: shown when it is the chat's session's (other sessions
+   * of the folder may run at the same time); a chat with no session yet takes the run's.
+   */
   onEvent(e: AgentEvent): void {
-    if (this.isChatFolder(e.workspace)) {
-      this.dispatch({ type: 'event', event: e });
+    if (!this.isChatFolder(e.workspace)) {
+      return;
+    }
+    const shown = this.state.sessionId;
+    if (shown !== null && Boolean(e.sessionId) && e.sessionId !== shown) {
+      return;
+    }
+    this.dispatch({ type: 'event', event: e });
+    const run = this.run;
+    if (run && !run.listed) {
+      // The session list marks the chat's session running (and any other that runs now).
+      run.listed = true;
+      const timer = setTimeout(() => {
+        if (this.run === run) {
+          void this.refreshSessions();
+        }
+      }, LIST_AFTER_MS);
+      (timer as { unref?: () => void }).unref?.();
     }
   }
 
@@ -807,7 +916,11 @@ export class ChatHost {
     if (!this.isChatFolder(u.workspace)) {
       return;
     }
-    const switched = u.sessionId !== this.state.sessionId && u.sessionId !== null && this.state.sessionId !== null;
+    if (this.running() && this.state.sessionId !== null && u.sessionId !== null && u.sessionId !== this.state.sessionId) {
+      return; // another session of the folder, running beside the chat's
+    }
+    const switched =
+      u.sessionId !== this.state.sessionId && u.sessionId !== null && this.state.sessionId !== null && this.switching === 0;
     this.meters.usage(u);
     this.dispatch({ type: 'meter', meter: this.meters.get(u.workspace) ?? null });
     if (switched && !this.running()) {
@@ -949,17 +1062,43 @@ export class ChatHost {
 
   // ------------------------------------------------------------------------ session actions
 
-  async newSession(): Promise<void> {
+  /**
+   * A new session (`worktree`: in a git worktree of its own, whose changes reach the folder when
+   * applied); the chat shows it, empty.
+   */
+  async newSession(options: { worktree?: boolean } = {}): Promise<void> {
     const folder = this.needFolder();
     if (!folder) {
       return;
     }
+    const what = options.worktree ? 'New session in a worktree' : 'New session';
+    this.switching++;
     try {
-      const r = await this.agent.request(Requests.sessionsNew, { workspace: folder.uri });
-      this.restore({ ...fromItems(this.state, r.sessionId, []) });
+      const r = await this.agent.request(Requests.sessionsNew, {
+        workspace: folder.uri,
+        ...(options.worktree ? { worktree: true } : {}),
+      }).finally(() => this.switching--);
+      const branch = r.worktree?.branch ?? null;
+      const listed: SessionSummary[] = this.state.sessions.some((s) => s.id === r.sessionId)
+        ? this.state.sessions
+        : [
+            {
+              id: r.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '',
+              active: true, running: false, worktree: branch,
+            },
+            ...this.state.sessions,
+          ];
+      this.restore({ ...fromItems({ ...this.state, sessions: listed }, r.sessionId, []) });
+      if (r.worktree) {
+        this.notice(
+          'info',
+          `New session in a git worktree of its own: branch ${r.worktree.branch}, in ${r.worktree.path}. ` +
+            `Its changes reach ${folder.name} only when you apply them (Changes, Apply above).`,
+        );
+      }
       this.focus();
     } catch (e) {
-      this.notice('error', describeFailure('New session', e));
+      this.notice('error', describeFailure(what, e));
     }
     await this.afterChange(folder);
   }
@@ -969,8 +1108,10 @@ export class ChatHost {
     if (!folder || sessionId === '' || sessionId === this.state.sessionId) {
       return;
     }
+    this.switching++;
     try {
-      const r = await this.agent.request(Requests.sessionsResume, { workspace: folder.uri, sessionId });
+      const r = await this.agent.request(Requests.sessionsResume, { workspace: folder.uri, sessionId })
+        .finally(() => this.switching--);
       await this.reload();
       if (r.badLines > 0 || r.repaired > 0) {
         this.notice(
@@ -1229,6 +1370,271 @@ export class ChatHost {
     }
   }
 
+  // ------------------------------------------------------------------------ a busy session
+
+  /** Busy cards still asking are not answered any more (another prompt was sent). */
+  private dropBusy(): void {
+    for (const [id, b] of [...this.busy.entries()]) {
+      if (!b.wait) {
+        this.busy.delete(id);
+        this.dispatch({ type: 'busyStatus', id, status: 'failed', error: 'you sent another prompt instead.' });
+      }
+    }
+  }
+
+  /** The busy card `id`'s prompt, when the chat can act on it now (else a notice says why). */
+  private busyPrompt(id: string): BusyPrompt | undefined {
+    const b = this.busy.get(id);
+    if (!b || b.wait) {
+      return undefined;
+    }
+    if (!this.isChatFolder(b.folder)) {
+      return undefined;
+    }
+    if (this.running()) {
+      this.notice('warning', RUN_IN_PROGRESS);
+      return undefined;
+    }
+    return b;
+  }
+
+  /**
+   * Fork on a busy card: a new session with the busy one's conversation so far (`sessions/fork`),
+   * the chat switches to it and the prompt is sent there; the busy session goes on as it is.
+   */
+  async busyFork(id: string): Promise<void> {
+    const b = this.busyPrompt(id);
+    if (!b) {
+      return;
+    }
+    this.busy.delete(id);
+    this.dispatch({ type: 'busyStatus', id, status: 'forking' });
+    let forked: string;
+    try {
+      forked = (await this.agent.request(Requests.sessionsFork, { workspace: b.folder, sessionId: b.sessionId })).sessionId;
+    } catch (e) {
+      this.dispatch({ type: 'busyStatus', id, status: 'failed', error: `the fork failed: ${errorMessage(e)}` });
+      this.focus(b.prompt, true);
+      return;
+    }
+    await this.resume(forked);
+    if (this.state.sessionId !== forked) {
+      this.focus(b.prompt, true); // the resume failed: its notice says why
+      return;
+    }
+    const who = b.pid === null ? 'another process' : `process ${b.pid}`;
+    this.notice(
+      'info',
+      `Forked the busy session: this new session has its conversation so far, and your prompt goes on here. ` +
+        `The original goes on in ${who}; pick it in the session list to go back to it.`,
+    );
+    await this.ask(b.prompt, b.context ?? null);
+  }
+
+  /**
+   * Wait on a busy card: ask for the folder's sessions every second until that session is not
+   * running any more, then send the prompt in it (after reloading what the other writer added).
+   * Stop, or the card's Cancel, ends the wait (the prompt goes back in the box); so does a failed
+   * list or the session's disappearance.
+   */
+  async busyWait(id: string): Promise<void> {
+    const b = this.busyPrompt(id);
+    if (!b) {
+      return;
+    }
+    const source = new CancelSource();
+    b.wait = source;
+    this.run = { source, folder: b.folder };
+    this.dispatch({ type: 'busyStatus', id, status: 'waiting' });
+    this.dispatch({ type: 'runStarted' });
+    let free = false;
+    let error: string | undefined;
+    try {
+      while (!source.token.isCancellationRequested) {
+        const list = await this.agent.request(Requests.sessionsList, { workspace: b.folder }, { token: source.token });
+        if (this.isChatFolder(b.folder)) {
+          this.dispatch({ type: 'sessions', sessions: list.sessions });
+        }
+        const session = list.sessions.find((s) => s.id === b.sessionId);
+        if (!session) {
+          error = `session ${b.sessionId} is not listed any more.`;
+          break;
+        }
+        if (!session.running) {
+          free = true;
+          break;
+        }
+        await this.pause(this.pollMs, source.token);
+      }
+    } catch (e) {
+      if (!isCancelled(e) && !source.token.isCancellationRequested) {
+        error = `cannot tell whether the session is free: ${errorMessage(e)}`;
+      }
+    } finally {
+      this.run = undefined;
+      this.busy.delete(id);
+    }
+    this.dispatch({ type: 'runFinished' });
+    if (!free || source.token.isCancellationRequested) {
+      this.dispatch({ type: 'busyStatus', id, status: error ? 'failed' : 'cancelled', ...(error ? { error } : {}) });
+      this.focus(b.prompt, true);
+      return;
+    }
+    if (!this.isChatFolder(b.folder)) {
+      return;
+    }
+    // What the other writer added comes first; then the prompt, in the same session.
+    if (this.state.sessionId !== b.sessionId) {
+      await this.resume(b.sessionId);
+    } else {
+      await this.reload();
+    }
+    if (this.state.sessionId === b.sessionId) {
+      await this.ask(b.prompt, b.context ?? null);
+    } else {
+      this.focus(b.prompt, true);
+    }
+  }
+
+  // ------------------------------------------------------------------------ worktree sessions
+
+  /** The chat's folder and session when the session works in a worktree (else a notice). */
+  private worktreeSession(): { folder: ChatFolder; sessionId: string; branch: string } | undefined {
+    const folder = this.needFolder();
+    const sessionId = this.state.sessionId;
+    const branch = worktreeOf(this.state);
+    if (!folder) {
+      return undefined;
+    }
+    if (!sessionId || !branch) {
+      this.notice('info', 'This session works in the folder itself, not in a worktree (/worktree starts one that does).');
+      return undefined;
+    }
+    return { folder, sessionId, branch };
+  }
+
+  /**
+   * Changes (the worktree line): the files the session changed in its worktree, each opening the
+   * diff of the folder's file and the worktree's (the list stays up); Apply at the top.
+   */
+  async worktreeChanges(): Promise<void> {
+    const at = this.worktreeSession();
+    if (!at) {
+      return;
+    }
+    let status;
+    try {
+      status = await this.agent.request(Requests.worktreeStatus, { workspace: at.folder.uri, sessionId: at.sessionId });
+    } catch (e) {
+      this.notice('error', describeFailure('Worktree changes', e));
+      return;
+    }
+    const plan = changesPlan(status, at.folder.name);
+    if (plan.kind === 'nothing') {
+      this.notice('info', plan.message);
+      return;
+    }
+    const choice: ChangesChoice | undefined = await this.env.pick(plan.items, {
+      title: plan.title,
+      placeHolder: plan.placeHolder,
+      onKeep: async (c) => {
+        if (c.kind !== 'file') {
+          return undefined;
+        }
+        try {
+          await this.env.showWorktreeDiff({
+            folder: at.folder.uri,
+            worktree: status.path,
+            file: c.file,
+            title: worktreeDiffTitle(c.file, status.branch),
+          });
+          return undefined;
+        } catch (e) {
+          return `Cannot show the diff: ${errorMessage(e)}`;
+        }
+      },
+    });
+    if (choice?.kind === 'apply') {
+      await this.worktreeApply();
+    }
+  }
+
+  /**
+   * Apply (the worktree line, the Changes list): the session's changes written into the folder;
+   * a card says which files, or (a file changed in the folder too) lists the conflicts: then
+   * nothing was written.
+   */
+  async worktreeApply(): Promise<void> {
+    const at = this.worktreeSession();
+    if (!at) {
+      return;
+    }
+    if (this.running()) {
+      this.notice('warning', RUN_IN_PROGRESS);
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.worktreeApply, { workspace: at.folder.uri, sessionId: at.sessionId });
+      this.dispatch({ type: 'worktreeResult', ...applyCard(r, at.folder.name) });
+    } catch (e) {
+      const busy = sessionBusy(e);
+      this.notice(
+        busy ? 'warning' : 'error',
+        busy ? `Not applied: ${busy.message} (wait for its run to end).` : describeFailure('Apply', e),
+      );
+    }
+    await this.env.reveal().catch(() => undefined);
+  }
+
+  /**
+   * Remove (the worktree line): after a modal question, the worktree and its branch are deleted
+   * and the session goes on in the folder. With changes not applied the server refuses: a modal
+   * warning names them and offers to remove it anyway (they are lost).
+   */
+  async worktreeRemove(): Promise<void> {
+    const at = this.worktreeSession();
+    if (!at) {
+      return;
+    }
+    if (this.running()) {
+      this.notice('warning', RUN_IN_PROGRESS);
+      return;
+    }
+    const q = removeQuestion(at.branch, at.folder.name);
+    if ((await this.env.ask(q.message, q.detail, [q.action])) !== q.action) {
+      return;
+    }
+    const params = { workspace: at.folder.uri, sessionId: at.sessionId };
+    const removed = (message: string): void => {
+      // The session works in the folder now (the server's list may not name a new session yet).
+      this.dispatch({
+        type: 'sessions',
+        sessions: this.state.sessions.map((s) => (s.id === at.sessionId ? { ...s, worktree: null } : s)),
+      });
+      this.notice('info', capitalized(message.replace(/(the )?main tree/g, at.folder.name)));
+    };
+    try {
+      removed((await this.agent.request(Requests.worktreeRemove, params)).message);
+    } catch (e) {
+      if (!refusedForChanges(e)) {
+        this.notice('error', describeFailure('Remove the worktree', e));
+        return;
+      }
+      const f = forceQuestion(errorMessage(e), at.folder.name);
+      if ((await this.env.ask(f.message, f.detail, [f.action])) !== f.action) {
+        this.notice('info', `The worktree stays (branch ${at.branch}): Apply brings its changes into ${at.folder.name}.`);
+        return;
+      }
+      try {
+        removed((await this.agent.request(Requests.worktreeRemove, { ...params, force: true })).message);
+      } catch (again) {
+        this.notice('error', describeFailure('Remove the worktree', again));
+        return;
+      }
+    }
+    await this.afterChange(at.folder);
+  }
+
   // ------------------------------------------------------------------------ MCP servers
 
   /**
@@ -1462,6 +1868,10 @@ export class ChatHost {
   decide(id: string, decision: ApprovalDecision): void {
     this.settle(id, decision);
   }
+}
+
+function capitalized(text: string): string {
+  return text ? `${text[0]?.toUpperCase()}${text.slice(1)}` : text;
 }
 
 function serverKey(folder: string, server: string): string {

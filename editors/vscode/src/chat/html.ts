@@ -56,6 +56,7 @@ export function chatHtml(d: ChatDocument): string {
     <button type="button" id="mcp" class="mcp-button" data-action="mcp" title="MCP servers">MCP</button>
   </div>
 </header>
+<div id="worktree" class="worktree-bar" role="group" aria-label="Worktree of this session" hidden></div>
 <section id="meter" class="meter" aria-label="Context window"></section>
 <main id="transcript" class="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="-1"></main>
 <footer class="composer">

@@ -44,7 +44,15 @@ export type FromWebview =
   /** The header's MCP button: the MCP menu. */
   | { type: 'mcp' }
   /** The × of the prompt box's chip: the next prompts go without the editor's context. */
-  | { type: 'removeChip' };
+  | { type: 'removeChip' }
+  /** A busy card's buttons: Fork (send in a copy of the session), Wait (send when it is free), Cancel (stop waiting). */
+  | { type: 'busyFork'; id: string }
+  | { type: 'busyWait'; id: string }
+  | { type: 'busyCancel'; id: string }
+  /** The worktree line's buttons. */
+  | { type: 'worktreeChanges' }
+  | { type: 'worktreeApply' }
+  | { type: 'worktreeRemove' };
 
 const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'deny'];
 
@@ -72,6 +80,9 @@ export function isFromWebview(m: unknown): m is FromWebview {
     case 'refresh':
     case 'mcp':
     case 'removeChip':
+    case 'worktreeChanges':
+    case 'worktreeApply':
+    case 'worktreeRemove':
       return true;
     case 'send':
       return str(o.prompt);
@@ -79,6 +90,9 @@ export function isFromWebview(m: unknown): m is FromWebview {
       return str(o.id) && (o.instructions === undefined || str(o.instructions));
     case 'compactCancel':
     case 'showDiff':
+    case 'busyFork':
+    case 'busyWait':
+    case 'busyCancel':
       return str(o.id);
     case 'resume':
       return str(o.sessionId);

@@ -41,6 +41,9 @@ export function outsideRun(about: ApprovalAbout | undefined): boolean {
 
 export type PreviewStatus = 'asking' | 'compacting' | 'done' | 'cancelled' | 'failed';
 
+/** A busy card: `asking` (Fork / Wait), `waiting` (polling; Cancel), `forking`, or how it ended. */
+export type BusyStatus = 'asking' | 'waiting' | 'forking' | 'cancelled' | 'failed';
+
 export type NoticeLevel = 'info' | 'warning' | 'error';
 
 /** What a restored item says of the model's context: `false` when it no longer sees it (summarized away, undone). */
@@ -114,6 +117,23 @@ export type ChatItem = (
       error?: string;
     }
   | { kind: 'notice'; id: string; level: NoticeLevel; text: string }
+  /**
+   * A prompt the server refused because another writer (another window, a terminal) holds the
+   * session: Fork (send it in a copy of the session) or Wait (send it here once the session is free).
+   */
+  | {
+      kind: 'busy';
+      id: string;
+      sessionId: string;
+      /** The process writing the session (`null`: not known). */
+      pid: number | null;
+      prompt: string;
+      status: BusyStatus;
+      /** Why a fork or the wait failed. */
+      error?: string;
+    }
+  /** What an Apply of a worktree session did: the files written, or the conflicts (nothing written). */
+  | { kind: 'worktree'; id: string; level: NoticeLevel; title: string; files: string[]; note?: string }
   | {
       kind: 'end';
       id: string;
@@ -202,6 +222,13 @@ export type ChatAction =
   | { type: 'preview'; id: string; preview: CompactPreviewResult }
   | { type: 'previewDone'; id: string; status: PreviewStatus; result?: string }
   | { type: 'notice'; level: NoticeLevel; text: string }
+  /**
+   * The run's prompt was refused (`SessionBusy`): the run ends, the prompt (not sent) leaves the
+   * transcript for the busy card, which holds it.
+   */
+  | { type: 'busy'; id: string; sessionId: string; pid: number | null; prompt: string }
+  | { type: 'busyStatus'; id: string; status: BusyStatus; error?: string }
+  | { type: 'worktreeResult'; level: NoticeLevel; title: string; files: string[]; note?: string }
   /** The session's prompts as the server numbers them (`pseudoclaude/sessions/turns`). */
   | { type: 'turns'; turns: readonly { turn: number; prompt: string }[] };
 
@@ -446,9 +473,14 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return onRunFinished(state, a);
     case 'meter':
       return { ...state, meter: a.meter };
-    case 'sessions':
-      // The list may be older than the session the chat shows: it does not change it.
-      return { ...state, sessions: a.sessions };
+    case 'sessions': {
+      // The list may be older than the session the chat shows: it does not change it. The server
+      // lists sessions with a message: a new one stays as the chat knew it (its worktree's branch).
+      const shown = state.sessionId && !a.sessions.some((s) => s.id === state.sessionId)
+        ? state.sessions.find((s) => s.id === state.sessionId)
+        : undefined;
+      return { ...state, sessions: shown ? [shown, ...a.sessions] : a.sessions };
+    }
     case 'folders':
       return { ...state, folders: a.folders };
     case 'commands':
@@ -509,7 +541,38 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return withItem(state, (id) => ({ kind: 'notice', id, level: a.level, text: a.text }));
     case 'turns':
       return numberPrompts(state, a.turns);
+    case 'busy':
+      return onBusy(state, a);
+    case 'busyStatus':
+      return updateById(state, a.id, (i) =>
+        i.kind === 'busy' ? { ...i, status: a.status, ...(a.error ? { error: a.error } : {}) } : i,
+      );
+    case 'worktreeResult': {
+      const { level, title, files, note } = a;
+      return withItem(state, (id) => ({ kind: 'worktree', id, level, title, files, ...(note ? { note } : {}) }));
+    }
   }
+}
+
+/** The refused prompt leaves the transcript (it was not sent); the card that holds it follows. */
+function onBusy(state: ChatState, a: Extract<ChatAction, { type: 'busy' }>): ChatState {
+  let next = { ...interruptTools(closeStreaming(state)), running: false };
+  const last = next.items[next.items.length - 1];
+  if (last?.kind === 'user' && last.turn === undefined && last.text === a.prompt) {
+    next = { ...next, items: next.items.slice(0, -1) };
+  }
+  return {
+    ...next,
+    items: [
+      ...next.items,
+      { kind: 'busy', id: a.id, sessionId: a.sessionId, pid: a.pid, prompt: a.prompt, status: 'asking' },
+    ],
+  };
+}
+
+/** The branch of the worktree the chat's session works in (`null`: it works in the folder itself). */
+export function worktreeOf(state: Pick<ChatState, 'sessions' | 'sessionId'>): string | null {
+  return (state.sessionId && state.sessions.find((s) => s.id === state.sessionId)?.worktree) || null;
 }
 
 /**

@@ -13,7 +13,7 @@ import { BREAKDOWN_CATEGORIES, type Breakdown, type EditorContext, type McpServe
 import { summarizeArguments } from '../transcript';
 import { escapeHtml, renderMarkdown } from './markdown';
 import { mcpBadge } from './mcp';
-import type { ApprovalStatus, ChatItem, ChatState, ItemOf, ToolStatus } from './model';
+import { worktreeOf, type ApprovalStatus, type ChatItem, type ChatState, type ItemOf, type ToolStatus } from './model';
 
 const esc = escapeHtml;
 
@@ -264,6 +264,76 @@ function memoryLine(item: ItemOf<'memory'>): string {
   );
 }
 
+/** Who holds a busy session, in words. */
+function holder(pid: number | null): string {
+  return pid === null ? 'Another process' : `Process ${Math.trunc(pid)}`;
+}
+
+/**
+ * A prompt refused because another writer holds the session: the prompt (not sent), then Fork or
+ * Wait; while waiting, Cancel; how it ended, in one line.
+ */
+function busyCard(item: ItemOf<'busy'>): string {
+  const id = esc(item.id);
+  const who = holder(item.pid);
+  const prompt = `<pre class="card-pre busy-prompt">${esc(item.prompt)}</pre>`;
+  if (item.status === 'cancelled' || item.status === 'failed') {
+    const text =
+      item.status === 'cancelled'
+        ? 'Not sent: you stopped waiting. Your prompt is back in the box.'
+        : `Not sent: ${item.error ?? 'the session could not be continued'}`;
+    return (
+      `<div class="event busy-line busy-${item.status}" data-id="${id}" role="note" title="${esc(item.prompt)}">` +
+      `<span class="event-icon approval-icon" aria-hidden="true">✗</span><span>${esc(oneLine(text, 400))}</span></div>`
+    );
+  }
+  const parts = [
+    `<section class="card busy busy-${item.status}" data-id="${id}" role="group" aria-label="Session busy">`,
+  ];
+  if (item.status === 'waiting') {
+    parts.push(
+      `<div class="card-title"><span class="busy-spinner" aria-hidden="true"></span>Waiting for the session to be free…</div>`,
+      `<div class="busy-detail">${esc(who)} is still writing it; checked every second. Your prompt is sent here as soon as it is done:</div>`,
+      prompt,
+      '<div class="buttons">',
+      `<button type="button" data-action="busyCancel" data-id="${id}" title="Stop waiting; your prompt goes back in the box">Cancel</button>`,
+      '</div>',
+    );
+  } else if (item.status === 'forking') {
+    parts.push(`<div class="card-title">Forking the session…</div>`, prompt);
+  } else {
+    parts.push(
+      `<div class="card-title"><span class="approval-icon" aria-hidden="true">⚠</span>Not sent: this session is busy</div>`,
+      `<div class="busy-detail">${esc(who)} is writing it (another window, a terminal or the Ask command). A session takes one writer at a time.</div>`,
+      prompt,
+      '<div class="buttons">',
+      `<button type="button" class="primary" data-action="busyFork" data-id="${id}" ` +
+        `title="A new session with this conversation so far; your prompt is sent there">Fork</button>`,
+      `<button type="button" data-action="busyWait" data-id="${id}" ` +
+        `title="Send your prompt here once the session is free">Wait</button>`,
+      '</div>',
+      '<div class="approval-note muted">Fork: go on in a new session with this conversation so far, beside the run in progress. ' +
+        'Wait: send it here once that run is done.</div>',
+    );
+  }
+  parts.push('</section>');
+  return parts.join('');
+}
+
+/** What an Apply of a worktree did: the files written (or the conflicts, nothing written). */
+function worktreeCard(item: ItemOf<'worktree'>): string {
+  const files = item.files.length
+    ? `<ul class="worktree-files">${item.files.map((f) => `<li><code>${esc(f)}</code></li>`).join('')}</ul>`
+    : '';
+  return (
+    `<section class="card worktree-result worktree-${item.level}" data-id="${esc(item.id)}" role="${item.level === 'info' ? 'note' : 'alert'}">` +
+    `<div class="card-title"><span class="event-icon" aria-hidden="true">${item.level === 'info' ? '✓' : '⚠'}</span>${esc(item.title)}</div>` +
+    files +
+    (item.note ? `<div class="approval-note muted">${esc(item.note)}</div>` : '') +
+    '</section>'
+  );
+}
+
 function endLine(item: ItemOf<'end'>): string {
   const bits: string[] = [];
   switch (item.stopReason) {
@@ -443,6 +513,10 @@ export function renderItem(item: ChatItem, open = false): string {
       );
     case 'end':
       return endLine(item);
+    case 'busy':
+      return busyCard(item);
+    case 'worktree':
+      return worktreeCard(item);
   }
 }
 
@@ -602,7 +676,7 @@ export function renderSessionOptions(state: ChatState, now: Date): string {
   const sessions: SessionSummary[] = state.sessions.slice();
   if (state.sessionId && !sessions.some((s) => s.id === state.sessionId)) {
     sessions.unshift({
-      id: state.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '', active: true, running: false,
+      id: state.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '', active: true, running: false, worktree: null,
     });
   }
   if (sessions.length === 0) {
@@ -613,12 +687,41 @@ export function renderSessionOptions(state: ChatState, now: Date): string {
     const when = s.updatedAt ? ` · ${formatAge(s.updatedAt, now)}` : '';
     const selected = s.id === state.sessionId ? ' selected' : '';
     const running = s.running ? '● ' : ''; // being written now, here or in another window
-    return `<option value="${esc(s.id)}"${selected}>${esc(`${running}${title}${when}`)}</option>`;
+    const branch = s.worktree ? ` · ⎇ ${s.worktree}` : ''; // works in a git worktree of its own
+    const tip = [s.running ? 'Running now' : '', s.worktree ? `In a git worktree, branch ${s.worktree}` : ''].filter(Boolean).join('\n');
+    return `<option value="${esc(s.id)}"${selected}${tip ? ` title="${esc(tip)}"` : ''}>${esc(`${running}${title}${branch}${when}`)}</option>`;
   });
   if (!state.sessionId) {
     options.unshift('<option value="" selected>New session</option>');
   }
   return options.join('');
+}
+
+/** A git branch icon (the worktree line). */
+const BRANCH_ICON =
+  '<svg class="wt-icon" viewBox="0 0 16 16" aria-hidden="true">' +
+  '<circle cx="4.5" cy="3.5" r="1.6"/><circle cx="4.5" cy="12.5" r="1.6"/><circle cx="11.5" cy="5.5" r="1.6"/>' +
+  '<path d="M4.5 5.1v5.8 M11.5 7.1c0 2.6-4.5 2.4-6.6 4.1"/></svg>';
+
+/**
+ * The line under the header when the chat's session works in a git worktree: its branch, and
+ * Changes, Apply and Remove. Empty otherwise.
+ */
+export function renderWorktreeBar(state: ChatState): string {
+  const branch = worktreeOf(state);
+  if (!branch) {
+    return '';
+  }
+  const off = state.running ? ' disabled' : '';
+  return (
+    `<span class="wt-where" title="${esc(`This session works in a git worktree of its own, on branch ${branch}: its changes reach the folder when you apply them`)}">` +
+    `${BRANCH_ICON}<span class="wt-branch">${esc(branch)}</span><span class="wt-label muted">worktree</span></span>` +
+    '<span class="wt-buttons">' +
+    `<button type="button" data-action="worktreeChanges" title="The files this session changed in its worktree; select one to see its diff">Changes</button>` +
+    `<button type="button" data-action="worktreeApply"${off} title="Write the session's changes into the folder (nothing is written when one of them changed there too)">Apply</button>` +
+    `<button type="button" data-action="worktreeRemove"${off} title="Delete the worktree and its branch; the session goes on in the folder itself">Remove</button>` +
+    '</span>'
+  );
 }
 
 export function renderFolderOptions(state: ChatState): string {

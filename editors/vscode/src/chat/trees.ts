@@ -39,14 +39,17 @@ export function sessionNodes(sessions: SessionSummary[], now: Date, folderUri: s
     const tooltip = [
       title,
       `${s.id} · ${formatBytes(s.bytes)}${s.model ? ` · ${s.model}` : ''}`,
+      s.running ? 'Running now (here or in another window)' : '',
+      s.worktree ? `Works in a git worktree of its own: branch ${s.worktree}` : '',
       s.active ? 'The current session' : 'Click to resume',
-    ].join('\n');
+    ].filter(Boolean).join('\n');
+    const marks = [s.active ? 'active' : '', s.running ? 'running' : '', s.worktree ? `⎇ ${s.worktree}` : ''].filter(Boolean);
     return {
       id: `session:${s.id}`,
       label: title,
-      description: `${s.active ? 'active · ' : ''}${bits.join(' · ')}`,
+      description: [...marks, ...bits].join(' · '),
       tooltip,
-      icon: s.active ? 'circle-filled' : 'history',
+      icon: s.running ? 'sync~spin' : s.active ? 'circle-filled' : s.worktree ? 'git-branch' : 'history',
       contextValue: s.active ? 'session.active' : 'session',
       ...(s.active
         ? {}

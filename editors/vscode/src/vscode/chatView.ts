@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { DIFF_SCHEME, DiffStore, diffIdOf } from '../chat/diffs';
-import type { ChatEnv, ChatHost, ChatPickOptions, DiffRequest } from '../chat/host';
+import type { ChatEnv, ChatHost, ChatPickOptions, DiffRequest, WorktreeDiff } from '../chat/host';
 import { chatHtml, makeNonce } from '../chat/html';
 import { isAllowedLink } from '../chat/escape';
 import type { ChatFolder } from '../chat/model';
@@ -177,6 +177,28 @@ export function chatPick<T>(items: KeepOpenItem<T>[], options: ChatPickOptions<T
   });
 }
 
+/** The empty side of a worktree diff (a file new in the worktree, or deleted there). */
+export const EMPTY_SCHEME = 'pseudoclaude-empty';
+
+/** Empty read-only documents (`pseudoclaude-empty:`): the missing side of a diff. */
+export class EmptyDocuments implements vscode.TextDocumentContentProvider {
+  provideTextDocumentContent(): string {
+    return '';
+  }
+}
+
+/**
+ * VS Code's diff editor on a worktree session's file: the folder's file (left) and the
+ * worktree's (right); a side the file does not exist on is empty.
+ */
+export async function showWorktreeDiff(diff: WorktreeDiff): Promise<void> {
+  const parts = diff.file.path.split('/').filter(Boolean);
+  const empty = vscode.Uri.from({ scheme: EMPTY_SCHEME, path: `/${diff.file.path}` });
+  const left = diff.file.action === 'create' ? empty : vscode.Uri.joinPath(vscode.Uri.parse(diff.folder), ...parts);
+  const right = diff.file.action === 'delete' ? empty : vscode.Uri.joinPath(vscode.Uri.file(diff.worktree), ...parts);
+  await vscode.commands.executeCommand('vscode.diff', left, right, diff.title, { preview: true, preserveFocus: true });
+}
+
 function chatFolder(f: vscode.WorkspaceFolder): ChatFolder {
   return { uri: f.uri.toString(), name: f.name };
 }
@@ -236,5 +258,6 @@ export function chatEnv(
     ask: (message, detail, actions) => askModal(message, detail, actions),
     readFile: (folder, path) => readFolderFile(folder, path),
     openMcpConfig: (where, folder) => openMcpConfig(where, folder),
+    showWorktreeDiff: (diff) => showWorktreeDiff(diff),
   };
 }

@@ -16,6 +16,7 @@ import {
   renderMeter,
   renderSessionOptions,
   renderWelcome,
+  renderWorktreeBar,
 } from '../chat/render';
 import { EndPin, atEnd } from '../chat/scroll';
 import { escapeHtml } from '../chat/markdown';
@@ -57,6 +58,7 @@ const slashList = el<HTMLUListElement>('slash');
 const sessionButtons = ['new', 'compact', 'undo'].map((id) => el<HTMLButtonElement>(id));
 const mcpButton = el<HTMLButtonElement>('mcp');
 const chipRow = el<HTMLElement>('chip');
+const worktreeBar = el<HTMLElement>('worktree');
 
 const saved = (api.getState() ?? {}) as Saved;
 const history = new PromptHistory(saved.history ?? []);
@@ -70,7 +72,7 @@ let scheduled = false;
 const shown = new Map<string, { item: ChatItem; node: Element }>();
 /** Cards (tool calls, summaries) the user unfolded. */
 const unfolded = new Set<string>();
-const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '' };
+const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '', worktree: '' };
 /** Whether the transcript follows its end (kept there when the view gets shorter). */
 const pin = new EndPin();
 
@@ -183,6 +185,12 @@ function render(): void {
     chipRow.hidden = chip === '';
     last.chip = chip;
   }
+  const worktree = renderWorktreeBar(state);
+  if (worktree !== last.worktree) {
+    worktreeBar.innerHTML = worktree;
+    worktreeBar.hidden = worktree === '';
+    last.worktree = worktree;
+  }
   const running = state.running;
   cancelButton.hidden = !running;
   sendButton.disabled = running;
@@ -193,11 +201,14 @@ function render(): void {
   }
   transcript.setAttribute('aria-busy', String(running));
   const waiting = state.items.some((i) => i.kind === 'approval' && i.status === 'pending');
+  const busyWait = state.items.some((i) => i.kind === 'busy' && i.status === 'waiting');
   status.textContent = waiting
     ? 'Waiting for your approval'
-    : running
-      ? 'Working… (Stop cancels the run)'
-      : '';
+    : busyWait
+      ? 'Waiting for the session to be free… (Stop cancels)'
+      : running
+        ? 'Working… (Stop cancels the run)'
+        : '';
   if (stick) {
     transcript.scrollTop = transcript.scrollHeight;
   }
@@ -414,6 +425,16 @@ document.addEventListener('click', (e) => {
     }
     case 'showDiff':
       post({ type: 'showDiff', id });
+      break;
+    case 'busyFork':
+    case 'busyWait':
+    case 'busyCancel':
+      post({ type: button.dataset.action, id });
+      break;
+    case 'worktreeChanges':
+    case 'worktreeApply':
+    case 'worktreeRemove':
+      post({ type: button.dataset.action });
       break;
     case 'compactConfirm': {
       const instructions = instructionsOf(id);

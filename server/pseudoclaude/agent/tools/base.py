@@ -14,9 +14,10 @@ Error types used by the tools: ``invalid_arguments``, ``unknown_tool``, ``outsid
 ``not_found``, ``is_directory``, ``not_a_file``, ``permission_denied``, ``binary_file``,
 ``too_large``, ``no_match``, ``ambiguous_match``, ``exit_status``, ``timeout``, ``io_error``,
 ``internal_error``, ``changed`` (a file changed between the diff shown for approval and the
-write), ``unsaved`` (the file has unsaved changes in an editor that cannot take the agent's
-edit), ``editor_error`` (the editor refused the edit) (and ``denied``/``canceled``, which the
-runner records itself).
+write), ``stale`` (a write of an existing file the session has not read, or that changed since
+it last read or wrote it: :mod:`~pseudoclaude.agent.tools.freshness`), ``unsaved`` (the file
+has unsaved changes in an editor that cannot take the agent's edit), ``editor_error`` (the
+editor refused the edit) (and ``denied``/``canceled``, which the runner records itself).
 
 ``"unsaved": true`` (after ``content``) says the text was read from, or written to, the
 editor's unsaved buffer rather than the file on disk.
@@ -40,6 +41,7 @@ from pseudoclaude.llm.provider import ToolSpec
 
 if TYPE_CHECKING:
     from pseudoclaude.agent.editor import Editor
+    from pseudoclaude.agent.tools.freshness import FileLedger
     from pseudoclaude.agent.tools.paths import Confinement
 
 ApprovalClass = Literal["none", "write", "runCommand", "mcp", "mcpServer", "permissions"]
@@ -221,6 +223,9 @@ class ToolContext:
 
     paths: Confinement
     editor: Editor | None = None
+    files: FileLedger | None = None
+    """The session's record of the files it read and wrote: with one, a write of an existing
+    file it does not know as it is now is refused (``stale``); without, no such check."""
 
 
 class Tool(ABC):

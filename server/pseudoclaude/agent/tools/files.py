@@ -11,8 +11,10 @@ early, the content ends with ``...[truncated]`` and ``metadata.next_offset`` say
 on. A single line longer than that is cut on a character boundary. Metadata: ``path``,
 ``offset``, ``lines`` (returned), ``total_lines`` (``null`` for a file over 64 MiB, which is not
 scanned to the end), ``bytes`` (the file's size), ``truncated`` (the 64 KiB limit stopped the
-lines), ``next_offset`` (present whenever lines remain after the ones returned). An ``offset``
-past the last line is ``invalid_arguments``.
+lines), ``next_offset`` (present whenever lines remain after the ones returned), ``sha256``
+(of all the bytes read: the editor's text when the answer comes from it, else the file; absent
+for a file over 64 MiB read in part). An ``offset`` past the last line is
+``invalid_arguments``.
 
 ``write_file{path, content}`` creates the missing parent folders (inside the workspace) and
 writes atomically: a temporary file in the same folder, ``fsync``, ``rename`` over the target,
@@ -21,13 +23,18 @@ user cannot write is refused as ``permission_denied`` and left as it is (the ren
 replace it regardless of its mode): a file whose owner write bit is off (``chmod a-w``, mode
 ``000``) counts as unwritable even when the server runs as root, as does one ``os.access``
 says is not writable. The same check applies to ``edit_file``. Metadata: ``path``,
-``bytes``, ``created``.
+``bytes``, ``created``, ``sha256`` (of the bytes written).
 
 ``edit_file{path, old_text, new_text}`` replaces the one occurrence of ``old_text``: none is
 ``no_match``, more than one is ``ambiguous_match`` (with the count; overlapping occurrences
 count). When the file uses ``\\r\\n`` and ``old_text`` (with ``\\n``) only matches in that form,
 both texts are converted to ``\\r\\n``. Files over 8 MiB are ``too_large``. The write is atomic
-as above. Metadata: ``path``, ``line`` (where the replacement starts), ``bytes``.
+as above. Metadata: ``path``, ``line`` (where the replacement starts), ``bytes``, ``sha256``.
+
+Stale writes (with the session's ledger in :attr:`ToolContext.files`): ``write_file`` and
+``edit_file`` of an existing file the session has not read, or that changed since it last read
+or wrote it, fail with ``stale`` before anything is shown or written
+(:mod:`~pseudoclaude.agent.tools.freshness`).
 
 Approval as a diff (SPEC §11): when the user is to be asked, :meth:`~Tool.prepare` computes what
 they see first: the path relative to the workspace, ``before`` (the whole text without the
@@ -45,6 +52,7 @@ task is cancelled; a write is atomic, so the file is either old or new, never to
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import os
 import stat
@@ -66,6 +74,7 @@ from pseudoclaude.agent.tools.base import (
     ToolError,
     ToolOutput,
 )
+from pseudoclaude.agent.tools.freshness import DIGEST_KEY, digest, digest_text
 from pseudoclaude.agent.tools.paths import Located, open_dir, open_file, os_error
 
 COUNT_LINES_MAX_BYTES = 64 * 1024 * 1024
@@ -117,6 +126,7 @@ def read_lines(located: Located, offset: int, limit: int | None, text: str | Non
                ) -> ToolOutput:
     """The blocking body of ``read_file``: the file's lines, or those of ``text`` (an open
     document's, in the editor)."""
+    whole: str | None = None  # the digest of all the bytes (None: not scanned to the end)
     if text is None:
         fd, info = _open_regular(located)
         source: BinaryIO = os.fdopen(fd, "rb")
@@ -124,6 +134,8 @@ def read_lines(located: Located, offset: int, limit: int | None, text: str | Non
     else:
         data = text.encode("utf-8", "surrogatepass")
         source, file_bytes = io.BytesIO(data), len(data)
+        whole = digest(data)
+    hashing = hashlib.sha256()
     with source as f:
         if b"\x00" in f.read(BINARY_SNIFF_BYTES):
             raise _binary(located)
@@ -142,6 +154,7 @@ def read_lines(located: Located, offset: int, limit: int | None, text: str | Non
             if not chunk:
                 break
             scanned += len(chunk)
+            hashing.update(chunk)
             last_byte = chunk[-1:]
             pos, size = 0, len(chunk)
             while pos < size:
@@ -194,6 +207,10 @@ def read_lines(located: Located, offset: int, limit: int | None, text: str | Non
     }
     if more:
         metadata["next_offset"] = following
+    if whole is None and complete:
+        whole = hashing.hexdigest()
+    if whole is not None:
+        metadata[DIGEST_KEY] = whole
     return ToolOutput(text, metadata)
 
 
@@ -370,10 +387,14 @@ class ReadFile(Tool):
             located = ctx.paths.locate(args["path"], tool=self.name)
             doc, disk = _editor_and_disk(ctx, located)
             if doc is None:
-                return read_lines(located, args.get("offset", 1), args.get("limit"))
-            # the editor's text (the disk's, when they are the same: read once)
-            out = read_lines(located, args.get("offset", 1), args.get("limit"), doc.text)
-            out.unsaved = doc.text != disk
+                out = read_lines(located, args.get("offset", 1), args.get("limit"))
+            else:
+                # the editor's text (the disk's, when they are the same: read once)
+                out = read_lines(located, args.get("offset", 1), args.get("limit"), doc.text)
+                out.unsaved = doc.text != disk
+            seen = (out.metadata or {}).get(DIGEST_KEY)
+            if ctx.files is not None and seen and located.root == ctx.paths.workspace:
+                ctx.files.saw(located.path, seen)
             return out
 
         return await asyncio.to_thread(work)
@@ -397,7 +418,7 @@ class WriteFile(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         change = await asyncio.to_thread(self._change, args, ctx, False)
-        return _wrote(change, await _commit(ctx, change, check=False))
+        return _wrote(change, await _commit(ctx, change, check=False), ctx)
 
     async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
         change = await asyncio.to_thread(self._change, args, ctx, True)
@@ -407,7 +428,7 @@ class WriteFile(Tool):
     async def apply(self, args: dict[str, Any], ctx: ToolContext, preview: Preview
                     ) -> ToolOutput:
         change = _change_of(preview)
-        return _wrote(change, await _commit(ctx, change, check=True))
+        return _wrote(change, await _commit(ctx, change, check=True), ctx)
 
     def _change(self, args: dict[str, Any], ctx: ToolContext, shown: bool) -> _Change:
         """The write (blocking); ``shown``: its ``before`` is read to be shown."""
@@ -415,10 +436,15 @@ class WriteFile(Tool):
         located = ctx.paths.locate(args["path"], write=True, tool=self.name)
         doc = dirty_document(ctx, located)
         if doc is not None:
-            return _Change(located, None if doc is NEW_IN_EDITOR else doc.text, data, doc=doc)
+            before = None if doc is NEW_IN_EDITOR else doc.text
+            _check_fresh(ctx, located, None if before is None else digest_text(before))
+            return _Change(located, before, data, doc=doc)
         if not shown:
+            if ctx.files is not None:
+                _check_fresh(ctx, located, _disk_digest(located))
             return _Change(located, None, data)
         current = read_current(located)
+        _check_fresh(ctx, located, None if current is None else digest_text(current[0]))
         return _Change(located, None if current is None else current[0], data)
 
 
@@ -430,12 +456,45 @@ def _content_bytes(content: str) -> bytes:
                         "write_file: `content` is not valid Unicode text") from exc
 
 
-def _wrote(change: _Change, written: _Written) -> ToolOutput:
+def _disk_digest(located: Located) -> str | None:
+    """The digest of the file's bytes on disk (``None``: it does not exist), whatever they
+    are (text or not, any size)."""
+    try:
+        fd = open_file(located, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise os_error(exc, located.label) from exc
+    _check_regular(fd, located)
+    hashing = hashlib.sha256()
+    with os.fdopen(fd, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            hashing.update(chunk)
+    return hashing.hexdigest()
+
+
+def _check_fresh(ctx: ToolContext, located: Located, current: str | None) -> None:
+    """:class:`ToolError` ``stale`` when the session has a ledger and does not know the file
+    as it is now (``current``: the digest of what it holds; ``None``: it does not exist)."""
+    if ctx.files is not None:
+        ctx.files.check(located.path, located.label, current)
+
+
+def _recorded(ctx: ToolContext, change: _Change) -> str:
+    """The digest of what a change wrote, recorded in the session's ledger."""
+    written = digest(change.data)
+    if ctx.files is not None:
+        ctx.files.wrote(change.located.path, written)
+    return written
+
+
+def _wrote(change: _Change, written: _Written, ctx: ToolContext) -> ToolOutput:
     label, data = change.located.label, change.data
     created = written.created
     verb = "created" if created else "wrote"
     return ToolOutput(f"{verb} {label} ({len(data)} bytes){written.where}",
-                      {"path": label, "bytes": len(data), "created": created},
+                      {"path": label, "bytes": len(data), "created": created,
+                       DIGEST_KEY: _recorded(ctx, change)},
                       unsaved=written.unsaved)
 
 
@@ -567,7 +626,7 @@ class EditFile(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         change = await asyncio.to_thread(self._change, args, ctx)
-        return _edited(change, await _commit(ctx, change, check=False))
+        return _edited(change, await _commit(ctx, change, check=False), ctx)
 
     async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
         change = await asyncio.to_thread(self._change, args, ctx)
@@ -578,7 +637,7 @@ class EditFile(Tool):
     async def apply(self, args: dict[str, Any], ctx: ToolContext, preview: Preview
                     ) -> ToolOutput:
         change = _change_of(preview)
-        return _edited(change, await _commit(ctx, change, check=True))
+        return _edited(change, await _commit(ctx, change, check=True), ctx)
 
     def _change(self, args: dict[str, Any], ctx: ToolContext) -> _Change:
         """The edit, computed on the file as it is now (blocking; the editor's text when it
@@ -590,6 +649,7 @@ class EditFile(Tool):
             text, mode = read_text(located)  # the editor does not know it: not_found
         else:
             text, mode = doc.text, None
+        _check_fresh(ctx, located, digest_text(text))
         old_text: str = args["old_text"]
         new_text: str = args["new_text"]
         found = _occurrences(text, old_text)
@@ -620,8 +680,9 @@ class EditFile(Tool):
         return _Change(located, text, data, text.count("\n", 0, at) + 1, mode, doc)
 
 
-def _edited(change: _Change, written: _Written) -> ToolOutput:
+def _edited(change: _Change, written: _Written, ctx: ToolContext) -> ToolOutput:
     label = change.located.label
     return ToolOutput(f"edited {label} at line {change.line}{written.where}",
-                      {"path": label, "line": change.line, "bytes": len(change.data)},
+                      {"path": label, "line": change.line, "bytes": len(change.data),
+                       DIGEST_KEY: _recorded(ctx, change)},
                       unsaved=written.unsaved)

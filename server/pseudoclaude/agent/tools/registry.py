@@ -38,6 +38,7 @@ from pseudoclaude.agent.tools.base import (
 from pseudoclaude.agent.tools.command import RunCommand
 from pseudoclaude.agent.tools.diagnostics import GetDiagnostics, add_problems, baseline, settle
 from pseudoclaude.agent.tools.files import EditFile, ReadFile, WriteFile
+from pseudoclaude.agent.tools.freshness import FileLedger
 from pseudoclaude.agent.tools.paths import Confinement
 from pseudoclaude.agent.tools.search import FindFiles, SearchCode
 from pseudoclaude.llm.editor import Diagnostic
@@ -77,10 +78,22 @@ class ToolRegistry:
             self._tools[tool.name] = tool
         self._mcp: dict[str, McpTool] = {}
         self._editor: Editor | None = None
+        self._files: FileLedger | None = None
 
     @property
     def editor(self) -> Editor | None:
         return self._editor
+
+    @property
+    def files(self) -> FileLedger | None:
+        return self._files
+
+    def set_files(self, files: FileLedger | None) -> None:
+        """The session's record of the files it read and wrote: with one, ``write_file`` and
+        ``edit_file`` refuse (``stale``) an existing file the session does not know as it is
+        now (:mod:`~pseudoclaude.agent.tools.freshness`); calls already running keep the
+        old one."""
+        self._files = files
 
     def set_editor(self, editor: Editor | None) -> None:
         """The editor whose open documents reads and writes go through (SPEC §12); with one
@@ -94,7 +107,7 @@ class ToolRegistry:
                 if diagnose or not tool.needs_diagnostics}
 
     def _context(self) -> ToolContext:
-        return ToolContext(self._paths, self._editor)
+        return ToolContext(self._paths, self._editor, self._files)
 
     def set_mcp_tools(self, tools: Iterable[McpTool]) -> None:
         """The tools of the MCP servers from now on (after the built-in ones; a name that is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import stat
@@ -59,7 +60,8 @@ def test_read_whole_file(ws: Path, registry: ToolRegistry) -> None:
     assert body["ok"] is True
     assert body["content"] == "one\ntwo\nthree\n"
     assert body["metadata"] == {"path": "a.txt", "offset": 1, "lines": 3, "total_lines": 3,
-                                "bytes": 14, "truncated": False}
+                                "bytes": 14, "truncated": False,
+                                "sha256": hashlib.sha256(b"one\ntwo\nthree\n").hexdigest()}
     assert "error_type" not in body and "error" not in body
 
 
@@ -161,7 +163,8 @@ def test_read_errors(ws: Path, registry: ToolRegistry) -> None:
 def test_write_creates_parents_atomically(ws: Path, registry: ToolRegistry) -> None:
     body = call(registry, "write_file", path="new/deep/f.txt", content="héllo\n")
     assert body["ok"] is True
-    assert body["metadata"] == {"path": "new/deep/f.txt", "bytes": 7, "created": True}
+    assert body["metadata"] == {"path": "new/deep/f.txt", "bytes": 7, "created": True,
+                                "sha256": hashlib.sha256("héllo\n".encode()).hexdigest()}
     assert (ws / "new" / "deep" / "f.txt").read_text() == "héllo\n"
     body = call(registry, "write_file", path="new/deep/f.txt", content="")
     assert body["metadata"]["created"] is False and body["metadata"]["bytes"] == 0

@@ -1,4 +1,4 @@
---- The chat's history: the folder's current session as the server tells it
+--- The chat's history: its session (a new chat: the folder's current one) as the server tells it
 --- (`pseudoclaude/sessions/messages` items), its newest `HISTORY_ITEMS` items.
 local buffer = require('pseudoclaude.chat.buffer')
 local client = require('pseudoclaude.client')
@@ -23,7 +23,15 @@ local function show(chat, list, session_id)
   if #list == 0 then
     list = { M.hint(string.format('New conversation in %s.', fmt.basename(chat.workspace))) }
   end
-  chat.items, chat.open_text, chat.session_id, chat.loaded = list, nil, session_id, true
+  chat.items, chat.open_text, chat.loaded = list, nil, true
+  if session_id then
+    require('pseudoclaude.chat.window').set_session(chat, session_id)
+  end
+  for _, item in ipairs(list) do
+    if not chat.title and item.kind == 'user' and type(item.text) == 'string' then
+      chat.title = item.text -- the session's title is its first prompt
+    end
+  end
   chat.prompts = chat.prompts or {}
   for _, item in ipairs(list) do
     if item.kind == 'user' then
@@ -34,10 +42,12 @@ local function show(chat, list, session_id)
   state.fire('PseudoClaudeChatLoaded', { workspace = chat.workspace, sessionId = session_id, items = #list })
 end
 
---- Show the folder's current session (its newest `HISTORY_ITEMS` items). `done(err)` after.
---- Nothing happens while a run streams into the chat.
+--- Show the chat's session (a chat with no session yet: the folder's current one), its newest
+--- `HISTORY_ITEMS` items. `done(err)` after. Nothing happens while a run streams into the chat.
+--- A chat with no session whose folder's current session has a chat already shows nothing:
+--- `done(nil, other)` names that chat.
 --- @param chat pseudoclaude.Chat
---- @param done? fun(err?: table)
+--- @param done? fun(err?: table, other?: pseudoclaude.Chat)
 function M.reload(chat, done)
   done = done or function() end
   if chat.running then
@@ -45,12 +55,19 @@ function M.reload(chat, done)
   end
   local ws = chat.workspace
   require('pseudoclaude.chat.prompt').load(chat)
-  client.request(protocol.requests.context, { workspace = ws }, function(err, c)
+  local params = { workspace = ws, sessionId = chat.session_id }
+  client.request(protocol.requests.context, params, function(err, c)
     if err then
       return done(err)
     end
     meter.context(ws, c)
-    local sid = type(c.sessionId) == 'string' and c.sessionId or nil
+    local sid = type(c.sessionId) == 'string' and c.sessionId or chat.session_id
+    if not chat.session_id and sid then
+      local other = state.get(ws, sid)
+      if other and other ~= chat then
+        return done(nil, other) -- the folder's current session has a chat of its own already
+      end
+    end
     local function shown(list)
       if not chat.running and vim.api.nvim_buf_is_valid(chat.buf) then
         show(chat, list, sid)

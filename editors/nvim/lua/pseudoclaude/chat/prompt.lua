@@ -21,16 +21,17 @@ M.LOCAL = {
   { name = 'help', description = 'The commands and keys of the chat' },
 }
 
---- What each command does in the chat of `ws` (`arg`: the text after its name, or nil).
+--- What each command does in the chat of `ws` (`arg`: the text after its name, or nil; `chat`:
+--- the chat it was typed in: its session is the one acted on).
 local ACTIONS = {
-  compact = function(pc, ws, arg)
-    pc.compact(arg, ws)
+  compact = function(pc, ws, arg, chat)
+    pc.compact(arg, ws, chat and chat.session_id)
   end,
-  undo = function(pc, ws)
-    pc.undo(ws)
+  undo = function(pc, ws, _, chat)
+    pc.undo(ws, chat and chat.session_id)
   end,
-  context = function(pc, ws)
-    pc.context(ws)
+  context = function(pc, ws, _, chat)
+    pc.context(ws, chat and chat.session_id)
   end,
   memory = function(pc, ws)
     pc.memory(ws)
@@ -38,8 +39,11 @@ local ACTIONS = {
   new = function(pc, ws)
     pc.new_session(ws)
   end,
-  preview = function(pc, ws, arg)
-    pc.preview(arg, ws)
+  worktree = function(pc, ws)
+    pc.new_session(ws, { worktree = true })
+  end,
+  preview = function(pc, ws, arg, chat)
+    pc.preview(arg, ws, chat and chat.session_id)
   end,
   sessions = function(pc, ws)
     pc.sessions(ws)
@@ -47,11 +51,11 @@ local ACTIONS = {
   resume = function(pc, ws, arg)
     pc.resume(arg, ws)
   end,
-  rewind = function(pc, ws, arg)
-    pc.rewind(arg, ws)
+  rewind = function(pc, ws, arg, chat)
+    require('pseudoclaude.rewind').start(arg, ws, chat and chat.session_id)
   end,
-  fork = function(pc, ws, arg)
-    pc.fork(arg, ws)
+  fork = function(pc, ws, arg, chat)
+    pc.fork(arg, ws, chat and chat.session_id)
   end,
   proposals = function(pc, ws)
     pc.proposals(ws)
@@ -59,14 +63,15 @@ local ACTIONS = {
   mcp = function(pc, ws)
     pc.mcp(ws)
   end,
-  cancel = function(pc, ws)
-    pc.cancel(ws)
+  cancel = function(pc, ws, _, chat)
+    pc.cancel(ws, chat)
   end,
   help = function(_, ws)
     local chat = state.get(ws)
     state.notify(table.concat(M.help_lines(chat), '\n'))
   end,
 }
+M.ACTIONS = ACTIONS
 
 --- The server's slash commands of each folder (`pseudoclaude/commands`), once asked.
 --- @type table<string, pseudoclaude.SlashCommand[]>
@@ -177,7 +182,8 @@ function M.help_lines(chat)
   end
   vim.list_extend(lines, {
     'In the chat: i/a/o prompt · <Tab> or za opens a tool card · C compact · U undo · N new',
-    '             S sessions · R reload the history · <C-c> cancel · q close · g? this help',
+    '             S sessions (its chat takes this window) · gS a session beside this one',
+    '             R reload the history · <C-c> cancel · q close · g? this help',
     '             on a prompt: r rewind to before it · F fork from before it',
   })
   return lines
@@ -199,7 +205,7 @@ local function run_command(chat, slash)
     return true
   end
   local arg = slash.argument ~= '' and slash.argument or nil
-  action(require('pseudoclaude'), chat.workspace, arg)
+  action(require('pseudoclaude'), chat.workspace, arg, chat)
   return true
 end
 
@@ -213,8 +219,9 @@ end
 --- @return boolean sent
 function M.send(chat, text, context)
   local pc = require('pseudoclaude')
-  if chat.running or pc.runs[chat.workspace] then
-    state.notify('PseudoClaude: a run is in progress: wait for it, or Ctrl-C to cancel it.', vim.log.levels.WARN)
+  if chat.running or chat.waiting then
+    state.notify(chat.waiting and 'PseudoClaude: a prompt waits for this session to be free: Ctrl-C stops waiting.'
+      or 'PseudoClaude: a run is in progress: wait for it, or Ctrl-C to cancel it.', vim.log.levels.WARN)
     return false
   end
   local window = require('pseudoclaude.chat.window')
@@ -224,7 +231,8 @@ function M.send(chat, text, context)
   if chat.chip and (chat.chip.selection or chat.chip.diagnostics) then
     window.set_chip(chat, { activeFile = chat.chip.activeFile })
   end
-  pc.run(text, { workspace = chat.workspace, transcript = false, context = context })
+  pc.run(text, { workspace = chat.workspace, transcript = false, context = context, session = chat.session_id,
+    chat = chat })
   return true
 end
 
@@ -239,6 +247,7 @@ function M.submit(chat, text)
   if text == '' then
     return
   end
+  state.set_current(chat) -- the folder's commands act on the chat they are typed in
   local slash = M.slash(text)
   if slash then
     if M.server_commands[state.key(chat.workspace)] then
@@ -321,7 +330,7 @@ function M.setup(chat)
     M.submit(chat, text)
   end)
   vim.fn.prompt_setinterrupt(pb, function()
-    require('pseudoclaude').cancel(chat.workspace)
+    require('pseudoclaude').cancel(chat.workspace, chat)
   end)
   local func = "v:lua.require'pseudoclaude.chat.prompt'.completefunc"
   vim.bo[pb].completefunc = func

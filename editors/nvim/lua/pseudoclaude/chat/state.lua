@@ -1,4 +1,5 @@
---- The open chats (one per workspace folder) and the small helpers every chat module shares.
+--- The open chats (one per session: a chat buffer and its prompt each; the folder's current chat is
+--- the one its commands act on) and the small helpers every chat module shares.
 local M = {}
 
 --- @class pseudoclaude.ChatItem
@@ -23,8 +24,11 @@ local M = {}
 --- @field buf integer
 --- @field prompt_buf integer
 --- @field items pseudoclaude.ChatItem[]
---- @field session_id? string
+--- @field session_id? string nil until the first run of a new conversation names it
+--- @field title? string the session's title (its first prompt), as the winbar shows it
+--- @field worktree? string the branch of the session's git worktree (nil: it works in the folder)
 --- @field running boolean
+--- @field waiting? boolean a prompt waits for the session to be free (another process writes it)
 --- @field streamed integer
 --- @field open_text? pseudoclaude.ChatItem the assistant item the answer streams into
 --- @field prompts string[] sent prompts, oldest first
@@ -40,9 +44,10 @@ local M = {}
 --- @field selection? pseudoclaude.Selection
 --- @field diagnostics? pseudoclaude.Diagnostic[]
 
---- @type table<string, pseudoclaude.Chat> workspace URI (no trailing slash) -> chat
+--- @type table<string, pseudoclaude.Chat> workspace URI (no trailing slash) -> its current chat
+--- (the one shown last: the folder's commands act on it)
 M.chats = {}
---- @type table<integer, pseudoclaude.Chat> chat buffer -> chat
+--- @type table<integer, pseudoclaude.Chat> chat buffer -> chat (every open chat, a session each)
 M.by_buf = {}
 
 --- The key of a workspace URI (no trailing slash).
@@ -50,15 +55,51 @@ function M.key(uri)
   return (tostring(uri or ''):gsub('/+$', ''))
 end
 
---- The chat of a workspace folder, if one is open (its buffer still valid).
+local function valid(chat)
+  return chat ~= nil and vim.api.nvim_buf_is_valid(chat.buf)
+end
+
+--- The open chats of a folder (each a session; one may have no session yet), oldest first.
 --- @param workspace string
+--- @return pseudoclaude.Chat[]
+function M.of_workspace(workspace)
+  local k, out = M.key(workspace), {}
+  for _, c in pairs(M.by_buf) do
+    if M.key(c.workspace) == k and valid(c) then
+      out[#out + 1] = c
+    end
+  end
+  table.sort(out, function(a, b)
+    return a.buf < b.buf
+  end)
+  return out
+end
+
+--- The chat of session `session_id` of a folder; without an id, the folder's current chat (the one
+--- shown last). Nil when none is open.
+--- @param workspace string
+--- @param session_id? string
 --- @return pseudoclaude.Chat?
-function M.get(workspace)
+function M.get(workspace, session_id)
+  if session_id then
+    for _, c in ipairs(M.of_workspace(workspace)) do
+      if c.session_id == session_id then
+        return c
+      end
+    end
+    return nil
+  end
   local chat = M.chats[M.key(workspace)]
-  if chat and vim.api.nvim_buf_is_valid(chat.buf) then
+  if valid(chat) then
     return chat
   end
   return nil
+end
+
+--- Make `chat` its folder's current chat (the folder's commands act on it).
+--- @param chat pseudoclaude.Chat
+function M.set_current(chat)
+  M.chats[M.key(chat.workspace)] = chat
 end
 
 --- The chat shown in buffer `buf` (the chat or its prompt), if any.
@@ -69,7 +110,7 @@ function M.of_buf(buf)
   if chat then
     return chat
   end
-  for _, c in pairs(M.chats) do
+  for _, c in pairs(M.by_buf) do
     if c.prompt_buf == buf then
       return c
     end

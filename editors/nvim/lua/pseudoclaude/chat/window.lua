@@ -1,5 +1,7 @@
---- The chat's windows: the chat at the right of the tab, its prompt below it; their buffers,
---- options, winbar and keys.
+--- The chat's windows: the chat at the right of the tab, its prompt below it; their buffers (a pair
+--- per session: `pseudoclaude://chat/<folder>/<session id>`), options, winbar and keys. Switching
+--- session shows the other session's pair in the same windows; `beside` opens it in a column of its
+--- own, so that two sessions stream side by side.
 local buffer = require('pseudoclaude.chat.buffer')
 local client = require('pseudoclaude.client')
 local config = require('pseudoclaude.config')
@@ -113,11 +115,19 @@ function M.chip_of(bufnr, workspace, encoding, range)
 end
 
 --- Entering the prompt from a window of a file of the folder makes that file the context (a
---- selection of another file is dropped; a removed chip comes back).
+--- selection of another file is dropped; a removed chip comes back). Entering the chat or its
+--- prompt makes it the folder's current chat (its commands act on it).
 local function follow_windows(chat)
+  vim.api.nvim_create_autocmd('BufEnter', {
+    buffer = chat.buf,
+    callback = function()
+      state.set_current(chat)
+    end,
+  })
   vim.api.nvim_create_autocmd('BufEnter', {
     buffer = chat.prompt_buf,
     callback = function()
+      state.set_current(chat)
       local prev = vim.fn.win_getid(vim.fn.winnr('#'))
       if prev == 0 or not vim.api.nvim_win_is_valid(prev) then
         return
@@ -130,20 +140,39 @@ local function follow_windows(chat)
   })
 end
 
---- The winbar of a chat window: folder, session, meter, state.
+--- The words of a chat's session for its winbar: its title (else its id), its branch.
+--- @param chat pseudoclaude.Chat
+--- @return string
+function M.session_words(chat)
+  local words
+  if chat.title and vim.trim(chat.title) ~= '' then
+    words = fmt.one_line(chat.title, 40)
+  else
+    words = chat.session_id and ('session ' .. chat.session_id) or 'new session'
+  end
+  if chat.worktree then
+    words = words .. ' · worktree ' .. chat.worktree
+  end
+  return words
+end
+
+--- The winbar of a chat window: the session (title, worktree branch), its state, its meter, the
+--- folder; cut at its end when the window is narrow (its start says the most).
 function M.winbar()
   local win = vim.g.statusline_winid or vim.api.nvim_get_current_win()
   local chat = state.by_buf[vim.api.nvim_win_get_buf(win)]
   if not chat then
     return ''
   end
-  local parts = { 'PseudoClaude', fmt.basename(chat.workspace) }
-  parts[#parts + 1] = chat.session_id and ('session ' .. chat.session_id) or 'new session'
-  parts[#parts + 1] = meter.text(chat.workspace)
-  if chat.running then
+  local parts = { M.session_words(chat) }
+  if chat.waiting then
+    parts[#parts + 1] = 'waiting for the session… (Ctrl-C stops)'
+  elseif chat.running then
     parts[#parts + 1] = 'running… (Ctrl-C cancels)'
   end
-  return ' ' .. (table.concat(parts, ' · '):gsub('%%', '%%%%'))
+  parts[#parts + 1] = meter.session_text(chat.workspace, chat.session_id)
+  parts[#parts + 1] = 'PseudoClaude ' .. fmt.basename(chat.workspace)
+  return ' ' .. (table.concat(parts, ' · '):gsub('%%', '%%%%')) .. '%<'
 end
 
 --- The chat and prompt windows of a chat in the current tab: `chat_win, prompt_win` (nil when absent).
@@ -163,7 +192,7 @@ end
 
 --- Close the chat's windows in the current tab (the buffers stay: `:PseudoClaudeChat` shows them).
 function M.close(chat)
-  chat = chat or state.by_buf[vim.api.nvim_get_current_buf()]
+  chat = chat or state.of_buf(vim.api.nvim_get_current_buf())
   if not chat then
     for _, c in pairs(state.chats) do
       chat = c
@@ -207,7 +236,9 @@ local function map_keys(chat)
   local function in_ws(name)
     return function()
       if name == 'preview' then
-        pc().preview(nil, chat.workspace)
+        pc().preview(nil, chat.workspace, chat.session_id)
+      elseif name == 'undo' then
+        pc().undo(chat.workspace, chat.session_id)
       else
         pc()[name](chat.workspace)
       end
@@ -219,12 +250,15 @@ local function map_keys(chat)
     end, 'PseudoClaude chat: type a prompt' },
     { { '<Tab>', '<CR>' }, toggle_fold, 'PseudoClaude chat: open or close the tool card' },
     { { '<C-c>' }, function()
-      pc().cancel(chat.workspace)
+      pc().cancel(chat.workspace, chat)
     end, 'PseudoClaude chat: cancel the run' },
     { { 'C' }, in_ws('preview'), 'PseudoClaude chat: compact (with a preview)' },
     { { 'U' }, in_ws('undo'), 'PseudoClaude chat: undo the last compaction' },
     { { 'N' }, in_ws('new_session'), 'PseudoClaude chat: new session' },
-    { { 'S' }, in_ws('sessions'), 'PseudoClaude chat: pick a session' },
+    { { 'S' }, in_ws('sessions'), 'PseudoClaude chat: pick a session (its chat takes this window)' },
+    { { 'gS' }, function()
+      pc().sessions(chat.workspace, { beside = true })
+    end, 'PseudoClaude chat: pick a session to open beside this one' },
     { { 'R' }, function()
       history.reload(chat)
     end, 'PseudoClaude chat: reload the history' },
@@ -262,27 +296,84 @@ local function map_keys(chat)
     M.set_chip(chat, nil)
   end, { buffer = pb, desc = 'PseudoClaude chat: send the next prompt without the context' })
   vim.keymap.set('n', '<C-c>', function()
-    pc().cancel(chat.workspace)
+    pc().cancel(chat.workspace, chat)
   end, { buffer = pb, desc = 'PseudoClaude chat: cancel the run' })
   vim.keymap.set('n', 'q', function()
     M.close(chat)
   end, { buffer = pb, nowait = true, desc = 'PseudoClaude chat: close' })
 end
 
-local function create(workspace)
-  local name = fmt.basename(workspace)
-  local function new_buf(bufname)
-    local b = vim.fn.bufnr(bufname)
-    if b > 0 then
-      pcall(vim.api.nvim_buf_delete, b, { force = true })
+--- The name of a session's chat buffer: `pseudoclaude://chat/<folder>/<session id>` (`new` until
+--- the first run names the session).
+--- @param workspace string
+--- @param session_id? string
+--- @return string
+function M.buffer_name(workspace, session_id)
+  return 'pseudoclaude://chat/' .. fmt.basename(workspace) .. '/' .. (session_id or 'new')
+end
+
+--- The buffer named exactly `name` (`bufnr()` would take a name as a pattern), or nil.
+local function buf_named(name)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b) == name then
+      return b
     end
-    b = vim.api.nvim_create_buf(true, true)
-    vim.api.nvim_buf_set_name(b, bufname)
+  end
+  return nil
+end
+
+--- Give buffer `b` the name `bufname`: a buffer left with that name (a wiped chat's) goes, and so
+--- does the unlisted one renaming leaves with the old name. False when a live chat has the name.
+local function name_buf(b, bufname)
+  local other = buf_named(bufname)
+  if other and other ~= b then
+    if state.of_buf(other) then
+      return false
+    end
+    pcall(vim.api.nvim_buf_delete, other, { force = true })
+  end
+  local old = vim.api.nvim_buf_get_name(b)
+  vim.api.nvim_buf_set_name(b, bufname)
+  local left = old ~= '' and buf_named(old) or nil
+  if left and left ~= b and not state.of_buf(left) then
+    pcall(vim.api.nvim_buf_delete, left, { force = true })
+  end
+  return true
+end
+
+--- The chat takes session `session_id` (a new conversation's first run named it): its buffers
+--- are named after it.
+--- @param chat pseudoclaude.Chat
+--- @param session_id string
+function M.set_session(chat, session_id)
+  if chat.session_id == session_id then
+    return
+  end
+  chat.session_id = session_id
+  local name = M.buffer_name(chat.workspace, session_id)
+  if vim.api.nvim_buf_is_valid(chat.buf) and name_buf(chat.buf, name) and vim.api.nvim_buf_is_valid(chat.prompt_buf) then
+    name_buf(chat.prompt_buf, name .. '/prompt')
+  end
+  pcall(vim.cmd, 'redrawstatus!')
+end
+
+--- A new chat (its buffers, not shown) for session `session_id` of a folder (nil: a new
+--- conversation, named by its first run).
+--- @param workspace string
+--- @param session_id? string
+--- @return pseudoclaude.Chat
+function M.create(workspace, session_id)
+  local function new_buf(bufname)
+    local b = vim.api.nvim_create_buf(true, true)
+    if not name_buf(b, bufname) then
+      name_buf(b, bufname .. '#' .. b)
+    end
     vim.bo[b].bufhidden = 'hide'
     vim.bo[b].swapfile = false
     return b
   end
-  local buf = new_buf('pseudoclaude://chat/' .. name)
+  local name = M.buffer_name(workspace, session_id)
+  local buf = new_buf(name)
   vim.bo[buf].buftype = 'nofile'
   -- Vim's markdown syntax marks `_` inside words (read_file) as an error: not here.
   vim.api.nvim_create_autocmd('Syntax', {
@@ -295,17 +386,19 @@ local function create(workspace)
   })
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].modifiable = false
-  local pb = new_buf('pseudoclaude://chat/' .. name .. '/prompt')
+  local pb = new_buf(vim.api.nvim_buf_get_name(buf) .. '/prompt')
   vim.bo[pb].buftype = 'prompt'
   vim.bo[pb].filetype = 'pseudoclaude_prompt'
   --- @type pseudoclaude.Chat
   local chat = { workspace = workspace, buf = buf, prompt_buf = pb, items = {}, running = false, streamed = 0,
-    prompts = {}, loaded = false, chip = {} }
+    prompts = {}, loaded = false, chip = {}, session_id = session_id }
   prompt.setup(chat)
   follow_windows(chat)
   local key = state.key(workspace)
-  state.chats[key] = chat
   state.by_buf[buf] = chat
+  if not state.get(workspace) then
+    state.chats[key] = chat
+  end
   vim.api.nvim_create_autocmd('BufWipeout', {
     buffer = buf,
     once = true,
@@ -333,19 +426,70 @@ local function width()
   return math.max(30, math.min(math.floor(w), vim.o.columns - 10))
 end
 
+--- The windows of the current tab that show another chat of `chat`'s folder (its chat and prompt
+--- windows, paired): where switching session shows `chat`.
+local function windows_of_folder(chat)
+  local tab = vim.api.nvim_get_current_tabpage()
+  local current = state.of_buf(vim.api.nvim_get_current_buf())
+  local best
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+    local other = state.by_buf[vim.api.nvim_win_get_buf(win)]
+    if other and other ~= chat and state.key(other.workspace) == state.key(chat.workspace) then
+      local _, pw = windows(other)
+      local pair = { chat = win, prompt = pw, other = other }
+      if other == current or not best then
+        best = pair
+      end
+    end
+  end
+  if not best and current and current ~= chat and state.key(current.workspace) == state.key(chat.workspace) then
+    -- In the prompt of another chat whose chat window was closed: that prompt window.
+    best = { prompt = vim.api.nvim_get_current_win(), other = current }
+  end
+  return best
+end
+
+--- Show `chat` in the windows `pair` (another chat's): its buffers take their place.
+local function take_windows(chat, pair)
+  if pair.chat and vim.api.nvim_win_is_valid(pair.chat) then
+    vim.api.nvim_win_set_buf(pair.chat, chat.buf)
+  end
+  if pair.prompt and vim.api.nvim_win_is_valid(pair.prompt) then
+    vim.api.nvim_win_set_buf(pair.prompt, chat.prompt_buf)
+  end
+end
+
 --- Show the chat of `workspace` (at the right of the tab, its prompt below it) and enter the
---- prompt. A new chat (or one whose buffer was wiped) loads the session's history first.
---- `opts.chip`: the context of the next prompt (a file, a selection).
+--- prompt: `opts.chat`, else the chat of session `opts.session` (a new one, loading its history),
+--- else the folder's current chat. Another chat of the folder shown in this tab gives its windows
+--- (switching session), unless `opts.beside`: then it opens in a column of its own, beside it. A
+--- new chat (or one whose buffer was wiped) loads the session's history first. `opts.chip`: the
+--- context of the next prompt (a file, a selection).
 --- @param workspace string
---- @param opts? {enter?: boolean, done?: fun(chat: pseudoclaude.Chat), chip?: pseudoclaude.Chip}
+--- @param opts? {enter?: boolean, done?: fun(chat: pseudoclaude.Chat), chip?: pseudoclaude.Chip, chat?: pseudoclaude.Chat, session?: string, beside?: boolean, title?: string, worktree?: string|false}
 --- @return pseudoclaude.Chat
 function M.show(workspace, opts)
   opts = opts or {}
-  local chat = state.get(workspace) or create(workspace)
+  local chat = opts.chat or (opts.session and state.get(workspace, opts.session)) or (not opts.session and state.get(workspace))
+    or M.create(workspace, opts.session)
+  state.set_current(chat)
+  if opts.title then
+    chat.title = opts.title
+  end
+  if opts.worktree ~= nil then
+    chat.worktree = opts.worktree or nil
+  end
   if opts.chip ~= nil then
     M.set_chip(chat, opts.chip)
   end
   local cw, pw = windows(chat)
+  if not cw and not pw and not opts.beside then
+    local pair = windows_of_folder(chat)
+    if pair then
+      take_windows(chat, pair)
+      cw, pw = windows(chat)
+    end
+  end
   if not cw and pw then
     -- Only the prompt is left: both come back together, the prompt below the chat.
     if not pcall(vim.api.nvim_win_close, pw, true) then -- the last window: it shows the chat
@@ -355,9 +499,17 @@ function M.show(workspace, opts)
     pw = nil
   end
   if not cw then
+    -- A column at the right of the tab (beside another chat's column, when one is shown).
+    local beside = opts.beside and windows_of_folder(chat)
     vim.cmd('botright vertical sbuffer ' .. chat.buf)
     cw = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_width(cw, width())
+    if beside and beside.chat and vim.api.nvim_win_is_valid(beside.chat) then
+      local w = math.max(30, math.min(width(), math.floor((vim.o.columns - 24) / 2)))
+      vim.api.nvim_win_set_width(beside.chat, w)
+      vim.api.nvim_win_set_width(cw, w)
+    else
+      vim.api.nvim_win_set_width(cw, width())
+    end
   end
   setup_chat_window(cw)
   if not pw then
@@ -377,13 +529,33 @@ function M.show(workspace, opts)
       opts.done(chat)
     end
   end
-  if not chat.loaded and not chat.running then
-    history.reload(chat, function(err)
-      if err then
-        state.notify('PseudoClaude: Chat failed: ' .. client.error_message(err), vim.log.levels.ERROR)
+  local function loaded(err, other)
+    if err then
+      state.notify('PseudoClaude: Chat failed: ' .. client.error_message(err), vim.log.levels.ERROR)
+    end
+    if other then
+      -- The folder's current session has a chat already: that one, in these windows.
+      local gone = chat
+      take_windows(other, { chat = cw, prompt = pw })
+      state.set_current(other)
+      chat = other
+      setup_chat_window(cw)
+      setup_prompt_window(pw)
+      pcall(vim.api.nvim_buf_delete, gone.buf, { force = true })
+      if not chat.running then
+        chat.prompts = {}
+        return history.reload(chat, function(e2)
+          if e2 then
+            state.notify('PseudoClaude: Chat failed: ' .. client.error_message(e2), vim.log.levels.ERROR)
+          end
+          ready()
+        end)
       end
-      ready()
-    end)
+    end
+    ready()
+  end
+  if not chat.loaded and not chat.running then
+    history.reload(chat, loaded)
   else
     ready()
   end
