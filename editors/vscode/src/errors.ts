@@ -47,9 +47,9 @@ export function describeFailure(what: string, e: unknown): string {
 
 /**
  * The JSON-RPC code of `SessionBusy`: another writer (another window, a terminal, another request)
- * holds the session. (Read from the wire's codes when they name it.)
+ * holds the session.
  */
-export const SESSION_BUSY: number = (ErrorCodes as Record<string, number>).SessionBusy ?? -32011;
+export const SESSION_BUSY: number = ErrorCodes.SessionBusy;
 
 /** What a `SessionBusy` refusal says: the session, the process writing it (`null`: not known), the server's line. */
 export interface BusyRefusal {

@@ -70,6 +70,7 @@ export const ErrorCodes = {
   InvalidParams: -32602,
   RequestFailed: -32803,
   RequestCancelled: -32800,
+  SessionBusy: -32011,
 } as const;
 
 /** The actions of an approval asked with `window/showMessageRequest` (SPEC §8). */
@@ -1112,8 +1113,8 @@ export const Commands: readonly string[] = Object.values(Requests).map(commandNa
 /** `pseudoclaude/event` params: an event of a run with its workspace and session. */
 export type AgentEvent = { workspace: string; sessionId: string } & EventBody;
 
-/** The `value` of a `$/progress` work-done notification. */
-export type WorkDoneProgress =
+/** The `value` of a `$/progress` work-done notification (with the session it is about). */
+export type WorkDoneProgress = { sessionId?: string } & (
   | { kind: 'begin'; title: string; message?: string; percentage?: number; cancellable?: boolean }
   | { kind: 'report'; message?: string; percentage?: number; cancellable?: boolean }
-  | { kind: 'end'; message?: string };
+  | { kind: 'end'; message?: string });

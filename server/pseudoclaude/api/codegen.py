@@ -66,7 +66,7 @@ def constants(values: Iterable[str]) -> list[tuple[str, str]]:
 
 
 ERROR_CODES = (("INVALID_PARAMS", p.INVALID_PARAMS), ("REQUEST_FAILED", p.REQUEST_FAILED),
-               ("REQUEST_CANCELLED", p.REQUEST_CANCELLED))
+               ("REQUEST_CANCELLED", p.REQUEST_CANCELLED), ("SESSION_BUSY", p.SESSION_BUSY))
 
 
 def literal_aliases() -> list[tuple[str, tuple[str, ...], str]]:
@@ -307,11 +307,11 @@ export const Commands: readonly string[] = Object.values(Requests).map(commandNa
 /** `pseudoclaude/event` params: an event of a run with its workspace and session. */
 export type AgentEvent = {{ workspace: string; sessionId: string }} & EventBody;
 
-/** The `value` of a `$/progress` work-done notification. */
-export type WorkDoneProgress =
+/** The `value` of a `$/progress` work-done notification (with the session it is about). */
+export type WorkDoneProgress = {{ sessionId?: string }} & (
   | {{ kind: 'begin'; title: string; message?: string; percentage?: number; cancellable?: boolean }}
   | {{ kind: 'report'; message?: string; percentage?: number; cancellable?: boolean }}
-  | {{ kind: 'end'; message?: string }};
+  | {{ kind: 'end'; message?: string }});
 """
 
 

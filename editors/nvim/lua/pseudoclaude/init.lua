@@ -142,7 +142,7 @@ end
 --- @param session? string the session the request was about
 --- @return {sessionId: string, pid: integer?, message: string}?
 function M.session_busy(err, session)
-  local code = protocol.errors.session_busy or -32011
+  local code = protocol.errors.session_busy
   if type(err) ~= 'table' or err.code ~= code then
     return nil
   end

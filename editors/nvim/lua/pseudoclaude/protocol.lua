@@ -54,6 +54,7 @@ M.errors = {
   invalid_params = -32602,
   request_failed = -32803,
   request_cancelled = -32800,
+  session_busy = -32011,
 }
 
 --- The actions of an approval asked with `window/showMessageRequest` (SPEC §8).
