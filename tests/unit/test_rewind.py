@@ -274,3 +274,23 @@ async def test_a_deleted_checkpoint_repository_is_said_and_never_stops_a_run(
     _, result = await ws.run("write d")
     assert result.stop_reason == "completed" and ws.checkpoint_problem == ""
     assert (await ws.rewind(4, "code")).restored_files == ["d.txt"]  # a fresh repository
+
+
+async def test_after_a_rewind_of_both_the_agent_edits_what_it_knew_then_without_reading(
+        workspace: Callable[[], Workspace], fake: FakeModelServer) -> None:
+    """Prompt 1 reads a.txt; prompt 2 edits it. Rewound to before prompt 2 (code and
+    conversation), the model is back where it had read a.txt, and a.txt holds those bytes
+    again: editing it needs no new read. A file changed outside after the rewind still does."""
+    ws = workspace()
+    fake.add_turns(call("read_file", path="a.txt"), {"text": "read"},
+                   call("edit_file", path="a.txt", old_text="alpha", new_text="ALPHA"),
+                   {"text": "edited"})
+    sid, _ = await ws.run("read a")
+    await ws.run("edit a", sid)
+    assert (ws.root / "a.txt").read_text() == "ALPHA\n"
+    done = await ws.rewind(2, "both", session_id=sid)
+    assert done.restored_files == ["a.txt"] and (ws.root / "a.txt").read_text() == "alpha\n"
+    fake.add_turns(call("edit_file", path="a.txt", old_text="alpha", new_text="Alpha"),
+                   {"text": "edited again"})
+    await ws.run("edit a differently", sid)
+    assert (ws.root / "a.txt").read_text() == "Alpha\n"

@@ -961,6 +961,8 @@ class Workspace:
                 target = planned.turn
                 await asyncio.to_thread(s.runtime.rewind_to, target.before, target.turn)
                 s.turns_known = target.turn - 1
+            if mode == "both" and restored:  # the model is back where it knew these bytes
+                await asyncio.to_thread(s.knows_files, restored)
             return RewindOutcome(restored_files=restored, conflicts=conflicts,
                                  message_count=len(conversation),
                                  message=words.rewound(turn, mode, len(restored),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from pseudoclaude.agent.approvals import ApprovalPolicy, Gate
 from pseudoclaude.agent.runner import Runner
 from pseudoclaude.agent.tools import ToolRegistry
-from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, ledger_entries
+from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, digest, ledger_entries
 from pseudoclaude.checkpoints import Checkpoints
 from pseudoclaude.compact import CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import json_bytes
@@ -99,6 +99,18 @@ class Session:
                                   self.tools.workspace)
 
         self.tools.set_files(FileLedger(self.id, self.ws.file_writes, load))
+
+    def knows_files(self, paths: list[str]) -> None:
+        """The files (relative) a rewind of code and conversation put back: the session knows
+        their bytes (what it had seen before the prompt it went back to), as if it had written
+        them. Blocking (reads them)."""
+        ledger = self.tools.files
+        if ledger is None:
+            return
+        for relative in paths:
+            target = (self.root / relative).resolve()
+            with contextlib.suppress(OSError):
+                ledger.wrote(target, digest(target.read_bytes()))
 
     @property
     def conversation(self) -> Conversation:
