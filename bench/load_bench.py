@@ -271,6 +271,8 @@ class Result:
             "text_notifications": text_notifications,
             "events_lost_or_extra": self.lost,
             "runs_completed": self.completed, "stop_reasons": self.stop_reasons,
+            "runs_per_second": round(sum(r == "completed" for r in self.stop_reasons)
+                                     / self.seconds, 2) if self.seconds else None,
             "run_errors": self.run_errors,
             "peak_rss_mib": round(self.peak_rss_kib / 1024, 1) if self.peak_rss_kib else None,
             "context_usage_notifications": self.context_usage,
@@ -477,7 +479,7 @@ def print_sweep(results: list[Result]) -> None:
           "they carry; text: sessions whose text is not whole and in order)")
     print(f"{'N':>3} {'context':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'>20 ms':>6} "
           f"{'events':>11} {'run lost/extra':>14} {'memory lost/extra':>17} {'text':>5} "
-          f"{'runs':>7} {'RSS MiB':>8} {'s':>6}  ok")
+          f"{'runs':>7} {'runs/s':>6} {'RSS MiB':>8} {'s':>6}  ok")
     for result in results:
         data = result.as_json()
         lat = data["latency_ms"]
@@ -491,7 +493,8 @@ def print_sweep(results: list[Result]) -> None:
         print(f"{result.units:>3} {data['context_requests']:>8} {lat['p50']:>7} {lat['p99']:>7} "
               f"{lat['max']:>7} {lat['over_20ms']:>6} "
               f"{data['events_received']:>5}/{data['events_expected']:<5} {run_lost:>14} "
-              f"{memory_lost:>17} {text_bad:>5} {runs:>7} {data['peak_rss_mib']!s:>8} "
+              f"{memory_lost:>17} {text_bad:>5} {runs:>7} {data['runs_per_second']!s:>6} "
+              f"{data['peak_rss_mib']!s:>8} "
               f"{data['seconds']:>6}  {'ok' if passed(result) else 'FAIL'}")
 
 
