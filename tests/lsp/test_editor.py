@@ -371,3 +371,18 @@ async def test_a_client_that_does_not_answer_diagnostics_is_not_offered_the_tool
     assert edited["ok"] and "The editor reports" not in edited["content"]
     assert "diagnostics" not in edited["metadata"]
     assert unknown["error_type"] == "unknown_tool" and editor.diagnostics_asked == []
+
+
+async def test_typing_in_the_editor_after_the_agent_read_makes_its_write_stale(
+        editing: Any, env: Any) -> None:
+    """The user types into the open document after the agent read it: the agent's edit is
+    refused as stale (the editor's unsaved text is the file's content), nothing is applied."""
+    editor = env.editor
+    editor.open("notes.txt", DISK)
+    await run(editor, env, {"tool_calls": [env.read_file("notes.txt")]})
+    editor.type("notes.txt", UNSAVED)
+    await run(editor, env, {"tool_calls": [EDIT]})
+    refused = env.envelopes()[-1]
+    assert not refused["ok"] and refused["error_type"] == "stale"
+    assert "changed outside this session" in refused["error"]
+    assert editor.edits == [] and notes(env).read_text() == DISK
