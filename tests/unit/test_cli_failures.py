@@ -143,3 +143,42 @@ def test_remember_does_not_repeat_the_title_as_the_summary(tmp_path: Path) -> No
     assert "- [project_knowledge] Tests — Tests run with make test. (" in index, index
     shown = cli(tmp_path, "memory", "show")
     assert "X. — X." not in shown.stdout and "  [project_knowledge] X. (" in shown.stdout
+
+
+def test_bad_input_is_named(tmp_path: Path) -> None:
+    """An unknown option, an argument that is not an id, a flag that needs another: each is a
+    usage error (2) naming what is wrong."""
+    for argv in (["--bogus"], ["--bogus", "sessions", "list"]):
+        done = subprocess.run([sys.executable, "-m", "pseudoclaude", *argv],
+                              capture_output=True, text=True, timeout=60,
+                              env=server_env(tmp_path / "home"))
+        line = one_failure(done, 2)
+        assert "unknown option --bogus" in line and "COMMAND" not in line, line
+    line = one_failure(cli(tmp_path, "sessions", "fork", "nope"), 2)
+    assert line.startswith("pseudoclaude: ID: must be") and "--session" not in line, line
+    line = one_failure(cli(tmp_path, "rewind", "--preview"), 2)
+    assert "--preview" in line and "--turn" in line, line
+
+
+def test_remember_never_rewrites_a_broken_index_with_its_nul(tmp_path: Path) -> None:
+    """A hand-broken MEMORY.md (a NUL byte): ``memory remember`` saves the note, leaves the
+    index alone rather than copying the NUL into a rewritten one, and says so."""
+    memory = tmp_path / "ws" / ".PseudoClaude" / "memory"
+    memory.mkdir(parents=True)
+    broken = b"- [project_knowledge] Bad \x00 here (project_knowledge_bad.md)\n"
+    (memory / "MEMORY.md").write_bytes(broken)
+    done = cli(tmp_path, "memory", "remember", "Use tabs.")
+    assert done.returncode == 0, done.stderr
+    assert (memory / "MEMORY.md").read_bytes() == broken
+    assert (memory / "project_knowledge_use-tabs.md").exists()
+    assert "contains NUL bytes" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    shown = cli(tmp_path, "memory", "show")
+    assert "\x00" not in shown.stdout and "Use tabs." in shown.stdout
+
+
+def test_a_write_of_one_byte_is_said_in_words() -> None:
+    from pseudoclaude.llm.types import ToolCall
+    from pseudoclaude.workspace import summarize
+
+    call = ToolCall("c1", "write_file", {"path": "a.txt", "content": "x"})
+    assert summarize(call) == "write_file: a.txt (1 byte)"

@@ -97,6 +97,47 @@ def test_fork_keeps_the_source(tmp_path: Path, two_prompts: Path) -> None:
     assert "forked into" in cli(tmp_path, "sessions", "fork", source["id"]).stdout
 
 
+def test_a_fork_is_latest_only_once_answered(tmp_path: Path, two_prompts: Path) -> None:
+    """``latest`` is the newest session the model answered in: not a fork nobody prompted yet
+    (it holds its source's answers, none of its own). The fork's title says it is one; the
+    list marks it; ``context`` and ``compact`` take ``--session``."""
+    [source] = json.loads(cli(tmp_path, "sessions", "list", "--json").stdout)["sessions"]
+    new = json.loads(cli(tmp_path, "sessions", "fork", "--json").stdout)["sessionId"]
+    listed = {s["id"]: s for s in json.loads(cli(tmp_path, "sessions", "list", "--json")
+                                               .stdout)["sessions"]}
+    assert listed[new]["title"] == "edit a (fork)" and listed[new]["answered"] is False
+    assert listed[source["id"]]["answered"] is True
+    text = cli(tmp_path, "sessions", "list").stdout
+    assert f"{new}  edit a (fork)  (no answer)" in text
+    assert f"{source['id']}  edit a\n" in text
+    for command in (["context"], ["compact", "--preview"], ["rewind", "--list"]):
+        done = cli(tmp_path, *command, "--json")
+        assert done.returncode == 0, done.stderr
+    assert json.loads(cli(tmp_path, "context", "--json").stdout)["sessionId"] == source["id"]
+    named = cli(tmp_path, "context", "--session", new, "--json")
+    assert json.loads(named.stdout)["sessionId"] == new
+    preview = cli(tmp_path, "compact", "--preview", "--session", new, "--json")
+    assert preview.returncode == 0, preview.stderr
+    assert cli(tmp_path, "compact", "--session", "nope").returncode == 2
+    script = {"turns": [{"text": "answered in the fork"}], "rules": [MEMORY]}
+    with FakeModelServer(script) as fake:
+        done = cli(tmp_path, "run", "--base-url", fake.base_url, "--session", new, "go on")
+        assert done.returncode == 0, done.stderr
+    assert json.loads(cli(tmp_path, "context", "--json").stdout)["sessionId"] == new
+
+
+def test_a_failed_first_run_is_listed_as_unanswered(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    with FakeModelServer({"turns": [{"error": "prompt_too_long"}]}) as fake:
+        failed = cli(tmp_path, "run", "--base-url", fake.base_url, "too long a question")
+    assert failed.returncode == 1
+    [listed] = json.loads(cli(tmp_path, "sessions", "list", "--json").stdout)["sessions"]
+    assert listed["answered"] is False  # kept (resumable by its id), but not latest
+    assert f"{listed['id']}  too long a question  (no answer)" in cli(
+        tmp_path, "sessions", "list").stdout
+    assert json.loads(cli(tmp_path, "context", "--json").stdout)["sessionId"] is None
+
+
 def test_a_hand_edit_survives_a_second_rewind(tmp_path: Path, two_prompts: Path) -> None:
     """A file changed by hand after the agent last wrote it is a conflict in every later
     rewind: a code rewind of prompt 2 (which does not touch it) must not make the hand edit

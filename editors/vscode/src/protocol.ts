@@ -658,6 +658,11 @@ export interface SessionSummary {
   running: boolean;
   /** The branch of the session's worktree (`null`: it works in the folder itself). */
   worktree: string | null;
+  /**
+   * The model answered in it (false: its first run failed before any answer, or a fork
+   * nobody prompted yet): it resumes by its id, but is not `latest`.
+   */
+  answered: boolean;
 }
 
 export interface SessionsListResult {

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from pseudoclaude.agent.tools.base import ApprovalClass, Preview
 from pseudoclaude.llm.types import ToolCall
+from pseudoclaude.names import plural
 
 if TYPE_CHECKING:
     from pseudoclaude.config import Settings
@@ -171,7 +172,7 @@ def summarize(call: ToolCall, limit: int = _SUMMARY_CHARS) -> str:
             detail = path
             content = args.get("content")
             if call.name == "write_file" and isinstance(content, str):
-                detail += f" ({len(content.encode('utf-8', 'surrogatepass'))} bytes)"
+                detail += f" ({plural(len(content.encode('utf-8', 'surrogatepass')), 'byte')})"
     if not detail:
         detail = compact_json(call.arguments)
     line = " ".join(f"{call.name}: {detail}".split())

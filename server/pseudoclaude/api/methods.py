@@ -173,7 +173,8 @@ def session_summary(info: SessionInfo, active: str | None, running: bool = False
     return p.SessionSummary(
         id=info.id, title=info.title, created_at=rfc3339(info.created),
         updated_at=rfc3339(info.updated), message_count=info.message_count, bytes=info.bytes,
-        model=info.model, active=info.id == active, running=running, worktree=worktree)
+        model=info.model, active=info.id == active, running=running, worktree=worktree,
+        answered=info.answered)
 
 
 async def sessions_list(ws: Workspace, params: p.EmptyParams) -> p.SessionsListResult:

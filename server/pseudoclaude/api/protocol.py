@@ -526,6 +526,9 @@ class SessionSummary(Wire):
     """Being written now (a run, a compaction, an undo or a rewind), in any process."""
     worktree: str | None = None
     """The branch of the session's worktree (``null``: it works in the folder itself)."""
+    answered: bool = True
+    """The model answered in it (false: its first run failed before any answer, or a fork
+    nobody prompted yet): it resumes by its id, but is not ``latest``."""
 
 
 class SessionsListResult(Wire):

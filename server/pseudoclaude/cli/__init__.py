@@ -201,10 +201,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-iterations", type=_positive, metavar="N")
     run.set_defaults(handler=_cmd_run)
 
-    _state_command(commands, "context", "what fills the context of the latest session",
-                   cli_state.context, provider=True)
+    context = _state_command(commands, "context", "what fills the context of the latest "
+                             "session", cli_state.context, provider=True)
     compact = _state_command(commands, "compact", "compact the latest session now",
                              cli_state.compact, provider=True)
+    for command in (context, compact):
+        command.add_argument("--session", metavar="ID|latest",
+                             help="another session than the latest (the newest one the model "
+                                  "answered in)")
     compact.add_argument("--instructions", metavar="TEXT",
                          help="what the summary should focus on")
     what = compact.add_mutually_exclusive_group()
@@ -239,6 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = _group(commands, "mcp", "MCP servers")
     _state_command(mcp, "list", "the MCP servers of the workspace: where each is configured, "
                    "its status and tools", cli_state.mcp_list)
+    for name, help, handler in (
+            ("approve", "let a server of the folder's .mcp.json (or config.yaml) run, "
+                        "remembered until its command changes", cli_state.mcp_approve),
+            ("deny", "withdraw that approval: the server does not run until approved again",
+             cli_state.mcp_deny)):
+        decided = _state_command(mcp, name, help, handler)
+        decided.add_argument("name", metavar="NAME", help="the server's name (mcp list)")
 
     permissions = _group(commands, "permissions", "this folder's own settings file "
                          "(.PseudoClaude/config.yaml)")
@@ -323,8 +334,24 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _unknown_option(argv: Sequence[str]) -> str | None:
+    """An option before the command that ``pseudoclaude`` itself does not know (``--bogus``):
+    argparse would only say that the command is missing."""
+    for arg in argv:
+        if arg in ("-", "--") or not arg.startswith("-"):
+            return None  # the command (argparse checks it)
+        name = arg.split("=", 1)[0]
+        if name != "-h" and not (name.startswith("--") and len(name) > 2
+                                 and any(o.startswith(name) for o in ("--help", "--version"))):
+            return arg
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    unknown = _unknown_option(sys.argv[1:] if argv is None else argv)
+    if unknown is not None:
+        parser.error(f"unknown option {unknown}")
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))

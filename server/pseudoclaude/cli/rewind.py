@@ -15,18 +15,14 @@ from typing import Any
 
 from pseudoclaude.api import methods, views
 from pseudoclaude.api import protocol as p
-from pseudoclaude.cli.state import EXIT_FAILURE, EXIT_OK, CliError, emit, open_workspace
-from pseudoclaude.workspace import is_session_id
-
-
-def session_params(value: str | None) -> dict[str, Any]:
-    """``--session``: an id (checked), or the latest session (no params)."""
-    if value is None or value == "latest":
-        return {}
-    if not is_session_id(value):
-        raise p.ParamError("--session", f"must be {p.SESSION_ID_HINT} or 'latest', got "
-                                        f"{value[:60]!r}")
-    return {"sessionId": value}
+from pseudoclaude.cli.state import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    CliError,
+    emit,
+    open_workspace,
+    session_params,
+)
 
 
 def _confirm(question: str) -> bool:
@@ -39,6 +35,9 @@ def _confirm(question: str) -> bool:
 
 
 async def rewind(args: argparse.Namespace) -> int:
+    if args.preview and args.turn is None:
+        raise p.ParamError("--preview", "goes with --turn N (the prompt to go back to "
+                                        "before: see pseudoclaude rewind --list)")
     session = session_params(args.session)
     async with open_workspace(args, session=not session) as ws:
         if ws.session_id is None and not session:
@@ -68,7 +67,7 @@ async def rewind(args: argparse.Namespace) -> int:
 
 
 async def sessions_fork(args: argparse.Namespace) -> int:
-    session = session_params(args.id)
+    session = session_params(args.id, "ID")
     params: dict[str, Any] = {**session, **({"turn": args.turn} if args.turn else {})}
     async with open_workspace(args, session=not session) as ws:
         if ws.session_id is None and not session:

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from pseudoclaude.api import methods
 from pseudoclaude.api import protocol as p
 from pseudoclaude.cli.approver import TerminalApprover
+from pseudoclaude.cli.state import settle_mcp_approvals
 from pseudoclaude.config import Settings
 from pseudoclaude.events import (
     CompactEvent,
@@ -187,6 +188,11 @@ async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: 
         session = made.session_id
         sys.stderr.write(f"pseudoclaude: session {session} works in {made.worktree.path} "
                          f"(branch {made.worktree.branch})\n")
+    try:  # the MCP servers' questions first, answered before the run streams
+        await settle_mcp_approvals(workspace)
+    except BaseException:
+        await workspace.close()
+        raise
     run = asyncio.ensure_future(methods.call(workspace, p.RUN, {"prompt": prompt,
                                                                 "sessionId": session}))
     printer.on_closed = run.cancel  # stdout closed (| head): nobody reads the rest

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import difflib
+import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
@@ -36,6 +37,10 @@ from pseudoclaude.events import Event
 from pseudoclaude.names import snake
 from pseudoclaude.words import plural
 from pseudoclaude.workspace import (
+    ApprovalRequest,
+    ApprovalUnavailable,
+    Approver,
+    Decision,
     Hooks,
     SessionInfo,
     Workspace,
@@ -81,6 +86,16 @@ def settings_for(args: argparse.Namespace, root: Path) -> Settings:
         raise
 
 
+def session_params(value: str | None, label: str = "--session") -> dict[str, Any]:
+    """``--session`` (or the argument ``label``): an id (checked), or the latest session (no
+    params)."""
+    if value is None or value == "latest":
+        return {}
+    if not is_session_id(value):
+        raise ParamError(label, f"must be {p.SESSION_ID_HINT} or 'latest', got {value[:60]!r}")
+    return {"sessionId": value}
+
+
 def print_event(session_id: str, event: Event) -> None:
     """Events of commands other than ``run`` (compaction warnings): one line on stderr."""
     from pseudoclaude.cli.run import TerminalPrinter
@@ -90,12 +105,22 @@ def print_event(session_id: str, event: Event) -> None:
         print(line, file=sys.stderr)
 
 
+class NoQuestions:
+    """The approver of a command that asks nothing (``mcp approve``: the answer is the
+    command)."""
+
+    async def ask(self, request: ApprovalRequest) -> Decision | None:
+        raise ApprovalUnavailable("this command asks nothing")
+
+
 @contextlib.asynccontextmanager
-async def open_workspace(args: argparse.Namespace, *, session: bool) -> AsyncIterator[Workspace]:
+async def open_workspace(args: argparse.Namespace, *, session: bool,
+                         approver: Approver | None = None) -> AsyncIterator[Workspace]:
     """The workspace of ``--workspace``; with ``session``, its latest session resumed (when
-    there is one: see :func:`~pseudoclaude.session.resume.latest_id`)."""
+    there is one: see :func:`~pseudoclaude.session.resume.latest_id`). ``approver``: the
+    terminal's by default."""
     root = workspace_root(args.workspace)
-    ws = Workspace(root, settings_for(args, root), approver=TerminalApprover(),
+    ws = Workspace(root, settings_for(args, root), approver=approver or TerminalApprover(),
                    hooks=Hooks(events=print_event))
     try:
         if session and await ws.has_latest():
@@ -124,10 +149,11 @@ async def ask(args: argparse.Namespace, method: str, params: dict[str, Any], sha
               *, session: bool) -> W:
     """One request of the server's handlers on ``--workspace`` (its latest session resumed
     when ``session``)."""
-    async with open_workspace(args, session=session) as ws:
-        if method == p.COMPACT and ws.session_id is None:
+    named = "sessionId" in params  # --session ID: that session, not the latest
+    async with open_workspace(args, session=session and not named) as ws:
+        if method == p.COMPACT and ws.session_id is None and not named:
             raise CliError(f"no session to compact in {ws.root}")
-        if method == p.COMPACT_UNDO and ws.session_id is None:
+        if method == p.COMPACT_UNDO and ws.session_id is None and not named:
             raise CliError(f"no session to undo a compaction in: {ws.root} has no session yet")
         result = await methods.call(ws, method, params)
     assert isinstance(result, shape)
@@ -135,19 +161,21 @@ async def ask(args: argparse.Namespace, method: str, params: dict[str, Any], sha
 
 
 async def context(args: argparse.Namespace) -> int:
-    result = await ask(args, p.CONTEXT, {}, p.ContextResult, session=True)
+    result = await ask(args, p.CONTEXT, session_params(args.session), p.ContextResult,
+                       session=True)
     emit(result, args.json, lambda: views.describe_context(result))
     return EXIT_OK
 
 
 async def compact(args: argparse.Namespace) -> int:
-    params = {"instructions": args.instructions} if args.instructions else {}
+    session = session_params(args.session)
+    params = {**session, **({"instructions": args.instructions} if args.instructions else {})}
     if args.preview:
         plan = await ask(args, p.COMPACT_PREVIEW, params, p.CompactPreviewResult, session=True)
         emit(plan, args.json, lambda: plan.message)
         return EXIT_OK
     if args.undo:
-        undone = await ask(args, p.COMPACT_UNDO, {}, p.UndoResult, session=True)
+        undone = await ask(args, p.COMPACT_UNDO, session, p.UndoResult, session=True)
         if args.json or undone.restored:
             emit(undone, args.json, lambda: undone.message)
         if not undone.restored:  # a failure: one line on stderr
@@ -243,14 +271,73 @@ async def mcp_list(args: argparse.Namespace) -> int:
     """The MCP servers of the workspace, each started to list its tools (a project server
     waiting for an approval is asked about on a terminal)."""
     async with open_workspace(args, session=False) as ws:
-        await ws.mcp.ready()
-        if ws.mcp.manager.pending_approvals():
-            await ws.mcp.ask_approvals()
+        await ws.mcp.settle_approvals()
         await ws.mcp.tools()
         result = await methods.call(ws, p.MCP_LIST, {})
     assert isinstance(result, p.McpListResult)
     emit(result, args.json, lambda: views.describe_mcp(result))
     return EXIT_OK
+
+
+def approve_command(name: str, root: Path) -> str:
+    """The command that approves MCP server ``name`` of the folder ``root``."""
+    where = "" if root == Path.cwd().resolve() else f" --workspace {shlex.quote(str(root))}"
+    return f"pseudoclaude mcp approve {shlex.quote(name)}{where}"
+
+
+async def settle_mcp_approvals(ws: Workspace) -> None:
+    """Before a run streams: ask about every MCP server waiting for an approval (on the
+    terminal) and wait for the answers, so a server allowed now starts for the run; then one
+    line on stderr for each server still waiting (no terminal to ask, or no answer), naming
+    the command that approves it."""
+    for waiting in await ws.mcp.settle_approvals():
+        where = views.MCP_SOURCE.get(waiting.source, waiting.source)
+        why = ("there is no terminal to ask" if waiting.name in ws.mcp.unasked
+               else "it was not approved")
+        sys.stderr.write(f"pseudoclaude: MCP server {waiting.name} ({where}) waits for your "
+                         f"approval and does not run: {why} (approve it: "
+                         f"{approve_command(waiting.name, ws.root)})\n")
+    sys.stderr.flush()
+
+
+async def mcp_decide(args: argparse.Namespace, decision: str) -> int:
+    """``mcp approve NAME`` (remembered outside the workspace, as an editor's "Allow for this
+    session") and ``mcp deny NAME`` (a remembered approval withdrawn: the server does not start
+    until approved again), through ``pseudoclaude/mcp/approve``."""
+    async with open_workspace(args, session=False, approver=NoQuestions()) as ws:
+        await ws.mcp.ready()
+        config = next((c for c in ws.mcp.configs if c.name == args.name), None)
+        try:
+            result = await methods.call(ws, p.MCP_APPROVE, {"server": args.name,
+                                                            "decision": decision})
+        except ParamError as exc:
+            if exc.field == "server":  # no such server: a failure (1), not a usage error
+                raise CliError(str(exc).removeprefix("server: ")) from None
+            raise
+    assert isinstance(result, p.McpServerResult)
+    server = result.server
+    label = f"MCP server {server.name} ({views.MCP_SOURCE.get(server.source, server.source)})"
+    asks = config is None or config.needs_approval
+    if decision == "deny":
+        text = (f"{label} is not approved in {ws.root}: it does not run until you approve it "
+                f"({approve_command(server.name, ws.root)})" if asks else
+                f"{label} does not wait for approvals: to keep it from running, write "
+                "`disabled: true` in its entry")
+    else:
+        text = (f"approved {label} in {ws.root} (remembered until its command changes; "
+                "withdraw it: pseudoclaude mcp deny NAME)".replace("NAME",
+                                                                   shlex.quote(server.name))
+                if asks else f"{label} needs no approval: it runs without one")
+    emit(result, args.json, lambda: text)
+    return EXIT_OK
+
+
+async def mcp_approve(args: argparse.Namespace) -> int:
+    return await mcp_decide(args, "allowSession")
+
+
+async def mcp_deny(args: argparse.Namespace) -> int:
+    return await mcp_decide(args, "deny")
 
 
 # -- the folder's own settings -------------------------------------------------------------------
@@ -303,11 +390,17 @@ async def sessions_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+NO_ANSWER = "(no answer)"
+"""After the title of a session the model never answered in (its first run failed, or a fork
+nobody prompted yet): it is not ``latest``, but resumes by its id."""
+
+
 def session_line(s: SessionInfo) -> str:
     meta = [describe_age(s.updated), plural(s.message_count, "message"), describe_size(s.bytes)]
     if s.model:
         meta.append(s.model)
-    return f"{s.id}  {s.title}\n    {' · '.join(meta)}"
+    mark = "" if s.answered else f"  {NO_ANSWER}"
+    return f"{s.id}  {s.title}{mark}\n    {' · '.join(meta)}"
 
 
 async def sessions_show(args: argparse.Namespace) -> int:

@@ -8,8 +8,14 @@ import argparse
 
 from pseudoclaude.api import methods
 from pseudoclaude.api import protocol as p
-from pseudoclaude.cli.rewind import session_params
-from pseudoclaude.cli.state import EXIT_FAILURE, EXIT_OK, CliError, emit, open_workspace
+from pseudoclaude.cli.state import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    CliError,
+    emit,
+    open_workspace,
+    session_params,
+)
 
 
 def describe_status(status: p.WorktreeStatusResult) -> str:

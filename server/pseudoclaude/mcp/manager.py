@@ -214,7 +214,8 @@ class McpManager:
     async def approve(self, name: str, decision: Decision) -> ServerInfo | None:
         """The user's answer for a server waiting for approval: ``allow_once`` (this
         process), ``allow_session`` (remembered in the user's data folder) or ``deny`` (this
-        process: ``disabled``). An approved server starts in the background. Returns its
+        process: ``disabled``; a remembered approval is withdrawn, so a later process asks
+        again). An approved server starts in the background. Returns its
         listing entry (``None``: no such server)."""
         try:
             return await self._run(self._approve(name, decision))
@@ -471,6 +472,12 @@ class McpManager:
         config = entry.config
         if decision == "deny":
             entry.denied = True
+            try:  # a remembered "allow for this session" is withdrawn: it would start it again
+                await asyncio.get_running_loop().run_in_executor(
+                    None, self.trust.forget, self.workspace, name)
+            except OSError as exc:
+                log.warning("the approval of MCP server %s cannot be withdrawn (%s); it is "
+                            "denied in this process", name, exc.strerror or type(exc).__name__)
         else:
             entry.denied = False
             if decision == "allow_session":

@@ -49,8 +49,11 @@ def same_text(title: str, summary: str) -> bool:
 
 
 def format_line(note_type: str, title: str, summary: str, filename: str) -> str:
-    title = one_line(title, 200) or filename
-    summary = one_line(summary, SUMMARY_MAX_CHARS) or DEFAULT_SUMMARY
+    """An index line. Control characters (a NUL byte of a hand-broken note or ``MEMORY.md``,
+    an escape sequence) are left out: an index line never carries one into ``MEMORY.md``."""
+    note_type = _CONTROL.sub("", note_type)
+    title = one_line(_CONTROL.sub(" ", title), 200) or filename
+    summary = one_line(_CONTROL.sub(" ", summary), SUMMARY_MAX_CHARS) or DEFAULT_SUMMARY
     if same_text(title, summary):  # "X. — X." says it twice: once is enough
         return f"- [{note_type}] {title} ({filename})"
     return f"- [{note_type}] {title} — {summary} ({filename})"

@@ -1,9 +1,10 @@
 """Listing sessions (SPEC §3): newest first by last update.
 
 Per session: id, title (the first user text of the whole log, whitespace collapsed, 80 chars
-then ``...``), created, updated (time of the last line), live message count (after the last
-replace), bytes, and model (the latest ``model`` stamp). Reading is the fast resume plus two
-short scans, so listing a session costs about as much as its live tail.
+then ``...``; a fork's ends with `` (fork)``), created, updated (time of the last line), live
+message count (after the last replace), bytes, and model (the latest ``model`` stamp). Reading
+is the fast resume plus two short scans (three for a fork), so listing a session costs about
+as much as its live tail.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from pseudoclaude.session.codec import BadLine, MessageEntry, ReplaceEntry, decode
+from pseudoclaude.session.codec import BadLine, ForkEntry, MessageEntry, ReplaceEntry, decode
 from pseudoclaude.session.ids import session_id_time
 from pseudoclaude.session.loader import (
     _BLOCK,
@@ -30,6 +31,10 @@ from pseudoclaude.session.store import SessionNotFound, SessionStore
 
 TITLE_CHARS = 80
 UNTITLED = "Untitled session"
+FORK_MARK = " (fork)"
+"""The end of a forked session's title (its conversation, and so its first prompt, is the
+source's)."""
+_FORK_SCAN_LINES = 4
 _TITLE_SCAN_LINES = 1000
 _WS = re.compile(r"\s+")
 
@@ -45,8 +50,10 @@ class SessionInfo:
     model: str
     path: Path
     answered: bool = True
-    """The model answered in it at least once (an assistant message in the log). A session whose
-    first run failed before any answer holds only the prompt: it is listed, but not ``latest``."""
+    """The model answered in it at least once (an assistant message in the log; in a fork, an
+    assistant ``message`` line of its own, after the conversation it copied). A session whose
+    first run failed before any answer holds only the prompt, and a fork nobody prompted yet
+    only its source's conversation: such a session is listed (marked), but not ``latest``."""
     has_messages: bool = True
     """The log holds a message (a ``message`` or ``replace`` line). One with only its header (an
     editor opened it and never prompted it) is left out of :func:`list_sessions`."""
@@ -102,6 +109,22 @@ def _first_user_text(f: BinaryIO) -> str:
     return ""
 
 
+def _is_fork(f: BinaryIO) -> bool:
+    """Whether the log has a ``fork`` line (the one after the header)."""
+    f.seek(0)
+    for n, line in enumerate(iter_lines(f, DEFAULT_LINE_LIMIT)):
+        if n >= _FORK_SCAN_LINES:
+            break
+        if not isinstance(line, bytes) or b'"fork"' not in line:
+            continue
+        try:
+            if isinstance(decode(line), ForkEntry):
+                return True
+        except BadLine:
+            continue
+    return False
+
+
 _MODEL_KEY = b'"model"'
 
 
@@ -149,6 +172,7 @@ def session_info(store: SessionStore, session_id: str) -> SessionInfo:
         replay = replay_file(path)
         with open(path, "rb") as f:
             title = _first_user_text(f)
+            forked = _is_fork(f)
             model = replay.model or _last_model_before(f, replay.start_offset)
     except FileNotFoundError:
         raise SessionNotFound(f"no session {session_id} in {store.sessions_dir}") from None
@@ -158,13 +182,13 @@ def session_info(store: SessionStore, session_id: str) -> SessionInfo:
         with contextlib.suppress(ValueError):
             created = datetime.fromisoformat(replay.header.created).astimezone()
     updated = _local(replay.last_ts or stat.st_mtime)
-    if any(m.role == "assistant" for m in replay.messages):
+    if not forked and any(m.role == "assistant" for m in replay.messages):
         has_messages = answered = True
     else:
-        has_messages, answered = _scan_lines(path)
+        has_messages, answered = _scan_lines(path, forked=forked)
     return SessionInfo(
         id=session_id,
-        title=title or UNTITLED,
+        title=(title or UNTITLED) + (FORK_MARK if forked else ""),
         created=created,
         updated=updated,
         message_count=len(replay.messages),
@@ -176,15 +200,18 @@ def session_info(store: SessionStore, session_id: str) -> SessionInfo:
     )
 
 
-def _scan_lines(path: Path) -> tuple[bool, bool]:
+def _scan_lines(path: Path, *, forked: bool = False) -> tuple[bool, bool]:
     """``(has a message, was ever answered)`` from every line of the log: read only when what
     it replays to has no assistant message (a session a ``replace`` emptied or repaired down to
-    its prompt still counts as what it was)."""
+    its prompt still counts as what it was), and for a fork (``forked``), whose ``replace``
+    lines hold its source's answers: only its own assistant ``message`` lines count."""
     has_message = answered = False
     with open(path, "rb") as f:
         for line in iter_lines(f, DEFAULT_LINE_LIMIT):
             if not isinstance(line, bytes):
                 continue
+            if has_message and b'"assistant"' not in line:
+                continue  # cannot change the answer: not decoded
             try:
                 entry = decode(line)
             except BadLine:
@@ -194,7 +221,8 @@ def _scan_lines(path: Path) -> tuple[bool, bool]:
                 answered = answered or entry.role == "assistant"
             elif isinstance(entry, ReplaceEntry):
                 has_message = True
-                answered = answered or any(m.role == "assistant" for m in entry.messages or ())
+                answered = answered or (not forked and any(
+                    m.role == "assistant" for m in entry.messages or ()))
             if answered:
                 break
     return has_message, answered

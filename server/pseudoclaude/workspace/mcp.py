@@ -31,6 +31,9 @@ from pseudoclaude.mcp import (
     collect,
     mcp_trust_store,
 )
+from pseudoclaude.mcp import (
+    ApprovalRequest as McpApprovalRequest,
+)
 
 log = logging.getLogger("pseudoclaude.workspace")
 
@@ -58,6 +61,9 @@ class WorkspaceMcp:
         run."""
         self._asked: set[tuple[str, str]] = set()
         """The servers (and what they run) already asked about in this process."""
+        self.unasked: dict[str, str] = {}
+        """The servers left waiting because the approver could not ask (a CLI without a
+        terminal), by name: why."""
 
     def _options(self) -> McpOptions:
         return McpOptions(start_timeout=self.settings.mcp.start_timeout,
@@ -131,6 +137,7 @@ class WorkspaceMcp:
             except ApprovalUnavailable as exc:
                 log.info("MCP server %s of %s waits for an approval: %s", request.name,
                          self.root, exc)
+                self.unasked[request.name] = str(exc)
                 continue
             except Exception as exc:  # CancelledError propagates
                 log.warning("asking to approve the MCP server %s failed: %s", request.name,
@@ -138,6 +145,22 @@ class WorkspaceMcp:
                 continue
             if decision is not None:
                 await self.manager.approve(request.name, decision)
+
+    async def settle_approvals(self) -> list[McpApprovalRequest]:
+        """Configured, and every project server waiting for an approval asked about, the
+        answers in (what a one-shot run does before it starts, so that a question never lands
+        in its output and a server allowed now starts for it). Returns the servers still
+        waiting: not asked (:attr:`unasked` says why), or the question dismissed."""
+        await self.ready()
+        asking = self._asking
+        if asking is not None:
+            try:
+                await asyncio.shield(asking)
+            except Exception as exc:  # a failed question leaves its server waiting
+                log.warning("asking to approve MCP servers of %s failed: %s", self.root, exc)
+        if self.manager.pending_approvals():  # configured again meanwhile: the rest
+            await self.ask_approvals()
+        return self.manager.pending_approvals()
 
     # -- using -------------------------------------------------------------------------------
     def approvals(self) -> dict[str, str]:

@@ -136,6 +136,22 @@ def test_broken_index_is_ignored_not_injected_nor_rewritten(tmp_path: Path, junk
     assert "Fixed — by hand" in h.manager.refresh().text  # a fixed index is used again
 
 
+def test_a_nul_byte_never_reaches_the_rewritten_index(tmp_path: Path) -> None:
+    """A title or a summary with a NUL byte (from an editor's request, a hand-broken note's
+    front matter) is written to MEMORY.md without it: the index stays usable."""
+    h = Harness(tmp_path)
+    index_path = h.project_dir / "MEMORY.md"
+
+    async def scenario() -> None:
+        await h.manager.remember("Run make build.\x00 Then test.", "project",
+                                 title="Bu\x00ild")
+
+    asyncio.run(scenario())
+    data = index_path.read_bytes()
+    assert b"\x00" not in data and b"Bu ild" in data, data
+    assert "Bu ild" in h.manager.refresh().text  # not ignored as a broken index
+
+
 def test_broken_tail_of_a_huge_index_is_found(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     h.project_dir.mkdir(parents=True)

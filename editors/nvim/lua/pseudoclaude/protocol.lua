@@ -510,6 +510,7 @@ M.stop_reasons = {
 --- @field active boolean
 --- @field running boolean Being written now (a run, a compaction, an undo or a rewind), in any process.
 --- @field worktree string|nil The branch of the session's worktree (`null`: it works in the folder itself).
+--- @field answered boolean The model answered in it (false: its first run failed before any answer, or a fork nobody prompted yet): it resumes by its id, but is not `latest`.
 
 --- @class pseudoclaude.SessionsListResult
 --- @field sessions pseudoclaude.SessionSummary[]

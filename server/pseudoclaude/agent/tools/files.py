@@ -76,6 +76,7 @@ from pseudoclaude.agent.tools.base import (
 )
 from pseudoclaude.agent.tools.freshness import DIGEST_KEY, digest, digest_text
 from pseudoclaude.agent.tools.paths import Located, open_dir, open_file, os_error
+from pseudoclaude.names import plural
 
 COUNT_LINES_MAX_BYTES = 64 * 1024 * 1024
 """Files up to this size are scanned to the end to count their lines."""
@@ -492,7 +493,7 @@ def _wrote(change: _Change, written: _Written, ctx: ToolContext) -> ToolOutput:
     label, data = change.located.label, change.data
     created = written.created
     verb = "created" if created else "wrote"
-    return ToolOutput(f"{verb} {label} ({len(data)} bytes){written.where}",
+    return ToolOutput(f"{verb} {label} ({plural(len(data), 'byte')}){written.where}",
                       {"path": label, "bytes": len(data), "created": created,
                        DIGEST_KEY: _recorded(ctx, change)},
                       unsaved=written.unsaved)
