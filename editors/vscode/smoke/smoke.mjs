@@ -138,9 +138,18 @@ const EDITOR_PROMPT = 'Do this TODO';
 const EDITOR_ANSWER = 'Done: main() now runs when greet.py is started as a script (in your editor, unsaved).';
 const EXPLAIN_PROMPT = 'Explain the selected code.';
 const EXPLAIN_ANSWER = 'greet() builds the greeting for one name: "Hello, " before it and "!" after it.';
-// Sessions at once and worktree sessions, in a third folder (a git repository): a terminal run
-// (`pseudoclaude run --session A`) writes session A while the chat streams session B; a prompt
-// for A meanwhile is refused (busy) and waits for it; then a session in a worktree of its own.
+// Sessions at once and worktree sessions, in a third folder (a git repository): the chat runs
+// session A, switches to a new session B and streams it while A goes on in the background (both
+// marked running), then back to A (its transcript as it is now, then live); a terminal run
+// (`pseudoclaude run --session A`) writes session A: a prompt for A meanwhile is refused (busy)
+// and waits for it; then a session in a worktree of its own.
+const BG_PROMPT = 'Check the tokenizer for edge cases';
+const BG_CHUNKS = [
+  'Checking the tokenizer for edge cases:\n\n', '- **Empty source**: ', 'no tokens, no error.\n', '- **Only spaces**: ',
+  'no tokens either.\n', '- **Tabs and newlines**: ', 'split like spaces.\n', '- **Unicode names**: ', 'kept whole.\n',
+  '- **A very long line**: ', 'split in one pass.\n\n', 'No edge case breaks it; ', 'two of them deserve a test.',
+];
+const BG_ANSWER = 'two of them deserve a test.';
 const SIDE_PROMPT = 'Review the tokenizer in the background';
 const SIDE_ANSWER = 'The tokenizer review is done: no issue found.';
 const STREAM_PROMPT = 'Sketch a plan for the parser tests';
@@ -203,6 +212,11 @@ async function startFakeModel(tmp) {
       // Sessions at once: the terminal's run of session A goes silent for a while, then ends.
       when: { has_tools: true, last_user_contains: SIDE_PROMPT },
       reply: { text: ['Reviewing the tokenizer', '…', ` ${SIDE_ANSWER}`], stall: 32, stall_after: 4 },
+    },
+    {
+      // The chat's run of session A, going on in the background while the chat shows session B.
+      when: { has_tools: true, last_user_contains: BG_PROMPT },
+      reply: { text: BG_CHUNKS, delay: 1.6 },
     },
     {
       // The chat's run of session B meanwhile: a Markdown answer that streams for a few seconds.
@@ -1375,6 +1389,60 @@ async function sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, bas
   if (!sessionA) {
     throw new Error('no session after the first prompt');
   }
+  const sessionLog = join(folder, '.PseudoClaude', 'sessions', sessionA, 'conversation.jsonl');
+  const logHas = (text) => existsSync(sessionLog) && readFileSync(sessionLog, 'utf8').includes(text);
+
+  // A long run of session A from the chat; the chat switches to a new session B meanwhile (A goes
+  // on in the background) and streams a prompt there: two runs at once, both marked running.
+  await ask(chat, BG_PROMPT);
+  await chat.locator('.msg.assistant.streaming', { hasText: 'Empty source' }).waitFor({ state: 'visible' });
+  await chat.locator('#new').click();
+  await chat.locator('.welcome').waitFor({ state: 'visible' });
+  if (await chat.locator('#cancel').isVisible()) {
+    throw new Error('the new session shows Stop: it does not run');
+  }
+  await ask(chat, STREAM_PROMPT);
+  const streaming = chat.locator('.msg.assistant.streaming', { hasText: 'Empty input' });
+  await streaming.waitFor({ state: 'visible' });
+  const sessionB = await chat.locator('#session').inputValue();
+  for (const id of [sessionA, sessionB]) {
+    await chat.locator(`#session option[value="${id}"]`, { hasText: /^● / }).waitFor({ state: 'attached', timeout: 10_000 }).catch(async () => {
+      throw new Error(`session ${id} is not marked running in the chat's list: ${(await chat.locator('#session option').allInnerTexts()).join(' | ')}`);
+    });
+  }
+  if ((await chat.locator('.transcript').innerText()).includes('Empty source')) {
+    throw new Error('session A\'s run shows in session B');
+  }
+  const sessionsHeader = page.locator('.part.sidebar .pane-header', { hasText: 'Sessions' }).first();
+  await sessionsHeader.click();
+  const sessionRows = page.locator('.part.sidebar .pane')
+    .filter({ has: page.locator('.pane-header', { hasText: 'Sessions' }) }).locator('.monaco-list-row');
+  await sessionRows.filter({ hasText: FIRST_WT_PROMPT }).filter({ hasText: 'running' }).first().waitFor({ state: 'visible' });
+  await sessionRows.filter({ hasText: STREAM_PROMPT }).filter({ hasText: 'running' }).first().waitFor({ state: 'visible' });
+  if (!(await streaming.isVisible())) {
+    throw new Error('the chat stopped streaming before the screenshot');
+  }
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-sessions-running.png', shots);
+  await sessionsHeader.click();
+  await chat.locator('.msg.assistant', { hasText: 'named after the bug' }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  log(`sessions: ${sessionB} streamed in the chat while ${sessionA} ran in the background; both marked running`);
+
+  // Back to A while it still runs: its transcript as it is now, Stop, and the rest streams live.
+  if (logHas(BG_ANSWER)) {
+    throw new Error('session A\'s run ended too soon');
+  }
+  await chat.locator('#session').selectOption(sessionA);
+  await chat.locator('.msg.user', { hasText: BG_PROMPT }).waitFor({ state: 'visible' });
+  await chat.locator('#cancel').waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant.streaming').waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant', { hasText: BG_ANSWER }).waitFor({ state: 'visible', timeout: TIMEOUT });
+  await chatIdle(chat);
+  await chat.locator('.msg.assistant', { hasText: 'Empty source' }).waitFor({ state: 'visible' }); // the whole answer, reloaded
+  log(`sessions: back to ${sessionA}: its transcript as it was, then live to its end`);
+  await chat.locator('#session').selectOption(sessionB);
+  await chat.locator('.msg.assistant', { hasText: 'named after the bug' }).waitFor({ state: 'visible' });
 
   // A terminal (VS Code's own) writes session A with `pseudoclaude run --session A`: another
   // process; its run goes silent for half a minute, then ends.
@@ -1384,8 +1452,6 @@ async function sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, bas
   mkdirSync(cliBin, { recursive: true });
   writeFileSync(join(cliHome, '.PseudoClaude', 'config.yaml'), `provider: anthropic\nbaseUrl: ${baseUrl}\napiKey: sk-test\n`);
   writeFileSync(join(cliBin, 'pseudoclaude'), `#!/bin/sh\nexec '${opts.python}' -m pseudoclaude "$@"\n`, { mode: 0o755 });
-  const sessionLog = join(folder, '.PseudoClaude', 'sessions', sessionA, 'conversation.jsonl');
-  const logHas = (text) => existsSync(sessionLog) && readFileSync(sessionLog, 'utf8').includes(text);
   await runCommand(page, 'Go to File');
   await page.keyboard.type('tokenizer.py');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'tokenizer.py' }).first().waitFor({ state: 'visible' });
@@ -1408,33 +1474,6 @@ async function sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, bas
   await page.waitForTimeout(1500); // its first words in the terminal
   log(`sessions: a terminal runs session ${sessionA} (pseudoclaude run)`);
 
-  // Session B in the chat, streaming while A runs: both marked running.
-  await chat.locator('#new').click();
-  await chat.locator('.welcome').waitFor({ state: 'visible' });
-  await ask(chat, STREAM_PROMPT);
-  const streaming = chat.locator('.msg.assistant.streaming', { hasText: 'Empty input' });
-  await streaming.waitFor({ state: 'visible' });
-  const sessionB = await chat.locator('#session').inputValue();
-  for (const id of [sessionA, sessionB]) {
-    await chat.locator(`#session option[value="${id}"]`, { hasText: /^● / }).waitFor({ state: 'attached', timeout: 10_000 }).catch(async () => {
-      throw new Error(`session ${id} is not marked running in the chat's list: ${(await chat.locator('#session option').allInnerTexts()).join(' | ')}`);
-    });
-  }
-  const sessionsHeader = page.locator('.part.sidebar .pane-header', { hasText: 'Sessions' }).first();
-  await sessionsHeader.click();
-  const sessionRows = page.locator('.part.sidebar .pane')
-    .filter({ has: page.locator('.pane-header', { hasText: 'Sessions' }) }).locator('.monaco-list-row');
-  await sessionRows.filter({ hasText: FIRST_WT_PROMPT }).filter({ hasText: 'running' }).first().waitFor({ state: 'visible' });
-  await sessionRows.filter({ hasText: STREAM_PROMPT }).filter({ hasText: 'running' }).first().waitFor({ state: 'visible' });
-  if (!(await streaming.isVisible())) {
-    throw new Error('the chat stopped streaming before the screenshot');
-  }
-  await page.mouse.move(5, 5);
-  await shot(page, 'vscode-sessions-running.png', shots);
-  await sessionsHeader.click();
-  await chat.locator('.msg.assistant', { hasText: 'named after the bug' }).waitFor({ state: 'visible' });
-  await chatIdle(chat);
-  log(`sessions: ${sessionB} streamed in the chat while the terminal ran ${sessionA}; both marked running`);
 
   // Back to A while the terminal still writes it: the prompt is refused, the card offers Fork and Wait.
   if (logHas(SIDE_ANSWER)) {

@@ -8,6 +8,7 @@ import {
   modalApprovalCard,
   modalStatus,
   RUN_IN_PROGRESS,
+  SHOW_SESSION,
   type ChatEnv,
   type ChatPickOptions,
   type DiffRequest,
@@ -17,6 +18,7 @@ import type { McpExit, McpMenu } from '../src/chat/mcp';
 import type { KeepOpenItem } from '../src/chat/rewind';
 import type { ToWebview } from '../src/chat/messages';
 import { worktreeOf } from '../src/chat/model';
+import { renderSessionOptions } from '../src/chat/render';
 import type { RequestOptions } from '../src/ports';
 import type { ContextResult, McpServer, RunResult, TranscriptItem } from '../src/protocol';
 import { FakeAgent, fakeEditor, flush, rpcError } from './fakes';
@@ -28,7 +30,7 @@ const CONTEXT: ContextResult = {
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
 };
-const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true, running: false, worktree: null }] };
+const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true, running: false, worktree: null, answered: true }] };
 const ITEMS: TranscriptItem[] = [{ kind: 'user', text: 'hello', inContext: true }, { kind: 'assistant', text: 'Hi **there**.', inContext: true }];
 const RESULT: RunResult = { sessionId: 's1', stopReason: 'completed', text: 'It is a demo.', iterations: 1, usage: { inputTokens: 10, outputTokens: 5 } };
 
@@ -105,6 +107,13 @@ class FakeEnv implements ChatEnv {
   async openMcpConfig(where: 'settings' | 'mcpJson') { this.configsOpened.push(where); }
   readonly worktreeDiffs: WorktreeDiff[] = [];
   async showWorktreeDiff(d: WorktreeDiff) { this.worktreeDiffs.push(d); }
+  /** Notifications shown; each answers with the next of `clicks` (undefined: dismissed). */
+  readonly notified: { message: string; actions: readonly string[] }[] = [];
+  clicks: (string | undefined)[] = [];
+  async notify(message: string, actions: readonly string[]) {
+    this.notified.push({ message, actions });
+    return this.clicks.shift();
+  }
 }
 
 function setup(answers: ConstructorParameters<typeof FakeAgent>[0] = {}, options: ConstructorParameters<typeof ChatHost>[2] = {}) {
@@ -1282,6 +1291,185 @@ describe('ChatHost: a busy session', () => {
     assert.doesNotMatch(text, /OTHER SESSION/);
     host.onContextUsage({ workspace: WS, sessionId: 's1', estimatedTokens: 5, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: CONTEXT.breakdown });
     assert.equal(host.current.meter?.estimatedTokens, 5);
+  });
+});
+
+describe('ChatHost: sessions at once', () => {
+  /** A server with sessions s1 (current) and s2: each run waits until released; the transcript is as it is now. */
+  function twoSessions() {
+    let current = 's1';
+    const runs = new Map<string, { release: (r: RunResult) => void; options?: RequestOptions }>();
+    const logs: Record<string, TranscriptItem[]> = {
+      s1: [...ITEMS],
+      s2: [],
+    };
+    const list = () => ({
+      sessions: ['s1', 's2'].map((id) => ({ ...SESSIONS.sessions[0], id, title: id === 's1' ? 'First' : 'Second', active: id === current, running: runs.has(id) })),
+    });
+    const t = setup({
+      'pseudoclaude/context': () => ({ ...CONTEXT, sessionId: current }),
+      'pseudoclaude/sessions/list': list,
+      'pseudoclaude/sessions/new': () => { current = 's2'; return { sessionId: 's2' }; },
+      'pseudoclaude/sessions/resume': (p: unknown) => {
+        current = (p as { sessionId: string }).sessionId;
+        return { sessionId: current, messageCount: 2, badLines: 0, repaired: 0 };
+      },
+      'pseudoclaude/sessions/messages': (p: unknown) => {
+        const { offset = 0, limit, sessionId = current } = p as { offset?: number; limit?: number; sessionId?: string };
+        const items = logs[sessionId] ?? [];
+        return { sessionId, total: items.length, items: items.slice(offset, limit === undefined ? undefined : offset + limit) };
+      },
+      'pseudoclaude/sessions/turns': { turns: [] },
+      'pseudoclaude/run': (p: unknown, options?: RequestOptions) => {
+        const { sessionId = current, prompt } = p as { sessionId?: string; prompt: string };
+        current = sessionId;
+        logs[sessionId]?.push({ kind: 'user', text: prompt, inContext: true });
+        return new Promise((resolve, reject) => {
+          runs.set(sessionId, { release: (r) => { runs.delete(sessionId); resolve(r); }, options });
+          options?.token?.onCancellationRequested(() => { runs.delete(sessionId); reject(rpcError(-32800, 'cancelled')); });
+        });
+      },
+    });
+    return { ...t, runs, logs };
+  }
+  const text = (host: ChatHost): string => host.current.items.flatMap((i) => (i.kind === 'assistant' ? [i.text] : [])).join('|');
+
+  it('switching to another session does not stop a run; a prompt there runs beside it; events go to their session', async () => {
+    const { host, agent, runs } = twoSessions();
+    await host.handle({ type: 'ready' });
+    const first = host.ask('long task');
+    await flush();
+    assert.equal(host.current.running, true);
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'Working on it' });
+    await host.handle({ type: 'newSession' });
+    assert.equal(host.current.sessionId, 's2');
+    assert.equal(host.current.running, false, 'the new session does not run');
+    assert.equal(runs.get('s1')?.options?.token?.isCancellationRequested, false, 'the first run goes on');
+    assert.deepEqual(host.runningSessions, ['s1']);
+    // a prompt in the second session while the first runs
+    const second = host.ask('quick question');
+    await flush();
+    assert.deepEqual(agent.calls.filter((c) => c.method === 'pseudoclaude/run').map((c) => (c.params as { sessionId?: string }).sessionId), ['s1', 's2']);
+    assert.equal(host.current.running, true);
+    assert.deepEqual(host.runningSessions.sort(), ['s1', 's2']);
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'BACKGROUND' });
+    host.onEvent({ workspace: WS, sessionId: 's2', kind: 'text', delta: 'Here.' });
+    assert.equal(text(host), 'Here.');
+    runs.get('s2')?.release({ ...RESULT, sessionId: 's2', text: 'Here.' });
+    await second;
+    assert.equal(host.current.running, false);
+    assert.equal(runs.has('s1'), true, 'the first still runs');
+    runs.get('s1')?.release({ ...RESULT, text: 'Done.' });
+    await first;
+    assert.equal(host.current.sessionId, 's2', 'the end of a background run leaves the chat where it is');
+    assert.doesNotMatch(JSON.stringify(host.current.items), /Done\.|long task/);
+  });
+
+  it('switching back reloads the transcript as it is now, then streams live; its end reloads it', async () => {
+    const { host, runs, logs } = twoSessions();
+    await host.handle({ type: 'ready' });
+    const first = host.ask('long task');
+    await flush();
+    await host.handle({ type: 'newSession' });
+    // what the first session did meanwhile (the server's transcript while it runs)
+    logs.s1?.push({ kind: 'assistant', text: 'Step one done.', inContext: true });
+    logs.s1?.push({ kind: 'toolCall', id: 'c1', name: 'run_command', arguments: { command: 'make' }, status: 'pending', inContext: true } as TranscriptItem);
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'missed while away' });
+    await host.handle({ type: 'resume', sessionId: 's1' });
+    assert.equal(host.current.sessionId, 's1');
+    assert.equal(host.current.running, true, 'Stop shows: the session runs');
+    assert.deepEqual(host.current.items.map((i) => i.kind), ['user', 'assistant', 'user', 'assistant', 'tool']);
+    const tool = host.current.items.at(-1);
+    assert.equal(tool?.kind === 'tool' && tool.status, 'running', 'its call is still running, not interrupted');
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'toolResult', id: 'c1', name: 'run_command', isError: false, display: 'ok' } as never);
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'text', delta: 'Live now.' });
+    assert.match(text(host), /Live now\./);
+    logs.s1?.push({ kind: 'assistant', text: 'All done, live now.', inContext: true });
+    runs.get('s1')?.release({ ...RESULT, text: 'All done, live now.' });
+    await first;
+    assert.equal(host.current.running, false);
+    assert.equal(host.current.items.at(-1)?.kind === 'assistant' && (host.current.items.at(-1) as { text: string }).text, 'All done, live now.');
+  });
+
+  it('Stop cancels only the run of the session shown', async () => {
+    const { host, runs } = twoSessions();
+    await host.handle({ type: 'ready' });
+    const first = host.ask('one');
+    await flush();
+    await host.handle({ type: 'newSession' });
+    const second = host.ask('two');
+    await flush();
+    const one = runs.get('s1')?.options?.token;
+    const two = runs.get('s2')?.options?.token;
+    await host.handle({ type: 'cancel' });
+    await second;
+    assert.equal(two?.isCancellationRequested, true);
+    assert.equal(one?.isCancellationRequested, false);
+    assert.equal(host.current.items.at(-1)?.kind === 'end' && (host.current.items.at(-1) as { stopReason: string }).stopReason, 'canceled');
+    // a session that does not run: Stop there leaves the background run alone
+    await host.handle({ type: 'cancel' });
+    assert.equal(one?.isCancellationRequested, false);
+    runs.get('s1')?.release(RESULT);
+    await first;
+  });
+
+  it('an approval of a background session is not lost: a notification, a mark in the picker, the card when shown', async () => {
+    const { host, env, runs } = twoSessions();
+    await host.handle({ type: 'ready' });
+    const first = host.ask('deploy');
+    await flush();
+    await host.handle({ type: 'newSession' });
+    const revealed = env.revealed;
+    const answer = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: {}, kind: 'runCommand', command: 'make deploy' });
+    await flush();
+    assert.ok(!host.current.items.some((i) => i.kind === 'approval'), 'not in the session shown');
+    assert.equal(env.revealed, revealed, 'the chat is not pulled away');
+    assert.deepEqual(env.notified.map((n) => [n.message, n.actions]), [['Session "First" needs your approval: Allow run_command to run a command?', [SHOW_SESSION]]]);
+    assert.deepEqual(host.current.asking, ['s1']);
+    assert.match(renderSessionOptions(host.current, new Date()), /First · needs your approval/);
+    // the Stop of the session shown does not answer it
+    await host.handle({ type: 'cancel' });
+    await host.handle({ type: 'resume', sessionId: 's1' });
+    const card = host.current.items.find((i) => i.kind === 'approval');
+    assert.equal(card?.kind === 'approval' && card.status, 'pending');
+    assert.deepEqual(host.current.asking, []);
+    await host.handle({ type: 'approve', id: card?.id, decision: 'allowOnce' });
+    assert.deepEqual(await answer, { decision: 'allowOnce' });
+    runs.get('s1')?.release(RESULT);
+    await first;
+  });
+
+  it("the notification's button shows the session with the question", async () => {
+    const { host, env, runs } = twoSessions();
+    await host.handle({ type: 'ready' });
+    const first = host.ask('deploy');
+    await flush();
+    await host.handle({ type: 'newSession' });
+    env.clicks = [SHOW_SESSION];
+    const answer = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: {}, kind: 'runCommand', command: 'make deploy' });
+    for (let i = 0; i < 5; i++) await flush();
+    assert.equal(host.current.sessionId, 's1');
+    assert.equal(env.reveals.at(-1), true);
+    const card = host.current.items.find((i) => i.kind === 'approval');
+    assert.equal(card?.kind === 'approval' && card.status, 'pending');
+    // the run ends without an answer: its question goes
+    runs.get('s1')?.release(RESULT);
+    await first;
+    assert.deepEqual(await answer, { decision: 'deny' });
+  });
+
+  it('the meter shows the session shown, not a background run\'s', async () => {
+    const { host, runs } = twoSessions();
+    await host.handle({ type: 'ready' });
+    const first = host.ask('one');
+    await flush();
+    await host.handle({ type: 'newSession' });
+    const calls = host.current.meter?.estimatedTokens;
+    host.onContextUsage({ workspace: WS, sessionId: 's1', estimatedTokens: 99_999, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: CONTEXT.breakdown });
+    assert.equal(host.current.meter?.estimatedTokens, calls);
+    assert.equal(host.current.sessionId, 's2');
+    runs.get('s1')?.release(RESULT);
+    await first;
   });
 });
 

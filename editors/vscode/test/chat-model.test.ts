@@ -128,8 +128,8 @@ describe('reduce', () => {
 
   it('lists the sessions without changing the one shown (the list may be older)', () => {
     const s = run([{ type: 'sessions', sessions: [
-      { id: 'a', title: 'A', createdAt: '', updatedAt: '', messageCount: 2, bytes: 1, model: '', active: false, running: false, worktree: null },
-      { id: 'b', title: 'B', createdAt: '', updatedAt: '', messageCount: 2, bytes: 1, model: '', active: true, running: false, worktree: null },
+      { id: 'a', title: 'A', createdAt: '', updatedAt: '', messageCount: 2, bytes: 1, model: '', active: false, running: false, worktree: null, answered: true },
+      { id: 'b', title: 'B', createdAt: '', updatedAt: '', messageCount: 2, bytes: 1, model: '', active: true, running: false, worktree: null, answered: true },
     ] }], { ...emptyState(folder), sessionId: 'a' });
     assert.equal(s.sessionId, 'a');
     assert.equal(s.sessions.length, 2);
@@ -222,5 +222,19 @@ describe('the editor context', () => {
     const [first, second] = state.items;
     assert.deepEqual(first?.kind === 'user' && first.context, context);
     assert.equal(second?.kind === 'user' && second.context, undefined);
+  });
+
+  it('a session that runs (live): its current calls still run, an older pending call is interrupted', () => {
+    const call = (id: string) => ({ kind: 'toolCall', id, name: 'run_command', arguments: {}, status: 'pending', inContext: true }) as TranscriptItem;
+    const items: TranscriptItem[] = [
+      { kind: 'user', text: 'earlier', inContext: true }, call('old'),
+      { kind: 'user', text: 'now', inContext: true }, call('new'),
+    ];
+    const live = fromItems(emptyState(folder), 's1', items, 0, true);
+    assert.equal(live.running, true);
+    assert.deepEqual(live.items.filter((i) => i.kind === 'tool').map((i) => i.kind === 'tool' && i.status), ['interrupted', 'running']);
+    const done = fromItems(emptyState(folder), 's1', items);
+    assert.equal(done.running, false);
+    assert.deepEqual(done.items.filter((i) => i.kind === 'tool').map((i) => i.kind === 'tool' && i.status), ['interrupted', 'interrupted']);
   });
 });

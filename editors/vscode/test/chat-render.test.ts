@@ -248,8 +248,8 @@ describe('pickers', () => {
       ...emptyState(),
       sessionId: 'b',
       sessions: [
-        { id: 'a', title: 'Fix <the> parser', createdAt: '', updatedAt: '2025-06-10T11:00:00Z', messageCount: 4, bytes: 1, model: '', active: false, running: true, worktree: null },
-        { id: 'b', title: '', createdAt: '', updatedAt: '2025-06-10T12:00:00Z', messageCount: 0, bytes: 1, model: '', active: true, running: false, worktree: null },
+        { id: 'a', title: 'Fix <the> parser', createdAt: '', updatedAt: '2025-06-10T11:00:00Z', messageCount: 4, bytes: 1, model: '', active: false, running: true, worktree: null, answered: true },
+        { id: 'b', title: '', createdAt: '', updatedAt: '2025-06-10T12:00:00Z', messageCount: 0, bytes: 1, model: '', active: true, running: false, worktree: null, answered: true },
       ],
     };
     const html = renderSessionOptions(state, new Date('2025-06-10T12:00:30Z'));

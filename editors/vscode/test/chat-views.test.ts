@@ -38,8 +38,8 @@ describe('Sessions view', () => {
   it('lists the sessions; the active one is marked, the others resume on click in their folder', () => {
     const nodes = sessionNodes(
       [
-        { id: 's2', title: 'Fix the parser', createdAt: '', updatedAt: '2025-06-10T11:00:00Z', messageCount: 12, bytes: 4096, model: 'm', active: true, running: false, worktree: null },
-        { id: 's1', title: '', createdAt: '', updatedAt: '2025-06-08T12:00:00Z', messageCount: 0, bytes: 10, model: '', active: false, running: false, worktree: null },
+        { id: 's2', title: 'Fix the parser', createdAt: '', updatedAt: '2025-06-10T11:00:00Z', messageCount: 12, bytes: 4096, model: 'm', active: true, running: false, worktree: null, answered: true },
+        { id: 's1', title: '', createdAt: '', updatedAt: '2025-06-08T12:00:00Z', messageCount: 0, bytes: 10, model: '', active: false, running: false, worktree: null, answered: true },
       ],
       NOW,
       'file:///w',

@@ -13,7 +13,7 @@ import type { SessionSummary } from '../src/protocol';
 
 const NOW = new Date('2025-06-10T12:00:30Z');
 const session = (over: Partial<SessionSummary>): SessionSummary => ({
-  id: 's', title: 'T', createdAt: '', updatedAt: '2025-06-10T12:00:00Z', messageCount: 2, bytes: 1, model: '', active: false, running: false, worktree: null, ...over,
+  id: 's', title: 'T', createdAt: '', updatedAt: '2025-06-10T12:00:00Z', messageCount: 2, bytes: 1, model: '', active: false, running: false, worktree: null, answered: true, ...over,
 });
 
 function assertInert(html: string): void {

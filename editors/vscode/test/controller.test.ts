@@ -510,7 +510,7 @@ describe('memory commands', () => {
 
 describe('sessions', () => {
   const SESSIONS = { sessions: [
-    { id: '20250610-115500-abcd', title: 'fix the parser', createdAt: '2025-06-10T11:00:00Z', updatedAt: '2025-06-10T11:55:00Z', messageCount: 30, bytes: 4300, model: 'm', active: false, running: false, worktree: null },
+    { id: '20250610-115500-abcd', title: 'fix the parser', createdAt: '2025-06-10T11:00:00Z', updatedAt: '2025-06-10T11:55:00Z', messageCount: 30, bytes: 4300, model: 'm', active: false, running: false, worktree: null, answered: true },
   ] };
   it('Resume Session picks from the list, resumes and replays the tail', async () => {
     const { agent, ui, sink, controller } = setup({

@@ -8,8 +8,8 @@ describe('sessionItems', () => {
   it('shows title, age, message count and model; marks the active one', () => {
     const now = new Date('2025-06-10T12:00:00Z');
     const items = sessionItems([
-      { id: '20250610-115500-abcd', title: 'fix the parser', createdAt: '2025-06-10T11:00:00Z', updatedAt: '2025-06-10T11:55:00Z', messageCount: 12, bytes: 4300, model: 'claude-sonnet-4-6', active: true, running: false, worktree: null },
-      { id: '20250601-090000-0000', title: '', createdAt: '2025-06-01T09:00:00Z', updatedAt: '2025-06-01T09:00:00Z', messageCount: 1, bytes: 100, model: '', active: false, running: false, worktree: null },
+      { id: '20250610-115500-abcd', title: 'fix the parser', createdAt: '2025-06-10T11:00:00Z', updatedAt: '2025-06-10T11:55:00Z', messageCount: 12, bytes: 4300, model: 'claude-sonnet-4-6', active: true, running: false, worktree: null, answered: true },
+      { id: '20250601-090000-0000', title: '', createdAt: '2025-06-01T09:00:00Z', updatedAt: '2025-06-01T09:00:00Z', messageCount: 1, bytes: 100, model: '', active: false, running: false, worktree: null, answered: true },
     ], now);
     assert.equal(items[0]?.label, '$(circle-filled) fix the parser');
     assert.equal(items[0]?.description, '5 min ago · 12 messages · claude-sonnet-4-6');

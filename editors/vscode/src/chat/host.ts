@@ -35,6 +35,7 @@ import {
   type RewindMode,
   type RunResult,
   type SessionSummary,
+  type TranscriptItem,
   type WorktreeFile,
 } from '../protocol';
 import { normalizeUri, sameUri } from '../uri';
@@ -150,8 +151,29 @@ export function pause(ms: number, token: CancelToken): Promise<void> {
   });
 }
 
-/** The message when an action needs the chat idle. */
+/** The message when an action needs the chat's session idle. */
 export const RUN_IN_PROGRESS = 'A run is in progress: wait for it, or Stop it first.';
+
+/**
+ * A run (or another long action: a compaction, a rewind, a Wait) of one session, started from
+ * the chat. Several sessions run at once: the chat shows one; the others go on in the background.
+ */
+interface SessionRun {
+  source: CancelSource;
+  folder: string;
+  /** Its session (`null`: a chat with no session yet; the run's first event names it). */
+  sessionId: string | null;
+  /** The session list was asked again since it started (it shows the run). */
+  listed?: boolean;
+  /**
+   * The chat showed it from its transcript mid-run (switched to it while it ran): the start of
+   * the answer streaming then may be missing; the transcript is reloaded when it ends.
+   */
+  joined?: boolean;
+}
+
+/** The button of the notification for a background session's approval. */
+export const SHOW_SESSION = 'Show Session';
 
 /** What the chat needs from the editor. */
 export interface ChatEnv {
@@ -192,6 +214,8 @@ export interface ChatEnv {
   openMcpConfig(where: 'settings' | 'mcpJson', folder: ChatFolder): Promise<void>;
   /** The diff of a worktree session's file: the folder's file and the worktree's. */
   showWorktreeDiff(diff: WorktreeDiff): Promise<void>;
+  /** A notification (not modal) with `actions` as buttons: the one clicked, or undefined. */
+  notify(message: string, actions: readonly string[]): Promise<string | undefined>;
 }
 
 interface PendingApproval {
@@ -203,6 +227,10 @@ interface PendingApproval {
   server?: { folder: string; name: string };
   /** Asked when the folder opens, not in a run (a project server, the folder's settings). */
   outsideRun?: boolean;
+  /** The session whose run asks (its card shows in that session's transcript only). */
+  sessionId?: string;
+  /** The folder it is asked in. */
+  folder?: string;
 }
 
 /** A `window/showMessageRequest` approval's answer (an action title, or none) as a card status. */
@@ -367,7 +395,8 @@ export class ChatHost {
   private state: ChatState;
   private panel: ChatPanel | undefined;
   private ready = false;
-  private run: { source: CancelSource; folder: string; listed?: boolean } | undefined;
+  /** The chat's runs, by session (`''`: a chat with no session yet). */
+  private readonly runs = new Map<string, SessionRun>();
   private otherRun = false;
   private readonly meters = new MeterStore();
   private readonly approvals = new Map<string, PendingApproval>();
@@ -443,16 +472,29 @@ export class ChatHost {
   private restore(state: ChatState): void {
     // A question still waiting keeps its card (a project server's comes when the folder opens,
     // maybe while the transcript loads).
+    // A run's question shows in its session only (a session in the background keeps it until shown).
     const waiting = [...this.approvals.entries()]
       .filter(([id, a]) => a.card && !state.items.some((i) => i.id === id))
+      .filter(([, a]) => a.sessionId === undefined || state.sessionId === null || a.sessionId === state.sessionId)
       .map(([, a]) => a.card as ChatItem);
     if (waiting.length > 0) {
       state = { ...state, items: [...state.items, ...waiting] };
     }
     state = { ...state, chip: this.editor.chip(state.folder?.uri) };
+    const asking = this.askingOf(state.sessionId);
+    state = asking.length > 0 || state.asking ? { ...state, asking } : state;
     this.state = state;
     this.remember();
     this.post({ type: 'restore', state });
+  }
+
+  /** The sessions (not `shown`) whose run waits for an approval. */
+  private askingOf(shown: string | null): string[] {
+    return [...new Set(
+      [...this.approvals.values()]
+        .filter((a) => a.sessionId !== undefined && a.sessionId !== shown)
+        .map((a) => a.sessionId as string),
+    )];
   }
 
   private remember(): void {
@@ -486,8 +528,43 @@ export class ChatHost {
     this.post(text === undefined ? { type: 'focus' } : { type: 'focus', text, ...(keepDraft ? { keepDraft } : {}) });
   }
 
+  /** Whether the session shown runs (a run of the chat's, or the Ask command's). */
   private running(): boolean {
-    return this.run !== undefined || this.otherRun;
+    return this.shownRun() !== undefined || this.otherRun;
+  }
+
+  private runKey(sessionId: string | null = this.state.sessionId): string {
+    return sessionId ?? '';
+  }
+
+  /** The chat's run of the session shown. */
+  private shownRun(): SessionRun | undefined {
+    const run = this.runs.get(this.runKey());
+    return run && this.isChatFolder(run.folder) ? run : undefined;
+  }
+
+  /** A run of the session shown starts. */
+  private startRun(folder: string, source = new CancelSource()): SessionRun {
+    const run: SessionRun = { source, folder, sessionId: this.state.sessionId };
+    this.runs.set(this.runKey(run.sessionId), run);
+    return run;
+  }
+
+  private endRun(run: SessionRun): void {
+    const key = this.runKey(run.sessionId);
+    if (this.runs.get(key) === run) {
+      this.runs.delete(key);
+    }
+  }
+
+  /** Whether the chat shows the session of `run` (else it runs in the background). */
+  private shows(run: SessionRun): boolean {
+    return this.isChatFolder(run.folder) && this.runKey(run.sessionId) === this.runKey();
+  }
+
+  /** The sessions the chat runs now (the Sessions view and the tests). */
+  get runningSessions(): string[] {
+    return [...this.runs.values()].map((r) => r.sessionId ?? '').filter(Boolean);
   }
 
   private key(prefix: string): string {
@@ -622,7 +699,7 @@ export class ChatHost {
   async codeAction(command: CodeActionCommand, args: CodeActionArguments, folder?: string): Promise<void> {
     const plan = codeActionPlan(command, args);
     if (folder !== undefined && !this.isChatFolder(folder)) {
-      if (this.running()) {
+      if (this.running() || this.runs.size > 0) {
         await this.env.reveal().catch(() => undefined);
         this.notice('warning', RUN_IN_PROGRESS);
         return;
@@ -686,16 +763,19 @@ export class ChatHost {
     if (!folder || prompt.trim() === '') {
       return undefined;
     }
+    // Only the session shown refuses: the others' runs go on in the background.
     if (this.running()) {
       this.notice('warning', RUN_IN_PROGRESS);
       return undefined;
     }
     const sent = context === undefined ? this.editor.context(folder.uri) : (context ?? undefined);
     const sessionId = this.state.sessionId;
-    const source = new CancelSource();
-    this.run = { source, folder: folder.uri };
+    const run = this.startRun(folder.uri);
+    const { source } = run;
     this.dropBusy();
     this.dispatch({ type: 'runStarted', prompt, ...(sent ? { context: sent } : {}) });
+    let reload = false;
+    let named: string | null = null;
     try {
       // The chat's session by name: several sessions of the folder may run at once.
       const result = await this.agent.request(
@@ -703,15 +783,24 @@ export class ChatHost {
         { prompt, workspace: folder.uri, ...(sessionId ? { sessionId } : {}), ...(sent ? { context: sent } : {}) },
         { token: source.token },
       );
-      this.dispatch({ type: 'runFinished', result });
+      named = result.sessionId || null;
+      if (this.shows(run)) {
+        this.dispatch({ type: 'runFinished', result });
+        reload = run.joined === true;
+      }
       return result;
     } catch (e) {
       const busy = sessionBusy(e);
+      const shown = this.shows(run);
       if (busy && !source.token.isCancellationRequested) {
         const id = this.key('bz');
         const held = { ...busy, sessionId: busy.sessionId || sessionId || '' };
         this.busy.set(id, { ...held, prompt, context: sent, folder: folder.uri });
-        this.dispatch({ type: 'busy', id, sessionId: held.sessionId, pid: held.pid, prompt });
+        if (shown) {
+          this.dispatch({ type: 'busy', id, sessionId: held.sessionId, pid: held.pid, prompt });
+        }
+      } else if (!shown) {
+        this.env.log(`chat: the run of ${run.sessionId ?? 'a new session'}: ${errorMessage(e)}`);
       } else if (isCancelled(e) || source.token.isCancellationRequested) {
         this.dispatch({ type: 'runFinished', canceled: true });
       } else {
@@ -719,17 +808,21 @@ export class ChatHost {
       }
       return undefined;
     } finally {
-      this.run = undefined;
-      this.cancelApprovals();
+      this.endRun(run);
+      this.cancelApprovals(run.sessionId ?? named);
+      if (reload) {
+        await this.reload(); // the start of what streamed before the chat showed it
+      }
       await this.afterChange(folder);
     }
   }
 
-  /** Stop the run in progress (the chat's, else the Ask command's). */
+  /** Stop the run of the session shown (the chat's, else the Ask command's); the others go on. */
   async cancel(): Promise<boolean> {
-    this.cancelApprovals();
-    if (this.run) {
-      this.run.source.cancel();
+    const run = this.shownRun();
+    this.cancelApprovals(this.state.sessionId);
+    if (run) {
+      run.source.cancel();
       return true;
     }
     if (this.otherRun) {
@@ -739,14 +832,14 @@ export class ChatHost {
     return false;
   }
 
-  /** Whether the chat's own run is in progress (Cancel Run stops it first). */
+  /** Whether the chat's own run of the session shown is in progress (Cancel Run stops it first). */
   get hasRun(): boolean {
-    return this.run !== undefined;
+    return this.shownRun() !== undefined;
   }
 
   /** A run started elsewhere (the Ask command) in `folder`. */
   otherRunStarted(folder: string, prompt: string, context?: EditorContext): void {
-    if (this.isChatFolder(folder) && !this.run) {
+    if (this.isChatFolder(folder) && !this.shownRun()) {
       this.otherRun = true;
       this.dispatch({ type: 'runStarted', prompt, ...(context ? { context } : {}) });
     }
@@ -755,7 +848,7 @@ export class ChatHost {
   otherRunFinished(folder: string, result: RunResult | undefined, canceled: boolean): void {
     if (this.isChatFolder(folder) && this.otherRun) {
       this.otherRun = false;
-      this.cancelApprovals();
+      this.cancelApprovals(this.state.sessionId);
       this.dispatch(result ? { type: 'runFinished', result } : { type: 'runFinished', canceled, ...(canceled ? {} : { error: 'The run failed.' }) });
       void this.afterChange(this.state.folder);
     }
@@ -831,10 +924,7 @@ export class ChatHost {
         return;
       case 'new':
       case 'worktree':
-        if (this.running()) {
-          this.notice('warning', RUN_IN_PROGRESS);
-          return;
-        }
+        // A run of the session shown goes on in the background.
         await this.newSession(run.name === 'worktree' ? { worktree: true } : {});
         return;
       case 'rewind': {
@@ -859,8 +949,8 @@ export class ChatHost {
     if (!folder) {
       return;
     }
-    const source = new CancelSource();
-    this.run = { source, folder: folder.uri };
+    const run = this.startRun(folder.uri);
+    const { source } = run;
     this.dispatch({ type: 'runStarted' });
     let line: { level: 'info' | 'error'; text: string };
     try {
@@ -876,7 +966,11 @@ export class ChatHost {
         text: isCancelled(e) || source.token.isCancellationRequested ? 'Compaction cancelled.' : describeFailure('Compact', e),
       };
     } finally {
-      this.run = undefined;
+      this.endRun(run);
+    }
+    if (!this.shows(run)) {
+      await this.afterChange(folder); // the chat shows another session now: its transcript stays
+      return;
     }
     this.dispatch({ type: 'runFinished' });
     await this.reload();
@@ -895,16 +989,24 @@ export class ChatHost {
       return;
     }
     const shown = this.state.sessionId;
-    if (shown !== null && Boolean(e.sessionId) && e.sessionId !== shown) {
-      return;
+    const pending = shown === null ? this.runs.get('') : undefined;
+    if (pending && e.sessionId) {
+      // The run of a chat with no session yet: its first event names the session.
+      this.runs.delete('');
+      pending.sessionId = e.sessionId;
+      this.runs.set(e.sessionId, pending);
     }
-    this.dispatch({ type: 'event', event: e });
-    const run = this.run;
+    const run = e.sessionId ? this.runs.get(e.sessionId) : this.shownRun();
+    if (shown === null || !e.sessionId || e.sessionId === shown) {
+      this.dispatch({ type: 'event', event: e });
+    }
+    // Another session's event (a run in the background): its transcript is reloaded when the
+    // chat shows it again; the session list marks it running.
     if (run && !run.listed) {
-      // The session list marks the chat's session running (and any other that runs now).
+      // The session list marks the run's session running (and any other that runs now).
       run.listed = true;
       const timer = setTimeout(() => {
-        if (this.run === run) {
+        if (this.runs.get(this.runKey(run.sessionId)) === run) {
           void this.refreshSessions();
         }
       }, LIST_AFTER_MS);
@@ -916,8 +1018,9 @@ export class ChatHost {
     if (!this.isChatFolder(u.workspace)) {
       return;
     }
-    if (this.running() && this.state.sessionId !== null && u.sessionId !== null && u.sessionId !== this.state.sessionId) {
-      return; // another session of the folder, running beside the chat's
+    if (this.state.sessionId !== null && u.sessionId !== null && u.sessionId !== this.state.sessionId &&
+      (this.running() || this.runs.has(u.sessionId))) {
+      return; // another session of the folder, running beside the chat's (or in its background)
     }
     const switched =
       u.sessionId !== this.state.sessionId && u.sessionId !== null && this.state.sessionId !== null && this.switching === 0;
@@ -929,9 +1032,12 @@ export class ChatHost {
     }
   }
 
-  /** The session of the chat's folder changed through a command (resume, new, undo). */
+  /**
+   * The session of the chat's folder changed through a command (resume, new, undo): the chat
+   * shows it (a run of the session shown before goes on in the background).
+   */
   async sessionChanged(folder: string): Promise<void> {
-    if (this.isChatFolder(folder) && !this.running()) {
+    if (this.isChatFolder(folder)) {
       await this.reload();
       await this.refreshSessions();
     }
@@ -1008,10 +1114,9 @@ export class ChatHost {
     if (sessionId === null && !this.running()) {
       sessionId = await this.resumeRemembered(folder);
     }
-    let next: ChatState;
-    if (sessionId === null) {
-      next = fromItems(this.state, null, []);
-    } else {
+    let items: readonly TranscriptItem[] = [];
+    let earlier = 0;
+    if (sessionId !== null) {
       try {
         const head = await this.agent.request(Requests.sessionsMessages, { workspace: folder.uri, sessionId, offset: 0, limit: 1 });
         const offset = Math.max(0, head.total - RESTORE_ITEMS);
@@ -1019,16 +1124,29 @@ export class ChatHost {
           head.total <= 1
             ? head
             : await this.agent.request(Requests.sessionsMessages, { workspace: folder.uri, sessionId, offset });
-        next = fromItems(this.state, sessionId, page.items, offset);
+        items = page.items;
+        earlier = offset;
       } catch (e) {
         this.env.log(`chat: messages of ${sessionId}: ${errorMessage(e)}`);
         return;
       }
     }
-    if (this.running() || !this.isChatFolder(folder.uri)) {
-      return; // a run started meanwhile: its live state wins
+    if (!this.isChatFolder(folder.uri)) {
+      return;
     }
-    this.restore(next);
+    const run = this.runs.get(this.runKey(sessionId));
+    if (run && run === this.shownRun() && this.state.running) {
+      return; // a run of the session shown started meanwhile: its live state wins
+    }
+    if (!run && this.otherRun && sessionId === this.state.sessionId) {
+      return; // the Ask command's run: its live state wins
+    }
+    if (run) {
+      // A session that runs (in the background until now): its transcript as it is now, live
+      // from here on (its calls still pending are running, not interrupted).
+      run.joined = true;
+    }
+    this.restore(fromItems(this.state, sessionId, items, earlier, run !== undefined));
   }
 
   private async switchFolder(uri: string): Promise<void> {
@@ -1036,7 +1154,8 @@ export class ChatHost {
     if (!folder || (this.state.folder && sameUri(this.state.folder.uri, uri))) {
       return;
     }
-    if (this.run) {
+    if (this.runs.size > 0) {
+      // The chat's runs (shown or in the background) are of this folder's sessions.
       this.notice('warning', RUN_IN_PROGRESS);
       this.restore(this.state);
       return;
@@ -1084,7 +1203,7 @@ export class ChatHost {
         : [
             {
               id: r.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '',
-              active: true, running: false, worktree: branch,
+              active: true, running: false, worktree: branch, answered: false,
             },
             ...this.state.sessions,
           ];
@@ -1309,7 +1428,7 @@ export class ChatHost {
       return;
     }
     // Nothing else starts meanwhile (a prompt, another rewind); the rewind is not cancellable.
-    this.run = { source: new CancelSource(), folder: folder.uri };
+    const run = this.startRun(folder.uri);
     let line: { level: 'info' | 'warning' | 'error'; text: string };
     let done = false;
     try {
@@ -1327,7 +1446,11 @@ export class ChatHost {
     } catch (e) {
       line = { level: 'error', text: describeFailure('Rewind', e) };
     } finally {
-      this.run = undefined;
+      this.endRun(run);
+    }
+    if (!this.shows(run)) {
+      await this.afterChange(folder);
+      return;
     }
     await this.reload();
     this.notice(line.level, line.text);
@@ -1444,7 +1567,7 @@ export class ChatHost {
     }
     const source = new CancelSource();
     b.wait = source;
-    this.run = { source, folder: b.folder };
+    const run = this.startRun(b.folder, source);
     this.dispatch({ type: 'busyStatus', id, status: 'waiting' });
     this.dispatch({ type: 'runStarted' });
     let free = false;
@@ -1471,7 +1594,7 @@ export class ChatHost {
         error = `cannot tell whether the session is free: ${errorMessage(e)}`;
       }
     } finally {
-      this.run = undefined;
+      this.endRun(run);
       this.busy.delete(id);
     }
     this.dispatch({ type: 'runFinished' });
@@ -1805,22 +1928,45 @@ export class ChatHost {
       this.serverCommands.set(serverKey(server.folder, server.name), (p.command ?? p.url) as string);
     }
     const outside = server !== undefined || p.kind === 'permissions';
+    const sessionId = outside ? undefined : p.sessionId || undefined;
     const status = new Promise<ApprovalStatus>((resolve) => {
-      this.approvals.set(id, { resolve, ...(diff ? { diff } : {}), ...(server ? { server } : {}), outsideRun: outside });
+      this.approvals.set(id, {
+        resolve,
+        ...(diff ? { diff } : {}),
+        ...(server ? { server } : {}),
+        outsideRun: outside,
+        ...(sessionId ? { sessionId } : {}),
+        folder: p.workspace,
+      });
     });
-    this.dispatch({ type: 'approval', id, mode: 'inline', ...card });
+    const action: ChatAction = { type: 'approval', id, mode: 'inline', ...card };
     const pending = this.approvals.get(id);
-    const shown = this.state.items.find((i) => i.id === id);
-    if (pending && shown) {
-      pending.card = shown;
+    // A session in the background (the chat shows another one): its question waits, with its
+    // card, until the chat shows that session; a notification says so, with a button to go there.
+    const background = sessionId !== undefined && !this.showsSession(p.workspace, sessionId);
+    if (background) {
+      if (pending) {
+        pending.card = reduce({ ...this.state, items: [] }, action).items.find((i) => i.id === id);
+      }
+      this.asking();
+    } else {
+      this.dispatch(action);
+      const shown = this.state.items.find((i) => i.id === id);
+      if (pending && shown) {
+        pending.card = shown;
+      }
     }
     const cancelled = token?.onCancellationRequested(() => this.settle(id, 'cancelled'));
     if (token?.isCancellationRequested) {
       this.settle(id, 'cancelled');
     }
-    await this.env.reveal().catch(() => undefined);
-    if (diff) {
-      await this.env.showDiff(diff).catch((e: unknown) => this.env.log(`chat: diff of ${diff.path}: ${errorMessage(e)}`));
+    if (background) {
+      void this.notifyBackground(id, sessionId, card.title);
+    } else {
+      await this.env.reveal().catch(() => undefined);
+      if (diff) {
+        await this.env.showDiff(diff).catch((e: unknown) => this.env.log(`chat: diff of ${diff.path}: ${errorMessage(e)}`));
+      }
     }
     const answer = await status;
     cancelled?.dispose();
@@ -1831,6 +1977,59 @@ export class ChatHost {
       void this.refreshMcp();
     }
     return { decision: answer === 'allowOnce' || answer === 'allowSession' ? answer : 'deny' };
+  }
+
+  /** Whether the chat shows `sessionId` of `folder` (a chat with no session yet shows its first run's). */
+  private showsSession(folder: string, sessionId: string): boolean {
+    if (!this.isChatFolder(folder)) {
+      return false;
+    }
+    const shown = this.state.sessionId;
+    return shown === sessionId || (shown === null && (this.runs.has('') || this.runs.size === 0));
+  }
+
+  /** The title of a session as the picker shows it. */
+  private sessionTitle(sessionId: string): string {
+    const s = this.state.sessions.find((x) => x.id === sessionId);
+    return oneLine(s?.title.trim() || sessionId, 60);
+  }
+
+  /** The sessions whose run waits for an approval the chat does not show: the picker marks them. */
+  private asking(): void {
+    const ids = this.askingOf(this.state.sessionId);
+    if (JSON.stringify(ids) !== JSON.stringify(this.state.asking ?? [])) {
+      this.dispatch({ type: 'asking', sessions: ids });
+    }
+  }
+
+  /**
+   * A background session's approval: a notification naming the session, with a button that
+   * shows it (the card waits there). Answered meanwhile, or cancelled: nothing to do.
+   */
+  private async notifyBackground(id: string, sessionId: string, what: string): Promise<void> {
+    const title = this.sessionTitle(sessionId);
+    const clicked = await this.env
+      .notify(`Session "${title}" needs your approval: ${what}`, [SHOW_SESSION])
+      .catch(() => undefined);
+    const pending = this.approvals.get(id);
+    if (clicked !== SHOW_SESSION || !pending) {
+      return;
+    }
+    await this.showSession(pending.folder ?? '', sessionId);
+  }
+
+  /** Bring the chat up on `sessionId` of `folder` (an approval waits there). */
+  async showSession(folder: string, sessionId: string): Promise<void> {
+    await this.env.reveal(true).catch(() => undefined);
+    if (!this.isChatFolder(folder)) {
+      this.notice('warning', `That session is of another folder: pick ${this.env.folders().find((f) => sameUri(f.uri, folder))?.name ?? 'it'} first.`);
+      return;
+    }
+    await this.resume(sessionId);
+    const diff = [...this.approvals.values()].find((a) => a.sessionId === sessionId && a.diff)?.diff;
+    if (diff && this.state.sessionId === sessionId) {
+      await this.env.showDiff(diff).catch((e: unknown) => this.env.log(`chat: diff of ${diff.path}: ${errorMessage(e)}`));
+    }
   }
 
   private answer(id: string, decision: ApprovalDecision): void {
@@ -1844,16 +2043,22 @@ export class ChatHost {
     }
     this.approvals.delete(id);
     this.dispatch({ type: 'approvalDone', id, status });
+    if (pending.sessionId !== undefined) {
+      this.asking();
+    }
     if (pending.diff) {
       this.env.closeDiff(id);
     }
     pending.resolve(status);
   }
 
-  /** The approvals of the run are no longer asked (a project server's question stays). */
-  private cancelApprovals(): void {
+  /**
+   * The approvals of the run of `sessionId` are no longer asked (a project server's question
+   * stays, and so do the other sessions' runs' questions; `null`: a session not known yet).
+   */
+  private cancelApprovals(sessionId: string | null): void {
     for (const [id, a] of [...this.approvals.entries()]) {
-      if (!a.outsideRun) {
+      if (!a.outsideRun && (a.sessionId === undefined || sessionId === null || a.sessionId === sessionId)) {
         this.settle(id, 'cancelled');
       }
     }

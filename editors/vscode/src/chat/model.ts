@@ -173,6 +173,8 @@ export interface ChatState {
   chip: EditorChip | null;
   /** The next item id. */
   seq: number;
+  /** Sessions (not the one shown) whose run waits for an approval: the picker marks them. */
+  asking?: string[];
 }
 
 export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder[] = []): ChatState {
@@ -198,6 +200,7 @@ export type ChatAction =
   | { type: 'runStarted'; prompt?: string; context?: EditorContext }
   | { type: 'runFinished'; result?: RunResult; canceled?: boolean; error?: string }
   | { type: 'meter'; meter: MeterState | null }
+  | { type: 'asking'; sessions: string[] }
   | { type: 'sessions'; sessions: SessionSummary[] }
   | { type: 'folders'; folders: ChatFolder[] }
   | { type: 'commands'; commands: SlashCommand[] | null }
@@ -473,6 +476,8 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return onRunFinished(state, a);
     case 'meter':
       return { ...state, meter: a.meter };
+    case 'asking':
+      return { ...state, asking: a.sessions };
     case 'sessions': {
       // The list may be older than the session the chat shows: it does not change it. The server
       // lists sessions with a message: a new one stays as the chat knew it (its worktree's branch).
@@ -664,11 +669,18 @@ function chatItemOf(t: TranscriptItem, id: string): ChatItem {
  * The transcript of a session from its items (`pseudoclaude/sessions/messages`), as the server
  * built them: prompts, answers, tool cards with their status and readable result, the summary of
  * a compaction, the compactions, undos and rewinds. Items the model no longer sees stay, marked
- * `outOfContext`. `earlier`: items before these that are not shown. Only for a session that is
- * not running: calls still pending show as interrupted.
+ * `outOfContext`. `earlier`: items before these that are not shown. `live`: the session runs
+ * (its events stream on from here): calls still pending are running; otherwise they show as
+ * interrupted.
  */
-export function fromItems(base: ChatState, sessionId: string | null, items: readonly TranscriptItem[], earlier = 0): ChatState {
-  let state: ChatState = { ...base, sessionId, items: [], earlier, running: false };
+export function fromItems(
+  base: ChatState,
+  sessionId: string | null,
+  items: readonly TranscriptItem[],
+  earlier = 0,
+  live = false,
+): ChatState {
+  let state: ChatState = { ...base, sessionId, items: [], earlier, running: live };
   for (const t of items) {
     if ((t.kind === 'user' || t.kind === 'assistant') && t.text.trim() === '' && !(t.kind === 'assistant' && t.thinking)) {
       continue;
@@ -677,6 +689,14 @@ export function fromItems(base: ChatState, sessionId: string | null, items: read
       const item = chatItemOf(t, id);
       return t.inContext === false ? { ...item, outOfContext: true } : item;
     });
+  }
+  if (live) {
+    // The calls of the prompt running now still wait for their result.
+    const from = lastUserIndex(state);
+    return {
+      ...state,
+      items: state.items.map((i, n) => (n > from && i.kind === 'tool' && i.status === 'interrupted' ? { ...i, status: 'running' } : i)),
+    };
   }
   return interruptTools(state);
 }

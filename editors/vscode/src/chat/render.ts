@@ -676,7 +676,7 @@ export function renderSessionOptions(state: ChatState, now: Date): string {
   const sessions: SessionSummary[] = state.sessions.slice();
   if (state.sessionId && !sessions.some((s) => s.id === state.sessionId)) {
     sessions.unshift({
-      id: state.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '', active: true, running: false, worktree: null,
+      id: state.sessionId, title: '', createdAt: '', updatedAt: '', messageCount: 0, bytes: 0, model: '', active: true, running: false, worktree: null, answered: false,
     });
   }
   if (sessions.length === 0) {
@@ -687,9 +687,15 @@ export function renderSessionOptions(state: ChatState, now: Date): string {
     const when = s.updatedAt ? ` · ${formatAge(s.updatedAt, now)}` : '';
     const selected = s.id === state.sessionId ? ' selected' : '';
     const running = s.running ? '● ' : ''; // being written now, here or in another window
+    const asks = state.asking?.includes(s.id) === true; // its run waits for an approval (in the background)
+    const asking = asks ? ' · needs your approval' : '';
     const branch = s.worktree ? ` · ⎇ ${s.worktree}` : ''; // works in a git worktree of its own
-    const tip = [s.running ? 'Running now' : '', s.worktree ? `In a git worktree, branch ${s.worktree}` : ''].filter(Boolean).join('\n');
-    return `<option value="${esc(s.id)}"${selected}${tip ? ` title="${esc(tip)}"` : ''}>${esc(`${running}${title}${branch}${when}`)}</option>`;
+    const tip = [
+      s.running ? 'Running now' : '',
+      asks ? 'Its run waits for your approval: pick it to answer' : '',
+      s.worktree ? `In a git worktree, branch ${s.worktree}` : '',
+    ].filter(Boolean).join('\n');
+    return `<option value="${esc(s.id)}"${selected}${tip ? ` title="${esc(tip)}"` : ''}>${esc(`${running}${title}${asking}${branch}${when}`)}</option>`;
   });
   if (!state.sessionId) {
     options.unshift('<option value="" selected>New session</option>');

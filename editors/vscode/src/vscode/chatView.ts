@@ -259,5 +259,6 @@ export function chatEnv(
     readFile: (folder, path) => readFolderFile(folder, path),
     openMcpConfig: (where, folder) => openMcpConfig(where, folder),
     showWorktreeDiff: (diff) => showWorktreeDiff(diff),
+    notify: async (message, actions) => vscode.window.showInformationMessage(message, ...actions),
   };
 }

@@ -55,7 +55,8 @@ const sessionSelect = el<HTMLSelectElement>('session');
 const folderSelect = el<HTMLSelectElement>('folder');
 const status = el<HTMLElement>('status');
 const slashList = el<HTMLUListElement>('slash');
-const sessionButtons = ['new', 'compact', 'undo'].map((id) => el<HTMLButtonElement>(id));
+const newButton = el<HTMLButtonElement>('new');
+const sessionButtons = ['compact', 'undo'].map((id) => el<HTMLButtonElement>(id));
 const mcpButton = el<HTMLButtonElement>('mcp');
 const chipRow = el<HTMLElement>('chip');
 const worktreeBar = el<HTMLElement>('worktree');
@@ -194,8 +195,10 @@ function render(): void {
   const running = state.running;
   cancelButton.hidden = !running;
   sendButton.disabled = running;
-  sessionSelect.disabled = running;
+  // Another session (or a new one) may be picked while this one runs: its run goes on in the background.
+  sessionSelect.disabled = false;
   folderSelect.disabled = running;
+  newButton.disabled = !state.folder;
   for (const b of sessionButtons) {
     b.disabled = running || !state.folder;
   }
