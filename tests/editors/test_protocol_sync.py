@@ -121,7 +121,7 @@ def test_the_lua_mirror_loads_with_the_servers_names(lua_side: dict[str, Any]) -
     assert sorted(lua_side["server_requests"].values()) == sorted(p.SERVER_REQUESTS)
     assert lua_side["commands"] == sorted(p.COMMANDS)
     assert set(lua_side["errors"].values()) == {p.INVALID_PARAMS, p.REQUEST_FAILED,
-                                                p.REQUEST_CANCELLED}
+                                                p.REQUEST_CANCELLED, p.SESSION_BUSY}
     assert (lua_side["version"], lua_side["experimental_key"],
             lua_side["approvals_capability"]) == (p.PROTOCOL_VERSION, p.EXPERIMENTAL_KEY,
                                                   p.APPROVALS_CAPABILITY)

@@ -20,7 +20,9 @@ import pytest
 from pseudoclaude.sandbox import Sandbox
 from unit.sandbox.helpers import Runner, Tree, run
 
-PY = sys.executable
+PY = str(Path(getattr(sys, "_base_executable", sys.executable)).resolve())
+"""A Python the sandbox can see: the one the test venv is made from (a venv may live under the
+host's /tmp, which the sandbox's private /tmp hides)."""
 
 
 # --- the file system -------------------------------------------------------------------------
