@@ -70,16 +70,7 @@ local STATUS_GROUPS = {
 
 M.NS = vim.api.nvim_create_namespace('pseudoclaude_mcp')
 
-local function define_highlights()
-  for group, link in pairs(M.HIGHLIGHTS) do
-    vim.api.nvim_set_hl(0, group, { link = link, default = true })
-  end
-end
-define_highlights()
-vim.api.nvim_create_autocmd('ColorScheme', {
-  group = vim.api.nvim_create_augroup('pseudoclaude_mcp_highlights', { clear = true }),
-  callback = define_highlights,
-})
+util.link_highlights('mcp', M.HIGHLIGHTS)
 
 -- Pure parts ------------------------------------------------------------------------------------
 

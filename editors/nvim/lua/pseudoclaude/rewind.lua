@@ -53,16 +53,7 @@ M.NS = vim.api.nvim_create_namespace('pseudoclaude_rewind')
 --- The preview on screen: `{workspace, turn, mode, preview, buf, win, files, diff?, closed}`.
 M.current = nil
 
-local function define_highlights()
-  for group, link in pairs(M.HIGHLIGHTS) do
-    vim.api.nvim_set_hl(0, group, { link = link, default = true })
-  end
-end
-define_highlights()
-vim.api.nvim_create_autocmd('ColorScheme', {
-  group = vim.api.nvim_create_augroup('pseudoclaude_rewind_highlights', { clear = true }),
-  callback = define_highlights,
-})
+util.link_highlights('rewind', M.HIGHLIGHTS)
 
 -- Pure parts ------------------------------------------------------------------------------------
 

@@ -28,16 +28,7 @@ M.HIGHLIGHTS = {
 
 M.NS = vim.api.nvim_create_namespace('pseudoclaude_worktree')
 
-local function define_highlights()
-  for group, link in pairs(M.HIGHLIGHTS) do
-    vim.api.nvim_set_hl(0, group, { link = link, default = true })
-  end
-end
-define_highlights()
-vim.api.nvim_create_autocmd('ColorScheme', {
-  group = vim.api.nvim_create_augroup('pseudoclaude_worktree_highlights', { clear = true }),
-  callback = define_highlights,
-})
+util.link_highlights('worktree', M.HIGHLIGHTS)
 
 local notify = util.notify
 local fire = util.fire

@@ -3,20 +3,11 @@
 --- folds and windows that follow the last line.
 local items = require('pseudoclaude.chat.items')
 local state = require('pseudoclaude.chat.state')
+local util = require('pseudoclaude.util')
 
 local M = {}
 
-local function define_highlights()
-  for group, link in pairs(items.HIGHLIGHTS) do
-    vim.api.nvim_set_hl(0, group, { link = link, default = true })
-  end
-end
-define_highlights()
--- A colorscheme clears them: again after each.
-vim.api.nvim_create_autocmd('ColorScheme', {
-  group = vim.api.nvim_create_augroup('pseudoclaude_chat_highlights', { clear = true }),
-  callback = define_highlights,
-})
+util.link_highlights('chat', items.HIGHLIGHTS)
 
 M.NS = vim.api.nvim_create_namespace('pseudoclaude_chat')
 
