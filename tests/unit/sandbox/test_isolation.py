@@ -3,6 +3,7 @@ reason, only where ``bwrap`` cannot sandbox at all)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -280,6 +281,17 @@ def _running(marker: str) -> bool:
     return False
 
 
+def _sleepers(marker: str) -> int:
+    """How many ``sleep <marker>`` processes the host has."""
+    wanted = b"sleep\0" + marker.encode() + b"\0"
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                count += (entry / "cmdline").read_bytes() == wanted
+    return count
+
+
 def _gone(marker: str, within: float = 5.0) -> bool:
     deadline = time.monotonic() + within
     while _running(marker):
@@ -306,10 +318,9 @@ def test_killing_the_command_kills_every_process(tree: Tree, sandbox: Sandbox) -
                             stdout=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 10
-        while not _running(marker) and time.monotonic() < deadline:
+        while _sleepers(marker) < 3 and time.monotonic() < deadline:  # all three started
             time.sleep(0.02)
-        time.sleep(0.2)
-        assert _running(marker)
+        assert _sleepers(marker) == 3
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # what run_command does on timeout or cancel
         proc.wait()
