@@ -80,6 +80,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/load_bench.py --sessions-sweep 1,2,4
 	$(BIN)/python bench/checkpoint_bench.py
 	$(BIN)/python bench/mcp_bench.py
+	$(BIN)/python bench/permissions_bench.py
 
 # The full crash campaign of docs/reliability.md (1,000 SIGKILLs of a real server; long).
 crash-campaign: $(STAMP)

@@ -48,7 +48,12 @@ server) and ``connectTimeout`` (seconds). From SPEC §11: ``memory.mode`` (``aut
 memory updates; ``""``: the session's); ``mcp.servers`` (MCP servers by name, merged by name
 across the layers), ``mcp.startTimeout``, ``mcp.toolTimeout`` (seconds) and ``approvals.mcp``
 (``ask`` by default). From SPEC §13: ``sessions.maxParallel`` (sessions of one folder running
-at once in one server). What a workspace's own ``config.yaml`` may set only once the user
+at once in one server), the permission engine's ``permissions.allow``,
+``permissions.ask`` and ``permissions.deny`` (rule lists, added up across the layers:
+:data:`ADDED_UP_KEYS`), ``permissions.defaultMode`` and ``permissions.allowBypass`` (read from
+the user's settings only: :data:`USER_ONLY_KEYS`), and the sandbox's ``sandbox.enabled``
+(``auto``, ``true`` or ``false``), ``sandbox.network``, ``sandbox.hide`` (paths, added up too)
+and ``sandbox.autoAllow``. What a workspace's own ``config.yaml`` may set only once the user
 approved it is :data:`WAITING_KEYS` (:class:`PendingSettings`).
 """
 
@@ -70,6 +75,10 @@ from pseudoclaude.trust import PERMISSIONS_FILE, TrustStore, fingerprint, trust_
 ProviderName = Literal["anthropic", "openai"]
 Approval = Literal["allow", "ask", "deny"]
 MemoryMode = Literal["auto", "confirm", "off"]
+PermissionMode = Literal["strict", "default", "acceptEdits", "plan", "bypassPermissions"]
+"""The permission engine's modes (``pseudoclaude.permissions.engine.Mode``, which config, a
+layer above it, does not import: the engine pulls in the shell parser)."""
+SandboxEnabled = bool | Literal["auto"]
 Source = Literal["file", "lsp", "cli", "env"]
 """Where a key may come from: config files, LSP settings, CLI flags, the environment."""
 
@@ -152,11 +161,14 @@ def _string(value: Any) -> str:
 
 
 def _choice(*choices: str) -> Callable[[Any], str]:
+    """One of ``choices``, in any case; the choice as it is spelled here (``acceptEdits``)."""
+    spelled = {choice.lower(): choice for choice in choices}
+
     def check(value: Any) -> str:
-        text = value.strip().lower() if isinstance(value, str) else value
-        if text not in choices:
+        text = value.strip().lower() if isinstance(value, str) else None
+        if text is None or text not in spelled:
             raise _Invalid("one of " + ", ".join(choices))
-        return str(text)
+        return spelled[text]
     return check
 
 
@@ -192,6 +204,26 @@ def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Invalid("true or false")
     return value
+
+
+def _auto_or_boolean(value: Any) -> bool | str:
+    """``"auto"``, or a boolean (YAML's, or ``"true"``/``"false"``)."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    try:
+        return _boolean(value)
+    except _Invalid:
+        raise _Invalid("auto, true or false") from None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A list of non-empty strings (rules, paths), each stripped."""
+    if not isinstance(value, list | tuple):
+        raise _Invalid("a list of non-empty strings")
+    items = tuple(item.strip() if isinstance(item, str) else "" for item in value)
+    if not all(items):
+        raise _Invalid("a list of non-empty strings")
+    return items
 
 
 MIN_THINKING_BUDGET = 1024
@@ -367,6 +399,37 @@ COMPACT_MODEL: Key[str] = Key(
     "Model for summaries (same provider), e.g. a cheaper one. Unset: the session's model, "
     "whose prompt cache the summary then reads; another model has its own cache, so the "
     "summary's input is billed at the full rate of that model")
+PERMISSIONS_ALLOW: Key[tuple[str, ...]] = Key(
+    "permissions.allow", _strings, (),
+    "Permission rules whose calls run without asking, e.g. Bash(npm run test:*) or Edit(src/**)")
+PERMISSIONS_ASK: Key[tuple[str, ...]] = Key(
+    "permissions.ask", _strings, (),
+    "Permission rules whose calls are asked about first, e.g. Bash(git push:*)")
+PERMISSIONS_DENY: Key[tuple[str, ...]] = Key(
+    "permissions.deny", _strings, (),
+    "Permission rules whose calls are refused, e.g. Read(.env) or Bash(rm:*); a deny wins over "
+    "every allow")
+PERMISSIONS_DEFAULT_MODE: Key[PermissionMode | None] = Key(
+    "permissions.defaultMode", _choice(*get_args(PermissionMode)), None,
+    "The mode a session starts in: strict, default, acceptEdits, plan or bypassPermissions. "
+    "Unset: the permission files', else default")
+PERMISSIONS_ALLOW_BYPASS: Key[bool] = Key(
+    "permissions.allowBypass", _boolean, False,
+    "Offer the bypassPermissions mode (nothing asked; deny rules and the dangerous-command list "
+    "still hold). Read from your own settings only, never from a project's")
+SANDBOX_ENABLED: Key[SandboxEnabled] = Key(
+    "sandbox.enabled", _auto_or_boolean, "auto",
+    "Run commands in a sandbox (bubblewrap): auto (when one works), true (commands are refused "
+    "without one) or false")
+SANDBOX_NETWORK: Key[bool] = Key(
+    "sandbox.network", _boolean, False, "Let sandboxed commands reach the network")
+SANDBOX_HIDE: Key[tuple[str, ...]] = Key(
+    "sandbox.hide", _strings, (),
+    "More paths hidden from sandboxed commands (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud and "
+    "~/.PseudoClaude always are)")
+SANDBOX_AUTO_ALLOW: Key[bool] = Key(
+    "sandbox.autoAllow", _boolean, True,
+    "Run a sandboxed command that no permission rule names without asking")
 
 KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     PROVIDER, MODEL, BASE_URL, API_KEY, CONTEXT_WINDOW, MAX_ITERATIONS, THINKING,
@@ -375,18 +438,32 @@ KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     MEMORY_USER_DIR, DATA_DIR, SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES,
     COMPACT_ROUND_BYTES, COMPACT_SAFETY_MARGIN_TOKENS, COMPACT_AUTO, COMPACT_MODEL,
     APPROVALS_MCP, MCP_SERVERS, MCP_START_TIMEOUT, MCP_TOOL_TIMEOUT, SESSIONS_MAX_PARALLEL,
+    PERMISSIONS_ALLOW, PERMISSIONS_ASK, PERMISSIONS_DENY, PERMISSIONS_DEFAULT_MODE,
+    PERMISSIONS_ALLOW_BYPASS, SANDBOX_ENABLED, SANDBOX_NETWORK, SANDBOX_HIDE, SANDBOX_AUTO_ALLOW,
 )}
 """Every setting key by name, in documentation order."""
 
 APPROVAL_KEYS: tuple[str, ...] = (APPROVALS_RUN_COMMAND.name, APPROVALS_WRITE.name,
                                   APPROVALS_MCP.name)
+ADDED_UP_KEYS: tuple[str, ...] = (PERMISSIONS_ALLOW.name, PERMISSIONS_ASK.name,
+                                  PERMISSIONS_DENY.name, SANDBOX_HIDE.name)
+"""Lists whose layers add up (in order, each entry once) rather than the later one replacing
+the others: a workspace's file or the editor's settings add rules and hidden paths to the
+user's file, never remove them."""
+USER_ONLY_KEYS: tuple[str, ...] = (PERMISSIONS_ALLOW_BYPASS.name,)
+"""Read from the user's settings only (``~/.PseudoClaude/config.yaml``, the editor's, the CLI):
+a workspace's own ``config.yaml`` setting them is ignored."""
 WAITING_KEYS: tuple[str, ...] = (BASE_URL.name, PROVIDER.name, API_KEY.name,
-                                 MEMORY_USER_DIR.name, *APPROVAL_KEYS)
+                                 MEMORY_USER_DIR.name, *APPROVAL_KEYS, PERMISSIONS_ALLOW.name,
+                                 PERMISSIONS_DEFAULT_MODE.name, SANDBOX_ENABLED.name,
+                                 SANDBOX_NETWORK.name, SANDBOX_AUTO_ALLOW.name)
 """The keys a workspace's own ``config.yaml`` sets only once the user approved the file: where
 the prompts and the API key go (``baseUrl`` first, as the approval shows them), where the
-user's own memory is kept (and its approvals: the user-level data folder), and an approval
-more permissive than the user's (``allow``). What narrows (``deny``, ``ask``) applies at
-once."""
+user's own memory is kept (and its approvals: the user-level data folder), an approval more
+permissive than the user's (``allow``), allow rules the user's settings do not have, a start
+mode above the user's (``acceptEdits``, ``bypassPermissions``), and a weaker sandbox (off, or
+``auto`` over ``true``; the network; commands run unasked). What narrows (``deny``, ``ask``,
+``strict``, more hidden paths) applies at once."""
 APPROVAL_NAME = f"{CONFIG_DIR}/{CONFIG_FILE}"
 """The name a workspace's settings file is approved under (its path in the workspace)."""
 
@@ -444,9 +521,33 @@ class CompactSettings:
     """The summaries' model; ``""``: the session's."""
 
 
+@dataclass(frozen=True)
+class PermissionSettings:
+    allow: tuple[str, ...] = PERMISSIONS_ALLOW.default
+    """Rule texts (checked by the permission engine, which names a bad one), every layer's."""
+    ask: tuple[str, ...] = PERMISSIONS_ASK.default
+    deny: tuple[str, ...] = PERMISSIONS_DENY.default
+    default_mode: PermissionMode | None = PERMISSIONS_DEFAULT_MODE.default
+    """``None``: the permission files' ``defaultMode``, else ``default``."""
+    allow_bypass: bool = PERMISSIONS_ALLOW_BYPASS.default
+    """From the user's settings only (:data:`USER_ONLY_KEYS`)."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    enabled: SandboxEnabled = SANDBOX_ENABLED.default
+    """``"auto"``: sandboxed when a sandbox works, else not; ``True``: commands are refused
+    without one; ``False``: never sandboxed."""
+    network: bool = SANDBOX_NETWORK.default
+    hide: tuple[str, ...] = SANDBOX_HIDE.default
+    """Paths hidden besides the built-in ones, every layer's."""
+    auto_allow: bool = SANDBOX_AUTO_ALLOW.default
+
+
 _GROUPS: dict[str, type[Any]] = {"approvals": ApprovalSettings, "memory": MemorySettings,
                                  "session": SessionSettings, "sessions": SessionsSettings,
-                                 "compact": CompactSettings, "mcp": McpSettings}
+                                 "compact": CompactSettings, "mcp": McpSettings,
+                                 "permissions": PermissionSettings, "sandbox": SandboxSettings}
 
 
 @dataclass(frozen=True)
@@ -459,7 +560,7 @@ class AskedSetting:
 
     def line(self) -> str:
         """``baseUrl: http://... (your prompts and API key would be sent there)``."""
-        why = _WHY_ASKED.get(self.key, "")
+        why = _WHY_ASKED.get(self.key, "").replace("{value}", self.value)
         return f"{self.key}: {self.value}" + (f" ({why})" if why else "")
 
 
@@ -471,6 +572,11 @@ _WHY_ASKED = {
     APPROVALS_RUN_COMMAND.name: "commands would run without asking",
     APPROVALS_WRITE.name: "files would be written without asking",
     APPROVALS_MCP.name: "MCP tools would be called without asking",
+    PERMISSIONS_ALLOW.name: "calls matching these rules would run without asking",
+    PERMISSIONS_DEFAULT_MODE.name: "sessions would start in {value} mode",
+    SANDBOX_ENABLED.name: "commands could run outside the sandbox",
+    SANDBOX_NETWORK.name: "sandboxed commands would reach the network",
+    SANDBOX_AUTO_ALLOW.name: "sandboxed commands would run without asking",
 }
 
 
@@ -527,6 +633,8 @@ class Settings:
     sessions: SessionsSettings = field(default_factory=SessionsSettings)
     compact: CompactSettings = field(default_factory=CompactSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
+    permissions: PermissionSettings = field(default_factory=PermissionSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     workspace: Path | None = None
     sources: tuple[str, ...] = ()
     """The config files that were read, lowest precedence first."""
@@ -733,6 +841,8 @@ def load_settings(
             # Its MCP servers are the MCP configuration's own source (``workspace``), which
             # waits for the user's approval of each server: never the user's settings.
             layer.values.pop(MCP_SERVERS.name, None)
+            for name in USER_ONLY_KEYS:  # the user's to say, never a repository's
+                layer.values.pop(name, None)
             layers.append(layer)
             repository = (layer, ws_file, digest)
     override_layer = _Layer(overrides_source, overrides, override_labels)
@@ -766,6 +876,8 @@ def _merge(layers: list[_Layer]) -> dict[str, tuple[Any, _Layer]]:
                 value = key.check(raw)
                 if key is MCP_SERVERS and name in merged:  # merged by name, later wins
                     value = {**merged[name][0], **value}
+                elif name in ADDED_UP_KEYS and name in merged:  # in order, each once
+                    value = tuple(dict.fromkeys((*merged[name][0], *value)))
                 merged[name] = (value, layer)
             except _Invalid as what:
                 raise layer.error(name, str(what), _quote(raw, secret=key.secret)) from None
@@ -797,7 +909,9 @@ def _repository_settings(repository: tuple[_Layer, Path, str],
         return approved
     pending = PendingSettings(
         path=path, fingerprint=digest, approved=approved,
-        asked=tuple(AskedSetting(name, _shown(name, _value(approved, name))) for name in asked))
+        asked=tuple(AskedSetting(name, _shown(name, _value(approved, name),
+                                              _value(standing, name)))
+                    for name in asked))
     return dataclasses.replace(standing, pending=pending)
 
 
@@ -809,25 +923,45 @@ def _value(settings: Settings, name: str) -> Any:
 
 
 _PERMISSIVENESS = {"deny": 0, "ask": 1, "allow": 2}
+_MODE_RANK: dict[str | None, int] = {"strict": 0, "plan": 0, "default": 1, "acceptEdits": 2,
+                                     "bypassPermissions": 3, None: 1}
+"""How much a start mode lets run unasked (unset counts as ``default``); the engine's
+``MODE_RANK``."""
+_SANDBOX_RANK: dict[bool | str, int] = {True: 0, "auto": 1, False: 2}
+"""How much runs outside the sandbox: ``auto`` does where no sandbox works."""
 
 
 def _widens(name: str, standing: Any, wanted: Any) -> bool:
     """Whether the workspace's value of ``name`` asks for more than what stands without it:
-    an approval more permissive, or any other connection."""
+    an approval, a start mode or a sandbox more permissive, an allow rule more, a sandbox
+    switch turned on, or any other connection."""
     if name in APPROVAL_KEYS:
         return bool(_PERMISSIVENESS[wanted] > _PERMISSIVENESS[standing])
+    if name == PERMISSIONS_ALLOW.name:
+        return not set(wanted) <= set(standing)
+    if name == PERMISSIONS_DEFAULT_MODE.name:
+        return _MODE_RANK[wanted] > _MODE_RANK[standing]
+    if name == SANDBOX_ENABLED.name:
+        return _SANDBOX_RANK[wanted] > _SANDBOX_RANK[standing]
+    if name in (SANDBOX_NETWORK.name, SANDBOX_AUTO_ALLOW.name):
+        return bool(wanted and not standing)
     return bool(wanted != standing)
 
 
-def _shown(name: str, value: Any) -> str:
+def _shown(name: str, value: Any, standing: Any = None) -> str:
     """A waiting value as the user is shown it: a URL without its user information, query
-    and fragment; never a key."""
+    and fragment; never a key; of a list, what it adds to ``standing`` (comma-separated); a
+    boolean as YAML writes it."""
     if value is None:
         return "(not set)"
     if KEYS[name].secret or isinstance(value, Secret):
         return "(a key, hidden)"
     if name == BASE_URL.name:
         return safe_url(str(value))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ", ".join(item for item in value if item not in (standing or ()))
     return str(value)
 
 

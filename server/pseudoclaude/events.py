@@ -118,8 +118,14 @@ class StopEvent(Event, frozen=True, tag="stop"):
     stop_reason: StopReason
 
 
+class ModeEvent(Event, frozen=True, tag="mode"):
+    """The session's permission mode changed (by a request, a command or an approved plan)."""
+
+    mode: str
+
+
 AnyEvent = (TextEvent | ToolCallEvent | ToolResultEvent | CompactEvent | MemoryEvent
-            | UsageUpdate | WarningEvent | ErrorEvent | StopEvent)
+            | UsageUpdate | WarningEvent | ErrorEvent | StopEvent | ModeEvent)
 """Every event kind (a tagged union, for decoding)."""
 
 Emit = Callable[[Event], None]

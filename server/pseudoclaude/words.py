@@ -167,3 +167,26 @@ def settings_not_applied(name: str, keys: str, why: str) -> str:
     """The warning when the folder's own settings could not be asked about."""
     return (f"this folder's {name} was not applied ({keys}): it waits for your approval and "
             f"there is {why}; approve it with `pseudoclaude permissions approve` in the folder")
+
+
+MODE_MEANINGS = {
+    "strict": "every tool asks first",
+    "default": "edits and commands follow your approval settings",
+    "acceptEdits": "edits run without asking; commands still ask",
+    "plan": "only reading tools run until you approve a plan",
+    "bypassPermissions": "nothing asks; deny rules and the dangerous-command list still hold",
+}
+"""What each permission mode does, in one phrase (pickers, messages)."""
+
+
+def mode_set(mode: str, was: str) -> str:
+    """After a session's mode changed (or did not)."""
+    meaning = MODE_MEANINGS.get(mode, "")
+    if mode == was:
+        return f"already in {mode} mode: {meaning}"
+    return f"{mode} mode: {meaning}"
+
+
+def mode_next(mode: str) -> str:
+    """A mode chosen before any session exists."""
+    return f"the next session starts in {mode} mode: {MODE_MEANINGS.get(mode, '')}"

@@ -74,7 +74,7 @@ class Env:
         (self.home / ".PseudoClaude").mkdir(parents=True)  # the user's own settings
         (self.home / ".PseudoClaude" / "config.yaml").write_text(
             f"provider: anthropic\nbaseUrl: {fake.base_url}\n"
-            f"memory:\n  userDir: {tmp / 'user-memory'}\n")
+            f"memory:\n  userDir: {tmp / 'user-memory'}\nsandbox:\n  enabled: false\n")
         self.vars = {"HOME": str(self.home), "ANTHROPIC_API_KEY": API_KEY,
                      "PATH": os.environ.get("PATH", "")}
         self.received: list[dict[str, Any]] = []

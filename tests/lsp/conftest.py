@@ -64,6 +64,12 @@ class Env:
         self.approvals: list[Any] = []
         self.approval_answer: str | None = "Allow once"
         self.approval_settings: dict[str, str] = {"runCommand": "ask"}
+        self.permission_settings: dict[str, Any] = {}
+        """The ``permissions`` settings (``allowBypass``, rules)."""
+        self.sandbox_settings: dict[str, Any] = {"enabled": False}
+        """The ``sandbox`` settings: off unless a test turns it on (a sandboxed command cannot
+        see a virtual environment under the host's /tmp, and sandboxed commands run unasked:
+        the approval tests ask)."""
         self.approve_requests: list[dict[str, Any]] = []  # pseudoclaude/approve params
         self.approve_ids: list[Any] = []  # their request ids
         self.approve_cancelled: list[Any] = []  # the ids of those the server cancelled
@@ -93,6 +99,9 @@ class Env:
                 "baseUrl": self.fake.base_url, "maxRetries": 0,
                 "memory": {"userDir": str(self.tmp / "user-memory")},
                 "approvals": dict(self.approval_settings),
+                "sandbox": dict(self.sandbox_settings),
+                **({"permissions": self.permission_settings}
+                   if self.permission_settings else {}),
                 **({"mcp": self.mcp_settings} if self.mcp_settings else {})}
 
     async def second_server(self, capabilities: str = "visual-studio-code",

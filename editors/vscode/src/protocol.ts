@@ -48,6 +48,9 @@ export const Requests = {
   worktreeStatus: 'pseudoclaude/worktree/status',
   worktreeApply: 'pseudoclaude/worktree/apply',
   worktreeRemove: 'pseudoclaude/worktree/remove',
+  mode: 'pseudoclaude/mode',
+  permissions: 'pseudoclaude/permissions',
+  permissionsCheck: 'pseudoclaude/permissions/check',
 } as const;
 
 /** Server → client notifications. */
@@ -73,10 +76,14 @@ export const ErrorCodes = {
   SessionBusy: -32011,
 } as const;
 
-/** The actions of an approval asked with `window/showMessageRequest` (SPEC §8). */
+/**
+ * The actions of an approval asked with `window/showMessageRequest` (SPEC §8); `always`
+ * is offered only when the request has a `rule` (it is shown in the message).
+ */
 export const ApprovalActions = {
   once: 'Allow once',
   session: 'Allow for this session',
+  always: 'Always allow',
   deny: 'Deny',
 } as const;
 
@@ -132,14 +139,26 @@ export type ToolStatus = 'done' | 'error' | 'denied' | 'canceled' | 'pending';
 
 export type Severity = 'error' | 'warning' | 'info' | 'hint';
 
+export type Mode = 'strict' | 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+
 export type RewindMode = 'code' | 'conversation' | 'both';
 
 export type MemoryLevel = 'project' | 'user';
 
-/** The answer to `pseudoclaude/approve`. */
-export type ApprovalDecision = 'allowOnce' | 'allowSession' | 'deny';
+/**
+ * The answer to `pseudoclaude/approve` (`allowAlways`: add the request's `rule` to the
+ * folder's `permissions.local.yaml`; only when the request has one).
+ */
+export type ApprovalDecision = 'allowOnce' | 'allowSession' | 'allowAlways' | 'deny';
 
-export type ApproveKind = 'write' | 'runCommand' | 'mcp' | 'mcpServer' | 'permissions';
+export type ApproveKind = 'read' | 'write' | 'runCommand' | 'mcp' | 'mcpServer' | 'permissions' | 'plan' | 'hooks';
+
+/** A session's permission mode. */
+export type PermissionMode = 'strict' | 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+
+export type PermissionDecision = 'allow' | 'ask' | 'deny';
+
+export type PermissionSource = 'user' | 'project' | 'local' | 'settings' | 'session' | 'mode' | 'blacklist' | 'sandbox';
 
 export type ReviewDecision = 'accept' | 'reject';
 
@@ -189,6 +208,15 @@ export const SERVER_SETTING_KEYS = [
   'mcp.startTimeout',
   'mcp.toolTimeout',
   'sessions.maxParallel',
+  'permissions.allow',
+  'permissions.ask',
+  'permissions.deny',
+  'permissions.defaultMode',
+  'permissions.allowBypass',
+  'sandbox.enabled',
+  'sandbox.network',
+  'sandbox.hide',
+  'sandbox.autoAllow',
 ] as const;
 
 /** Why a run ended. */
@@ -472,6 +500,67 @@ export interface IgnoredSetting {
   reason: string;
 }
 
+/**
+ * Whether `run_command` runs inside the sandbox; `reason` says why not (or what it
+ * does when it is on).
+ */
+export interface SandboxState {
+  enabled: boolean;
+  reason?: string;
+}
+
+export interface ModeParams extends WorkspaceParams {
+  /** The session (default: the current one: the session this client used last). */
+  sessionId?: string | null;
+  mode: string;
+}
+
+export interface ModeResult {
+  mode: Mode;
+  message: string;
+}
+
+export interface PermissionRule {
+  rule: string;
+  decision: PermissionDecision;
+  source: PermissionSource;
+}
+
+export interface PermissionsResult {
+  mode: Mode;
+  /**
+   * The modes this session may switch to (`bypassPermissions` only when the user's
+   * settings allow it).
+   */
+  modes: Mode[];
+  /** Every rule in effect: deny first, then ask, then allow. */
+  rules: PermissionRule[];
+  /** Bad rules and unreadable files, by name (the other rules apply). */
+  problems: string[];
+  sandbox: SandboxState;
+  /** The folder's own permission files whose allow rules wait for the user's approval. */
+  waiting: string[];
+}
+
+export interface PermissionsCheckParams extends WorkspaceParams {
+  /** The session (default: the current one: the session this client used last). */
+  sessionId?: string | null;
+  /** The tool as the model calls it (`run_command`, `read_file`, `mcp__server__tool`). */
+  tool: string;
+  arguments?: Record<string, unknown>;
+}
+
+export interface PermissionsCheckResult {
+  decision: PermissionDecision;
+  source: PermissionSource;
+  reason: string;
+  /**
+   * The rule that decided (absent: the mode, the dangerous-command list or the workspace
+   * boundary did).
+   */
+  rule?: string;
+}
+
 /** The context of a session now (the wire's `ContextResult` adds its id). */
 export interface ContextResult {
   sessionId: string | null;
@@ -482,6 +571,10 @@ export interface ContextResult {
    * declined): where the prompts and the key would go, what would run unasked.
    */
   ignoredSettings: IgnoredSetting[];
+  /** The session's permission mode. */
+  mode: Mode;
+  /** Whether commands run in the sandbox, and why not. */
+  sandbox: SandboxState | null;
   messageCount: number;
   estimatedTokens: number;
   contextWindow: number;
@@ -926,10 +1019,19 @@ export interface ApproveParams {
    * (...)` first), with `path` naming the file.
    */
   rules?: string[];
+  /**
+   * The permission rule `allowAlways` would add (e.g. `Bash(npm run test:*)`); absent:
+   * `allowAlways` is not offered.
+   */
+  rule?: string;
+  /** Why the call is asked (the mode, or the rule that asks). */
+  reason?: string;
 }
 
 export interface ApproveResult {
   decision: ApprovalDecision;
+  /** `deny`: what the model is told (why, or what to do instead). */
+  message: string | null;
 }
 
 /** `pseudoclaude/diagnostics` (server → client): the diagnostics the editor shows. */
@@ -1040,6 +1142,12 @@ export interface StopEvent {
   stopReason: 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error';
 }
 
+/** The session's permission mode changed (by a request, a command or an approved plan). */
+export interface ModeEvent {
+  kind: 'mode';
+  mode: string;
+}
+
 /** Every event of a run, tagged on `kind`. */
 export type EventBody =
   | TextEvent
@@ -1051,6 +1159,7 @@ export type EventBody =
   | WarningEvent
   | ErrorEvent
   | StopEvent
+  | ModeEvent
 ;
 
 export type EventBodyKind = EventBody['kind'];
@@ -1097,6 +1206,9 @@ export interface RequestTypes {
   'pseudoclaude/worktree/status': [SessionParams, WorktreeStatusResult];
   'pseudoclaude/worktree/apply': [SessionParams, WorktreeApplyResult];
   'pseudoclaude/worktree/remove': [WorktreeRemoveParams, WorktreeRemoveResult];
+  'pseudoclaude/mode': [ModeParams, ModeResult];
+  'pseudoclaude/permissions': [SessionParams, PermissionsResult];
+  'pseudoclaude/permissions/check': [PermissionsCheckParams, PermissionsCheckResult];
 }
 
 /** Notification → params. */

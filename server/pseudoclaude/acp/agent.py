@@ -38,6 +38,8 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 )
 
 from pseudoclaude import __version__
@@ -45,6 +47,7 @@ from pseudoclaude.acp import slash, turns
 from pseudoclaude.acp.editor import AcpEditor, offers_fs
 from pseudoclaude.acp.errors import answers, busy, invalid, unknown_session
 from pseudoclaude.acp.folders import Folders, SettingsFor
+from pseudoclaude.acp.modes import MODE_OPTION, config_options, mode_state, mode_updates
 from pseudoclaude.acp.outbox import Outbox
 from pseudoclaude.acp.permission import AcpApprover
 from pseudoclaude.acp.replay import replay
@@ -53,8 +56,15 @@ from pseudoclaude.acp.turns import Turn
 from pseudoclaude.acp.updates import AcpStopReason, ContentBlock, prompt_text, usage
 from pseudoclaude.api import commands
 from pseudoclaude.config import API_KEY_ENV, Settings
-from pseudoclaude.events import Event
-from pseudoclaude.workspace import Hooks, Workspace, is_session_id, rfc3339
+from pseudoclaude.events import Event, ModeEvent
+from pseudoclaude.workspace import (
+    MODES,
+    Hooks,
+    PermissionsError,
+    Workspace,
+    is_session_id,
+    rfc3339,
+)
 
 __all__ = ["PseudoClaudeAgent", "SettingsFor"]
 
@@ -126,7 +136,8 @@ class PseudoClaudeAgent:
         session_id = await ws.new_session()  # (other sessions of the folder may be running)
         self.folders.sessions[session_id] = ws.root
         self._intro.add(session_id)  # commands and usage follow the response (_after_sent)
-        return NewSessionResponse(session_id=session_id)
+        return NewSessionResponse(session_id=session_id, modes=mode_state(ws, session_id),
+                                  config_options=list(config_options(ws, session_id)))
 
     def _after_sent(self, message: dict[str, Any]) -> None:
         result = message.get("result")
@@ -157,7 +168,37 @@ class PseudoClaudeAgent:
         for update in replay(items, ws.root, compaction_updates=self.outbox.compaction):
             self.outbox.post(session_id, update)
         self._introduce(session_id)
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=mode_state(ws, session_id),
+                                   config_options=list(config_options(ws, session_id)))
+
+    # -- permission modes -------------------------------------------------------------------------
+    @answers
+    async def set_session_mode(self, session_id: str, mode_id: str,
+                               **kwargs: Any) -> SetSessionModeResponse:
+        await self._set_mode(session_id, mode_id, "modeId")
+        return SetSessionModeResponse()
+
+    @answers
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        if config_id != MODE_OPTION:
+            raise invalid("configId", f"unknown config option {config_id[:60]!r} (known: "
+                                      f"{MODE_OPTION})")
+        if not isinstance(value, str):
+            raise invalid("value", "must be one of the mode option's values")
+        ws = await self._set_mode(session_id, value, "value")
+        return SetSessionConfigOptionResponse(
+            config_options=list(config_options(ws, session_id)))
+
+    async def _set_mode(self, session_id: str, mode: str, field: str) -> Workspace:
+        ws = self.folders.of_session(session_id)
+        if mode not in MODES:
+            raise invalid(field, f"unknown mode {mode[:40]!r} (one of {', '.join(MODES)})")
+        try:
+            await ws.set_mode(mode, session_id)
+        except PermissionsError as exc:
+            raise invalid(field, str(exc)) from None
+        return ws
 
     @answers
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
@@ -242,6 +283,10 @@ class PseudoClaudeAgent:
 
     def _on_event(self, root: Path, session_id: str, event: Event) -> None:
         if not session_id or self.folders.sessions.get(session_id) != root:
+            return
+        if isinstance(event, ModeEvent):
+            for update in mode_updates(self.folders.workspaces[root], session_id, event.mode):
+                self.outbox.post(session_id, update)
             return
         turns.forward(self.outbox, self.folders.workspaces[root], root, session_id,
                       self.turns.get(session_id), event, self._send_usage)

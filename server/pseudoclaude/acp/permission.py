@@ -1,7 +1,8 @@
 """Approvals over ACP: the core's approver asks the client with ``session/request_permission``.
 
-A call that ``approvals.*`` says to ask about is sent as a ``pending`` tool call with three
-options; the chosen option's id is the core's decision (the ``cancelled`` outcome, a dismissed
+A call the permission engine asks about is sent as a ``pending`` tool call with three options
+(four when there is a rule to keep: "Always allow <rule>"); the chosen option's id is the core's
+decision (the ``cancelled`` outcome, a dismissed
 request, is a denial). A write carries its change as ``diff`` content.
 """
 
@@ -40,7 +41,17 @@ OPTIONS = [
 ]
 """``session/request_permission`` options; the chosen id is the core's decision."""
 DECISIONS: dict[str, Decision] = {"allow_once": "allow_once", "allow_session": "allow_session",
-                                  "deny": "deny"}
+                                  "allow_always": "allow_always", "deny": "deny"}
+
+
+def options(request: ApprovalRequest) -> list[PermissionOption]:
+    """The options of a request: with a rule to keep, also "Always allow <rule>"."""
+    if request.rule is None or request.approval_class == "permissions":
+        return OPTIONS
+    return [*OPTIONS[:2],
+            PermissionOption(option_id="allow_always", name=f"Always allow {request.rule}",
+                             kind="allow_always"),
+            OPTIONS[2]]
 
 
 class AcpApprover:
@@ -67,7 +78,7 @@ class AcpApprover:
                                 content=diff(request, self._root))
         try:
             response = await client.request_permission(
-                session_id=session_id, tool_call=update, options=OPTIONS)
+                session_id=session_id, tool_call=update, options=options(request))
         except (RequestError, ConnectionError, ValidationError) as exc:
             raise ApprovalUnavailable(f"{request.tool} was not approved: the client could not "
                                       f"ask ({one_line(exc)})") from None

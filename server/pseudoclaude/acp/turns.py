@@ -38,7 +38,7 @@ from pseudoclaude.events import (
     UsageUpdate,
     WarningEvent,
 )
-from pseudoclaude.workspace import Workspace
+from pseudoclaude.workspace import ToolCall, Workspace
 
 log = logging.getLogger("pseudoclaude.acp")
 
@@ -87,7 +87,7 @@ def forward(outbox: Outbox, ws: Workspace, root: Path, session_id: str, turn: Tu
         if turn is not None:
             turn.open_calls[event.id] = event.name
         outbox.post(session_id, tool_call(event.id, event.name, event.arguments, root,
-                                          first_status(ws, event.name, session_id)))
+                                          first_status(ws, event, session_id)))
     elif isinstance(event, ToolResultEvent):
         if turn is not None:
             turn.open_calls.pop(event.id, None)
@@ -113,6 +113,8 @@ def forward(outbox: Outbox, ws: Workspace, root: Path, session_id: str, turn: Tu
         log.warning("memory update failed: %s", event.error)
 
 
-def first_status(ws: Workspace, tool: str, session_id: str | None = None) -> ToolCallStatus:
+def first_status(ws: Workspace, event: ToolCallEvent, session_id: str | None = None
+                 ) -> ToolCallStatus:
     """``pending`` when the call will wait for approval, else ``in_progress``."""
-    return "pending" if ws.would_ask(tool, session_id) else "in_progress"
+    call = ToolCall(event.id, event.name, event.arguments)
+    return "pending" if ws.would_ask(call, session_id) else "in_progress"

@@ -20,7 +20,9 @@ from acp.schema import (
     AgentThoughtChunk,
     AudioContentBlock,
     AvailableCommandsUpdate,
+    ConfigOptionUpdate,
     ContentToolCallContent,
+    CurrentModeUpdate,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
     ResourceContentBlock,
@@ -40,7 +42,8 @@ from pseudoclaude.events import StopReason
 from pseudoclaude.workspace import ContextState, ToolCall, summarize
 
 Update = (UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart
-          | ToolCallProgress | AvailableCommandsUpdate | UsageUpdate)
+          | ToolCallProgress | AvailableCommandsUpdate | UsageUpdate | CurrentModeUpdate
+          | ConfigOptionUpdate)
 """The session updates this agent sends through the package's types."""
 ContentBlock = (TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock
                 | EmbeddedResourceContentBlock)

@@ -1,22 +1,24 @@
-"""Approvals: a policy per tool class, an asynchronous approver, and the gate (SPEC §6, §8).
+"""Approvals: the permission engine's verdict on each call, an asynchronous approver, and the
+gate (SPEC §6, §8, §13).
 
-Tool classes: ``write`` (``write_file``, ``edit_file``), ``runCommand`` (``run_command``) and
-``none`` (read-only tools, never gated). The policy gives each class ``allow``, ``ask`` or
-``deny`` (settings ``approvals.write``, default ``allow``; ``approvals.runCommand``, default
-``ask``).
+The :class:`Gate` asks the session's :class:`~pseudoclaude.permissions.PermissionEngine` about
+each call (its mode, the rules of the permission files and settings, the dangerous-command
+list, the workspace boundary): ``allow`` proceeds; ``deny`` refuses without asking (a
+:class:`Denial`: ``permission_denied``, or ``tool_not_allowed`` in plan mode); ``ask`` asks the
+:class:`Approver`. Before asking, the gate gets what the user must see from the caller's
+``prepare`` (SPEC §11: a write's path, ``before`` and ``after``; a command line and its folder)
+into the :class:`ApprovalRequest`, with the rule "always allow" would add; a change that cannot
+apply fails there and nobody is asked. Asks are serialized, so two calls never prompt at once.
 
-The :class:`Gate` decides each call: ``allow`` proceeds; ``deny`` refuses without asking;
-``ask`` asks the :class:`Approver` unless the user already chose "allow for this session" for
-that *class* (one "allow for this session" on a write covers every later write and edit of the
-session; on a command, every later command). Before asking, the gate gets what the user must
-see from the caller's ``prepare`` (SPEC §11: a write's path, ``before`` and ``after``; a
-command line and its folder) into the :class:`ApprovalRequest`; a change that cannot apply
-fails there and nobody is asked. The memory lives in the gate: make a new gate
-(or call :meth:`Gate.reset`) for a new session. Asks are serialized, so two calls never prompt
-at once. The approver's answer: ``allow_once``, ``allow_session`` or ``deny``; ``None`` means
-the request was dismissed (an editor's ``showMessageRequest`` answered ``null``) and is a
-denial, as is any failure of the approver (:class:`ApprovalUnavailable` carries the reason
-verbatim, other exceptions are reported as a failure). ``asyncio.CancelledError`` propagates.
+The approver's answer (a :data:`Decision`, or an :class:`Answer` with a message): ``allow_once``;
+``allow_session`` — for writes, every later write and edit of the session; for other calls,
+the request's rule joins the session's rules (a command: ``Bash(npm run test:*)``, one MCP tool,
+one file); ``allow_always`` — the rule is also written to the folder's
+``permissions.local.yaml`` (``remember``); ``deny``, with an optional message the model reads.
+``None`` means the request was dismissed (an editor's ``showMessageRequest`` answered ``null``)
+and is a denial, as is any failure of the approver (:class:`ApprovalUnavailable` carries the
+reason verbatim, other exceptions are reported as a failure). ``asyncio.CancelledError``
+propagates.
 
 Each front end provides its approver: the LSP server's asks with ``pseudoclaude/approve`` or
 ``window/showMessageRequest``, the ACP agent's with ``session/request_permission``, the CLI's
@@ -30,24 +32,53 @@ import dataclasses
 import json
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, get_args
 
 from pseudoclaude.agent.tools.base import ApprovalClass, Preview
 from pseudoclaude.llm.types import ToolCall
 from pseudoclaude.names import plural
+from pseudoclaude.permissions import PLAN_REASON, Call, PermissionEngine, RuleError, Verdict
 
-if TYPE_CHECKING:
-    from pseudoclaude.config import Settings
-
-Decision = Literal["allow_once", "allow_session", "deny"]
+Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
 Policy = Literal["allow", "ask", "deny"]
 POLICIES: tuple[str, ...] = get_args(Policy)
 DECISIONS: tuple[str, ...] = get_args(Decision)
-SETTING_NAMES: dict[str, str] = {"write": "approvals.write", "runCommand": "approvals.runCommand",
-                                 "mcp": "approvals.mcp"}
-"""The setting that governs each gated class."""
 _SUMMARY_CHARS = 300
+Remember = Callable[[str], Awaitable[str | None]]
+"""Writes an "always allow" rule to the folder's local permission file; ``None`` when done,
+else why it could not (the rule then lasts the session)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An approver's answer with more than a decision: ``message`` (with ``deny``) is what
+    the model is told."""
+
+    decision: Decision
+    message: str | None = None
+
+
+SimpleDecision = Literal["allow_once", "allow_session", "deny"]
+
+
+def simple_decision(answer: Decision | Answer | None) -> SimpleDecision | None:
+    """An answer to a question with no rule to keep (an MCP server, a folder's file):
+    ``allow_always`` counts as ``allow_session`` (remembered), the message is dropped."""
+    decision = answer.decision if isinstance(answer, Answer) else answer
+    return "allow_session" if decision == "allow_always" else decision
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """Why a call does not run: ``error_type`` of its result (``permission_denied``, or
+    ``tool_not_allowed`` for a tool plan mode does not offer), the ``reason`` the model reads,
+    and its ``source`` (a rule's source, ``mode``, ``blacklist``, ``sandbox``, or ``user``)."""
+
+    reason: str
+    source: str
+    error_type: str = "permission_denied"
+    rule: str | None = None
 
 
 class ApprovalUnavailable(Exception):
@@ -84,6 +115,12 @@ class ApprovalRequest:
     """``permissions``: what the folder's settings file asks for, one line each."""
     session_id: str | None = None
     """The session whose run asks (a question when a folder opens belongs to none)."""
+    rule: str | None = None
+    """The permission rule "always allow" would add (``None``: it is not offered)."""
+    reason: str | None = None
+    """Why it is asked (the mode, or the rule that asks)."""
+    default_mode: str | None = None
+    """``permissions``: the mode the folder's file would start sessions in."""
 
     @classmethod
     def of(cls, call: ToolCall, approval_class: ApprovalClass,
@@ -107,53 +144,22 @@ class ApprovalRequest:
                    url=summary if url else None)
 
     @classmethod
-    def permissions(cls, path: str, rules: list[str], url: str | None) -> ApprovalRequest:
-        """Applying what a folder's own settings file (``path``, relative) asks for: where
-        the prompts and the key go (``url``), what runs unasked (``rules``: a line each)."""
+    def permissions(cls, path: str, rules: list[str], url: str | None,
+                    default_mode: str | None = None) -> ApprovalRequest:
+        """Applying what a folder's own settings or permission file (``path``, relative) asks
+        for: where the prompts and the key go (``url``), what runs unasked (``rules``: a line
+        each), the mode sessions start in (``default_mode``)."""
         return cls(path, {}, f"use the settings of this folder's {path}: " + "; ".join(rules),
-                   "permissions", path=path, url=url, rules=tuple(rules))
+                   "permissions", path=path, url=url, rules=tuple(rules),
+                   default_mode=default_mode)
 
 
 class Approver(Protocol):
-    """Asks the user. Returns a :data:`Decision`, or ``None`` when the request was dismissed;
-    raises :class:`ApprovalUnavailable` with a reason when it cannot ask at all."""
+    """Asks the user. Returns a :data:`Decision` (or an :class:`Answer`), or ``None`` when the
+    request was dismissed; raises :class:`ApprovalUnavailable` with a reason when it cannot ask
+    at all."""
 
-    async def ask(self, request: ApprovalRequest) -> Decision | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalPolicy:
-    """``allow``/``ask``/``deny`` for each gated class."""
-
-    run_command: str = "ask"
-    write: str = "allow"
-    mcp: str = "ask"
-    mcp_servers: Mapping[str, str] = field(default_factory=dict)
-    """Per MCP server: its entry's own ``approval`` (overrides ``mcp``)."""
-
-    def __post_init__(self) -> None:
-        for name, value in (("approvals.runCommand", self.run_command),
-                            ("approvals.write", self.write), ("approvals.mcp", self.mcp),
-                            *((f"the approval of {k}", v) for k, v in self.mcp_servers.items())):
-            if value not in POLICIES:
-                raise ValueError(f"{name} must be one of allow, ask, deny (got {value!r})")
-
-    @classmethod
-    def from_settings(cls, settings: Settings,
-                      mcp_servers: Mapping[str, str] | None = None) -> ApprovalPolicy:
-        return cls(run_command=settings.approvals.run_command, write=settings.approvals.write,
-                   mcp=settings.approvals.mcp, mcp_servers=dict(mcp_servers or {}))
-
-    def for_class(self, approval_class: str, server: str | None = None) -> str:
-        """The policy of a class (``none`` and unknown classes are ``allow``); ``server``: the
-        MCP server of an ``mcp`` call."""
-        if approval_class == "runCommand":
-            return self.run_command
-        if approval_class == "write":
-            return self.write
-        if approval_class == "mcp":
-            return self.mcp_servers.get(server or "", self.mcp)
-        return "allow"
+    async def ask(self, request: ApprovalRequest) -> Decision | Answer | None: ...
 
 
 def summarize(call: ToolCall, limit: int = _SUMMARY_CHARS) -> str:
@@ -162,8 +168,10 @@ def summarize(call: ToolCall, limit: int = _SUMMARY_CHARS) -> str:
     detail = ""
     if call.name == "run_command":
         command = args.get("command")
-        extra = args.get("args") or []
-        if isinstance(command, str) and isinstance(extra, list) \
+        extra = args.get("args")
+        if isinstance(command, str) and extra is None:
+            detail = command  # a shell line, as given
+        elif isinstance(command, str) and isinstance(extra, list) \
                 and all(isinstance(a, str) for a in extra):
             detail = shlex.join([command, *extra])
     elif call.name in ("write_file", "edit_file"):
@@ -187,67 +195,129 @@ def compact_json(value: Any) -> str:
         return repr(value)
 
 
-@dataclass
-class Gate:
-    """Applies the policy to each call, asking the approver when the policy says ``ask``."""
+_KINDS: dict[str, ApprovalClass] = {"none": "read"}
 
-    policy: ApprovalPolicy
-    approver: Approver
-    allowed_for_session: set[str] = field(default_factory=set)
-    session_id: str | None = None
-    """The session whose calls this gate decides (named in each request)."""
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+
+def _remembered(approval_class: ApprovalClass, mcp: tuple[str, str] | None) -> str | None:
+    """What "allow for this session" keeps in the gate rather than as a rule: writes (every
+    write and edit), and an MCP tool by its server's and its own name."""
+    if approval_class == "write":
+        return "write"
+    if approval_class == "mcp" and mcp is not None:
+        return f"mcp\x00{mcp[0]}\x00{mcp[1]}"
+    return None
+"""The request kind of a call the engine asks about although its tool class is never gated
+(a read in ``strict`` mode, or one a rule asks for)."""
+
+
+class Gate:
+    """Decides each call with the session's engine, asking the approver when it says ``ask``
+    (see the module docstring). ``mcp_servers``: an MCP server's own ``approval`` entry, which
+    stands in for ``approvals.mcp`` for its tools when no rule decides."""
+
+    def __init__(self, engine: PermissionEngine, approver: Approver, *,
+                 session_id: str | None = None, mcp_servers: Mapping[str, str] | None = None,
+                 remember: Remember | None = None) -> None:
+        self.engine = engine
+        self.approver = approver
+        self.session_id = session_id
+        self.mcp_servers: dict[str, str] = dict(mcp_servers or {})
+        self.remember = remember
+        self.allowed_for_session: set[str] = set()
+        """Tool classes the user allowed for the rest of the session (``write``)."""
+        self._lock = asyncio.Lock()
 
     def reset(self) -> None:
         """Forget every "allow for this session" (a new session starts)."""
         self.allowed_for_session.clear()
 
-    def would_ask(self, approval_class: ApprovalClass) -> bool:
-        """Whether a call of this class would wait for the approver now (``ask``, and no
-        "allow for this session" yet); read-only tools never do."""
-        return (self.policy.for_class(approval_class) == "ask"
-                and approval_class not in self.allowed_for_session)
+    def verdict(self, call: ToolCall, approval_class: ApprovalClass = "none",
+                mcp: tuple[str, str] | None = None, read_only: bool = False) -> Verdict:
+        """The engine's verdict, with what this session's gate adds: an MCP server's own
+        approval entry and "allow for this session" of writes, where no rule decided."""
+        arguments = call.arguments if isinstance(call.arguments, dict) else {}
+        verdict = self.engine.check(Call(call.name, arguments, read_only))
+        if verdict.source != "mode" or (verdict.decision == "deny" and \
+                verdict.reason == PLAN_REASON):
+            return verdict
+        if mcp is not None and mcp[0] in self.mcp_servers and self.engine.mode not in (
+                "strict", "bypassPermissions"):
+            policy = self.mcp_servers[mcp[0]]
+            if policy != verdict.decision:
+                return Verdict(policy, None, "settings",  # type: ignore[arg-type]
+                               f"the MCP server {mcp[0]}'s approval is {policy}")
+        remembered = _remembered(approval_class, mcp)
+        if verdict.decision == "ask" and remembered in self.allowed_for_session:
+            return Verdict("allow", None, "session", f"{call.name} allowed for this session")
+        return verdict
+
+    def would_ask(self, call: ToolCall, approval_class: ApprovalClass = "none") -> bool:
+        """Whether this call would wait for the approver now."""
+        return self.verdict(call, approval_class).decision == "ask"
 
     async def check(self, call: ToolCall, approval_class: ApprovalClass,
                     prepare: Callable[[], Awaitable[Preview]] | None = None,
-                    mcp: tuple[str, str] | None = None) -> str | None:
-        """``None`` to proceed, or the reason the call is denied (for a ``denied`` result).
+                    mcp: tuple[str, str] | None = None, read_only: bool = False
+                    ) -> Denial | None:
+        """``None`` to proceed, or why the call does not run.
 
         ``prepare`` computes what the user must see (:meth:`ToolRegistry.prepare
         <pseudoclaude.agent.tools.ToolRegistry.prepare>`); it is awaited only when the user is
         about to be asked, and a :class:`~pseudoclaude.agent.tools.ToolError` it raises (the
         change cannot apply) propagates: nobody is asked.
         """
-        server = mcp[0] if mcp is not None else None
-        policy = self.policy.for_class(approval_class, server)
-        setting = SETTING_NAMES.get(approval_class, "approvals")
-        if server is not None and server in self.policy.mcp_servers:
-            setting = f"the approval of the MCP server {server}"
-        if policy == "allow":
+        verdict = self.verdict(call, approval_class, mcp, read_only)
+        if verdict.decision == "allow":
             return None
-        if policy == "deny":
-            return f"{call.name} is not allowed: {setting} is set to deny"
-        # "allow for this session" covers a class; for an MCP tool, that one tool of that one
-        # server, by their own names (a model name can later stand for another server's tool)
-        remembered = (approval_class if approval_class != "mcp"
-                      else call.name if mcp is None else f"mcp\x00{mcp[0]}\x00{mcp[1]}")
+        if verdict.decision == "deny":
+            plan = verdict.source == "mode" and verdict.reason == PLAN_REASON
+            return Denial(f"{call.name} is not allowed: {verdict.reason}", verdict.source,
+                          "tool_not_allowed" if plan else "permission_denied", verdict.rule)
         async with self._lock:
-            if remembered in self.allowed_for_session:
-                return None
+            verdict = self.verdict(call, approval_class, mcp, read_only)  # an answer meanwhile
+            if verdict.decision != "ask":
+                return await self.check(call, approval_class, prepare, mcp, read_only)
+            arguments = call.arguments if isinstance(call.arguments, dict) else {}
+            rule = self.engine.suggest_rule(call.name, arguments)
             preview = await prepare() if prepare is not None else None
-            request = dataclasses.replace(ApprovalRequest.of(call, approval_class, preview, mcp),
-                                          session_id=self.session_id)
+            kind = _KINDS.get(approval_class, approval_class)
+            request = dataclasses.replace(ApprovalRequest.of(call, kind, preview, mcp),
+                                          session_id=self.session_id, rule=rule,
+                                          reason=verdict.reason)
             try:
-                decision = await self.approver.ask(request)
+                answer = await self.approver.ask(request)
             except ApprovalUnavailable as exc:
-                return str(exc) or f"{call.name} was not approved"
+                return Denial(str(exc) or f"{call.name} was not approved", "user")
             except Exception as exc:  # CancelledError propagates
-                return f"{call.name} was not approved: asking for approval failed ({exc})"
-            if decision == "allow_session":
-                self.allowed_for_session.add(remembered)
+                return Denial(f"{call.name} was not approved: asking for approval failed "
+                              f"({exc})", "user")
+            decision = answer.decision if isinstance(answer, Answer) else answer
+            if decision in ("allow_session", "allow_always"):
+                await self._allow_later(approval_class, mcp, rule, decision == "allow_always")
                 return None
             if decision == "allow_once":
                 return None
             if decision is None:
-                return f"{call.name} was not approved: the approval request was dismissed"
-            return f"{call.name} was denied by the user"
+                return Denial(f"{call.name} was not approved: the approval request was "
+                              "dismissed", "user")
+            message = answer.message if isinstance(answer, Answer) else None
+            said = f": {' '.join(message.split())}" if message and message.strip() else ""
+            return Denial(f"{call.name} was denied by the user{said}", "user")
+
+    async def _allow_later(self, approval_class: ApprovalClass, mcp: tuple[str, str] | None,
+                           rule: str | None, always: bool) -> None:
+        """"Allow for this session" or "always allow": the rule from now on (for a write
+        without an "always", every write; for an MCP tool, that tool of that server by their
+        own names: a model name can later stand for another server's tool)."""
+        remembered = _remembered(approval_class, mcp)
+        if remembered is not None and not always:
+            self.allowed_for_session.add(remembered)
+            return
+        if rule is None:
+            return
+        try:
+            self.engine.allow_for_session(rule)
+        except RuleError:
+            return
+        if always and self.remember is not None:
+            await self.remember(rule)

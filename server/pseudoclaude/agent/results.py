@@ -28,6 +28,11 @@ class ToolView:
     """A failed call's own error message."""
 
 
+DENIED_TYPES = frozenset({"denied", "permission_denied", "tool_not_allowed"})
+"""The error types of a call that was not allowed to run (``denied``: the logs of earlier
+versions)."""
+
+
 def short(text: str, lines: int = PREVIEW_LINES, chars: int = PREVIEW_CHARS) -> str:
     """The first ``lines`` lines and at most ``chars`` characters, ``…`` when cut."""
     kept = text.split("\n", lines)
@@ -57,7 +62,7 @@ def tool_view(content: str, is_error: bool) -> ToolView:
     if not failed:
         return ToolView("done", short(text))
     error_type = envelope.get("error_type")
-    status: ToolStatus = ("denied" if error_type == "denied" else
+    status: ToolStatus = ("denied" if error_type in DENIED_TYPES else
                           "canceled" if error_type in _CANCELED_TYPES else "error")
     message = error or short(text, 1, 300) or "the tool failed"
     return ToolView(status, short(text) if text else message, message)

@@ -261,21 +261,23 @@ class Runner:
             shown.append(preview)
             return preview
 
-        if approval != "none":
-            mcp = self.tools.mcp_tool(call.name)
-            try:
-                denial = await self.gate.check(
-                    call, approval, prepare,
-                    mcp=(mcp.server, mcp.tool) if mcp is not None else None)
-            except ToolError as exc:  # the change cannot apply: nobody was asked
-                result = self.tools.error_result(call, exc)
-                self._report(result)
-                return result
-            if denial is not None:
-                result = ToolResult(call.id, call.name,
-                                    error_envelope(call.name, "denied", denial), True)
-                self._report(result)
-                return result
+        mcp = self.tools.mcp_tool(call.name)
+        try:
+            denial = await self.gate.check(
+                call, approval, prepare,
+                mcp=(mcp.server, mcp.tool) if mcp is not None else None,
+                read_only=mcp.read_only_hint if mcp is not None else False)
+        except ToolError as exc:  # the change cannot apply: nobody was asked
+            result = self.tools.error_result(call, exc)
+            self._report(result)
+            return result
+        if denial is not None:
+            result = self.tools.error_result(call, ToolError(
+                denial.error_type, denial.reason,
+                metadata={"source": denial.source,
+                          **({"rule": denial.rule} if denial.rule else {})}))
+            self._report(result)
+            return result
         result = await self.tools.execute(call, shown[-1] if shown else None)
         if any(secret in result.content for secret in self.secrets):
             # e.g. a command that printed /proc/<server pid>/environ: never log or send a key

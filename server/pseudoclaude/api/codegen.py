@@ -429,11 +429,20 @@ def lua_comment(text: str, prefix: str = "--- ") -> list[str]:
     return [f"{prefix}{line}".rstrip() for line in _plain(text).splitlines()] if text else []
 
 
+LUA_KEYWORDS = frozenset({
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+    "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while"})
+
+
+def lua_key(key: str) -> str:
+    """A table key: bare when Lua allows it, else ``["..."]`` (``local`` is a keyword)."""
+    return key if key.isidentifier() and key not in LUA_KEYWORDS else f"[{lua_string(key)}]"
+
+
 def lua_table(name: str, doc: str, entries: list[tuple[str, Any]]) -> list[str]:
     lines = lua_comment(doc)
     lines.append(f"M.{name} = {{")
-    lines += [f"  {key if key.isidentifier() else '[' + lua_string(key) + ']'} = "
-              f"{lua_string(value)}," for key, value in entries]
+    lines += [f"  {lua_key(key)} = {lua_string(value)}," for key, value in entries]
     lines.append("}")
     return lines
 
@@ -582,6 +591,13 @@ SETTING_EXTRAS: dict[str, dict[str, Any]] = {
     # Commands to run: never from a workspace's own .vscode/settings.json (a cloned repository
     # would run them by being opened); a project's servers go in its .mcp.json, asked first.
     "mcp.servers": {"scope": "machine"},
+    # The user's own say only: never from a workspace's .vscode/settings.json (a cloned
+    # repository would let itself run more by being opened); a project narrows, or asks for
+    # more, in its .PseudoClaude/ files, which wait for the user's approval.
+    **{key: {"scope": "machine"} for key in (
+        "permissions.allowBypass", "permissions.allow", "permissions.defaultMode",
+        "approvals.runCommand", "approvals.write", "approvals.mcp", "sandbox.enabled",
+        "sandbox.network", "sandbox.autoAllow")},
 }
 """What the table does not say and VS Code shows: the choices' descriptions, a setting's scope."""
 
@@ -629,6 +645,14 @@ def setting_schema(key: config.Key[Any]) -> dict[str, Any]:
         default = key.default
     elif kind == "mapping":
         schema["type"] = "object"
+        default = key.default
+    elif kind == "strings":
+        schema["type"] = "array"
+        schema["items"] = {"type": "string", "minLength": 1}
+        default = list(key.default)
+    elif kind == "auto_or_boolean":
+        schema["type"] = ["string", "boolean"]
+        schema["enum"] = ["auto", True, False]
         default = key.default
     else:  # pragma: no cover - a new checker needs its schema here
         raise AssertionError(f"{key.name}: no JSON schema for the checker {kind!r}")

@@ -8,6 +8,7 @@ same handlers for its ``--json`` output, so both print the same objects.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, cast
@@ -16,7 +17,7 @@ from msgspec import UNSET
 from msgspec.structs import asdict
 
 from pseudoclaude import words
-from pseudoclaude.agent.approvals import Decision
+from pseudoclaude.agent.approvals import SimpleDecision
 from pseudoclaude.agent.runner import RunOutcome
 from pseudoclaude.api import commands
 from pseudoclaude.api import protocol as p
@@ -28,7 +29,7 @@ from pseudoclaude.memory.index import MAX_BYTES, MAX_LINES
 from pseudoclaude.rewind import TurnOutOfRange
 from pseudoclaude.session import LATEST, SessionInfo, SessionNotFound
 from pseudoclaude.session.listing import rfc3339
-from pseudoclaude.workspace import NEW, Workspace
+from pseudoclaude.workspace import NEW, PermissionsError, SandboxStatus, Workspace
 
 Handler = Callable[[Workspace, Any], Awaitable[p.Wire]]
 
@@ -106,7 +107,17 @@ def context_now(ws: Workspace, params: p.SessionParams) -> p.ContextResult:
                            checkpoints=ws.checkpoint_status(),
                            ignored_settings=[
                                p.IgnoredSetting(key=i.key, value=i.value, reason=i.reason)
-                               for i in ws.ignored_settings()])
+                               for i in ws.ignored_settings()],
+                           mode=cast(p.PermissionMode, ws.mode_of(session_id)),
+                           sandbox=sandbox_state(ws.sandbox_state()))
+
+
+def sandbox_state(status: SandboxStatus | None) -> p.SandboxState:
+    """The sandbox as the wire says it (``None``: not checked yet)."""
+    if status is None:
+        return p.SandboxState(enabled=False, reason="being checked")
+    return p.SandboxState(enabled=status.enabled,
+                          reason=status.reason if status.reason else UNSET)
 
 
 async def context(ws: Workspace, params: p.SessionParams) -> p.ContextResult:
@@ -305,8 +316,9 @@ async def mcp_list(ws: Workspace, params: p.EmptyParams) -> p.McpListResult:
     return p.McpListResult(servers=await ws.mcp_servers())
 
 
-_DECISIONS: dict[str, Decision] = {"allowOnce": "allow_once", "allowSession": "allow_session",
-                                   "deny": "deny"}
+_DECISIONS: dict[str, SimpleDecision] = {"allowOnce": "allow_once",
+                                         "allowSession": "allow_session",
+                                         "allowAlways": "allow_session", "deny": "deny"}
 
 
 async def mcp_approve(ws: Workspace, params: p.McpApproveParams) -> p.McpServerResult:
@@ -323,6 +335,37 @@ async def mcp_restart(ws: Workspace, params: p.McpServerParams) -> p.McpServerRe
     if server is None:
         raise p.ParamError("server", f"no MCP server named {params.server!r} in this folder")
     return p.McpServerResult(server=server)
+
+
+async def mode(ws: Workspace, params: p.ModeParams) -> p.ModeResult:
+    try:
+        message = await ws.set_mode(params.mode, _session(ws, params.session_id))
+    except PermissionsError as exc:
+        raise RequestFailed(str(exc)) from None
+    return p.ModeResult(mode=cast(p.PermissionMode, params.mode), message=message)
+
+
+async def permissions(ws: Workspace, params: p.SessionParams) -> p.PermissionsResult:
+    engine = await ws.permission_engine(_session(ws, params.session_id))
+    waiting = await asyncio.to_thread(ws.permissions.waiting)
+    status = await asyncio.to_thread(ws.permissions.sandbox_status)
+    return p.PermissionsResult(
+        mode=engine.mode, modes=ws.permissions.modes(),
+        rules=[p.PermissionRule(rule=r["rule"], decision=cast(p.PermissionDecision,
+                                                                r["decision"]),
+                                source=cast(p.PermissionSource, r["source"]))
+               for r in engine.listing()],
+        problems=list(engine.problems), sandbox=sandbox_state(status),
+        waiting=[ws.permissions.shown(w.path) for w in waiting])
+
+
+async def permissions_check(ws: Workspace, params: p.PermissionsCheckParams
+                            ) -> p.PermissionsCheckResult:
+    verdict = await ws.check_permission(params.tool, params.arguments,
+                                        _session(ws, params.session_id))
+    return p.PermissionsCheckResult(
+        decision=verdict.decision, source=verdict.source, reason=verdict.reason,
+        rule=verdict.rule if verdict.rule else UNSET)
 
 
 HANDLERS: dict[str, Handler] = {
@@ -352,6 +395,9 @@ HANDLERS: dict[str, Handler] = {
     p.WORKTREE_STATUS: worktree_status,
     p.WORKTREE_APPLY: worktree_apply,
     p.WORKTREE_REMOVE: worktree_remove,
+    p.MODE: mode,
+    p.PERMISSIONS: permissions,
+    p.PERMISSIONS_CHECK: permissions_check,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

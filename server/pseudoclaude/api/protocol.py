@@ -40,6 +40,7 @@ from pseudoclaude.mcp.manager import ServerInfo
 from pseudoclaude.memory.notes import NOTE_TYPES
 from pseudoclaude.memory.proposals import Proposal as Proposal  # on the wire
 from pseudoclaude.names import camel, snake
+from pseudoclaude.permissions import MODES, Mode
 from pseudoclaude.rewind import Mode as RewindMode
 from pseudoclaude.rewind import RewindFile as RewindFile  # on the wire
 from pseudoclaude.rewind import RewindOutcome, RewindPreview, TurnSummary
@@ -74,13 +75,16 @@ MCP_RESTART = "pseudoclaude/mcp/restart"
 WORKTREE_STATUS = "pseudoclaude/worktree/status"
 WORKTREE_APPLY = "pseudoclaude/worktree/apply"
 WORKTREE_REMOVE = "pseudoclaude/worktree/remove"
+MODE = "pseudoclaude/mode"
+PERMISSIONS = "pseudoclaude/permissions"
+PERMISSIONS_CHECK = "pseudoclaude/permissions/check"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
     REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART, WORKTREE_STATUS,
-    WORKTREE_APPLY, WORKTREE_REMOVE,
+    WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -122,8 +126,10 @@ CODE_ACTION_PROMPTS = {
 """The prompt each code action sends with the selection as context (``""``: the chat opens
 with the selection attached and waits for the user's question)."""
 
-APPROVAL_ACTIONS = {"once": "Allow once", "session": "Allow for this session", "deny": "Deny"}
-"""The actions of an approval asked with ``window/showMessageRequest`` (SPEC §8)."""
+APPROVAL_ACTIONS = {"once": "Allow once", "session": "Allow for this session",
+                    "always": "Always allow", "deny": "Deny"}
+"""The actions of an approval asked with ``window/showMessageRequest`` (SPEC §8); ``always``
+is offered only when the request has a ``rule`` (it is shown in the message)."""
 
 SESSION_CHANGES = frozenset({SESSIONS_RESUME, SESSIONS_NEW, COMPACT_UNDO, REWIND})
 """Requests after which the context meter is sent again."""
@@ -176,9 +182,18 @@ MemoryLevel = Literal["project", "user"]
 MEMORY_LEVELS: tuple[str, ...] = ("project", "user")
 """The memory stores, project first."""
 Level = MemoryLevel
-ApprovalDecision = Literal["allowOnce", "allowSession", "deny"]
-"""The answer to ``pseudoclaude/approve``."""
-ApproveKind = Literal["write", "runCommand", "mcp", "mcpServer", "permissions"]
+ApprovalDecision = Literal["allowOnce", "allowSession", "allowAlways", "deny"]
+"""The answer to ``pseudoclaude/approve`` (``allowAlways``: add the request's ``rule`` to the
+folder's ``permissions.local.yaml``; only when the request has one)."""
+ApproveKind = Literal["read", "write", "runCommand", "mcp", "mcpServer", "permissions", "plan",
+                      "hooks"]
+PermissionMode = Mode
+"""A session's permission mode."""
+PERMISSION_MODES: tuple[str, ...] = MODES
+"""Every permission mode, from the most careful."""
+PermissionDecision = Literal["allow", "ask", "deny"]
+PermissionSource = Literal["user", "project", "local", "settings", "session", "mode",
+                           "blacklist", "sandbox"]
 ReviewDecision = Literal["accept", "reject"]
 ProposalAction = Literal["create", "update", "delete"]
 """The effect of a memory proposal on its note file."""
@@ -422,6 +437,68 @@ class IgnoredSetting(Wire):
     reason: str
 
 
+class SandboxState(Wire):
+    """Whether ``run_command`` runs inside the sandbox; ``reason`` says why not (or what it
+    does when it is on)."""
+
+    enabled: bool
+    reason: str | UnsetType = UNSET
+
+
+class ModeParams(SessionParams, kw_only=True):
+    mode: str
+
+    def check(self) -> None:
+        super().check()
+        if self.mode not in MODES:
+            raise ParamError("mode", f"must be one of {', '.join(MODES)}, got "
+                                     f"{self.mode[:40]!r}")
+
+
+class ModeResult(Wire):
+    mode: PermissionMode
+    message: str
+
+
+class PermissionRule(Wire):
+    rule: str
+    decision: PermissionDecision
+    source: PermissionSource
+
+
+class PermissionsResult(Wire):
+    mode: PermissionMode
+    modes: list[PermissionMode]
+    """The modes this session may switch to (``bypassPermissions`` only when the user's
+    settings allow it)."""
+    rules: list[PermissionRule]
+    """Every rule in effect: deny first, then ask, then allow."""
+    problems: list[str]
+    """Bad rules and unreadable files, by name (the other rules apply)."""
+    sandbox: SandboxState
+    waiting: list[str] = msgspec.field(default_factory=list)
+    """The folder's own permission files whose allow rules wait for the user's approval."""
+
+
+class PermissionsCheckParams(SessionParams, kw_only=True):
+    tool: str
+    """The tool as the model calls it (``run_command``, ``read_file``, ``mcp__server__tool``)."""
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    def check(self) -> None:
+        super().check()
+        _non_empty("tool", self.tool)
+
+
+class PermissionsCheckResult(Wire):
+    decision: PermissionDecision
+    source: PermissionSource
+    reason: str
+    rule: str | UnsetType = UNSET
+    """The rule that decided (absent: the mode, the dangerous-command list or the workspace
+    boundary did)."""
+
+
 class ContextResult(ContextState, Wire):
     session_id: str | None
     checkpoints: CheckpointStatus
@@ -429,6 +506,10 @@ class ContextResult(ContextState, Wire):
     ignored_settings: list[IgnoredSetting] = msgspec.field(default_factory=list)
     """What the folder's own settings file sets that waits for the user's approval (or was
     declined): where the prompts and the key would go, what would run unasked."""
+    mode: PermissionMode = "default"
+    """The session's permission mode."""
+    sandbox: SandboxState | None = None
+    """Whether commands run in the sandbox, and why not."""
 
 
 class MemoryNote(Wire):
@@ -683,10 +764,17 @@ class ApproveParams(Wire):
     rules: list[str] | UnsetType = UNSET
     """``permissions``: what the folder's file asks for, one line each (``baseUrl: <url>
     (...)`` first), with ``path`` naming the file."""
+    rule: str | UnsetType = UNSET
+    """The permission rule ``allowAlways`` would add (e.g. ``Bash(npm run test:*)``); absent:
+    ``allowAlways`` is not offered."""
+    reason: str | UnsetType = UNSET
+    """Why the call is asked (the mode, or the rule that asks)."""
 
 
 class ApproveResult(Wire):
     decision: ApprovalDecision
+    message: str | None = None
+    """``deny``: what the model is told (why, or what to do instead)."""
 
 
 class DiagnosticsParams(Wire):
@@ -738,6 +826,9 @@ PARAMS: dict[str, type[Wire]] = {
     WORKTREE_STATUS: SessionParams,
     WORKTREE_APPLY: SessionParams,
     WORKTREE_REMOVE: WorktreeRemoveParams,
+    MODE: ModeParams,
+    PERMISSIONS: SessionParams,
+    PERMISSIONS_CHECK: PermissionsCheckParams,
 }
 """The params shape of every request (the handlers' input)."""
 SESSION_SCOPED: frozenset[str] = frozenset(

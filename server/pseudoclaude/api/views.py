@@ -23,6 +23,9 @@ def describe_context(c: p.ContextResult) -> str:
     elif c.auto_compact_failures:
         lines.append("automatic compaction failed "
                      f"{plural(c.auto_compact_failures, 'time')} in a row")
+    lines.append(f"mode: {c.mode}")
+    if c.sandbox is not None:
+        lines.append(sandbox_line(c.sandbox))
     covered = c.checkpoints
     lines.append("checkpoints: " + ("every file" if covered.covers == "all"
                                     else "only the agent's own file writes")
@@ -33,6 +36,28 @@ def describe_context(c: p.ContextResult) -> str:
         lines.append(f"not applied: {ignored.key}: {ignored.value} ({ignored.reason})")
     lines.append("")
     lines.extend(breakdown_table(c.breakdown, c.context_window))
+    return "\n".join(lines)
+
+
+def sandbox_line(s: p.SandboxState) -> str:
+    """``sandbox: on`` or ``sandbox: off (why)``."""
+    why = f" ({s.reason})" if isinstance(s.reason, str) and s.reason else ""
+    return f"sandbox: {'on' if s.enabled else 'off'}{why}"
+
+
+def permissions_text(r: p.PermissionsResult) -> str:
+    """The mode, the rules by decision with their source, problems, the sandbox, what
+    waits (``pseudoclaude permissions``, ``/permissions``)."""
+    lines = [f"mode: {r.mode} (available: {', '.join(r.modes)})", sandbox_line(r.sandbox)]
+    for decision in ("deny", "ask", "allow"):
+        rules = [rule for rule in r.rules if rule.decision == decision]
+        lines.append(f"{decision}: " + ("none" if not rules else ""))
+        lines.extend(f"  {rule.rule}  ({rule.source})" for rule in rules)
+    for name in r.waiting:
+        lines.append(f"waiting for your approval: the allow rules of {name} "
+                     "(pseudoclaude permissions approve)")
+    for problem in r.problems:
+        lines.append(f"problem: {problem}")
     return "\n".join(lines)
 
 

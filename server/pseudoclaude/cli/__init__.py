@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pseudoclaude import __version__
-from pseudoclaude.api.protocol import ParamError
+from pseudoclaude.api.protocol import PERMISSION_MODES, ParamError
 from pseudoclaude.cli import rewind as cli_rewind
 from pseudoclaude.cli import state as cli_state
 from pseudoclaude.cli import worktree as cli_worktree
@@ -47,7 +47,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ParamError("--worktree", "starts a new session: it does not go with --session")
     settings = settings_for(args, root)
     return run_command(root, settings, prompt, args.session, args.json, args.verbose,
-                       worktree=args.worktree)
+                       worktree=args.worktree, mode=args.mode)
 
 
 def _cmd_lsp(args: argparse.Namespace) -> int:
@@ -199,6 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also show provider retries")
     _provider_flags(run)
     run.add_argument("--max-iterations", type=_positive, metavar="N")
+    run.add_argument("--mode", choices=PERMISSION_MODES, metavar="MODE",
+                     help="the session's permission mode: " + ", ".join(PERMISSION_MODES))
     run.set_defaults(handler=_cmd_run)
 
     context = _state_command(commands, "context", "what fills the context of the latest "
@@ -251,12 +253,27 @@ def build_parser() -> argparse.ArgumentParser:
         decided = _state_command(mcp, name, help, handler)
         decided.add_argument("name", metavar="NAME", help="the server's name (mcp list)")
 
-    permissions = _group(commands, "permissions", "this folder's own settings file "
-                         "(.PseudoClaude/config.yaml)")
-    _state_command(permissions, "approve", "apply what the folder's settings file asks for "
-                   "(where prompts and your key go, what runs unasked) until it changes",
-                   cli_state.permissions_approve)
-    _state_command(permissions, "revoke", "withdraw that approval",
+    permissions = commands.add_parser(
+        "permissions", help="the permission mode, rules and sandbox of a folder, and the "
+                            "approval of its own settings and permission files")
+    _common(permissions)
+    permissions.set_defaults(handler=_async(cli_state.permissions_list))
+    permission_commands = permissions.add_subparsers(
+        dest="permissions_command", required=False, metavar="SUBCOMMAND")
+    _state_command(permission_commands, "list", "the mode, every rule in effect and where it "
+                   "comes from, problems, the sandbox (the default)", cli_state.permissions_list)
+    check = _state_command(permission_commands, "check", "what a tool call would meet: allow, "
+                           "ask or deny, and why (nothing runs)", cli_state.permissions_check)
+    check.add_argument("tool", metavar="TOOL",
+                       help="the tool as the model calls it: run_command, read_file, "
+                            "write_file, edit_file, find_files, search_code, mcp__server__tool")
+    check.add_argument("target", nargs="*", metavar="COMMAND|PATH",
+                       help="run_command: the command line; a file tool: its path")
+    check.add_argument("--arguments", metavar="JSON", help="the call's arguments as JSON")
+    _state_command(permission_commands, "approve", "apply what the folder's own settings and "
+                   "permission files ask for (where prompts and your key go, what runs "
+                   "unasked) until they change", cli_state.permissions_approve)
+    _state_command(permission_commands, "revoke", "withdraw that approval",
                    cli_state.permissions_revoke)
 
     sessions = _group(commands, "sessions", "list and inspect session logs")

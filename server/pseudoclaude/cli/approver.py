@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import IO
 
 from pseudoclaude.workspace import (
-    SETTING_NAMES,
+    Answer,
     ApprovalRequest,
     ApprovalUnavailable,
     Decision,
@@ -100,8 +100,8 @@ def _colour(stream: IO[str]) -> bool:
 
 _ANSWERS: dict[str, Decision] = {
     "o": "allow_once", "once": "allow_once", "y": "allow_once", "yes": "allow_once",
-    "s": "allow_session", "session": "allow_session", "a": "allow_session",
-    "always": "allow_session",
+    "s": "allow_session", "session": "allow_session",
+    "a": "allow_always", "always": "allow_always",
     "d": "deny", "deny": "deny", "n": "deny", "no": "deny",
 }
 _ATTEMPTS = 3
@@ -150,11 +150,11 @@ class TerminalApprover:
         self._streams = streams
         self._tty_path = tty_path
 
-    async def ask(self, request: ApprovalRequest) -> Decision | None:
+    async def ask(self, request: ApprovalRequest) -> Decision | Answer | None:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Decision | None] = loop.create_future()
+        future: asyncio.Future[Decision | Answer | None] = loop.create_future()
 
-        def deliver(result: Decision | None, error: BaseException | None) -> None:
+        def deliver(result: Decision | Answer | None, error: BaseException | None) -> None:
             if future.done():
                 return
             if error is not None:
@@ -163,7 +163,7 @@ class TerminalApprover:
                 future.set_result(result)
 
         def work() -> None:
-            result: Decision | None = None
+            result: Decision | Answer | None = None
             error: BaseException | None = None
             try:
                 result = self._prompt(request)
@@ -175,7 +175,7 @@ class TerminalApprover:
         threading.Thread(target=work, name="pseudoclaude-approval", daemon=True).start()
         return await future
 
-    def _prompt(self, request: ApprovalRequest) -> Decision | None:
+    def _prompt(self, request: ApprovalRequest) -> Decision | Answer | None:
         close: Callable[[], None] = lambda: None  # noqa: E731
         streams = self._streams
         if streams is None:
@@ -183,9 +183,12 @@ class TerminalApprover:
         if streams is None:
             if request.approval_class == "permissions":
                 raise ApprovalUnavailable("no terminal to ask")
-            setting = SETTING_NAMES.get(request.approval_class, "approvals.runCommand")
+            hint = f"add a rule such as {request.rule} to the allow list of " \
+                ".PseudoClaude/permissions.local.yaml, or run with --mode" \
+                if request.rule else "run with --mode or change the permission rules"
             raise ApprovalUnavailable(
-                f"no terminal to ask for approval; set {setting} to allow")
+                f"no terminal to ask for approval ({request.reason or 'it asks first'}); "
+                f"{hint}")
         reader, writer = streams
         try:
             if request.approval_class == "permissions":
@@ -198,21 +201,33 @@ class TerminalApprover:
             else:
                 writer.write(f"\nPseudoClaude wants to {_printable(request.summary)}\n")
                 self._show_change(request, writer)
+            always = request.rule is not None and request.approval_class != "permissions"
+            if always:
+                writer.write(f"  [a]lways adds the rule {_printable(request.rule or '')} to "
+                             ".PseudoClaude/permissions.local.yaml\n")
+            choices = "[o]nce / [s]ession / [a]lways / [d]eny" if always else \
+                "[o]nce / [s]ession / [d]eny"
             for _ in range(_ATTEMPTS):
-                writer.write("Allow? [o]nce / [s]ession / [d]eny: ")
+                writer.write(f"Allow? {choices}: ")
                 writer.flush()
                 line = reader.readline()
                 if not line:
                     writer.write("\n")
                     writer.flush()
                     return None  # end of input: dismissed
-                answer = line.strip().lower()
+                answer = line.strip()
                 if not answer:
                     return "deny"
-                decision = _ANSWERS.get(answer)
+                word, _, message = answer.partition(" ")
+                decision = _ANSWERS.get(word.lower())
+                if decision == "allow_always" and not always:
+                    decision = None
+                if decision == "deny" and message.strip():
+                    return Answer("deny", message.strip())  # "d use pytest -x instead"
                 if decision is not None:
                     return decision
-                writer.write("Please answer o, s or d.\n")
+                writer.write(f"Please answer {'o, s, a' if always else 'o, s'} or d (d and a "
+                             "message tells the agent why).\n")
             return "deny"
         finally:
             close()

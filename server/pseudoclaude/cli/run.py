@@ -172,7 +172,8 @@ def canceled_result(workspace: Workspace) -> p.RunResult:
 
 
 async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: str,
-                          as_json: bool, verbose: bool = False, worktree: bool = False) -> int:
+                          as_json: bool, verbose: bool = False, worktree: bool = False,
+                          mode: str | None = None) -> int:
     printer: JsonPrinter | TerminalPrinter = (
         JsonPrinter(sys.stdout) if as_json
         else TerminalPrinter(sys.stdout, err=sys.stderr, verbose=verbose))
@@ -188,7 +189,10 @@ async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: 
         session = made.session_id
         sys.stderr.write(f"pseudoclaude: session {session} works in {made.worktree.path} "
                          f"(branch {made.worktree.branch})\n")
-    try:  # the MCP servers' questions first, answered before the run streams
+    try:  # the permission mode, then the MCP servers' questions, before the run streams
+        if mode is not None:
+            await methods.call(workspace, p.MODE, {"mode": mode} if session == "new" else
+                               {"mode": mode, "sessionId": session})
         await settle_mcp_approvals(workspace)
     except BaseException:
         await workspace.close()
@@ -222,10 +226,11 @@ async def run_in_terminal(root: Path, settings: Settings, prompt: str, session: 
 
 
 def run_command(root: Path, settings: Settings, prompt: str, session: str,
-                as_json: bool, verbose: bool = False, *, worktree: bool = False) -> int:
+                as_json: bool, verbose: bool = False, *, worktree: bool = False,
+                mode: str | None = None) -> int:
     try:
         return asyncio.run(run_in_terminal(root, settings, prompt, session, as_json, verbose,
-                                           worktree))
+                                           worktree, mode))
     except KeyboardInterrupt:
         sys.stderr.write("\npseudoclaude: canceled\n")
         return EXIT_CANCELED

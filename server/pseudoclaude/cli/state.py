@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import difflib
+import json
 import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -344,32 +345,75 @@ async def mcp_deny(args: argparse.Namespace) -> int:
 
 
 async def permissions_approve(args: argparse.Namespace) -> int:
-    """Approve what the folder's own ``.PseudoClaude/config.yaml`` asks for (where the prompts
-    and the key go, what runs unasked), remembered for this folder until the file changes."""
+    """Approve what the folder's own files ask for — its ``.PseudoClaude/config.yaml`` (where
+    the prompts and the key go, what runs unasked) and the allow rules of its permission files
+    — remembered for this folder until a file changes."""
     root = workspace_root(args.workspace)
     settings = settings_for(args, root)
     approved = await asyncio.to_thread(remember_approval, settings)
+    async with open_workspace(args, session=False, approver=NoQuestions()) as ws:
+        files = await asyncio.to_thread(ws.permissions.remember_waiting)
+    lines = approved.lines() if approved else []
     if args.json:
-        print(p.encode_line({"approved": approved.lines() if approved else []}))
-    elif approved is None:
+        print(p.encode_line({"approved": lines, "files": files}))
+    elif approved is None and not files:
         print(f"nothing waits for an approval in {root}")
     else:
-        print(f"approved this folder's {approved.name} (until it changes):")
-        for line in approved.lines():
-            print(f"  - {line}")
+        if approved is not None:
+            print(f"approved this folder's {approved.name} (until it changes):")
+            for line in lines:
+                print(f"  - {line}")
+        for name in files:
+            print(f"approved the allow rules of this folder's {name} (until it changes)")
     return EXIT_OK
 
 
 async def permissions_revoke(args: argparse.Namespace) -> int:
-    """Withdraw that approval: the folder's own settings wait again."""
+    """Withdraw those approvals: the folder's own settings and rules wait again."""
     root = workspace_root(args.workspace)
     settings = settings_for(args, root)
     await asyncio.to_thread(forget_approval, settings)
+    async with open_workspace(args, session=False, approver=NoQuestions()) as ws:
+        await asyncio.to_thread(ws.permissions.forget_files)
     if args.json:
         print(p.encode_line({"revoked": True}))
     else:
-        print(f"this folder's {APPROVAL_NAME} waits for your approval again (if it asks for "
-              "anything that needs one)")
+        print(f"this folder's {APPROVAL_NAME} and permission files wait for your approval "
+              "again (if they ask for anything that needs one)")
+    return EXIT_OK
+
+
+async def permissions_list(args: argparse.Namespace) -> int:
+    """The mode, the rules in effect, their problems, the sandbox, what waits."""
+    async with open_workspace(args, session=True, approver=NoQuestions()) as ws:
+        result = await methods.call(ws, p.PERMISSIONS, {})
+    assert isinstance(result, p.PermissionsResult)
+    emit(result, args.json, lambda: views.permissions_text(result))
+    return EXIT_OK
+
+
+async def permissions_check(args: argparse.Namespace) -> int:
+    """What the engine decides about one call (a dry run: nothing runs or is asked)."""
+    arguments: dict[str, Any]
+    if args.arguments is not None:
+        try:
+            parsed = json.loads(args.arguments)
+        except ValueError as exc:
+            raise ParamError("--arguments", f"is not JSON ({exc})") from None
+        if not isinstance(parsed, dict):
+            raise ParamError("--arguments", "must be a JSON object")
+        arguments = parsed
+    elif args.tool == "run_command" and args.target:
+        arguments = {"command": " ".join(args.target)}
+    elif args.target:
+        arguments = {"pattern" if args.tool == "find_files" else "path": args.target[0]}
+    else:
+        arguments = {}
+    async with open_workspace(args, session=True, approver=NoQuestions()) as ws:
+        result = await methods.call(ws, p.PERMISSIONS_CHECK,
+                                    {"tool": args.tool, "arguments": arguments})
+    assert isinstance(result, p.PermissionsCheckResult)
+    emit(result, args.json, lambda: f"{result.decision}: {result.reason}")
     return EXIT_OK
 
 

@@ -1,5 +1,5 @@
 """The permission engine's decision core: may a tool call run, must the user be asked, or is it
-refused (permissions/README.md).
+refused (docs/permissions.md).
 
 Pure logic over the calls it is given; it knows nothing of the agent, the session or the front
 ends. Modules:

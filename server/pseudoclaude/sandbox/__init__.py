@@ -1,7 +1,7 @@
 """The sandbox of ``run_command``: each command runs inside ``bwrap`` (bubblewrap) with the
 file system read-only but for the workspace (or the session's worktree) and a private ``/tmp``,
 the project's data folder read-only, secrets and service sockets hidden, no network unless
-``sandbox.network``, and every process it starts ended with it (sandbox/README.md).
+``sandbox.network``, and every process it starts ended with it (docs/sandbox.md).
 
 :class:`Sandbox` holds the ``sandbox.*`` settings; :attr:`Sandbox.status` says whether commands
 run sandboxed (``{enabled, reason?}``), :meth:`Sandbox.command` turns a command into the vector

@@ -129,8 +129,20 @@ class ForkEntry(msgspec.Struct, tag="fork", tag_field="type", omit_defaults=True
     ts: float = 0.0
 
 
+class ModeEntry(msgspec.Struct, tag="mode", tag_field="type", gc=False):
+    """The session's permission mode from here on (a session without one starts in the
+    folder's ``defaultMode``)."""
+
+    mode: str
+    ts: float = 0.0
+
+
 Entry = (SessionEntry | MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry
-         | CheckpointEntry | ForkEntry)
+         | CheckpointEntry | ForkEntry | ModeEntry)
+STATE_ENTRIES = (ModeEntry,)
+"""Entries that hold a state of the session rather than its history: a ``replace`` does not
+reset them, and the writer repeats the latest of each after every ``replace`` it writes, so a
+replay from the last ``replace`` still finds them."""
 
 
 class BadLine(ValueError):

@@ -33,6 +33,7 @@ from pseudoclaude.session.codec import (
     ForkEntry,
     KeepEntry,
     MessageEntry,
+    ModeEntry,
     OffloadEntry,
     ReplaceEntry,
     SessionEntry,
@@ -77,6 +78,8 @@ class Replay:
     checkpoints: list[tuple[int, str]] = field(default_factory=list)
     """``(turn, ref)`` of the ``checkpoint`` lines replayed, in order."""
     fork: ForkEntry | None = None  # the ``fork`` line of a forked session
+    mode: str | None = None
+    """The permission mode of the last ``mode`` line (``None``: none)."""
 
 
 class _State:
@@ -137,8 +140,10 @@ class _State:
             r.checkpoints.append((entry.turn, entry.ref))
         elif type(entry) is ForkEntry and r.fork is None:
             r.fork = entry
+        elif type(entry) is ModeEntry:
+            r.mode = entry.mode
         ts = cast("MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry | CheckpointEntry"
-                  " | ForkEntry", entry).ts
+                  " | ForkEntry | ModeEntry", entry).ts
         if 0 < ts < MAX_TS:  # a hand-made line may carry milliseconds, or nonsense
             r.last_ts = ts
 

@@ -32,6 +32,8 @@ class LoadedSession:
     anchor: UsageAnchor | None = None
     """The estimate's anchor from the last usage stamp (None after a repair: the repair is
     a replace, which resets the estimate to a full one)."""
+    mode: str | None = None
+    """The permission mode of its last ``mode`` line (``None``: it never set one)."""
 
 
 @dataclass
@@ -88,6 +90,7 @@ def load_session(store: SessionStore, ref: str) -> LoadedSession:
         offloads=replay.offloads,
         kept=replay.kept,
         anchor=None if repairs else replay.anchor,
+        mode=replay.mode,
     )
 
 
@@ -125,6 +128,7 @@ def resume_session(
     """
     loaded = load_session(store, ref)
     writer = SessionWriter.open(store, loaded.session_id, model=model, workspace=workspace)
+    writer.keep_state(loaded.mode)
     try:
         if loaded.repaired:
             writer.append_replace("repair", loaded.messages)

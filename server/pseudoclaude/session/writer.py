@@ -28,6 +28,7 @@ from pseudoclaude.session.codec import (
     ForkEntry,
     KeepEntry,
     MessageEntry,
+    ModeEntry,
     OffloadEntry,
     ReplaceEntry,
     SessionEntry,
@@ -57,6 +58,8 @@ class SessionWriter:
         self._batch_depth = 0
         self._unsynced = False
         self._check_tail = True
+        self._state: dict[str, bytes] = {}
+        """The latest line of each state entry (``mode``), repeated after each ``replace``."""
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -82,8 +85,24 @@ class SessionWriter:
 
     def append_replace(self, reason: str, messages: Sequence[Message],
                        turn: int | None = None) -> None:
-        self._write(encode(ReplaceEntry(reason=reason, messages=list(messages), ts=time.time(),
-                                        turn=turn)))
+        with self._lock:  # the state lines follow their replace, in one write
+            self._write(encode(ReplaceEntry(reason=reason, messages=list(messages),
+                                            ts=time.time(), turn=turn))
+                        + b"".join(self._state.values()))
+
+    def append_mode(self, mode: str) -> None:
+        """A ``mode`` line: the session's permission mode from here on."""
+        with self._lock:
+            line = encode(ModeEntry(mode=mode, ts=time.time()))
+            self._write(line)
+            self._state["mode"] = line
+
+    def keep_state(self, mode: str | None) -> None:
+        """What a resumed log says the session's state is (its last ``mode`` line), to repeat
+        after the next ``replace``; nothing is written now."""
+        with self._lock:
+            if mode is not None:
+                self._state["mode"] = encode(ModeEntry(mode=mode, ts=time.time()))
 
     def append_fork(self, parent: str, turn: int | None) -> None:
         """The ``fork`` line of a session forked from ``parent`` (before its prompt ``turn``;

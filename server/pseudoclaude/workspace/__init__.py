@@ -13,7 +13,7 @@ session ids and the words that describe a session, the transcript's items.
 """
 
 from pseudoclaude.agent.approvals import (
-    SETTING_NAMES,
+    Answer,
     ApprovalRequest,
     ApprovalUnavailable,
     Approver,
@@ -27,7 +27,9 @@ from pseudoclaude.agent.tools import ToolError
 from pseudoclaude.compact import ContextState
 from pseudoclaude.llm.editor import Diagnostic, Position, Range
 from pseudoclaude.llm.types import ToolCall
+from pseudoclaude.permissions import MODES, Mode, PermissionsError
 from pseudoclaude.rewind import MODES as REWIND_MODES  # what a rewind can take back
+from pseudoclaude.sandbox import SandboxStatus
 from pseudoclaude.session import SessionInfo, SessionNotFound, is_session_id
 from pseudoclaude.session.format import describe_age, describe_size, message_to_json, render_message
 from pseudoclaude.session.listing import rfc3339
@@ -58,10 +60,11 @@ from pseudoclaude.workspace.frontend import OnWrite, on_write, preload_provider
 from pseudoclaude.workspace.session import Session
 
 __all__ = [
+    "MODES",
     "NEW",
     "REWIND_MODES",
     "RUNNING",
-    "SETTING_NAMES",
+    "Answer",
     "ApprovalRequest",
     "ApprovalUnavailable",
     "Approver",
@@ -74,14 +77,17 @@ __all__ = [
     "Hooks",
     "IgnoredSetting",
     "Item",
+    "Mode",
     "NoticeItem",
     "OnWrite",
     "OpenText",
+    "PermissionsError",
     "Position",
     "Range",
     "ResumeInfo",
     "RewindItem",
     "RunOutcome",
+    "SandboxStatus",
     "Session",
     "SessionBusy",
     "SessionInfo",

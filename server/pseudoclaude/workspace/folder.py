@@ -29,11 +29,9 @@ import msgspec
 
 from pseudoclaude import words, worktrees
 from pseudoclaude.agent.approvals import (
-    ApprovalPolicy,
     ApprovalRequest,
     ApprovalUnavailable,
     Approver,
-    Gate,
 )
 from pseudoclaude.agent.editor import Editor
 from pseudoclaude.agent.prompt import (
@@ -78,6 +76,8 @@ from pseudoclaude.memory import MemoryManager, OnChange
 from pseudoclaude.memory.manager import MemoryView, OnProposals, Reviewed, provenance
 from pseudoclaude.memory.proposals import PROPOSALS_DIR, ProposalRecord
 from pseudoclaude.names import plural
+from pseudoclaude.permissions import Call as PermissionCall
+from pseudoclaude.permissions import PermissionEngine, Verdict
 from pseudoclaude.rewind import Mode as RewindMode
 from pseudoclaude.rewind import (
     RewindOutcome,
@@ -89,6 +89,7 @@ from pseudoclaude.rewind import (
     write_fork,
 )
 from pseudoclaude.rewind import plan as rewind_plan
+from pseudoclaude.sandbox import SandboxStatus
 from pseudoclaude.session import (
     LoadedSession,
     OpenSession,
@@ -109,6 +110,7 @@ from pseudoclaude.session.timeline import Timeline, timeline
 from pseudoclaude.session.turns import count_prompts
 from pseudoclaude.transcript import Item, build_transcript
 from pseudoclaude.workspace.mcp import WorkspaceMcp
+from pseudoclaude.workspace.permissions import FolderPermissions
 from pseudoclaude.workspace.session import Session
 from pseudoclaude.worktrees import (
     ApplyResult,
@@ -207,6 +209,14 @@ class Workspace:
         self.mcp = WorkspaceMcp(self.root, settings, self._user_dir() or Path.home()
                                 / ".PseudoClaude", approver, on_change=hooks.mcp_changed)
         """The MCP servers (an open folder starts its trusted ones in the background)."""
+        self.permissions = FolderPermissions(
+            self.root, settings, approver,
+            user_dir=self._user_dir() or Path.home() / ".PseudoClaude", data_dir=data_dir,
+            warn=lambda message: self._emit(WarningEvent(message)))
+        """The permission rules, the approvals of the folder's own files, the sandbox."""
+        self.next_mode: str | None = None
+        """The mode the next new session starts in, chosen before it existed."""
+        self._permissions_asking: asyncio.Future[bool] | None = None
         self._providers: list[tuple[ProviderOptions, Provider]] = []
         """The providers in use, one per distinct options (the session's, ``compact.model``'s,
         ``memory.model``'s)."""
@@ -241,9 +251,40 @@ class Workspace:
         self.mcp.start()  # reads the configuration, starts the trusted servers, asks the rest
         if self.settings.pending is not None:  # the folder's own settings: asked once opened
             self._settings_asking = asyncio.ensure_future(self._ask_settings())
+        self._permissions_asking = asyncio.ensure_future(self._ask_permissions())
+        threading.Thread(target=self._probe_sandbox, daemon=True,
+                         name=f"sandbox {self.root.name}").start()
         if self.store.sessions_dir.is_dir():  # the agent worked here: it will again
             threading.Thread(target=self._prepare_checkpoints, daemon=True,
                              name=f"checkpoints {self.root.name}").start()
+
+    def _probe_sandbox(self) -> None:
+        """Whether ``bwrap`` works here, found before the first command needs it."""
+        try:
+            self.permissions.sandbox_status()
+        except Exception as exc:  # a probe never breaks the folder
+            log.warning("the sandbox probe failed: %s", exc)
+
+    async def _ask_permissions(self) -> bool:
+        """The folder's own permission files that grant more: asked (once per content in
+        this process); the sessions' engines follow an approval."""
+        await self.approve_settings()  # one question at a time, the settings first
+        changed = await self.permissions.ask_waiting()
+        if changed:
+            await asyncio.to_thread(self._apply_permissions)
+        return changed
+
+    def _apply_permissions(self) -> None:
+        self.permissions.apply(s.engine for s in list(self.open_sessions.values()))
+
+    async def prepare_permissions(self) -> None:
+        """Before a run: the permission files read again when changed, what waits asked,
+        the sandbox probed (off the loop)."""
+        asking = self._permissions_asking
+        if asking is None or asking.done():
+            asking = self._permissions_asking = asyncio.ensure_future(self._ask_permissions())
+        await asyncio.shield(asking)
+        await asyncio.to_thread(self._apply_permissions)
 
     def _prepare_checkpoints(self) -> None:
         """The first snapshot of a large tree hashes every file: done in the background when
@@ -285,9 +326,12 @@ class Workspace:
         self.memory.mode = settings.memory.mode
         with contextlib.suppress(RuntimeError):  # no loop: the next run configures them
             self.mcp.configure(settings)
+        self.permissions.update_settings(settings)
         for session in self.open_sessions.values():
-            session.gate.policy = ApprovalPolicy.from_settings(settings, self.mcp.approvals())
+            session.tools.set_sandbox(self.permissions.sandbox)
+            session.gate.mcp_servers = dict(self.mcp.approvals())
             session.runtime.config = self.compact_config()
+        self._apply_permissions()
 
     async def approve_settings(self) -> None:
         """Ask the user about what the workspace's own ``config.yaml`` sets that waits for an
@@ -718,6 +762,7 @@ class Workspace:
         if not prompt.strip():
             raise WorkspaceError("the prompt is empty")
         await self.approve_settings()  # the folder's own settings, before they would apply
+        await self.prepare_permissions()
         ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
         s = await self._session_for_run(session)
         async with s.writing(RUNNING):
@@ -1089,15 +1134,77 @@ class Workspace:
                      content: str | None = None) -> Reviewed:
         return await self.memory.review(proposal_id, decision, content)
 
-    def would_ask(self, tool: str, session_id: str | None = None) -> bool:
-        """Whether a call of ``tool`` waits for the user's approval now."""
+    def would_ask(self, call: ToolCall, session_id: str | None = None) -> bool:
+        """Whether ``call`` waits for the user's approval now."""
         sid = self.current if session_id in (None, "") else session_id
         session = self.open_sessions.get(sid) if sid is not None else None
         if session is None:
-            gate = Gate(ApprovalPolicy.from_settings(self.settings, self.mcp.approvals()),
-                        self.approver)
-            return gate.would_ask(ToolRegistry(self.root).approval_class(tool))
-        return session.gate.would_ask(session.tools.approval_class(tool))
+            return False
+        tools = session.tools
+        mcp = tools.mcp_tool(call.name)
+        return session.gate.verdict(
+            call, tools.approval_class(call.name),
+            (mcp.server, mcp.tool) if mcp is not None else None,
+            mcp.read_only_hint if mcp is not None else False).decision == "ask"
+
+    # -- permissions -------------------------------------------------------------------------
+    async def set_mode(self, mode: str, session_id: str | None = None) -> str:
+        """Switch a session's permission mode (the current one by default; with no session
+        yet, the mode the next one starts in). :class:`PermissionsError` when it cannot
+        apply. Returns the message for the user."""
+        if session_id in (None, "") and self.session is None:
+            engine = await asyncio.to_thread(self.permissions.engine, self.root)
+            engine.set_mode(mode)  # raises for an unknown mode, bypass without allowBypass
+            self.next_mode = mode
+            return words.mode_next(mode)
+        session = await self._target(session_id)
+        was = session.mode
+        await session.set_mode(mode)
+        return words.mode_set(mode, was)
+
+    def mode_of(self, session_id: str | None = None) -> str:
+        """A session's permission mode (the current one by default; with none, the mode the
+        next one starts in)."""
+        sid = self.current if session_id in (None, "") else session_id
+        session = self.open_sessions.get(sid) if sid is not None else None
+        if session is not None:
+            return session.mode
+        if self.next_mode is not None:
+            return self.next_mode
+        return self.permissions.loaded().start_mode
+
+    async def permission_engine(self, session_id: str | None = None) -> PermissionEngine:
+        """The engine of a session (the current one), or of the next new session when there
+        is none, with the rules as they are now. Blocking parts run off the loop."""
+        await asyncio.to_thread(self._apply_permissions)
+        if session_id in (None, "") and self.session is None:
+            return await asyncio.to_thread(self.permissions.engine, self.root, (),
+                                           self.next_mode)
+        return (await self._target(session_id)).engine
+
+    async def check_permission(self, tool: str, arguments: dict[str, Any],
+                               session_id: str | None = None) -> Verdict:
+        """What the engine would decide about a call now (a dry run: nothing asked, run or
+        remembered), as the session's gate sees it."""
+        if session_id in (None, "") and self.session is None:
+            engine = await self.permission_engine()
+            return await asyncio.to_thread(engine.check, PermissionCall(tool, arguments))
+        await asyncio.to_thread(self._apply_permissions)
+        session = await self._target(session_id)
+        tools = session.tools
+        mcp = tools.mcp_tool(tool)
+        call = ToolCall("check", tool, arguments)
+        return await asyncio.to_thread(
+            session.gate.verdict, call, tools.approval_class(tool),
+            (mcp.server, mcp.tool) if mcp is not None else None,
+            mcp.read_only_hint if mcp is not None else False)
+
+    def sandbox_state(self) -> SandboxStatus | None:
+        """Whether commands run sandboxed; ``None`` while the first probe runs."""
+        sandbox = self.permissions.sandbox
+        if sandbox.enabled is not False and sandbox._probed is None:
+            return None
+        return sandbox.status
 
     # -- compaction and the context ----------------------------------------------------------
     async def compact(self, instructions: str = "", session_id: str | None = None

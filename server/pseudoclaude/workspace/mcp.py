@@ -19,7 +19,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pseudoclaude.agent.approvals import ApprovalRequest, ApprovalUnavailable, Approver
+from pseudoclaude.agent.approvals import (
+    ApprovalRequest,
+    ApprovalUnavailable,
+    Approver,
+    simple_decision,
+)
 from pseudoclaude.config import Settings
 from pseudoclaude.mcp import (
     REPOSITORY_SOURCES,
@@ -143,8 +148,9 @@ class WorkspaceMcp:
                 log.warning("asking to approve the MCP server %s failed: %s", request.name,
                             exc)
                 continue
-            if decision is not None:
-                await self.manager.approve(request.name, decision)
+            simple = simple_decision(decision)
+            if simple is not None:
+                await self.manager.approve(request.name, simple)
 
     async def settle_approvals(self) -> list[McpApprovalRequest]:
         """Configured, and every project server waiting for an approval asked about, the

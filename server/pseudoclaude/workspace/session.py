@@ -18,7 +18,7 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
-from pseudoclaude.agent.approvals import ApprovalPolicy, Gate
+from pseudoclaude.agent.approvals import Gate
 from pseudoclaude.agent.runner import Runner
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, digest, ledger_entries
@@ -27,8 +27,9 @@ from pseudoclaude.compact import CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.conversation import Conversation
-from pseudoclaude.events import Event
+from pseudoclaude.events import Event, ModeEvent
 from pseudoclaude.mcp import McpTool
+from pseudoclaude.permissions import MODES, PermissionEngine, PermissionsError
 from pseudoclaude.session import (
     OpenSession,
     SessionWriter,
@@ -61,9 +62,18 @@ class Session:
         if worktree is not None:
             self.set_worktree(worktree)
         self.tools.set_editor(ws.editor)
+        self.tools.set_sandbox(ws.permissions.sandbox)
         self.track_files()
-        self.gate = Gate(ApprovalPolicy.from_settings(ws.settings, ws.mcp.approvals()),
-                         ws.approver, session_id=self.id)
+        self.opened = opened
+        self.runtime = self._runtime(opened)
+        loaded = opened.loaded
+        logged = loaded.mode if loaded is not None and loaded.mode in MODES else None
+        self.gate = Gate(ws.permissions.engine(self.root, self.tools.extra_read_roots,
+                                               logged or ws.next_mode),
+                         ws.approver, session_id=self.id, mcp_servers=ws.mcp.approvals(),
+                         remember=ws.permissions.remember_rule)
+        self.mode_unlogged = logged is None and ws.next_mode is not None
+        """It started in the mode chosen before it existed: its first write logs it."""
         self.busy: str | None = None
         """What this process is doing to the session (``a run``, ``a compaction``, ...)."""
         self.runs: int | None = None
@@ -75,8 +85,6 @@ class Session:
         """The system prompt of its last run (the one the provider cached)."""
         self.tools_bytes: int | None = None
         self.mcp_offered: list[McpTool] = []
-        self.opened = opened
-        self.runtime = self._runtime(opened)
         self.known_size = self.log_size()
 
     # -- what it is made of ------------------------------------------------------------------
@@ -87,6 +95,32 @@ class Session:
         self.root = worktree.workspace if worktree is not None else self.ws.root
         self.checkpoints = self.ws.checkpoints_of(worktree)
         self.tools.set_workspace(self.root)
+        if hasattr(self, "gate"):
+            self.engine.workspace = self.root
+
+    # -- the permission mode -----------------------------------------------------------------
+    @property
+    def engine(self) -> PermissionEngine:
+        return self.gate.engine
+
+    @property
+    def mode(self) -> str:
+        return self.engine.mode
+
+    async def set_mode(self, mode: str) -> None:
+        """Switch the permission mode (:class:`PermissionsError` when it cannot apply: an
+        unknown mode, ``bypassPermissions`` without ``permissions.allowBypass``), logged as a
+        ``mode`` line so a resume keeps it, and told to the listeners (a ``mode`` event)."""
+        if mode == self.mode:
+            return
+        self.engine.set_mode(mode)
+        self.mode_unlogged = False
+        if self.busy is not None:  # this process writes it now (a run): one more line
+            await asyncio.to_thread(self.writer.append_mode, mode)
+        else:
+            async with self.writing("a mode change"):
+                await asyncio.to_thread(self.writer.append_mode, mode)
+        self.emit(ModeEvent(mode))
 
     def track_files(self) -> None:
         """A new record of the files the session read and wrote, by which its stale writes are
@@ -169,6 +203,10 @@ class Session:
         self.opened = opened
         self.track_files()
         self.runtime = self._runtime(opened)
+        logged = opened.loaded.mode if opened.loaded is not None else None
+        if logged in MODES and logged != self.mode:
+            with contextlib.suppress(PermissionsError):
+                self.engine.set_mode(logged)  # another client switched it
         self.runs = self.turns_known = None
         self.known_size = self.log_size()
         await self.restore_estimate()
@@ -185,6 +223,9 @@ class Session:
             announce_write(self.id, doing)  # the front end's request hears which session
             if self.grew():
                 await self.reload()
+            if self.mode_unlogged:
+                self.mode_unlogged = False
+                await asyncio.to_thread(self.writer.append_mode, self.mode)
             yield
         finally:
             self.known_size = self.log_size()
@@ -226,7 +267,7 @@ class Session:
             self.tools_bytes = None  # the schemas in the breakdown changed
         self.mcp_offered = tools
         self.tools.set_mcp_tools(tools)
-        self.gate.policy = ApprovalPolicy.from_settings(self.ws.settings, self.ws.mcp.approvals())
+        self.gate.mcp_servers = dict(self.ws.mcp.approvals())
 
     def close(self) -> None:
         self.writer.close()

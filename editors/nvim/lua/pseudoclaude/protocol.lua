@@ -32,6 +32,9 @@ M.requests = {
   worktree_status = 'pseudoclaude/worktree/status',
   worktree_apply = 'pseudoclaude/worktree/apply',
   worktree_remove = 'pseudoclaude/worktree/remove',
+  mode = 'pseudoclaude/mode',
+  permissions = 'pseudoclaude/permissions',
+  permissions_check = 'pseudoclaude/permissions/check',
 }
 
 --- Server → client notifications.
@@ -57,10 +60,12 @@ M.errors = {
   session_busy = -32011,
 }
 
---- The actions of an approval asked with `window/showMessageRequest` (SPEC §8).
+--- The actions of an approval asked with `window/showMessageRequest` (SPEC §8); `always`
+--- is offered only when the request has a `rule` (it is shown in the message).
 M.approval_actions = {
   once = 'Allow once',
   session = 'Allow for this session',
+  always = 'Always allow',
   deny = 'Deny',
 }
 
@@ -121,6 +126,15 @@ M.severitys = {
   hint = 'hint',
 }
 
+--- The values of `Mode`.
+M.modes = {
+  strict = 'strict',
+  default = 'default',
+  accept_edits = 'acceptEdits',
+  plan = 'plan',
+  bypass_permissions = 'bypassPermissions',
+}
+
 --- The values of `RewindMode`.
 M.rewind_modes = {
   code = 'code',
@@ -128,20 +142,53 @@ M.rewind_modes = {
   both = 'both',
 }
 
---- The answer to `pseudoclaude/approve`.
+--- The answer to `pseudoclaude/approve` (`allowAlways`: add the request's `rule` to the
+--- folder's `permissions.local.yaml`; only when the request has one).
 M.approval_decisions = {
   allow_once = 'allowOnce',
   allow_session = 'allowSession',
+  allow_always = 'allowAlways',
   deny = 'deny',
 }
 
 --- The values of `ApproveKind`.
 M.approve_kinds = {
+  read = 'read',
   write = 'write',
   run_command = 'runCommand',
   mcp = 'mcp',
   mcp_server = 'mcpServer',
   permissions = 'permissions',
+  plan = 'plan',
+  hooks = 'hooks',
+}
+
+--- A session's permission mode.
+M.permission_modes = {
+  strict = 'strict',
+  default = 'default',
+  accept_edits = 'acceptEdits',
+  plan = 'plan',
+  bypass_permissions = 'bypassPermissions',
+}
+
+--- The values of `PermissionDecision`.
+M.permission_decisions = {
+  allow = 'allow',
+  ask = 'ask',
+  deny = 'deny',
+}
+
+--- The values of `PermissionSource`.
+M.permission_sources = {
+  user = 'user',
+  project = 'project',
+  ['local'] = 'local',
+  settings = 'settings',
+  session = 'session',
+  mode = 'mode',
+  blacklist = 'blacklist',
+  sandbox = 'sandbox',
 }
 
 --- The values of `ReviewDecision`.
@@ -380,11 +427,53 @@ M.stop_reasons = {
 --- @field value string As shown to the user (a URL without its user information; never a key).
 --- @field reason string
 
+--- Whether `run_command` runs inside the sandbox; `reason` says why not (or what it
+--- does when it is on).
+--- @class pseudoclaude.SandboxState
+--- @field enabled boolean
+--- @field reason? string
+
+--- @class pseudoclaude.ModeParams
+--- @field workspace? string
+--- @field sessionId? string|nil The session (default: the current one: the session this client used last).
+--- @field mode string
+
+--- @class pseudoclaude.ModeResult
+--- @field mode 'acceptEdits'|'bypassPermissions'|'default'|'plan'|'strict'
+--- @field message string
+
+--- @class pseudoclaude.PermissionRule
+--- @field rule string
+--- @field decision 'allow'|'ask'|'deny'
+--- @field source 'blacklist'|'local'|'mode'|'project'|'sandbox'|'session'|'settings'|'user'
+
+--- @class pseudoclaude.PermissionsResult
+--- @field mode 'acceptEdits'|'bypassPermissions'|'default'|'plan'|'strict'
+--- @field modes ('acceptEdits'|'bypassPermissions'|'default'|'plan'|'strict')[] The modes this session may switch to (`bypassPermissions` only when the user's settings allow it).
+--- @field rules pseudoclaude.PermissionRule[] Every rule in effect: deny first, then ask, then allow.
+--- @field problems string[] Bad rules and unreadable files, by name (the other rules apply).
+--- @field sandbox pseudoclaude.SandboxState
+--- @field waiting string[] The folder's own permission files whose allow rules wait for the user's approval.
+
+--- @class pseudoclaude.PermissionsCheckParams
+--- @field workspace? string
+--- @field sessionId? string|nil The session (default: the current one: the session this client used last).
+--- @field tool string The tool as the model calls it (`run_command`, `read_file`, `mcp__server__tool`).
+--- @field arguments? table<string, any>
+
+--- @class pseudoclaude.PermissionsCheckResult
+--- @field decision 'allow'|'ask'|'deny'
+--- @field source 'blacklist'|'local'|'mode'|'project'|'sandbox'|'session'|'settings'|'user'
+--- @field reason string
+--- @field rule? string The rule that decided (absent: the mode, the dangerous-command list or the workspace boundary did).
+
 --- The context of a session now (the wire's `ContextResult` adds its id).
 --- @class pseudoclaude.ContextResult
 --- @field sessionId string|nil
 --- @field checkpoints pseudoclaude.CheckpointStatus What a rewind of code can restore.
 --- @field ignoredSettings pseudoclaude.IgnoredSetting[] What the folder's own settings file sets that waits for the user's approval (or was declined): where the prompts and the key would go, what would run unasked.
+--- @field mode 'acceptEdits'|'bypassPermissions'|'default'|'plan'|'strict' The session's permission mode.
+--- @field sandbox pseudoclaude.SandboxState|nil Whether commands run in the sandbox, and why not.
 --- @field messageCount integer
 --- @field estimatedTokens integer
 --- @field contextWindow integer
@@ -474,7 +563,7 @@ M.stop_reasons = {
 --- @class pseudoclaude.McpApproveParams
 --- @field workspace? string
 --- @field server string The server's name, as `pseudoclaude/mcp/list` gives it.
---- @field decision 'allowOnce'|'allowSession'|'deny'
+--- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'deny'
 
 --- @class pseudoclaude.McpServerResult
 --- @field server pseudoclaude.McpServer
@@ -676,7 +765,7 @@ M.stop_reasons = {
 --- @field sessionId string
 --- @field tool string
 --- @field arguments any
---- @field kind 'mcp'|'mcpServer'|'permissions'|'runCommand'|'write'
+--- @field kind 'hooks'|'mcp'|'mcpServer'|'permissions'|'plan'|'read'|'runCommand'|'write'
 --- @field path? string Relative to the workspace (writes).
 --- @field before? string The whole file without the change (`""` for a new file).
 --- @field after? string The whole file with the change.
@@ -685,9 +774,12 @@ M.stop_reasons = {
 --- @field server? string The MCP server (`mcp`: whose tool `tool` is; `mcpServer`: the server to start, its command line in `command` or its `url`).
 --- @field url? string The URL of an HTTP MCP server (`mcpServer`); the `baseUrl` a folder's settings file asks for (`permissions`).
 --- @field rules? string[] `permissions`: what the folder's file asks for, one line each (`baseUrl: <url> (...)` first), with `path` naming the file.
+--- @field rule? string The permission rule `allowAlways` would add (e.g. `Bash(npm run test:*)`); absent: `allowAlways` is not offered.
+--- @field reason? string Why the call is asked (the mode, or the rule that asks).
 
 --- @class pseudoclaude.ApproveResult
---- @field decision 'allowOnce'|'allowSession'|'deny'
+--- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'deny'
+--- @field message string|nil `deny`: what the model is told (why, or what to do instead).
 
 --- `pseudoclaude/diagnostics` (server → client): the diagnostics the editor shows.
 --- @class pseudoclaude.DiagnosticsParams
@@ -773,6 +865,11 @@ M.stop_reasons = {
 --- @field kind 'stop'
 --- @field stopReason 'completed'|'max_iterations'|'canceled'|'unknown_tool_limit'|'error'
 
+--- The session's permission mode changed (by a request, a command or an approved plan).
+--- @class pseudoclaude.ModeEvent
+--- @field kind 'mode'
+--- @field mode string
+
 --- @alias pseudoclaude.EventBody
 --- | pseudoclaude.TextEvent
 --- | pseudoclaude.ToolCallEvent
@@ -783,6 +880,7 @@ M.stop_reasons = {
 --- | pseudoclaude.WarningEvent
 --- | pseudoclaude.ErrorEvent
 --- | pseudoclaude.StopEvent
+--- | pseudoclaude.ModeEvent
 
 --- @alias pseudoclaude.TranscriptItem
 --- | pseudoclaude.UserItem

@@ -43,8 +43,10 @@ if TYPE_CHECKING:
     from pseudoclaude.agent.editor import Editor
     from pseudoclaude.agent.tools.freshness import FileLedger
     from pseudoclaude.agent.tools.paths import Confinement
+    from pseudoclaude.sandbox import Sandbox
 
-ApprovalClass = Literal["none", "write", "runCommand", "mcp", "mcpServer", "permissions"]
+ApprovalClass = Literal["none", "read", "write", "runCommand", "mcp", "mcpServer", "permissions",
+                      "plan", "hooks"]
 """``mcp``: a tool of an MCP server; ``mcpServer``: starting a project's MCP server (not a
 tool: what its approval is asked as)."""
 ParamKind = Literal["string", "integer", "number", "boolean", "string_array"]
@@ -226,6 +228,8 @@ class ToolContext:
     files: FileLedger | None = None
     """The session's record of the files it read and wrote: with one, a write of an existing
     file it does not know as it is now is refused (``stale``); without, no such check."""
+    sandbox: Sandbox | None = None
+    """Where commands run: inside it when it works (``None``: never sandboxed)."""
 
 
 class Tool(ABC):

@@ -1,12 +1,18 @@
-"""``run_command{command, args?, timeout?}`` (SPEC §6).
+"""``run_command{command, args?, timeout?}`` (SPEC §6, §13).
 
-No shell: the program ``command`` is started with ``args`` as its argument vector
-(``asyncio.create_subprocess_exec``), so ``;``, ``|``, ``$VAR``, globs and quotes are literal
-characters. ``command`` is looked up on ``PATH`` unless it contains a ``/`` (then it is relative
-to the workspace). The command is not confined to the workspace (it is a program the user
-approves, SPEC §6 approvals), but it starts there: cwd is the workspace root, stdin is
-``/dev/null``, and it runs in a new session (its own process group, no controlling terminal,
-so nothing can prompt on the user's terminal).
+Two forms. ``{command}`` alone is a shell line, run with ``/bin/sh -c`` (pipes, ``&&``, ``cd``,
+redirections and variables work, as models trained on other agents write them). ``{command,
+args}`` runs the program ``command`` with ``args`` as its argument vector and no shell
+(``;``, ``|``, ``$VAR``, globs and quotes are literal characters); ``command`` is looked up on
+``PATH`` unless it contains a ``/`` (then it is relative to the workspace). Either way the
+command starts in the workspace root (or the session's worktree), stdin is ``/dev/null``, and it
+runs in a new session (its own process group, no controlling terminal, so nothing can prompt
+on the user's terminal). What may run is the permission engine's decision, part by part.
+
+With a working sandbox (:mod:`pseudoclaude.sandbox`, ``sandbox.enabled``), the command runs
+inside ``bwrap``: the workspace and a private ``/tmp`` writable, the rest read-only, secrets
+hidden, no network unless ``sandbox.network``. ``sandbox.enabled: true`` without a working
+sandbox refuses every command (``sandbox_unavailable``). ``metadata.sandboxed`` says which.
 
 The environment is the server's minus its secrets (:func:`child_environment`): variables named
 ``ANTHROPIC_*``, ``OPENAI_*``, ``*_API_KEY``, ``*_APIKEY`` or ``*_AUTH_TOKEN`` are dropped.
@@ -23,9 +29,10 @@ the group is killed after :data:`EOF_GRACE` seconds.
 
 Result: ``ok`` when the exit status is 0. A non-zero status is ``exit_status`` (content still
 holds the output), a timeout is ``timeout``, a missing program ``not_found``, a program that is
-not executable ``permission_denied``. Metadata: ``command``, ``args``, ``exit_code`` (negative:
-killed by that signal; ``null`` when unknown), ``timed_out``, ``duration_ms``,
-``output_bytes``, ``truncated``.
+not executable ``permission_denied``. Metadata: ``command``, ``args`` (absent for a shell
+line), ``shell`` (true for a shell line), ``exit_code`` (negative: killed by that signal;
+``null`` when unknown), ``timed_out``, ``duration_ms``, ``output_bytes``, ``truncated``,
+``sandboxed``.
 """
 
 from __future__ import annotations
@@ -52,7 +59,10 @@ from pseudoclaude.agent.tools.base import (
     ToolOutput,
 )
 from pseudoclaude.redact import without_credentials
+from pseudoclaude.sandbox import Sandbox, SandboxUnavailable
 
+SHELL = "/bin/sh"
+"""The shell a command line runs with (``-c``)."""
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
 HEAD_BYTES = 16 * 1024
@@ -136,26 +146,45 @@ def _describe_exit(code: int) -> str:
 
 async def run_process(
     command: str,
-    args: list[str],
+    args: list[str] | None,
     *,
     cwd: Path,
     timeout: float,
     env: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ToolOutput:
-    """Run one program as described in the module docstring."""
-    shown = shlex.join([command, *args])
+    """Run one program (``args`` given) or one shell line (``args`` is ``None``) as described
+    in the module docstring."""
+    shell = args is None
+    argv = [SHELL, "-c", command] if args is None else [command, *args]
+    shown = command if args is None else shlex.join(argv)
     environment = child_environment(env)
+    sandboxed = False
+    if sandbox is not None:
+        try:
+            wrapped = await asyncio.to_thread(sandbox.command, argv, cwd, env=environment)
+        except SandboxUnavailable as exc:
+            raise ToolError("sandbox_unavailable",
+                            f"commands are refused: {exc.reason}") from None
+        except FileNotFoundError as exc:
+            raise ToolError("not_found", f"command not found: {command!r} (no shell: put the "
+                            "program in `command` and each argument in `args`, or give the "
+                            "whole line in `command` alone)") from exc
+        except PermissionError as exc:
+            raise ToolError("permission_denied",
+                            f"{command!r} is not executable (permission denied)") from exc
+        sandboxed = wrapped != argv
+        argv = wrapped
     started = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
-            command, *args, cwd=cwd, env=environment,
+            *argv, cwd=cwd, env=environment,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
         )
     except FileNotFoundError as exc:
-        hint = " (no shell: put the program in `command` and each argument in `args`)" \
-            if any(c.isspace() for c in command) else \
-            " (no shell: shell built-ins, pipes and redirections are not available)"
+        hint = " (no shell with `args`: put the program in `command` and each argument in " \
+            "`args`, or give the whole line in `command` alone)"
         raise ToolError("not_found", f"command not found: {command!r}{hint}") from exc
     except PermissionError as exc:
         raise ToolError("permission_denied",
@@ -206,9 +235,10 @@ async def run_process(
             await pump_task
     code = proc.returncode
     metadata: dict[str, Any] = {
-        "command": command, "args": list(args), "exit_code": code, "timed_out": timed_out,
+        "command": command, **({"shell": True} if shell else {"args": list(args or [])}),
+        "exit_code": code, "timed_out": timed_out,
         "duration_ms": round((time.monotonic() - started) * 1000),
-        "output_bytes": capture.total, "truncated": capture.truncated,
+        "output_bytes": capture.total, "truncated": capture.truncated, "sandboxed": sandboxed,
     }
     text = capture.text()
     if timed_out:
@@ -223,18 +253,19 @@ async def run_process(
 class RunCommand(Tool):
     name: ClassVar[str] = "run_command"
     description: ClassVar[str] = (
-        "Run a program in the workspace root and return its combined stdout and stderr and its "
-        "exit status. There is NO shell: give the program in `command` and each argument as a "
-        "separate string in `args` (e.g. command `git`, args [`status`, `--short`]); pipes, "
-        "redirections, `&&`, globs and variables are not interpreted. stdin is empty. Killed "
-        "after `timeout` seconds (default 120, max 600). A non-zero exit status is reported "
-        "as an error, with the output."
+        "Run a command in the workspace root and return its combined stdout and stderr and "
+        "its exit status. Give a shell line in `command` alone (run with /bin/sh -c: pipes, "
+        "`&&`, `cd`, redirections work, e.g. `npm test 2>&1 | tail -20`), or a program in "
+        "`command` with its arguments in `args` (no shell). stdin is empty. Killed after "
+        "`timeout` seconds (default 120, max 600). A non-zero exit status is reported as an "
+        "error, with the output. Each part of a line must be allowed by the permission rules."
     )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("command", "string", "The program to run (looked up on PATH, or a path "
-              "containing `/`, relative to the workspace).", required=True, non_empty=True),
-        Param("args", "string_array", "The program's arguments, one string each. Default "
-              "none."),
+        Param("command", "string", "A shell line; or, with `args`, the program to run "
+              "(looked up on PATH, or a path containing `/`, relative to the workspace).",
+              required=True, non_empty=True),
+        Param("args", "string_array", "The program's arguments, one string each (no shell). "
+              "Absent: `command` is a shell line."),
         Param("timeout", "number", "Seconds before the command is killed. Default 120, at "
               "most 600.", exclusive_minimum=0, maximum=MAX_TIMEOUT),
     )
@@ -242,12 +273,20 @@ class RunCommand(Tool):
     approval_class: ClassVar[ApprovalClass] = "runCommand"
 
     async def prepare(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
-        """The command line (quoted as a POSIX shell would need it) and the folder."""
-        return Preview(command=shlex.join([args["command"], *args.get("args", [])]),
-                       cwd=str(ctx.paths.workspace))
+        """The command line (a shell line as given; a program and its arguments quoted as a
+        POSIX shell would need them) and the folder."""
+        return Preview(command=command_line(args), cwd=str(ctx.paths.workspace))
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         return await run_process(
-            args["command"], args.get("args", []), cwd=ctx.paths.workspace,
-            timeout=float(args.get("timeout", DEFAULT_TIMEOUT)),
+            args["command"], args.get("args"), cwd=ctx.paths.workspace,
+            timeout=float(args.get("timeout", DEFAULT_TIMEOUT)), sandbox=ctx.sandbox,
         )
+
+
+def command_line(args: Mapping[str, Any]) -> str:
+    """A ``run_command`` call's command as one line (what the user approves)."""
+    extra = args.get("args")
+    if extra is None:
+        return str(args["command"])
+    return shlex.join([args["command"], *extra])

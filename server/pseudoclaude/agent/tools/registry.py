@@ -45,6 +45,7 @@ from pseudoclaude.llm.editor import Diagnostic
 from pseudoclaude.llm.provider import ToolSpec
 from pseudoclaude.llm.types import ToolCall, ToolResult
 from pseudoclaude.mcp import McpTool
+from pseudoclaude.sandbox import Sandbox
 
 log = logging.getLogger("pseudoclaude.agent.tools")
 
@@ -79,6 +80,7 @@ class ToolRegistry:
         self._mcp: dict[str, McpTool] = {}
         self._editor: Editor | None = None
         self._files: FileLedger | None = None
+        self._sandbox: Sandbox | None = None
 
     @property
     def editor(self) -> Editor | None:
@@ -95,6 +97,10 @@ class ToolRegistry:
         old one."""
         self._files = files
 
+    def set_sandbox(self, sandbox: Sandbox | None) -> None:
+        """Run commands in ``sandbox`` from now on (``None``: unsandboxed)."""
+        self._sandbox = sandbox
+
     def set_editor(self, editor: Editor | None) -> None:
         """The editor whose open documents reads and writes go through (SPEC §12); with one
         that answers diagnostics, ``get_diagnostics`` is offered and a write's result adds the
@@ -107,7 +113,7 @@ class ToolRegistry:
                 if diagnose or not tool.needs_diagnostics}
 
     def _context(self) -> ToolContext:
-        return ToolContext(self._paths, self._editor, self._files)
+        return ToolContext(self._paths, self._editor, self._files, self._sandbox)
 
     def set_mcp_tools(self, tools: Iterable[McpTool]) -> None:
         """The tools of the MCP servers from now on (after the built-in ones; a name that is
