@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean dist editors-test acp-node-test test-vscode crash-campaign protocol
+.PHONY: demo test bench lint venv clean dist editors-test acp-node-test test-vscode crash-campaign protocol sandbox-deps
 
 venv: $(STAMP)
 
@@ -18,8 +18,22 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/pseudoclaude demo
 
-test: $(STAMP) lint editors-test acp-node-test
+test: $(STAMP) sandbox-deps lint editors-test acp-node-test
 	$(BIN)/python -m pytest -q
+
+# The command sandbox's tests need bubblewrap (`bwrap`): installed with apt-get when it is
+# missing and this runs as root on Debian or Ubuntu; otherwise those tests are skipped, said once.
+sandbox-deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (apt-get) for the sandbox tests"; \
+	    apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; } || \
+	      echo "could not install bubblewrap: the sandbox tests are skipped"; \
+	  else \
+	    echo "bubblewrap (bwrap) is not installed: the sandbox tests are skipped" \
+	         "(Debian/Ubuntu: sudo apt-get install bubblewrap)"; \
+	  fi; }
 
 # The VS Code extension: npm ci (again only when its lock file changes), tsc, node --test.
 # (The Neovim plugin's tests are in tests/editors and run with pytest above.)

@@ -356,7 +356,8 @@ class RewindLane:
     def options(self) -> dict[str, Any]:
         return {"provider": self.config.provider, "apiKey": "sk-campaign-not-a-real-key-0000",
                 "baseUrl": self.model.base_url, "maxRetries": 0,
-                "memory": {"enabled": False}, "approvals": {"runCommand": "allow"}}
+                "memory": {"enabled": False}, "approvals": {"runCommand": "allow"},
+                "sandbox": {"enabled": False}}
 
     def check(self, when: str) -> DiskCheck:
         """The disk against the base (before) and the last prompt's (after) states; torn and

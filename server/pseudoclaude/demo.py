@@ -357,6 +357,13 @@ async def _summary(client: LanguageClient, session_id: str) -> str | None:
     return texts[-1] if texts else None
 
 
+def _under_tmp(path: Path) -> bool:
+    """Whether ``path`` is in the temporary folder (hidden from sandboxed commands)."""
+    where = os.path.abspath(path)
+    return any(where.startswith(os.path.join(tmp, "")) for tmp in
+               {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir()), "/tmp"})
+
+
 async def _steps(folder: Path, options: dict[str, Any], env: dict[str, str], show: Transcript,
                  check: Checks, spec: dict[str, Any]) -> None:
     offline = check.offline
@@ -498,6 +505,10 @@ async def demo(root: Path, offline: bool = False, spec: dict[str, Any] | None = 
     # A 5,000-token window, so that this short session has an old part to summarise.
     options: dict[str, Any] = {"memory": {"userDir": str(root / "home" / "user-memory")},
                                "approvals": {"runCommand": "allow"}, "contextWindow": 5_000}
+    if _under_tmp(Path(sys.executable)) or _under_tmp(Path(sys.prefix)):
+        # the monitor runs with this Python; a sandboxed command gets a private /tmp, where
+        # a Python installed under the host's /tmp is not to be found
+        options["sandbox"] = {"enabled": False}
     fake: FakeModelServer | None = None
     spec = script() if spec is None else spec
     if real:

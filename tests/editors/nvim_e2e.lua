@@ -48,7 +48,8 @@ step('approval', function()
   local prompt = selects[#selects]
   assert(prompt and prompt.kind == 'pseudoclaude_approval', 'no approval prompt: ' .. vim.inspect(selects))
   contains(prompt.prompt, 'run_command', 'approval prompt')
-  assert(vim.deep_equal(prompt.labels, { 'Allow once', 'Allow for this session', 'Deny' }), vim.inspect(prompt.labels))
+  assert(vim.deep_equal(prompt.labels, { 'Allow once', 'Allow for this session',
+    'Always allow Bash(true:*)', 'Deny' }), vim.inspect(prompt.labels))
   local text = transcript_text()
   contains(text, '▸ run_command(command: true)', 'transcript')
   contains(text, '✓ run_command · ', 'transcript')

@@ -158,7 +158,8 @@ step('a command is asked with vim.ui.select', function()
   local prompt = h.selects[before + 1]
   assert(prompt and prompt.kind == 'pseudoclaude_approval', vim.inspect(h.selects))
   contains(prompt.prompt, 'run_command wants to run: true (in ' .. workspace, 'command prompt')
-  assert(vim.deep_equal(prompt.labels, { 'Allow once', 'Allow for this session', 'Deny' }), vim.inspect(prompt.labels))
+  assert(vim.deep_equal(prompt.labels, { 'Allow once', 'Allow for this session',
+    'Always allow Bash(true:*)', 'Deny' }), vim.inspect(prompt.labels))
   contains(h.transcript_text(), '⊘ run_command denied: ', 'transcript')
 end)
 

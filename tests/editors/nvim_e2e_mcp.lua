@@ -124,8 +124,10 @@ step('a run calls mcp__echo__echo after its approval (kind mcp)', function()
   assert(done.error == nil, vim.inspect(done))
   local q = h.selects[before + 1]
   assert(q and q.kind == 'pseudoclaude_approval', vim.inspect(h.selects))
-  assert(q.prompt == 'PseudoClaude wants to call echo on the MCP server echo: text: hello from MCP', q.prompt)
-  assert(vim.deep_equal(q.labels, { 'Allow once', 'Allow echo for this session', 'Deny' }), vim.inspect(q.labels))
+  assert(q.prompt == 'PseudoClaude wants to call echo on the MCP server echo: text: hello from MCP'
+    .. ' — default mode asks before MCP tools', q.prompt)
+  assert(vim.deep_equal(q.labels, { 'Allow once', 'Allow echo for this session', 'Always allow mcp__echo__echo',
+    'Deny' }), vim.inspect(q.labels))
   report.tool_question = q
   contains(h.transcript_text(), '▸ mcp__echo__echo(text: hello from MCP)', 'transcript')
   contains(h.transcript_text(), '✓ mcp__echo__echo · ', 'transcript')

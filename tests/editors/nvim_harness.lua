@@ -185,6 +185,7 @@ function h.setup_plugin(extra)
       apiKey = 'sk-test',
       baseUrl = h.base_url,
       approvals = { runCommand = 'ask' },
+      sandbox = { autoAllow = false }, -- commands ask (a sandboxed command would run unasked)
     },
     transcript = { open = 'vsplit' },
   }, extra or {}))

@@ -12,6 +12,17 @@ server waiting for approval), ``nvim-editor-context.png`` (an unsaved buffer the
 beside the chat whose prompt shows the selection it goes with), ``nvim-sessions.png`` (two
 sessions' chats side by side, both streaming) and ``nvim-worktree.png`` (the status buffer of a
 session in a git worktree, beside its chat) in OUT_DIR (default ``editors/media``).
+
+A second Neovim (the script ``PERMISSIONS_LUA`` below, in a folder of its own) makes
+``nvim-mode.png`` (the picker of ``:PseudoClaudeMode``: the allowed modes and what each means),
+``nvim-approval-always.png`` (a command's approval offering ``Always allow Bash(npm run
+test:*)``, asked with Neovim's own ``vim.ui.select``) and ``nvim-permissions.png``
+(``:PseudoClaudePermissions``: the mode, the sandbox, the rules by decision and source).
+``--permissions`` makes only those three.
+
+Both run with ``sandbox.autoAllow: false`` in the user settings (``~/.PseudoClaude/config.yaml`` of
+their private HOME): where a sandbox works, a sandboxed command would otherwise run unasked, and
+the screenshots show commands asked.
 """
 
 from __future__ import annotations
@@ -161,6 +172,190 @@ WORKTREE = [
                    {"name": "run_command",
                     "arguments": {"command": "rm", "args": ["docs/usage.md"]}}]}},
 ]
+# The permission shots: a command "always allow" can name by a prefix rule, and the user's own
+# permission rules (~/.PseudoClaude/permissions.yaml) that :PseudoClaudePermissions lists.
+NPM_TEST = [
+    {"when": {"has_tools": True, "last_is_tool_result": True, "body_contains": "NPM-TEST"},
+     "reply": {"text": "The tests ran: see the result above.",
+               "usage": {"input": 900, "output": 20}},
+     "times": 1},
+    tool_rule("NPM-TEST", "run_command", {"command": "npm run test"}),
+]
+USER_SETTINGS = "sandbox:\n  autoAllow: false\n"
+USER_PERMISSIONS = """permissions:
+  deny:
+    - Bash(rm -rf:*)
+    - Read(.env)
+  ask:
+    - Bash(git push:*)
+  allow:
+    - Bash(npm run lint:*)
+    - Read(docs/**)
+"""
+PERMISSIONS_LUA = r'''
+-- Screenshots of the permission modes (editors/media/nvim-mode.png: the mode picker of
+-- :PseudoClaudeMode; nvim-approval-always.png: a command's approval offering "Always allow" its
+-- rule; nvim-permissions.png: :PseudoClaudePermissions), made like nvim_screenshots.lua's (its
+-- screen-to-HTML part is loaded from it). The two questions are asked with Neovim's own
+-- vim.ui.select (inputlist): a timer snaps the screen while the list is shown, then answers it.
+local here = @EDITOR_TESTS@
+local src = assert(io.open(vim.fs.joinpath(here, 'nvim_screenshots.lua'))):read('*a')
+local head = assert(src:match('^(.-_G%.pc_snap = snap\n)'), 'no snap() in nvim_screenshots.lua')
+local chunk = '@' .. vim.fs.joinpath(here, 'nvim_screenshots.lua')
+local h, snap = assert(load(head .. 'return h, snap', chunk))()
+local step, take, wait_for = h.step, h.take, h.wait_for
+
+--- Neovim's own vim.ui.select (runtime/lua/vim/ui.lua): a numbered list, inputlist().
+local function builtin_select(items, opts, on_choice, shown)
+  local choices = { opts.prompt or 'Select one of:' }
+  local format_item = opts.format_item or tostring
+  for i, item in ipairs(items) do
+    choices[#choices + 1] = string.format('%d: %s', i, format_item(item))
+  end
+  if shown then
+    shown(choices)
+  end
+  local choice = vim.fn.inputlist(choices)
+  if choice < 1 or choice > #items then
+    on_choice(nil, nil)
+  else
+    on_choice(items[choice], choice)
+  end
+end
+
+--- Snap the screen while a list of `lines` (inputlist) is shown: its rows at the bottom of the
+--- screen (drawn over the default grid, which nvim__inspect_cell reads) as the screen shows them,
+--- in the message colours ("Type number ..." as a question); no redraw (it would clear the list).
+local function snap_list(name, lines)
+  local inspect, cmd = vim.api.nvim__inspect_cell, vim.cmd
+  local rows = 0
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / vim.o.columns))
+  end
+  local top = vim.o.lines - rows
+  local function hl(group)
+    local g = vim.api.nvim_get_hl(0, { name = group, link = false })
+    return { foreground = g.fg, background = g.bg, bold = g.bold }
+  end
+  local normal, question = hl('MsgArea'), hl('Question')
+  if not normal.foreground then
+    normal = hl('Normal')
+  end
+  vim.api.nvim__inspect_cell = function(grid, r, c)
+    if grid ~= 1 or r < top then
+      return inspect(grid, r, c)
+    end
+    local start = {}
+    for x = 1, math.min(vim.o.columns, 11) do
+      start[#start + 1] = vim.fn.screenstring(r + 1, x)
+    end
+    local text = vim.fn.screenstring(r + 1, c + 1)
+    return { text, table.concat(start) == 'Type number' and question or normal }
+  end
+  vim.cmd = setmetatable({}, { __index = cmd, __call = function(_, c)
+    if c ~= 'redraw!' then
+      return cmd(c)
+    end
+  end })
+  local ok, err = pcall(snap, name)
+  vim.api.nvim__inspect_cell, vim.cmd = inspect, cmd
+  assert(ok, err)
+end
+
+--- Ask the next vim.ui.select with Neovim's own, snap it as `name` once shown, then answer `keys`.
+local function snap_next_select(name, keys)
+  local recorded = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    vim.ui.select = recorded
+    h.selects[#h.selects + 1] = { prompt = opts.prompt, kind = opts.kind }
+    builtin_select(items, opts, on_choice, function(lines)
+      lines = vim.list_extend(vim.deepcopy(lines),
+        { 'Type number and <Enter> or click with the mouse (q or empty cancels): ' })
+      vim.defer_fn(function()
+        local ok, err = pcall(snap_list, name, lines)
+        if not ok then
+          h.report.snap_error = err
+        end
+        vim.api.nvim_feedkeys(keys, 't', false)
+      end, 600)
+    end)
+  end
+end
+
+local last = {}
+vim.api.nvim_create_autocmd('User', { pattern = 'PseudoClaudeMode', callback = function(ev)
+  last.mode = ev.data
+end })
+
+local chat
+
+local function send(text)
+  local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
+  vim.api.nvim_set_current_win(pw)
+  vim.api.nvim_feedkeys('A' .. text .. '\r', 'x', false)
+end
+
+step('setup', function()
+  h.setup_plugin({
+    settings = { approvals = { runCommand = 'ask', write = 'ask' } },
+    chat = { width = 0.55 },
+  })
+  vim.cmd.edit(vim.fn.fnameescape(h.workspace .. '/app.py'))
+  -- The first snap switches Neovim's highlight tables and redraws: before any list is shown.
+  snap('nvim-warmup')
+  os.remove(vim.fs.joinpath(vim.env.PC_SHOTS, 'nvim-warmup.html'))
+  vim.cmd('PseudoClaudeChat')
+  chat = wait_for('the chat', function()
+    return require('pseudoclaude.chat').get(vim.uri_from_fname(h.workspace))
+  end)
+  take('PseudoClaudeChatLoaded')
+  vim.cmd('stopinsert')
+  send('What is this project?')
+  take('PseudoClaudeRunDone')
+end)
+
+step('mode picker', function()
+  last.mode = nil
+  snap_next_select('nvim-mode', '3\r')
+  vim.cmd('PseudoClaudeMode')
+  local d = wait_for('the mode', function()
+    return last.mode
+  end)
+  assert(d.result and d.result.mode == 'acceptEdits', vim.inspect(d))
+  assert(h.report.snap_error == nil, h.report.snap_error)
+end)
+
+step('approval with always allow', function()
+  vim.cmd('stopinsert')
+  snap_next_select('nvim-approval-always', '3\r') -- Always allow Bash(npm run test:*)
+  h.forget('PseudoClaudeRunDone')
+  send('NPM-TEST: run the tests')
+  take('PseudoClaudeRunDone')
+  assert(h.report.snap_error == nil, h.report.snap_error)
+end)
+
+step('permissions', function()
+  local shown
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'PseudoClaudePermissions',
+    once = true,
+    callback = function(ev)
+      shown = ev.data
+    end,
+  })
+  vim.cmd('PseudoClaudePermissions')
+  wait_for('the permissions float', function()
+    return shown
+  end)
+  local text = table.concat(shown.lines or {}, '\n')
+  assert(text:find('Bash(npm run test:*)', 1, true), text)
+  snap('nvim-permissions')
+  vim.api.nvim_feedkeys('q', 'x', false)
+end)
+
+h.done('nvim permission screenshots')
+vim.cmd('qa!')
+'''
 BIG = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
 COLUMNS, LINES = 150, 40
 
@@ -194,39 +389,53 @@ def run_in_terminal(argv: list[str], env: dict[str, str], cwd: Path, timeout: fl
     return os.waitstatus_to_exitcode(status)
 
 
+def user_settings(nvim: Nvim, permissions: str | None = None) -> None:
+    """The user's own settings in the private HOME of ``nvim`` (and permission rules)."""
+    folder = Path(nvim.env()["HOME"]) / ".PseudoClaude"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.yaml").write_text(USER_SETTINGS)
+    if permissions is not None:
+        (folder / "permissions.yaml").write_text(permissions)
+
+
+def permission_shots(tmp: Path, shots: Path) -> str | None:
+    """Run ``PERMISSIONS_LUA`` in a folder of its own; ``None``, or why it failed."""
+    workspace = make_workspace(tmp)
+    (workspace / "app.py").write_text(APP)
+    nvim = Nvim(nvim_binary(), tmp)
+    user_settings(nvim, USER_PERMISSIONS)
+    script = tmp / "nvim_screenshots_permissions.lua"
+    script.write_text(PERMISSIONS_LUA.replace("@EDITOR_TESTS@", json.dumps(str(HERE))))
+    report = tmp / "report.json"
+    with FakeModelServer(e2e_script(NPM_TEST)) as model:
+        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
+                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
+                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
+        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
+                               workspace, timeout=300)
+    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
+        failed = json.loads(report.read_text()) if report.exists() else {}
+        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
+                + (report.read_text()[-4000:] if report.exists() else ""))
+    return None
+
+
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "editors" / "media"
+    args = [a for a in sys.argv[1:] if a != "--permissions"]
+    only_permissions = "--permissions" in sys.argv[1:]
+    out = Path(args[0]) if args else ROOT / "editors" / "media"
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        workspace = make_workspace(tmp)
-        (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
-        (workspace / "app.py").write_text(APP)
-        (workspace / "big.txt").write_text(BIG)
-        (workspace / "docs").mkdir()
-        (workspace / "docs" / "usage.md").write_text("# Usage\n\nCall greet(name).\n")
-        # A git repository (a session in a worktree needs one), everything committed.
-        for args in (["init", "-q"], ["config", "user.email", "shots@example.com"],
-                     ["config", "user.name", "Screenshots"], ["add", "."],
-                     ["commit", "-q", "-m", "The demo project"]):
-            subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
         shots = tmp / "shots"
         shots.mkdir()
-        nvim = Nvim(nvim_binary(), tmp)
-        rules = [GREETING, *RESUMED, *UNSAVED, *REWIND, *SESSIONS, *WORKTREE, *EDITS, *PROPOSALS]
-        with FakeModelServer(e2e_script(rules)) as model:
-            env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
-                           PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
-                           PC_REPORT=str(tmp / "report.json"), PC_TIMEOUT_MS="60000",
-                           PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
-            script = HERE / "nvim_screenshots.lua"
-            code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
-                                   workspace, timeout=600)
-        report = tmp / "report.json"
-        if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
-            failed = json.loads(report.read_text()) if report.exists() else {}
-            print(f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}",
-                  report.read_text()[-4000:] if report.exists() else "", file=sys.stderr)
+        (tmp / "permissions").mkdir()
+        failure = permission_shots(tmp / "permissions", shots)
+        if failure:
+            print(failure, file=sys.stderr)
+            return 1
+        if not only_permissions and main_shots(tmp, shots):
             return 1
         out.mkdir(parents=True, exist_ok=True)
         for page in sorted(shots.glob("*.html")):
@@ -237,6 +446,39 @@ def main() -> int:
                  f"--screenshot={png}", page.as_uri()],
                 check=True, capture_output=True, timeout=120)
             print(png)
+    return 0
+
+
+def main_shots(tmp: Path, shots: Path) -> int:
+    """The screenshots of ``nvim_screenshots.lua`` into ``shots``; 0, or 1 after saying why."""
+    workspace = make_workspace(tmp)
+    (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
+    (workspace / "app.py").write_text(APP)
+    (workspace / "big.txt").write_text(BIG)
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "usage.md").write_text("# Usage\n\nCall greet(name).\n")
+    # A git repository (a session in a worktree needs one), everything committed.
+    for args in (["init", "-q"], ["config", "user.email", "shots@example.com"],
+                 ["config", "user.name", "Screenshots"], ["add", "."],
+                 ["commit", "-q", "-m", "The demo project"]):
+        subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+    nvim = Nvim(nvim_binary(), tmp)
+    user_settings(nvim)
+    rules = [GREETING, *RESUMED, *UNSAVED, *REWIND, *SESSIONS, *WORKTREE, *EDITS, *PROPOSALS]
+    with FakeModelServer(e2e_script(rules)) as model:
+        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
+                       PC_REPORT=str(tmp / "report.json"), PC_TIMEOUT_MS="60000",
+                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
+        script = HERE / "nvim_screenshots.lua"
+        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
+                               workspace, timeout=600)
+    report = tmp / "report.json"
+    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
+        failed = json.loads(report.read_text()) if report.exists() else {}
+        print(f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}",
+              report.read_text()[-4000:] if report.exists() else "", file=sys.stderr)
+        return 1
     return 0
 
 

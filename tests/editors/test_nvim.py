@@ -517,3 +517,273 @@ def test_nvim_unit_editor(nvim: Any) -> None:
     proc = nvim.run(HERE / "nvim_unit_editor.lua", [str(PLUGIN)], timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "nvim unit editor: 13 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr
+
+
+# Permission modes and rules: :PseudoClaudeMode, <S-Tab> in the chat's prompt, the mode in the
+# chat's winbar, :PseudoClaudePermissions, approvals with "Always allow <rule>" and a denial's
+# message, :checkhealth. (The script is written next to the test's files; it loads the shared
+# harness from this folder.) ---------------------------------------------------------------------
+
+PERMISSIONS_LUA = r'''
+-- Permission modes in a real Neovim against the real server and the scripted model.
+local h = dofile(@HARNESS@)
+local report, step, wait_for, take, contains = h.report, h.step, h.wait_for, h.take, h.contains
+local ws = vim.uri_from_fname(h.workspace)
+local client, chat
+
+local last = {}
+for _, pattern in ipairs({ 'PseudoClaudeMode', 'PseudoClaudePermissions' }) do
+  vim.api.nvim_create_autocmd('User', { pattern = pattern, callback = function(ev)
+    last[pattern] = ev.data
+  end })
+end
+--- The next User event `pattern` the test's own autocmds caught.
+local function take_own(pattern)
+  return wait_for(pattern, function()
+    local v = last[pattern]
+    last[pattern] = nil
+    return v
+  end)
+end
+
+local function context()
+  local params = { workspace = ws, sessionId = chat.session_id }
+  local r = client:request_sync('pseudoclaude/context', params, 10000)
+  assert(r and r.result, vim.inspect(r))
+  return r.result
+end
+
+local function winbar()
+  local win = assert(vim.fn.win_findbuf(chat.buf)[1], 'the chat is not shown')
+  local opts = { winid = win, maxwidth = 400, use_winbar = true }
+  return vim.api.nvim_eval_statusline(vim.wo[win].winbar, opts).str
+end
+
+local function winbar_says(words)
+  return wait_for('"' .. words .. '" in the winbar', function()
+    return winbar():find(words, 1, true) ~= nil
+  end)
+end
+
+local function mode(arg)
+  last.PseudoClaudeMode = nil
+  vim.cmd('PseudoClaudeMode ' .. arg)
+  return take_own('PseudoClaudeMode')
+end
+
+local function run(prompt)
+  h.forget('PseudoClaudeRunDone')
+  require('pseudoclaude.chat').submit(chat, prompt)
+  local done = take('PseudoClaudeRunDone')
+  assert(done.error == nil, vim.inspect(done))
+  return done
+end
+
+local function read(path)
+  local f = io.open(path, 'rb')
+  if not f then
+    return nil
+  end
+  local data = f:read('*a')
+  f:close()
+  return data
+end
+
+step('a chat before any session: :PseudoClaudeMode sets the mode the next one starts in', function()
+  client = h.setup_plugin({ settings = { approvals = { runCommand = 'ask', write = 'ask' },
+    sandbox = { autoAllow = false } } })
+  vim.cmd('PseudoClaudeChat')
+  chat = wait_for('the chat', function()
+    return require('pseudoclaude.chat').get(ws)
+  end)
+  take('PseudoClaudeChatLoaded')
+  vim.cmd('stopinsert')
+  assert(chat.session_id == nil, 'a session already: ' .. tostring(chat.session_id))
+  local d = mode('acceptEdits')
+  assert(d.error == nil and d.result.mode == 'acceptEdits', vim.inspect(d))
+  assert(h.notified('the next session starts in acceptEdits mode'),
+    vim.inspect(report.notifications))
+  winbar_says('acceptEdits mode')
+  run('What is this project?')
+  assert(chat.session_id, 'no session after the first run')
+  assert(context().mode == 'acceptEdits', 'the new session is in ' .. tostring(context().mode))
+  winbar_says('acceptEdits mode')
+end)
+
+step(':PseudoClaudeMode plan: the chat\'s session, its winbar', function()
+  local d = mode('plan')
+  assert(d.error == nil and d.sessionId == chat.session_id and d.result.mode == 'plan',
+    vim.inspect(d))
+  assert(context().mode == 'plan', tostring(context().mode))
+  winbar_says('plan mode')
+  report.winbar_plan = winbar()
+  assert(h.notified('plan mode: only reading tools run until you approve a plan'),
+    vim.inspect(report.notifications))
+end)
+
+step(':PseudoClaudeMode alone: a picker of the allowed modes, each with its meaning', function()
+  h.answer({ 'default' })
+  last.PseudoClaudeMode = nil
+  vim.cmd('PseudoClaudeMode')
+  local d = take_own('PseudoClaudeMode')
+  assert(d.result and d.result.mode == 'default', vim.inspect(d))
+  local sel = h.selects[#h.selects]
+  report.mode_picker = sel
+  assert(sel.kind == 'pseudoclaude_mode', vim.inspect(sel))
+  contains(sel.prompt, 'now plan', 'prompt')
+  -- bypassPermissions is not offered: the user settings do not allow it.
+  assert(#sel.labels == 4, vim.inspect(sel.labels))
+  for i, words in ipairs({ 'every tool asks first',
+    'edits and commands follow your approval settings',
+    'edits run without asking; commands still ask',
+    'only reading tools run until you approve a plan' }) do
+    contains(sel.labels[i], words, 'label ' .. i)
+  end
+  contains(sel.labels[4], '· now', 'the current mode')
+  assert(context().mode == 'default')
+  winbar_says('default mode')
+end)
+
+step('completion; a mode the settings do not allow, or none, is an error', function()
+  local got = vim.fn.getcompletion('PseudoClaudeMode ', 'cmdline')
+  assert(vim.deep_equal(got, { 'strict', 'default', 'acceptEdits', 'plan' }), vim.inspect(got))
+  assert(vim.deep_equal(vim.fn.getcompletion('PseudoClaudeMode acc', 'cmdline'), { 'acceptEdits' }))
+  local d = mode('bypassPermissions')
+  assert(d.error and d.error.code == -32803, vim.inspect(d))
+  local shown = h.errors_shown()
+  contains(shown[#shown], 'permissions.allowBypass', 'the error shown')
+  d = mode('nonsense')
+  assert(d.error and d.error.code == -32602, vim.inspect(d))
+  assert(context().mode == 'default', 'the mode changed')
+end)
+
+step('<S-Tab> in the prompt (Normal and Insert mode) goes to the next allowed mode', function()
+  vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.prompt_buf)[1])
+  last.PseudoClaudeMode = nil
+  vim.api.nvim_feedkeys(vim.keycode('<S-Tab>'), 'x', false)
+  local d = take_own('PseudoClaudeMode')
+  assert(d.result and d.result.mode == 'acceptEdits', vim.inspect(d))
+  vim.api.nvim_feedkeys('A' .. vim.keycode('<S-Tab>'), 'x', false)
+  d = take_own('PseudoClaudeMode')
+  assert(d.result and d.result.mode == 'plan', vim.inspect(d))
+  vim.cmd('stopinsert')
+  assert(context().mode == 'plan')
+  winbar_says('plan mode')
+  -- Two presses before the server answers: two modes on.
+  vim.api.nvim_feedkeys(vim.keycode('<S-Tab><S-Tab>'), 'x', false)
+  wait_for('two modes on', function()
+    return context().mode == 'default' and not chat.mode_cycling
+  end)
+  winbar_says('default mode')
+end)
+
+step(':PseudoClaudePermissions: the mode, the sandbox, the rules', function()
+  last.PseudoClaudePermissions = nil
+  vim.cmd('PseudoClaudePermissions')
+  local d = take_own('PseudoClaudePermissions')
+  assert(d.result and d.lines, vim.inspect(d))
+  report.permissions_lines = d.lines
+  local first = 'Mode      default: edits and commands follow your approval settings'
+  assert(d.lines[1] == first, d.lines[1])
+  local text = table.concat(d.lines, '\n')
+  contains(text, 'also allowed: strict, acceptEdits, plan', 'float')
+  contains(text, 'Sandbox   ' .. (d.result.sandbox.enabled and 'on' or 'off'), 'float')
+  contains(text, 'm change the mode · R refresh · q close', 'float')
+  assert(vim.api.nvim_get_current_win() == d.win, 'not in the float')
+  vim.api.nvim_feedkeys('q', 'x', false)
+  assert(not vim.api.nvim_win_is_valid(d.win), 'the float stayed')
+end)
+
+step('a command\'s approval: Always allow <rule>; Deny asks what to tell the model', function()
+  h.answer({ 'Deny', 'use make check instead' })
+  run('please run the tests')
+  local sel = h.selects[#h.selects]
+  report.command_approval = sel
+  assert(sel.kind == 'pseudoclaude_approval', vim.inspect(sel))
+  assert(vim.deep_equal(sel.labels, { 'Allow once', 'Allow for this session',
+    'Always allow Bash(true:*)', 'Deny' }), vim.inspect(sel.labels))
+  contains(sel.prompt, 'run_command wants to run: true (in ', 'prompt')
+  contains(sel.prompt, ' — default mode asks before commands', 'the reason')
+  assert(h.inputs[#h.inputs]:find('Tell the model why', 1, true), vim.inspect(h.inputs))
+  local chat_text = table.concat(vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false), '\n')
+  contains(chat_text, 'use make check instead', 'the denial in the chat')
+  h.answer({ 'Always allow' })
+  run('please run the tests')
+  report.local_permissions = read(h.workspace .. '/.PseudoClaude/permissions.local.yaml')
+  contains(report.local_permissions or '', 'Bash(true:*)', 'permissions.local.yaml')
+  local asked = #h.selects
+  run('please run the tests')
+  assert(#h.selects == asked, 'asked again: ' .. vim.inspect(h.selects[#h.selects]))
+end)
+
+step('a write\'s diff: D denies with a message, A always allows its rule', function()
+  local notes = h.workspace .. '/notes.txt'
+  h.forget('PseudoClaudeApprovalShown')
+  h.answer({ 'keep it lowercase' })
+  require('pseudoclaude.chat').submit(chat, 'EDIT-NOTES please')
+  local shown = take('PseudoClaudeApprovalShown')
+  assert(shown.diff and type(shown.params.rule) == 'string', vim.inspect(shown.params))
+  local rule = shown.params.rule
+  local view = require('pseudoclaude.approvals').pending[1].view
+  local hint = vim.wo[view.right.win].winbar
+  report.write_hint = hint
+  contains(hint, 'a allow once · s allow for this session · d deny · A always allow ' .. rule
+    .. ' · D deny with a message', 'hint')
+  h.forget('PseudoClaudeApproval')
+  vim.api.nvim_feedkeys('D', 'x', false)
+  local decided = take('PseudoClaudeApproval')
+  assert(decided.decision == 'deny' and decided.message == 'keep it lowercase',
+    vim.inspect(decided))
+  take('PseudoClaudeRunDone')
+  assert(read(notes) == 'one\ntwo\nthree\n', 'notes.txt changed')
+  require('pseudoclaude.chat').submit(chat, 'EDIT-NOTES again')
+  take('PseudoClaudeApprovalShown')
+  vim.api.nvim_feedkeys('A', 'x', false)
+  decided = take('PseudoClaudeApproval')
+  assert(decided.decision == 'allowAlways', vim.inspect(decided))
+  take('PseudoClaudeRunDone')
+  assert(read(notes) == 'one\nTWO\nthree\n', 'notes.txt: ' .. tostring(read(notes)))
+  local kept = read(h.workspace .. '/.PseudoClaude/permissions.local.yaml') or ''
+  contains(kept, rule, 'permissions.local.yaml')
+  report.write_rule = rule
+end)
+
+step(':checkhealth pseudoclaude: the sandbox, the mode', function()
+  vim.cmd('checkhealth pseudoclaude')
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  local section = text:match('Permissions and sandbox.-\n\n') or text
+  report.health = section
+  contains(section, 'sandbox o', 'health')
+  contains(section, 'permission mode: default (edits and commands follow your approval settings)',
+    'health')
+end)
+
+h.done('nvim permissions e2e')
+'''
+
+
+@pytest.mark.timeout(420)
+def test_nvim_permission_modes(nvim: Any, tmp_path: Path) -> None:
+    """Permission modes against the real server: :PseudoClaudeMode with a mode before any
+    session (the next one starts in it) and in a chat (pseudoclaude/context and the chat's
+    winbar say it), the picker of the allowed modes with their meanings, completion, errors
+    (bypassPermissions without permissions.allowBypass, an unknown mode), <S-Tab> in the prompt,
+    :PseudoClaudePermissions; a command's approval offers "Always allow Bash(true:*)" (written
+    to permissions.local.yaml, not asked again) and Deny sends the message typed; a write's diff
+    split: D denies with a message, A always allows; :checkhealth shows the sandbox."""
+    workspace = make_workspace(tmp_path)
+    (workspace / "notes.txt").write_text("one\ntwo\nthree\n")
+    script = tmp_path / "nvim_e2e_permissions.lua"
+    script.write_text(PERMISSIONS_LUA.replace("@HARNESS@",
+                                              json.dumps(str(HERE / "nvim_harness.lua"))))
+    report, requests, detail = run_script(nvim, tmp_path, workspace, str(script), EDITS)
+    assert "nvim permissions e2e: 9 steps passed" in detail, detail
+    # What the model was told of the denials.
+    results = "\n".join(tool_results(r) for r in requests)
+    assert "use make check instead" in results, results[-3000:]
+    assert "keep it lowercase" in results, results[-3000:]
+    local = (workspace / ".PseudoClaude" / "permissions.local.yaml").read_text()
+    assert "Bash(true:*)" in local and report["write_rule"] in local, local
+    # The session remembers its mode (a `mode` line in its log).
+    logs = sorted((workspace / ".PseudoClaude" / "sessions").glob("*/conversation.jsonl"))
+    assert logs and '"mode"' in logs[0].read_text(), logs

@@ -125,7 +125,8 @@ def test_the_lua_mirror_loads_with_the_servers_names(lua_side: dict[str, Any]) -
     assert (lua_side["version"], lua_side["experimental_key"],
             lua_side["approvals_capability"]) == (p.PROTOCOL_VERSION, p.EXPERIMENTAL_KEY,
                                                   p.APPROVALS_CAPABILITY)
-    assert set(lua_side["approval_decisions"].values()) == {"allowOnce", "allowSession", "deny"}
+    assert set(lua_side["approval_decisions"].values()) == {"allowOnce", "allowSession",
+                                                             "allowAlways", "deny"}
     assert lua_side["memory_types"] == list(p.MEMORY_TYPES)
     assert lua_side["breakdown_categories"] == list(p.BREAKDOWN_CATEGORIES)
 

@@ -641,6 +641,9 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/worktree/status": ["sessionId"],
     "pseudoclaude/worktree/apply": ["sessionId"],
     "pseudoclaude/worktree/remove": ["sessionId", "force"],
+    "pseudoclaude/mode": ["sessionId", "mode"],
+    "pseudoclaude/permissions": ["sessionId"],
+    "pseudoclaude/permissions/check": ["sessionId", "tool", "arguments"],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",
@@ -673,7 +676,16 @@ PLAUSIBLE: dict[str, Any] = {
     "decision": st.sampled_from(["accept", "reject"]),
     "content": st.one_of(st.text(max_size=60), ODD_TEXT),
     "turn": st.integers(min_value=1, max_value=3),
-    "mode": st.sampled_from(["code", "conversation", "both"]),
+    "mode": st.sampled_from(["code", "conversation", "both", "strict", "default", "plan",
+                             "acceptEdits", "bypassPermissions"]),
+    "tool": st.sampled_from(["run_command", "read_file", "write_file", "find_files",
+                             "mcp__x__y", "nope", "", "load_skill"]),
+    "arguments": st.one_of(
+        st.just({}), JSON,
+        st.fixed_dictionaries({"command": st.one_of(st.sampled_from(
+            ["ls", "rm -rf /", "echo $(", "cd a && b | c", "sh -c 'x", "x" * 100_000]),
+            ODD_TEXT)}),
+        st.fixed_dictionaries({"path": st.sampled_from(["a.txt", "../x", "/etc/passwd", ""])})),
     "force": st.booleans(),
     "worktree": st.booleans(),
     "path": st.sampled_from(["a.txt", "notes/b.md", "../outside.txt", "/etc/passwd", ""]),
@@ -695,7 +707,8 @@ REQUIRED: dict[str, set[str]] = {
     "pseudoclaude/memory/review": {"id", "decision"},
     "pseudoclaude/rewind/preview": {"turn", "mode"}, "pseudoclaude/rewind": {"turn", "mode"},
     "pseudoclaude/rewind/file": {"turn", "path"},
-    "pseudoclaude/mcp/approve": {"server", "decision"}, "pseudoclaude/mcp/restart": {"server"}}
+    "pseudoclaude/mcp/approve": {"server", "decision"}, "pseudoclaude/mcp/restart": {"server"},
+    "pseudoclaude/mode": {"mode"}, "pseudoclaude/permissions/check": {"tool"}}
 
 
 def params_strategies(method: str, folder_uri: str) -> dict[str, st.SearchStrategy[Any]]:

@@ -126,7 +126,7 @@ def cli_home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     (home / ".PseudoClaude").mkdir(parents=True)
     (home / ".PseudoClaude" / "config.yaml").write_text(
-        "approvals:\n  runCommand: allow\nmaxRetries: 0\n")
+        "approvals:\n  runCommand: allow\nmaxRetries: 0\nsandbox:\n  enabled: false\n")
     return home
 
 
@@ -292,7 +292,8 @@ async def lsp(lsp_client: LanguageClient, seen: Seen, tmp_path: Path
             "provider": "anthropic", "apiKey": LSP_KEY, "baseUrl": seen.fake.base_url,
             "maxRetries": 0, "contextWindow": 30_000,
             "memory": {"userDir": str(tmp_path / "user-memory")},
-            "approvals": {"runCommand": "ask"}}))
+            "approvals": {"runCommand": "ask"},
+            "sandbox": {"enabled": False}}))  # sandboxed commands would run unasked
     yield lsp_client
     if not seen.shut_down:
         await lsp_client.shutdown_session()

@@ -110,6 +110,7 @@ class Editor:
                 "baseUrl": self.fake.base_url, "maxRetries": 0,
                 "memory": {"userDir": str(self.tmp / "user-memory")},
                 "approvals": {"runCommand": "ask"},
+                "sandbox": {"enabled": False},  # sandboxed commands would run unasked
             },
         )), TIMEOUT)
         self.client.initialized(types.InitializedParams())

@@ -195,6 +195,24 @@ local commands = {
       desc = 'PseudoClaude: install the server into a private environment [python]',
     },
   },
+  PseudoClaudeMode = {
+    function(o)
+      pc().mode(o.args)
+    end,
+    {
+      nargs = '?',
+      complete = function(arg_lead)
+        return require('pseudoclaude.permissions').complete(arg_lead)
+      end,
+      desc = 'PseudoClaude: the permission mode of the session [strict|default|acceptEdits|plan|bypassPermissions]',
+    },
+  },
+  PseudoClaudePermissions = {
+    function()
+      pc().permissions()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: the permission mode, the sandbox and the rules (in a float)' },
+  },
   PseudoClaudeTranscript = {
     function()
       pc().open_transcript()

@@ -11,7 +11,10 @@
 // "PseudoClaude: Ask" still answers in the output channel (and in the chat); the status bar shows
 // the meter; Stop cancels; a reload restores the transcript from the server's log; Compact shows
 // its preview first; after it a reload shows the summarized part dimmed ("not in context"), with
-// failed and denied calls; typing / in the prompt lists the slash commands; in a new session, a
+// failed and denied calls (a denial tells the agent why); permission modes: the prompt box's mode
+// picker (plan refuses a command without asking), Shift+Tab and Set Permission Mode, an approval's
+// "Always allow" (its rule written to permissions.local.yaml, the next call not asked), Show
+// Permissions; typing / in the prompt lists the slash commands; in a new session, a
 // prompt's "Fork from here" starts a new session before it and its "Rewind to here…" lists the
 // files (a diff of each), puts them back on disk and takes the conversation back. Then MCP servers,
 // in a second folder: one in the Machine settings (`pseudoclaude.mcp.servers`: the repository's
@@ -105,6 +108,17 @@ const MISSING_PROMPT = 'What is in notes/todo.md?';
 const MISSING_ANSWER = 'There is no notes/todo.md in this project.';
 const DENY_PROMPT = 'Clean the build folder';
 const DENIED_ANSWER = 'Understood: I left the build folder alone.';
+// What the denial tells the agent (typed into the card's "Tell the agent why" field).
+const DENY_MESSAGE = 'Keep the build folder: run make clean instead.';
+// Permission modes: plan mode refuses a command without asking; "Always allow" on `make test`
+// adds Bash(make test:*) to permissions.local.yaml, and the next `make test` is not asked.
+const PLAN_PROMPT = 'Build the project';
+const PLAN_ANSWER = 'Plan mode: I cannot run the build yet. The plan: run make build, then the tests.';
+const ALWAYS_PROMPT = 'Run the unit tests';
+const ALWAYS_ANSWER = 'The unit tests passed.';
+const ALWAYS_AGAIN = 'Run them once more';
+const ALWAYS_AGAIN_ANSWER = 'They passed again.';
+const ALWAYS_RULE = 'Bash(make test:*)';
 const BIG_PROMPT = 'Summarize the benchmark log';
 const BIG_ANSWER = 'The benchmark log has 900 runs, all of them steady.';
 const BIG_AGAIN = 'Read the benchmark log again';
@@ -296,6 +310,9 @@ async function startFakeModel(tmp) {
     ...[
       [MISSING_PROMPT, { text: 'Let me look.', tool_calls: [{ name: 'read_file', arguments: { path: 'notes/todo.md' } }] }, MISSING_ANSWER],
       [DENY_PROMPT, { text: 'Removing it.', tool_calls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }] }, DENIED_ANSWER],
+      [PLAN_PROMPT, { text: 'Building it.', tool_calls: [{ name: 'run_command', arguments: { command: 'make build' } }] }, PLAN_ANSWER],
+      [ALWAYS_PROMPT, { text: 'Running them.', tool_calls: [{ name: 'run_command', arguments: { command: 'make test' } }] }, ALWAYS_ANSWER],
+      [ALWAYS_AGAIN, { text: 'Running them again.', tool_calls: [{ name: 'run_command', arguments: { command: 'make test' } }] }, ALWAYS_AGAIN_ANSWER],
       [BIG_PROMPT, { text: 'Reading it.', tool_calls: [{ name: 'read_file', arguments: { path: 'bench.log' } }] }, BIG_ANSWER],
       // The demo's fixed usage would anchor the estimate far below what two reads cost.
       [BIG_AGAIN, { text: 'Reading it again.', tool_calls: [{ name: 'read_file', arguments: { path: 'bench.log' } }] }, BIG_AGAIN_ANSWER,
@@ -533,6 +550,7 @@ async function main() {
   mkdirSync(folder);
   writeFileSync(join(folder, 'README.md'), '# Demo project\n\nIt keeps sessions and memory.\n');
   writeFileSync(join(folder, 'bench.log'), BIG_LOG);
+  writeFileSync(join(folder, 'Makefile'), 'test:\n\t@echo "4 tests passed"\n');
   mkdirSync(join(folder, 'src'));
   writeFileSync(join(folder, 'src', 'greet.py'), GREET);
   const dirs = {
@@ -553,6 +571,9 @@ async function main() {
         'pseudoclaude.baseUrl': baseUrl,
         'pseudoclaude.approvals.runCommand': 'ask',
         'pseudoclaude.approvals.write': 'ask',
+        // Commands are asked about although a sandbox works here (bubblewrap): the approvals
+        // below are what is tested.
+        'pseudoclaude.sandbox.autoAllow': false,
         // Memory updates wait for review; the user level in the test's folder, not ~/.PseudoClaude.
         'pseudoclaude.memory.mode': 'confirm',
         'pseudoclaude.memory.userDir': join(tmp, 'user-memory'),
@@ -693,6 +714,7 @@ async function main() {
   await chatIdle(chat);
   log('chat: edit_file shown in the diff editor, approved, written; the diff closed');
 
+  await permissionModes(page, chat, folder, shots);
   await editorContext(page, chat, folder, shots);
 
   // Memory with consent (memory.mode: confirm): the update after a run proposes a note and
@@ -830,8 +852,13 @@ async function main() {
   await ask(chat, DENY_PROMPT);
   const denied = chat.locator('.card.approval.pending', { hasText: 'rm -rf build' });
   await denied.waitFor({ state: 'visible' });
+  // rm gets the exact command as its rule, never a prefix.
+  await denied.locator('button[data-decision="allowAlways"]', { hasText: 'Bash(rm -rf build)' }).waitFor({ state: 'visible' });
+  await denied.locator('input.deny-message').fill(DENY_MESSAGE);
   await denied.locator('button[data-decision="deny"]').click();
-  await chat.locator('details.tool.tool-denied', { hasText: 'run_command' }).waitFor({ state: 'visible' });
+  await chat.locator('.approval-line.approval-deny', { hasText: `told the agent: “${DENY_MESSAGE}”` }).waitFor({ state: 'visible' });
+  // The model reads the denial with the message in it.
+  await chat.locator('details.tool.tool-denied', { hasText: 'run_command' }).filter({ hasText: DENY_MESSAGE }).waitFor({ state: 'attached' });
   await chat.locator('.msg.assistant', { hasText: DENIED_ANSWER }).waitFor({ state: 'visible' });
   await chatIdle(chat);
   for (const [prompt, answer] of [[BIG_PROMPT, BIG_ANSWER], [BIG_AGAIN, BIG_AGAIN_ANSWER]]) {
@@ -839,7 +866,7 @@ async function main() {
     await chat.locator('.msg.assistant', { hasText: answer }).waitFor({ state: 'visible' });
     await chatIdle(chat);
   }
-  log('chat: a failed read_file, a denied run_command, a large read');
+  log('chat: a failed read_file, a denied run_command (with what to tell the agent), a large read');
 
   // A reload restores the transcript from the server's log.
   await page.reload();
@@ -877,6 +904,9 @@ async function main() {
   await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible' });
   chat = await chatFrame(page);
   await chat.locator('.msg.assistant', { hasText: BIG_AGAIN_ANSWER }).waitFor({ state: 'visible' });
+  // The workbench may restore the editors of an earlier saved layout (the memory proposal's
+  // diff, gone since): not part of this picture.
+  await runCommand(page, 'View: Close All Editors');
   const outOfContext = chat.locator('.out-of-context');
   await outOfContext.first().waitFor({ state: 'attached' });
   for (const status of ['failed', 'denied']) {
@@ -1063,6 +1093,96 @@ async function waitForEditorText(page, test, what) {
     await page.waitForTimeout(200);
   }
   throw new Error(`the editor does not show ${what}:\n${text}`);
+}
+
+/**
+ * Permission modes and rules. The prompt box's mode picker shows `Mode: default`; open, it lists
+ * the modes offered (not bypassPermissions: permissions.allowBypass is off) with what each
+ * means; plan refuses a command without asking (the tool card denied); Shift+Tab goes on to
+ * strict, "PseudoClaude: Set Permission Mode" back to default. An approval of `make test` shows
+ * why it asks and "Always allow `Bash(make test:*)`"; that answer writes the rule to the
+ * folder's .PseudoClaude/permissions.local.yaml and the next `make test` runs unasked. Show
+ * Permissions lists the rule (local) and the sandbox.
+ */
+async function permissionModes(page, chat, folder, shots) {
+  const button = chat.locator('#mode');
+  await button.locator('.mode-name', { hasText: /^default$/ }).waitFor({ state: 'visible' });
+  await button.click();
+  const menu = chat.locator('#mode-menu');
+  await menu.waitFor({ state: 'visible' });
+  const offered = await menu.locator('.mode-item').evaluateAll((rows) => rows.map((r) => r.dataset.mode));
+  if (offered.join(',') !== 'strict,default,acceptEdits,plan') {
+    throw new Error(`the mode picker offers ${JSON.stringify(offered)}`);
+  }
+  await menu.locator('.mode-item.checked', { hasText: 'edits and commands follow your approval settings' }).waitFor({ state: 'visible' });
+  await menu.locator('.mode-menu-notes', { hasText: 'permissions.allowBypass' }).waitFor({ state: 'visible' });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-mode-picker.png', shots);
+  await menu.locator('.mode-item[data-mode="plan"]').click();
+  await menu.waitFor({ state: 'hidden' });
+  await button.locator('.mode-name', { hasText: /^plan$/ }).waitFor({ state: 'visible' });
+  log('modes: the picker lists strict, default, acceptEdits and plan with their meanings; plan picked');
+
+  // Plan mode: a command is refused without asking.
+  await ask(chat, PLAN_PROMPT);
+  await chat.locator('.msg.assistant', { hasText: PLAN_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  await chat.locator('details.tool.tool-denied', { hasText: 'make build' }).waitFor({ state: 'visible' });
+  if ((await chat.locator('.card.approval', { hasText: 'make build' }).count()) > 0) {
+    throw new Error('plan mode asked about a command instead of refusing it');
+  }
+  log('modes: in plan mode run_command was refused without asking');
+
+  // Shift+Tab in the prompt box: the next mode (plan → strict); the palette's command: default.
+  await chat.locator('#prompt').click();
+  await chat.locator('#prompt').press('Shift+Tab');
+  await button.locator('.mode-name', { hasText: /^strict$/ }).waitFor({ state: 'visible' });
+  await runCommand(page, 'PseudoClaude: Set Permission Mode');
+  const quick = page.locator('.quick-input-widget');
+  await quick.locator('.quick-input-title', { hasText: 'PseudoClaude: Set Permission Mode' }).waitFor({ state: 'visible' });
+  await quick.locator('.quick-input-list .monaco-list-row', { hasText: 'edits and commands follow your approval settings' }).first().click();
+  await button.locator('.mode-name', { hasText: /^default$/ }).waitFor({ state: 'visible' });
+  await page.locator('.notifications-toasts .notification-toast', { hasText: 'default mode' }).first().waitFor({ state: 'visible' });
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  log('modes: Shift+Tab went to strict, Set Permission Mode back to default');
+
+  // Always allow: the card says why it asks and which rule the answer adds.
+  await ask(chat, ALWAYS_PROMPT);
+  const card = chat.locator('.card.approval.pending', { hasText: 'make test' });
+  await card.waitFor({ state: 'visible' });
+  await card.locator('.approval-reason').waitFor({ state: 'visible' });
+  const always = card.locator('button[data-decision="allowAlways"]');
+  await always.locator('code', { hasText: ALWAYS_RULE }).waitFor({ state: 'visible' });
+  await card.locator('input.deny-message[placeholder="Tell the agent why (optional)"]').waitFor({ state: 'visible' });
+  await always.focus();
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-approval-always.png', shots);
+  await always.click();
+  await chat.locator('.approval-line.approval-allowAlways', { hasText: ALWAYS_RULE }).waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant', { hasText: ALWAYS_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  const local = join(folder, '.PseudoClaude', 'permissions.local.yaml');
+  if (!existsSync(local) || !readFileSync(local, 'utf8').includes(ALWAYS_RULE)) {
+    throw new Error(`${local} does not have ${ALWAYS_RULE}: ${existsSync(local) ? JSON.stringify(readFileSync(local, 'utf8')) : 'no file'}`);
+  }
+  const asked = await chat.locator('.card.approval, .approval-line').count();
+  await ask(chat, ALWAYS_AGAIN);
+  await chat.locator('.msg.assistant', { hasText: ALWAYS_AGAIN_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  if ((await chat.locator('.card.approval, .approval-line').count()) !== asked) {
+    throw new Error('the second make test was asked about although it is always allowed');
+  }
+  log(`modes: Always allow wrote ${ALWAYS_RULE} to permissions.local.yaml; the next make test was not asked`);
+
+  // Show Permissions: the rule (local) and the sandbox, in a read-only report.
+  await runCommand(page, 'PseudoClaude: Show Permissions');
+  await page.locator('.tabs-container .tab.active', { hasText: 'Permissions of project' }).first().waitFor({ state: 'visible' });
+  await page.locator('.editor-instance .view-line', { hasText: ALWAYS_RULE }).first().waitFor({ state: 'visible' });
+  await page.locator('.editor-instance .view-line', { hasText: 'local: .PseudoClaude/permissions.local.yaml' }).first().waitFor({ state: 'visible' });
+  await page.locator('.editor-instance .view-line', { hasText: 'Sandbox:' }).first().waitFor({ state: 'visible' });
+  await runCommand(page, 'View: Close All Editors');
+  await page.locator('.tabs-container .tab', { hasText: 'Permissions of project' }).first().waitFor({ state: 'detached' });
+  log('modes: Show Permissions lists the rule with its source and the sandbox');
 }
 
 /**

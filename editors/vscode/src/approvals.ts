@@ -1,9 +1,11 @@
 /**
  * Approval prompts (SPEC §8): the server asks with `window/showMessageRequest` (type Warning,
- * actions `Allow once`, `Allow for this session`, `Deny`). The extension shows them as modal
- * dialogs; anything else keeps the usual non-modal message. The question for a project's MCP
- * server (`This project's .mcp.json asks PseudoClaude to start ...`) says what it runs in the
- * detail, and its `Allow for this session` reads `Allow for this project` (it is remembered).
+ * actions `Allow once`, `Allow for this session`, `Always allow` when it has a rule to add,
+ * `Deny`). The extension shows them as modal dialogs; anything else keeps the usual non-modal
+ * message. `Always allow` reads `Always allow <rule>` (the rule from the message's last line).
+ * The question for a project's MCP server (`This project's .mcp.json asks PseudoClaude to start
+ * ...`) says what it runs in the detail, and its `Allow for this session` reads `Allow for this
+ * project` (it is remembered).
  */
 import { ApprovalActions } from './protocol';
 
@@ -43,6 +45,30 @@ export function serverQuestionOf(message: string): { server: string; command: st
   return m ? { server: m[1] ?? '', command: (m[2] ?? '').trim() } : undefined;
 }
 
+const ALWAYS_LINE = /\n?Always allow adds the rule (.+?) to this folder's \S+\s*$/;
+
+/**
+ * The message's last line saying what "Always allow" adds, taken out: the rule, and the
+ * message without that line; undefined when it has none.
+ */
+export function alwaysRuleOf(message: string): { rule: string; message: string } | undefined {
+  const text = message.trim();
+  const m = ALWAYS_LINE.exec(text);
+  const rule = m?.[1]?.trim();
+  return m && rule ? { rule, message: text.slice(0, m.index).trim() } : undefined;
+}
+
+/** The rule "Always allow" adds, as the message's last line says it. */
+export function alwaysRule(message: string): string | undefined {
+  return alwaysRuleOf(message)?.rule;
+}
+
+/** The button of `Always allow`: with the rule it adds, when the message names it. */
+function alwaysTitle(p: ShowMessageRequest): string {
+  const rule = alwaysRule(p.message);
+  return rule ? `${ApprovalActions.always} ${rule}` : ApprovalActions.always;
+}
+
 /** Title line as the message, the rest (the tool's arguments) as the detail. */
 export function approvalPrompt(p: ShowMessageRequest): ModalPrompt {
   const server = serverQuestionOf(p.message);
@@ -66,7 +92,7 @@ export function approvalPrompt(p: ShowMessageRequest): ModalPrompt {
     message: /^pseudoclaude\b/i.test(message) ? message : `PseudoClaude: ${message}`,
     detail,
     buttons: (p.actions ?? []).map((a) => ({
-      title: a.title,
+      title: a.title === ApprovalActions.always ? alwaysTitle(p) : a.title,
       isCloseAffordance: a.title === ApprovalActions.deny,
     })),
   };
@@ -77,6 +103,11 @@ export function approvalAnswer(p: ShowMessageRequest, picked: string | undefined
   if (picked === undefined) {
     return null;
   }
-  const title = picked === ALLOW_PROJECT && serverQuestionOf(p.message) ? ApprovalActions.session : picked;
+  const title =
+    picked === ALLOW_PROJECT && serverQuestionOf(p.message)
+      ? ApprovalActions.session
+      : picked === alwaysTitle(p)
+        ? ApprovalActions.always
+        : picked;
   return (p.actions ?? []).find((a) => a.title === title) ?? null;
 }

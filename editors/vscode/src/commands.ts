@@ -33,6 +33,8 @@ export const COMMANDS = {
   acceptProposal: { id: 'pseudoclaude.acceptProposal', title: 'PseudoClaude: Accept Memory Proposal' },
   rejectProposal: { id: 'pseudoclaude.rejectProposal', title: 'PseudoClaude: Reject Memory Proposal' },
   showMcpServers: { id: 'pseudoclaude.showMcpServers', title: 'PseudoClaude: Show MCP Servers' },
+  setPermissionMode: { id: 'pseudoclaude.setPermissionMode', title: 'PseudoClaude: Set Permission Mode' },
+  showPermissions: { id: 'pseudoclaude.showPermissions', title: 'PseudoClaude: Show Permissions' },
   // The code actions' commands (the server offers them on a range; the editor's context menu on
   // the selection): the chat with the selection attached.
   explainSelection: { id: 'pseudoclaude.codeAction.explain', title: CodeActions['pseudoclaude.codeAction.explain'] },

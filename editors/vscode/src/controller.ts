@@ -9,6 +9,7 @@ import { contextChip } from './editorContext';
 import { describeFailure, errorMessage, isCancelled } from './errors';
 import { formatCount, oneLine, plural } from './format';
 import { meterView, MeterStore } from './meter';
+import { permissionsReport } from './permissions';
 import { levelItems, memoryItems, sessionItems, typeItems } from './pickers';
 import type { MemoryPick } from './pickers';
 import type { AgentClient, Folder, Ui } from './ports';
@@ -79,6 +80,8 @@ export class Controller {
   listener: ControllerListener = {};
   /** What a prompt sent now in a folder carries (the editor's active file and selection, as the chat's chip shows them). */
   editorContext: (folder: Folder) => EditorContext | undefined = () => undefined;
+  /** The session the chat shows in a folder (Show Permissions is about it), if any. */
+  chatSession: (folder: Folder) => string | undefined = () => undefined;
 
   constructor(
     private readonly agent: AgentClient,
@@ -553,6 +556,24 @@ export class Controller {
         this.listener.sessionChanged?.(folder);
         void this.ui.info(`PseudoClaude: new session ${r.sessionId}.`);
       },
+    });
+  }
+
+  /**
+   * Show Permissions: the mode (of the chat's session), the modes offered, the sandbox, the rules
+   * by decision with their source, the problems and the permission files waiting for an approval,
+   * as a Markdown document.
+   */
+  async showPermissions(): Promise<void> {
+    await this.folderRequest({
+      what: 'Show Permissions',
+      method: Requests.permissions,
+      params: (folder) => {
+        const sessionId = this.chatSession(folder);
+        return sessionId ? { sessionId } : {};
+      },
+      onResult: (r, folder, params) =>
+        this.ui.openText(permissionsReport(r, folder.name, params.sessionId), 'markdown', `Permissions of ${folder.name}`),
     });
   }
 

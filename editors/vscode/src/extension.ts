@@ -69,7 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     },
     onApprovalShown: (message) => chat?.modalApprovalShown(message),
     onApprovalAnswered: (id, title) => chat?.modalApprovalAnswered(id, title),
-    onApprove: (params, token) => (chat ? chat.approve(params, token) : Promise.resolve({ decision: 'deny' })),
+    onApprove: (params, token) => (chat ? chat.approve(params, token) : Promise.resolve({ decision: 'deny', message: null })),
     onDiagnostics: (params) => answerDiagnostics(params, editorDiagnostics()),
   }, servers);
   running = client;
@@ -103,6 +103,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
   chat = h;
   // The Ask command's prompt goes with the editor's context too (as the chat's chip shows it).
   c.editorContext = (folder) => h.editorContext(folder.uri);
+  // Show Permissions is about the session the chat shows (in that folder).
+  c.chatSession = (folder) => (h.folder && h.folder.uri === folder.uri ? (h.current.sessionId ?? undefined) : undefined);
   c.listener = {
     runStarted: (folder, prompt, context) => h.otherRunStarted(folder.uri, prompt, context),
     runFinished: (folder, result, canceled) => h.otherRunFinished(folder.uri, result, canceled),
@@ -229,6 +231,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     },
     // The chat's MCP menu (its header's MCP button, `/mcp`), for the chat's folder.
     showMcpServers: () => h.openMcp(),
+    // The mode of the session the chat shows (as its mode picker sets it).
+    setPermissionMode: async () => {
+      const r = await h.pickMode();
+      if (r && 'error' in r) {
+        void ui.error(`PseudoClaude: ${r.error}`);
+      } else if (r) {
+        void ui.info(`PseudoClaude: ${r.message}`);
+      }
+    },
+    showPermissions: () => c.showPermissions(),
     explainSelection: codeAction('pseudoclaude.codeAction.explain'),
     fixSelection: codeAction('pseudoclaude.codeAction.fix'),
     askAboutSelection: codeAction('pseudoclaude.codeAction.ask'),
@@ -248,6 +260,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
         await client.restart().catch(() => undefined);
       } else if (e.affectsConfiguration('pseudoclaude')) {
         await client.settingsChanged();
+        if (e.affectsConfiguration('pseudoclaude.permissions') || e.affectsConfiguration('pseudoclaude.sandbox')) {
+          // The modes offered (permissions.allowBypass), the sandbox, the start mode.
+          await h.refreshPermissions();
+        }
       }
     }),
   );

@@ -69,8 +69,11 @@ export interface Ui {
   ): Promise<T>;
   /** Open a file (by URI) in an editor; rejects with a readable error when it cannot. */
   openUri(uri: string): Promise<void>;
-  /** Open an untitled read-only-ish document with this content. */
-  openText(content: string, language: string): Promise<void>;
+  /**
+   * Open a document with this content: untitled; with a `title`, read-only (a report, opened
+   * again with new content under the same title; closing it asks nothing).
+   */
+  openText(content: string, language: string, title?: string): Promise<void>;
   showTranscript(): void;
   setStatus(view: MeterView): void;
   /** A line in the extension's log channel. */

@@ -195,6 +195,9 @@ export class Transcript {
       case 'error':
         this.line(`  ✗ ${oneLine(e.message, 300)}`);
         break;
+      case 'mode':
+        this.line(`  · permission mode: ${e.mode}`);
+        break;
       case 'usage':
       case 'stop':
         break;

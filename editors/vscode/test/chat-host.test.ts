@@ -26,7 +26,7 @@ import { FakeAgent, fakeEditor, flush, rpcError } from './fakes';
 const WS = 'file:///work/app';
 const folder = { uri: WS, name: 'app' };
 const CONTEXT: ContextResult = {
-  sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
+  sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], mode: 'default', sandbox: { enabled: true }, messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
 };
@@ -404,7 +404,7 @@ describe('ChatHost: approvals', () => {
     await host.handle({ type: 'showDiff', id: card.id });
     assert.equal(env.diffs.length, 2, 'Show diff opens it again');
     await host.handle({ type: 'approve', id: card.id, decision: 'allowOnce' });
-    assert.deepEqual(await answer, { decision: 'allowOnce' });
+    assert.deepEqual(await answer, { decision: 'allowOnce', message: null });
     assert.deepEqual(env.closed, [card.id]);
     assert.equal(host.current.items[0]?.kind === 'approval' && host.current.items[0].status, 'allowOnce');
   });
@@ -416,12 +416,12 @@ describe('ChatHost: approvals', () => {
     const answer = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: { command: 'rm -rf build' }, kind: 'runCommand', command: 'rm -rf build', cwd: '/work/app' }, token);
     await flush();
     cancel(undefined);
-    assert.deepEqual(await answer, { decision: 'deny' });
+    assert.deepEqual(await answer, { decision: 'deny', message: null });
     assert.equal(host.current.items[0]?.kind === 'approval' && host.current.items[0].status, 'cancelled');
     const second = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: {}, kind: 'runCommand', command: 'ls' });
     await flush();
     await host.handle({ type: 'cancel' });
-    assert.deepEqual(await second, { decision: 'deny' });
+    assert.deepEqual(await second, { decision: 'deny', message: null });
   });
 
   it('counts the lines a write adds and removes', () => {
@@ -462,7 +462,7 @@ describe('ChatHost: approvals', () => {
     assert.equal(tool.status, 'waiting');
     assert.deepEqual([card.about, card.server, card.args], ['mcp', 'echo', '{\n  "text": "hi"\n}']);
     await host.handle({ type: 'approve', id: card.id, decision: 'allowSession' });
-    assert.deepEqual(await answer, { decision: 'allowSession' });
+    assert.deepEqual(await answer, { decision: 'allowSession', message: null });
     assert.equal(host.current.items[0]?.kind === 'tool' && host.current.items[0].status, 'running');
   });
 
@@ -478,7 +478,7 @@ describe('ChatHost: approvals', () => {
     assert.deepEqual([card.status, card.about], ['pending', 'mcpServer']);
     assert.equal(host.pendingApprovals().length, 1);
     await host.handle({ type: 'approve', id: card.id, decision: 'allowOnce' });
-    assert.deepEqual(await answer, { decision: 'allowOnce' });
+    assert.deepEqual(await answer, { decision: 'allowOnce', message: null });
     assert.equal(host.current.items.find((i) => i.kind === 'approval' && i.status === 'allowOnce')?.id, card.id);
     await flush();
     assert.ok(agent.methods().includes('pseudoclaude/mcp/list'), 'the list refreshes after the answer');
@@ -500,7 +500,7 @@ describe('ChatHost: approvals', () => {
     assert.ok(card?.kind === 'approval');
     assert.deepEqual([card.status, card.about], ['pending', 'permissions']);
     await host.handle({ type: 'approve', id: card.id, decision: 'deny' });
-    assert.deepEqual(await answer, { decision: 'deny' });
+    assert.deepEqual(await answer, { decision: 'deny', message: null });
     const modal = modalApprovalCard("This folder's .PseudoClaude/config.yaml asks PseudoClaude to use these settings (until you allow them, yours stand):\n- " + rules.join('\n- '));
     assert.deepEqual([modal.about, modal.title, modal.detail.split('\n')[0]], ['permissions', "This folder's .PseudoClaude/config.yaml asks to use its own settings", `- ${rules[0]}`]);
   });
@@ -619,7 +619,7 @@ describe('ChatHost: MCP servers', () => {
     env.menus.push(async (menu) => menu.act({ kind: 'approve', server: 'notes' }));
     env.answers.push('Deny');
     await host.handle({ type: 'mcp' });
-    assert.deepEqual(await answer, { decision: 'deny' });
+    assert.deepEqual(await answer, { decision: 'deny', message: null });
     assert.ok(!agent.methods().includes('pseudoclaude/mcp/approve'), 'answered through the question');
   });
 
@@ -1434,7 +1434,7 @@ describe('ChatHost: sessions at once', () => {
     assert.equal(card?.kind === 'approval' && card.status, 'pending');
     assert.deepEqual(host.current.asking, []);
     await host.handle({ type: 'approve', id: card?.id, decision: 'allowOnce' });
-    assert.deepEqual(await answer, { decision: 'allowOnce' });
+    assert.deepEqual(await answer, { decision: 'allowOnce', message: null });
     runs.get('s1')?.release(RESULT);
     await first;
   });
@@ -1455,7 +1455,7 @@ describe('ChatHost: sessions at once', () => {
     // the run ends without an answer: its question goes
     runs.get('s1')?.release(RESULT);
     await first;
-    assert.deepEqual(await answer, { decision: 'deny' });
+    assert.deepEqual(await answer, { decision: 'deny', message: null });
   });
 
   it('the meter shows the session shown, not a background run\'s', async () => {
@@ -1622,5 +1622,144 @@ describe('ChatHost: worktree sessions', () => {
     await host.handle({ type: 'worktreeApply' });
     assert.ok(!agent.methods().some((m) => m.startsWith('pseudoclaude/worktree/')));
     assert.match(JSON.stringify(host.current.items.at(-1)), /works in the folder itself/);
+  });
+});
+
+describe('ChatHost: permission mode', () => {
+  const LISTING = {
+    mode: 'default', modes: ['strict', 'default', 'acceptEdits', 'plan'], rules: [], problems: [], sandbox: { enabled: true }, waiting: [],
+  };
+
+  it('the picker shows the session\'s mode (context) and the modes offered (permissions)', async () => {
+    const { host, agent } = setup({ 'pseudoclaude/permissions': LISTING });
+    await host.handle({ type: 'ready' });
+    assert.deepEqual([host.current.mode, host.current.modes, host.current.sandbox], ['default', ['strict', 'default', 'acceptEdits', 'plan'], { enabled: true }]);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/permissions')?.params, { workspace: WS, sessionId: 's1' });
+  });
+
+  it('an older server (no mode, no permissions request): no picker, nothing shown', async () => {
+    const { mode: _mode, sandbox: _sandbox, ...old } = CONTEXT;
+    const { host, env } = setup({ 'pseudoclaude/context': old });
+    await host.handle({ type: 'ready' });
+    assert.deepEqual([host.current.mode, host.current.modes], [null, null]);
+    assert.match(env.logs.join('\n'), /permissions of app: Unhandled method/);
+  });
+
+  it('a picked mode is sent for the session shown, shown at once, and confirmed by the server', async () => {
+    let release: () => void = () => undefined;
+    const { host, agent, posted } = setup({
+      'pseudoclaude/permissions': LISTING,
+      'pseudoclaude/mode': (p: unknown) => new Promise((resolve) => {
+        release = () => resolve({ mode: (p as { mode: string }).mode, message: 'plan mode: only reading tools run until you approve a plan' });
+      }),
+    });
+    await host.handle({ type: 'ready' });
+    const sent = host.handle({ type: 'setMode', mode: 'plan' });
+    await flush();
+    assert.equal(host.current.mode, 'plan', 'shown before the answer');
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/mode')?.params, { workspace: WS, mode: 'plan', sessionId: 's1' });
+    release();
+    await sent;
+    assert.equal(host.current.mode, 'plan');
+    assert.equal(host.current.modeError, null);
+    assert.ok(posted.some((m) => m.type === 'mode' && m.mode === 'plan'));
+  });
+
+  it('a refused mode goes back to the one before and says why under the picker', async () => {
+    const { host } = setup({
+      'pseudoclaude/permissions': LISTING,
+      'pseudoclaude/mode': () => {
+        throw rpcError(-32803, 'bypassPermissions is not allowed: set permissions.allowBypass: true in your user settings');
+      },
+    });
+    await host.handle({ type: 'ready' });
+    const r = await host.setMode('bypassPermissions');
+    assert.equal(host.current.mode, 'default');
+    assert.equal(host.current.modeError, 'Cannot switch to bypassPermissions: bypassPermissions is not allowed: set permissions.allowBypass: true in your user settings');
+    assert.deepEqual(r, { error: host.current.modeError });
+    // The next change that works clears it.
+    const ok = setup({ 'pseudoclaude/mode': { mode: 'strict', message: 'strict mode' } });
+    await ok.host.setMode('strict');
+    assert.equal(ok.host.current.modeError, null);
+  });
+
+  it('with no session yet, the mode is for the next session (no sessionId)', async () => {
+    const { host, agent } = setup({ 'pseudoclaude/mode': { mode: 'acceptEdits', message: 'the next session starts in acceptEdits mode' } });
+    assert.equal(host.current.sessionId, null);
+    const r = await host.setMode('acceptEdits');
+    assert.deepEqual(agent.calls.at(-1)?.params, { workspace: WS, mode: 'acceptEdits' });
+    assert.deepEqual(r, { message: 'the next session starts in acceptEdits mode' });
+    assert.equal(host.current.mode, 'acceptEdits');
+  });
+
+  it('follows the mode events of the session shown only', async () => {
+    const { host } = setup({ 'pseudoclaude/permissions': LISTING });
+    await host.handle({ type: 'ready' });
+    host.onEvent({ workspace: WS, sessionId: 'other', kind: 'mode', mode: 'bypassPermissions' });
+    assert.equal(host.current.mode, 'default');
+    assert.equal(host.current.sessionId, 's1', 'another session\'s event does not switch the chat');
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'mode', mode: 'acceptEdits' });
+    assert.equal(host.current.mode, 'acceptEdits');
+    host.onEvent({ workspace: 'file:///elsewhere', sessionId: 's1', kind: 'mode', mode: 'plan' });
+    assert.equal(host.current.mode, 'acceptEdits');
+  });
+
+  it('Set Permission Mode: a quick pick of the modes offered with their meaning, the current one marked', async () => {
+    const { host, env, agent } = setup({
+      'pseudoclaude/permissions': LISTING,
+      'pseudoclaude/mode': { mode: 'strict', message: 'strict mode: every tool asks first' },
+    });
+    await host.handle({ type: 'ready' });
+    env.picks = ['strict'];
+    const r = await host.pickMode();
+    const list = env.picked.at(-1);
+    assert.equal(list?.title, 'PseudoClaude: Set Permission Mode');
+    assert.deepEqual(list?.items.map((i) => [i.label, i.description]), [
+      ['strict', 'every tool asks first'],
+      ['$(check) default', 'edits and commands follow your approval settings'],
+      ['acceptEdits', 'edits run without asking; commands still ask'],
+      ['plan', 'only reading tools run until you approve a plan'],
+    ]);
+    assert.deepEqual(r, { message: 'strict mode: every tool asks first' });
+    assert.equal(host.current.mode, 'strict');
+    env.picks = [undefined];
+    const before = agent.calls.length;
+    assert.equal(await host.pickMode(), undefined, 'Escape changes nothing');
+    assert.ok(!agent.calls.slice(before).some((c) => c.method === 'pseudoclaude/mode'));
+  });
+
+  it('Always allow answers allowAlways (only with a rule); Deny carries what to tell the agent', async () => {
+    const { host } = setup();
+    const ask = (rule?: string) => host.approve({
+      workspace: WS, sessionId: 's1', tool: 'run_command', arguments: { command: 'npm run test' }, kind: 'runCommand',
+      command: 'npm run test', ...(rule ? { rule } : {}), reason: 'default mode asks before commands',
+    });
+    const always = ask('Bash(npm run test:*)');
+    await flush();
+    const card = host.current.items.at(-1);
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.rule, card.reason], ['Bash(npm run test:*)', 'default mode asks before commands']);
+    await host.handle({ type: 'approve', id: card.id, decision: 'allowAlways', message: 'ignored' });
+    assert.deepEqual(await always, { decision: 'allowAlways', message: null });
+    const answered = host.current.items.at(-1);
+    assert.equal(answered?.kind === 'approval' && answered.status, 'allowAlways');
+
+    const noRule = ask();
+    await flush();
+    await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'allowAlways' });
+    assert.deepEqual(await noRule, { decision: 'allowSession', message: null }, 'nothing to add: for this session');
+
+    const denied = ask('Bash(npm run test:*)');
+    await flush();
+    const id = host.current.items.at(-1)?.id ?? '';
+    await host.handle({ type: 'approve', id, decision: 'deny', message: '  run make check instead  ' });
+    assert.deepEqual(await denied, { decision: 'deny', message: 'run make check instead' });
+    const line = host.current.items.at(-1);
+    assert.ok(line?.kind === 'approval' && line.message === 'run make check instead');
+
+    const blank = ask();
+    await flush();
+    await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'deny', message: '   ' });
+    assert.deepEqual(await blank, { decision: 'deny', message: null });
   });
 });

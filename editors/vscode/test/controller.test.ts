@@ -8,7 +8,7 @@ import { FakeAgent, FakeUi, flush, rpcError, StringSink } from './fakes';
 
 const WS = 'file:///work/app';
 const CONTEXT: ContextResult = {
-  sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], messageCount: 4, estimatedTokens: 12_000, contextWindow: 200_000,
+  sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], mode: 'default', sandbox: { enabled: true }, messageCount: 4, estimatedTokens: 12_000, contextWindow: 200_000,
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: {
     system: 2_000, rules: 500, memory: 300, tools: 3_000, summary: 0, messages: 4_000, toolCalls: 700,

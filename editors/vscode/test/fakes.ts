@@ -55,7 +55,7 @@ export class FakeUi implements Ui {
   readonly pickedFrom: { title: string; items: PickItem<unknown>[] }[] = [];
   readonly inputOptions: InputOptions[] = [];
   readonly opened: string[] = [];
-  readonly texts: { content: string; language: string }[] = [];
+  readonly texts: { content: string; language: string; title?: string }[] = [];
   readonly progressTitles: string[] = [];
   readonly progressReports: string[] = [];
   readonly logs: string[] = [];
@@ -143,8 +143,8 @@ export class FakeUi implements Ui {
     }
     this.opened.push(uri);
   }
-  async openText(content: string, language: string): Promise<void> {
-    this.texts.push({ content, language });
+  async openText(content: string, language: string, title?: string): Promise<void> {
+    this.texts.push({ content, language, ...(title !== undefined ? { title } : {}) });
   }
   showTranscript(): void {
     this.transcriptShown++;

@@ -81,6 +81,7 @@ describe('protocol names', () => {
       'pseudoclaude/commands', 'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
       'pseudoclaude/context', 'pseudoclaude/mcp/approve', 'pseudoclaude/mcp/list', 'pseudoclaude/mcp/restart', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
       'pseudoclaude/memory/remember', 'pseudoclaude/memory/review', 'pseudoclaude/memory/show',
+      'pseudoclaude/mode', 'pseudoclaude/permissions', 'pseudoclaude/permissions/check',
       'pseudoclaude/rewind', 'pseudoclaude/rewind/file', 'pseudoclaude/rewind/preview', 'pseudoclaude/run',
       'pseudoclaude/sessions/fork', 'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages',
       'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns',

@@ -101,7 +101,7 @@ describe('MeterStore', () => {
   it('keeps the breaker from context across usage updates of the same session', () => {
     const m = new MeterStore();
     m.context(WS, {
-      sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], messageCount: 4, estimatedTokens: 1000, contextWindow: 200_000,
+      sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], mode: 'default', sandbox: null, messageCount: 4, estimatedTokens: 1000, contextWindow: 200_000,
       autoCompactThreshold: 167_000, autoCompactFailures: 3, autoCompactTripped: true, breakdown: BREAKDOWN,
     });
     m.usage({ workspace: `${WS}/`, sessionId: 's1', estimatedTokens: 2000, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: { ...BREAKDOWN, messages: 5_000 } });

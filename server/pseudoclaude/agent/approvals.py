@@ -71,8 +71,9 @@ def simple_decision(answer: Decision | Answer | None) -> SimpleDecision | None:
 
 @dataclass(frozen=True, slots=True)
 class Denial:
-    """Why a call does not run: ``error_type`` of its result (``permission_denied``, or
-    ``tool_not_allowed`` for a tool plan mode does not offer), the ``reason`` the model reads,
+    """Why a call does not run: ``error_type`` of its result (``permission_denied``;
+    ``tool_not_allowed`` for a tool plan mode does not offer; ``outside_workspace``, the file
+    tools' own error, for a path outside the workspace), the ``reason`` the model reads,
     and its ``source`` (a rule's source, ``mode``, ``blacklist``, ``sandbox``, or ``user``)."""
 
     reason: str
@@ -271,8 +272,10 @@ class Gate:
             return None
         if verdict.decision == "deny":
             plan = verdict.source == "mode" and verdict.reason == PLAN_REASON
+            error_type = "tool_not_allowed" if plan else \
+                "outside_workspace" if verdict.source == "sandbox" else "permission_denied"
             return Denial(f"{call.name} is not allowed: {verdict.reason}", verdict.source,
-                          "tool_not_allowed" if plan else "permission_denied", verdict.rule)
+                          error_type, verdict.rule)
         async with self._lock:
             verdict = self.verdict(call, approval_class, mcp, read_only)  # an answer meanwhile
             if verdict.decision != "ask":

@@ -20,7 +20,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 from lsprotocol import types
 from msgspec import UNSET, UnsetType
@@ -29,20 +29,21 @@ from pseudoclaude.api import protocol as p
 from pseudoclaude.api.protocol import APPROVAL_ACTIONS
 from pseudoclaude.errors import one_line
 from pseudoclaude.lsp.editor import client_offers
-from pseudoclaude.workspace import ApprovalRequest, ApprovalUnavailable, Decision
+from pseudoclaude.workspace import Answer, ApprovalRequest, ApprovalUnavailable, Decision
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
 ALLOW_ONCE = APPROVAL_ACTIONS["once"]
 ALLOW_SESSION = APPROVAL_ACTIONS["session"]
+ALLOW_ALWAYS = APPROVAL_ACTIONS["always"]
 DENY = APPROVAL_ACTIONS["deny"]
 _DECISIONS: dict[str, Decision] = {ALLOW_ONCE: "allow_once", ALLOW_SESSION: "allow_session",
-                                   DENY: "deny"}
+                                   ALLOW_ALWAYS: "allow_always", DENY: "deny"}
 _WIRE_DECISIONS: dict[str, Decision] = {"allowOnce": "allow_once",
-                                        "allowSession": "allow_session", "deny": "deny"}
-_KINDS: dict[str, p.ApproveKind] = {"write": "write", "runCommand": "runCommand", "mcp": "mcp",
-                                   "mcpServer": "mcpServer", "permissions": "permissions"}
+                                        "allowSession": "allow_session",
+                                        "allowAlways": "allow_always", "deny": "deny"}
+_KINDS: dict[str, p.ApproveKind] = {kind: kind for kind in get_args(p.ApproveKind)}
 _ARGUMENTS_SHOWN = 600
 _ANSWER_SHOWN = 200
 
@@ -65,7 +66,7 @@ class LspApprover:
         self.workspace = workspace
         self.session_id = session_id
 
-    async def ask(self, request: ApprovalRequest) -> Decision | None:
+    async def ask(self, request: ApprovalRequest) -> Decision | Answer | None:
         if wants_approve(self.server.client_capabilities):
             return await self._approve(request)
         return await self._show_message(request)
@@ -81,9 +82,10 @@ class LspApprover:
             path=_given(request.path), before=_given(request.before),
             after=_given(request.after), command=_given(request.command),
             cwd=_given(request.cwd), server=_given(request.server), url=_given(request.url),
-            rules=list(request.rules) if request.approval_class == "permissions" else UNSET)
+            rules=list(request.rules) if request.approval_class == "permissions" else UNSET,
+            rule=_given(request.rule), reason=_given(request.reason))
 
-    async def _approve(self, request: ApprovalRequest) -> Decision:
+    async def _approve(self, request: ApprovalRequest) -> Decision | Answer:
         answer = await self._request(p.APPROVE, p.to_wire(self.params(request)))
         try:
             result = p.decode_params(p.ApproveResult, p.as_object(answer))
@@ -91,7 +93,12 @@ class LspApprover:
             raise ApprovalUnavailable(
                 f"{request.tool} was not approved: the editor's answer to {p.APPROVE} is "
                 f"not valid ({exc}; got {_shown(answer)})") from None
-        return _WIRE_DECISIONS[result.decision]
+        decision = _WIRE_DECISIONS[result.decision]
+        if decision == "allow_always" and request.rule is None:
+            decision = "allow_session"  # nothing to write: the editor offered more than asked
+        if decision == "deny" and result.message and result.message.strip():
+            return Answer("deny", result.message)
+        return decision
 
     # -- window/showMessageRequest -------------------------------------------------------------
     async def _show_message(self, request: ApprovalRequest) -> Decision | None:
@@ -109,11 +116,15 @@ class LspApprover:
             message = (f"This folder's {request.path} asks PseudoClaude to use these settings "
                        "(until you allow them, yours stand):\n"
                        + "\n".join(f"- {rule}" for rule in request.rules))
+        titles = [t for t in _DECISIONS if t != ALLOW_ALWAYS or request.rule is not None]
+        if request.rule is not None and request.approval_class != "permissions":
+            message += f"\n{ALLOW_ALWAYS} adds the rule {request.rule} to this folder's " \
+                       ".PseudoClaude/permissions.local.yaml"
         answer = await self._request(
             types.WINDOW_SHOW_MESSAGE_REQUEST,
             types.ShowMessageRequestParams(
                 type=types.MessageType.Warning, message=message,
-                actions=[types.MessageActionItem(title=t) for t in _DECISIONS]))
+                actions=[types.MessageActionItem(title=t) for t in titles]))
         if answer is None:
             return None
         title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)

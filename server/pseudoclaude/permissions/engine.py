@@ -173,6 +173,102 @@ def _source_order(rule_set: RuleSet) -> int:
     return RULE_SOURCES.index(rule_set.source)
 
 
+_Hit = tuple[int, Rule, RuleSet]
+"""A rule found: its place in the search order of its decision, the rule, its rule set."""
+_LAST = 1 << 62
+"""After every place in a search order."""
+
+
+class _Matcher:
+    """The rules of one decision that name one tool (not an MCP tool), arranged so a text is
+    tested only against the rules that could match it: an exact rule is looked up by its text,
+    a prefix rule by its first word (``Bash(git status:*)`` under ``git``: a text the prefix
+    matches starts with the same word); the others (globs, regular expressions, negated rules,
+    rules without a pattern) are tested in order. :meth:`first` finds the rule the search in
+    order would find."""
+
+    __slots__ = ("exact", "other", "prefix")
+
+    def __init__(self, hits: Iterable[_Hit]) -> None:
+        self.exact: dict[str, _Hit] = {}
+        self.prefix: dict[str, list[tuple[int, str, str, Rule, RuleSet]]] = {}
+        self.other: list[_Hit] = []
+        for hit in hits:
+            _, rule, rs = hit
+            if rule.negate or rule.kind not in ("exact", "prefix"):
+                self.other.append(hit)
+            elif rule.kind == "exact":
+                self.exact.setdefault(rule.pattern, hit)  # the first in order decides
+            else:
+                self.prefix.setdefault(rule.pattern.partition(" ")[0], []).append(
+                    (hit[0], rule.pattern, rule.pattern + " ", rule, rs))
+
+    def first(self, text: str) -> _Hit | None:
+        """The first rule in order that matches ``text``."""
+        best = self.exact.get(text)
+        limit = _LAST if best is None else best[0]
+        bucket = self.prefix.get(text.partition(" ")[0])
+        if bucket is not None:
+            for order, pattern, spaced, rule, rs in bucket:
+                if order >= limit:
+                    break
+                if text == pattern or text.startswith(spaced):
+                    best = (order, rule, rs)
+                    limit = order
+                    break
+        for hit in self.other:
+            if hit[0] >= limit:
+                break
+            if hit[1].matches(text):
+                return hit
+        return best
+
+
+class _Index:
+    """The rules in effect, each decision's in search order (session, local, project, user,
+    settings; in each, as written) and by the tool they name; built when the rules change."""
+
+    __slots__ = ("matchers", "mcp")
+
+    def __init__(self, sets: Sequence[RuleSet]) -> None:
+        self.matchers: dict[str, dict[str, _Matcher]] = {}
+        self.mcp: dict[str, tuple[_Hit, ...]] = {}
+        for decision in DECISIONS:
+            by_tool: dict[str, list[_Hit]] = {}
+            mcp: list[_Hit] = []
+            order = 0
+            for rs in sets:
+                for rule in rs.of(decision):
+                    hit = (order, rule, rs)
+                    order += 1
+                    if rule.is_mcp:
+                        mcp.append(hit)
+                    else:
+                        by_tool.setdefault(rule.tool, []).append(hit)
+            self.matchers[decision] = {tool: _Matcher(hits) for tool, hits in by_tool.items()}
+            self.mcp[decision] = tuple(mcp)
+
+    def find(self, decision: Decision, tool: str, forms: Iterable[str]) -> _Hit | None:
+        """The first rule of ``decision`` in order that names ``tool`` and matches any of
+        ``forms``."""
+        matcher = self.matchers[decision].get(tool)
+        if matcher is not None:  # a rule that is not an MCP rule names only its own tool
+            best: _Hit | None = None
+            for form in forms:
+                hit = matcher.first(form)
+                if hit is not None and (best is None or hit[0] < best[0]):
+                    best = hit
+            return best
+        if not tool.startswith(MCP_PREFIX):
+            return None
+        forms = tuple(forms)
+        for hit in self.mcp[decision]:
+            rule = hit[1]
+            if rule.names(tool) and any(rule.matches(form) for form in forms):
+                return hit
+        return None
+
+
 class PermissionEngine:
     """Decides tool calls for one session (see the module docstring).
 
@@ -190,9 +286,13 @@ class PermissionEngine:
         self.allow_bypass = allow_bypass
         self.extra_read_roots = tuple(extra_read_roots)
         self.problems: list[str] = list(problems)
+        self.sandbox_auto_allow = False
+        """Commands run in a working sandbox and ``sandbox.autoAllow`` is on: in ``default``
+        and ``acceptEdits`` a command no rule names runs without asking."""
         self._session: list[Rule] = []
         self._files: list[RuleSet] = []
         self._sets: list[RuleSet] = []
+        self._index = _Index(())
         self.replace_rules(rule_sets)
         self._mode: Mode = "default"
         self.set_mode(mode)
@@ -233,7 +333,8 @@ class PermissionEngine:
 
     def _rebuild(self) -> None:
         session = RuleSet("session", "this session", tuple(self._session))
-        self._sets = [session, *self._files] if self._session else list(self._files)
+        sets = [session, *self._files] if self._session else list(self._files)
+        self._sets, self._index = sets, _Index(sets)
 
     @property
     def rule_sets(self) -> tuple[RuleSet, ...]:
@@ -371,12 +472,8 @@ class PermissionEngine:
 
     def _find(self, decision: Decision, tool: str, forms: Iterable[str]
               ) -> tuple[Rule, RuleSet] | None:
-        forms = tuple(forms)
-        for rs in self._sets:
-            for rule in rs.of(decision):
-                if rule.names(tool) and any(rule.matches(form) for form in forms):
-                    return rule, rs
-        return None
+        hit = self._index.find(decision, tool, forms)
+        return None if hit is None else (hit[1], hit[2])
 
     def _by_mode(self, tool: str, kind: _Kind, label: str | None) -> Verdict:
         mode = self._mode
@@ -395,6 +492,10 @@ class PermissionEngine:
         if kind == "write" and mode == "acceptEdits":
             return Verdict("allow", None, "mode", "acceptEdits mode allows edits", label)
         decision = self.approvals.of(kind)
+        if kind == "command" and decision == "ask" and self.sandbox_auto_allow:
+            return Verdict("allow", None, "sandbox",
+                           f"{mode} mode runs sandboxed commands without asking "
+                           "(sandbox.autoAllow)", label)
         verb = {"allow": "allows", "ask": "asks before", "deny": "denies"}[decision]
         reason = f"{mode} mode {verb} {_NOUNS[kind]}"
         if decision != Approvals().of(kind):

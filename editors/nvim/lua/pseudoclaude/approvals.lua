@@ -1,7 +1,10 @@
 --- Approvals asked by `pseudoclaude/approve` (SPEC §11 "Diff approvals"): a write opens a diff
---- split (`before` | `after`, keys `a` allow once, `s` allow for this session, `d`/`q` deny;
---- closing the tab denies); a command, a call of an MCP server's tool (kind `mcp`) and starting
---- a project's MCP server (kind `mcpServer`) ask with `vim.ui.select`. The answer is sent
+--- split (`before` | `after`, keys `a` allow once, `s` allow for this session, `A` always allow
+--- (when the request names the rule it would add), `d`/`q` deny, `D` deny with a message for the
+--- model; closing the tab denies); a command, a read, a plan, a hook, a call of an MCP
+--- server's tool (kind `mcp`) and starting a project's MCP server (kind `mcpServer`) ask with
+--- `vim.ui.select` (`Always allow <rule>` among the choices when the request has a `rule`; the
+--- request's `reason` in the prompt; `Deny` asks for the optional message). The answer is sent
 --- exactly once: the user's decision, or RequestCancelled when the server cancels the request
 --- (`$/cancelRequest`, the run was cancelled), which closes what was shown. A dismissed question
 --- about an MCP server is no answer (RequestCancelled): the server keeps it waiting, for
@@ -28,7 +31,7 @@ M.pending = {}
 --- @field view? pseudoclaude.DiffView
 --- @field done boolean
 --- @field dismissed? boolean a question about an MCP server left unanswered
---- @field settle fun(decision?: string, err?: table)
+--- @field settle fun(decision?: string, err?: table, message?: string)
 
 local fire = util.fire
 
@@ -97,9 +100,62 @@ function M.settings_prompt(p)
     tostring(p.path or '.PseudoClaude/config.yaml'), rules)
 end
 
+local function given(s)
+  return type(s) == 'string' and s ~= '' and s or nil
+end
+
+--- The rule "always allow" would add (nil: it is not offered).
+--- @param p pseudoclaude.ApproveParams
+--- @return string?
+function M.rule(p)
+  return given(p.rule)
+end
+
+--- `Always allow Bash(npm run test:*)`.
+--- @param rule string
+--- @return string
+function M.always_label(rule)
+  return protocol.approval_actions.always .. ' ' .. rule
+end
+
+--- The words of a read approval (strict mode asks before reading too).
+--- @param p pseudoclaude.ApproveParams
+--- @return string
+function M.read_prompt(p)
+  local args = type(p.arguments) == 'table' and p.arguments or {}
+  local what = given(p.path) or given(args.path) or given(args.pattern) or fmt.arguments(p.arguments, 300)
+  return string.format('PseudoClaude: %s wants to read %s', tostring(p.tool), what)
+end
+
+--- The words of a plan's approval (plan mode: nothing but reading runs until it is approved).
+--- @param p pseudoclaude.ApproveParams
+--- @return string
+function M.plan_prompt(p)
+  local args = type(p.arguments) == 'table' and p.arguments or {}
+  local plan = given(args.plan) or given(args.summary) or fmt.arguments(p.arguments, 300)
+  return 'PseudoClaude: approve this plan and leave plan mode? ' .. fmt.one_line(plan, 300)
+end
+
+--- The words of a hook's approval (a command the folder's settings run around tool calls).
+--- @param p pseudoclaude.ApproveParams
+--- @return string
+function M.hooks_prompt(p)
+  local what = given(p.command) or fmt.arguments(p.arguments, 300)
+  local where = given(p.path) and (" (from this folder's " .. p.path .. ')') or ''
+  return string.format('PseudoClaude: a hook wants to run: %s%s', what, where)
+end
+
+--- The prompt with the reason it is asked (`… — default mode asks before commands`).
+local function with_reason(prompt, p)
+  local reason = given(p.reason)
+  return reason and (prompt .. ' — ' .. fmt.one_line(reason, 200)) or prompt
+end
+
 --- What `vim.ui.select` offers for an approval: `{label, decision}` each, and its prompt.
---- Commands and writes: `Allow once`, `Allow for this session`, `Deny`; an MCP tool: the
+--- Commands, writes, reads, plans and hooks: `Allow once`, `Allow for this session`, `Always
+--- allow <rule>` (when the request names the rule it would add), `Deny`; an MCP tool: the
 --- session's allowance is for that tool; an MCP server: `Allow for this project` (remembered).
+--- The prompt ends with why it is asked (the request's `reason`), when it says.
 --- @param p pseudoclaude.ApproveParams
 --- @return {label: string, decision: string}[], string
 function M.choices(p)
@@ -117,18 +173,53 @@ function M.choices(p)
     prompt = M.mcp_prompt(p)
   elseif p.kind == kinds.write then
     prompt = string.format('PseudoClaude: %s wants to write %s', p.tool, p.path or fmt.arguments(p.arguments))
+  elseif p.kind == kinds.read then
+    prompt = M.read_prompt(p)
+  elseif p.kind == kinds.plan then
+    prompt = M.plan_prompt(p)
+  elseif p.kind == kinds.hooks then
+    prompt = M.hooks_prompt(p)
   else
     prompt = M.command_prompt(p)
   end
-  return {
+  local choices = {
     { label = actions.once, decision = DECISION.allow_once },
     { label = session, decision = DECISION.allow_session },
-    { label = actions.deny, decision = DECISION.deny },
-  }, prompt
+  }
+  local rule = M.rule(p)
+  if rule then
+    choices[#choices + 1] = { label = M.always_label(rule), decision = DECISION.allow_always }
+  end
+  choices[#choices + 1] = { label = actions.deny, decision = DECISION.deny }
+  return choices, with_reason(prompt, p)
 end
 
 --- The hint of a write approval's diff split (the keys).
 M.WRITE_HINT = 'a allow once · s allow for this session · d deny'
+
+--- The hint of a write approval's diff split: the keys, `A` when the request names a rule.
+--- @param p pseudoclaude.ApproveParams
+--- @return string
+function M.write_hint(p)
+  local rule = M.rule(p)
+  local always = rule and (' · A ' .. M.always_label(rule):gsub('^%u', string.lower)) or ''
+  return M.WRITE_HINT .. always .. ' · D deny with a message'
+end
+
+--- The prompt of the message a denial may tell the model.
+M.DENY_PROMPT = 'Denied. Tell the model why, or what to do instead (optional): '
+
+--- Deny, after asking for the optional message the model is told (empty or dismissed: none).
+--- @param pending pseudoclaude.PendingApproval
+function M.deny_with_message(pending)
+  if pending.done then
+    return
+  end
+  vim.ui.input({ prompt = M.DENY_PROMPT }, function(text)
+    local message = type(text) == 'string' and vim.trim(text) or ''
+    pending.settle(DECISION.deny, nil, message ~= '' and message or nil)
+  end)
+end
 
 --- What the left and right windows of a write approval are called and titled.
 --- @param p pseudoclaude.ApproveParams
@@ -165,18 +256,36 @@ local function open_diff(pending)
       pending.settle(decision)
     end
   end
+  local keys = {
+    { 'a', decide(DECISION.allow_once), 'PseudoClaude: allow this change once' },
+    { 's', decide(DECISION.allow_session), 'PseudoClaude: allow writes for this session' },
+    { 'd', decide(DECISION.deny), 'PseudoClaude: deny this change' },
+    { 'D', function()
+      M.deny_with_message(pending)
+    end, 'PseudoClaude: deny this change and tell the model why' },
+    { 'q', decide(DECISION.deny), 'PseudoClaude: deny this change' },
+  }
+  local rule = M.rule(p)
+  if rule then
+    keys[#keys + 1] = { 'A', decide(DECISION.allow_always), 'PseudoClaude: always allow ' .. rule }
+  end
   pending.view = diff.open({
     left = left,
     right = right,
-    hint = M.WRITE_HINT,
-    keys = {
-      { 'a', decide(DECISION.allow_once), 'PseudoClaude: allow this change once' },
-      { 's', decide(DECISION.allow_session), 'PseudoClaude: allow writes for this session' },
-      { 'd', decide(DECISION.deny), 'PseudoClaude: deny this change' },
-      { 'q', decide(DECISION.deny), 'PseudoClaude: deny this change' },
-    },
+    hint = M.write_hint(p),
+    keys = keys,
     on_close = decide(DECISION.deny),
   })
+  -- Why it is asked, below the split (the winbars hold the file and the keys).
+  local reason = given(p.reason)
+  if reason then
+    vim.schedule(function()
+      if not pending.done then
+        vim.api.nvim_echo({ { string.format('PseudoClaude: %s %s — %s', tostring(p.tool), tostring(p.path or ''),
+          fmt.one_line(reason, 200)) } }, false, {})
+      end
+    end)
+  end
 end
 
 --- The project MCP servers whose question was dismissed, by server process and folder, then
@@ -222,13 +331,23 @@ local function ask_select(pending)
   if p.kind == kinds.mcp_server and M.was_dismissed(pending.client_id, p) then
     return dismiss(pending, true)
   end
+  local function decided(decision)
+    if decision == DECISION.deny and p.kind ~= kinds.mcp_server and p.kind ~= kinds.permissions then
+      return M.deny_with_message(pending)
+    end
+    pending.settle(decision)
+  end
   if p.kind ~= kinds.mcp and p.kind ~= kinds.mcp_server and p.kind ~= kinds.permissions then
     -- The labels themselves, as before (what UI plugins and scripts see).
-    local labels = vim.tbl_map(function(c)
-      return c.label
-    end, choices)
+    local labels, by_label = {}, {}
+    for i, c in ipairs(choices) do
+      labels[i], by_label[c.label] = c.label, c.decision
+    end
     return vim.ui.select(labels, { prompt = prompt, kind = 'pseudoclaude_approval' }, function(choice)
-      pending.settle(render.decision_of_title[choice] or DECISION.deny)
+      if choice == nil then
+        return pending.settle(DECISION.deny) -- dismissed: denied, nothing more asked
+      end
+      decided(by_label[choice] or render.decision_of_title[choice] or DECISION.deny)
     end)
   end
   vim.ui.select(choices, {
@@ -239,7 +358,7 @@ local function ask_select(pending)
     end,
   }, function(choice)
     if choice then
-      return pending.settle(choice.decision)
+      return decided(choice.decision)
     end
     if p.kind == kinds.mcp_server then
       return dismiss(pending, false)
@@ -258,7 +377,7 @@ function M.handle(_, params, ctx)
   end
   --- @type pseudoclaude.PendingApproval
   local pending = { client_id = ctx.client_id, request_id = M.request_id(), params = params, done = false }
-  function pending.settle(decision, err)
+  function pending.settle(decision, err, message)
     if pending.done then
       return
     end
@@ -268,10 +387,10 @@ function M.handle(_, params, ctx)
       pending.view:close()
     end
     require('pseudoclaude.chat').approval(params, false)
-    fire('PseudoClaudeApproval', { params = params, decision = decision, cancelled = err ~= nil and not pending.dismissed,
-      dismissed = pending.dismissed })
+    fire('PseudoClaudeApproval', { params = params, decision = decision, message = message,
+      cancelled = err ~= nil and not pending.dismissed, dismissed = pending.dismissed })
     vim.schedule(function()
-      coroutine.resume(co, decision, err)
+      coroutine.resume(co, decision, err, message)
     end)
   end
   M.pending[#M.pending + 1] = pending
@@ -281,20 +400,25 @@ function M.handle(_, params, ctx)
   local shown_as_diff = params.kind == protocol.approve_kinds.write
     and config.options.approvals.diff ~= false
     and type(params.after) == 'string'
+  -- The card says it waits before the question shows (a select may wait right there: Neovim's
+  -- own asks with inputlist()); the answer puts it back.
+  require('pseudoclaude.chat').approval(params, true)
+  if not shown_as_diff then
+    pcall(vim.cmd.redraw)
+  end
   local ok, failure = pcall(shown_as_diff and open_diff or ask_select, pending)
   if not ok then
     vim.notify('PseudoClaude: could not show the approval: ' .. tostring(failure), vim.log.levels.ERROR,
       { title = 'PseudoClaude' })
     pending.settle(DECISION.deny)
   elseif not pending.done then
-    require('pseudoclaude.chat').approval(params, true)
     fire('PseudoClaudeApprovalShown', { params = params, diff = shown_as_diff })
   end
-  local decision, err = coroutine.yield()
+  local decision, err, message = coroutine.yield()
   if err then
     return nil, err
   end
-  return { decision = decision }
+  return { decision = decision, message = message }
 end
 
 --- `$/cancelRequest` from the server: the run was cancelled while its approval was pending. Its

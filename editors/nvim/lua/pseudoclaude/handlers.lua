@@ -1,4 +1,5 @@
---- Handlers for what the server sends: `pseudoclaude/event`, `pseudoclaude/contextUsage`,
+--- Handlers for what the server sends: `pseudoclaude/event` (a `mode` event to the session's
+--- mode, the others to the transcript and the chat), `pseudoclaude/contextUsage`,
 --- `pseudoclaude/memoryChanged`, `pseudoclaude/memoryProposals`, `pseudoclaude/mcpChanged`, approvals
 --- (`pseudoclaude/approve`, or `window/showMessageRequest` without the capability), the
 --- server's `$/cancelRequest` of a pending approval, `pseudoclaude/diagnostics` (what
@@ -27,6 +28,11 @@ function M.reload_unmodified(workspace)
 end
 
 M[protocol.notifications.event] = function(_, params)
+  if params.kind == 'mode' then
+    -- A session's permission mode changed: the chat's winbar shows it (not a line of a run).
+    require('pseudoclaude.permissions').event(params)
+    return fire('PseudoClaudeEvent', params)
+  end
   require('pseudoclaude.transcript').event(params)
   require('pseudoclaude.chat').event(params)
   if params.kind == 'error' or params.kind == 'compact' then

@@ -1,7 +1,8 @@
 --- `:checkhealth pseudoclaude`: Neovim, the server and its version, provider credentials (whether
 --- they are set, never their values; none needed for a local server), the workspace root of the current buffer and its data folder,
 --- what checkpoints cover (the `git` command found or not), the state of the folder's MCP
---- servers and what the folder's own settings file asks for that waits for an approval (when the
+--- servers, what the folder's own settings file asks for that waits for an approval, and the
+--- permission mode, the sandbox (on, or off and why) and the permission rules' problems (when the
 --- server runs), and whether the agent sees the current buffer as it is in the editor (the
 --- client attached, the server syncing documents, the diagnostics it may ask for).
 local M = {}
@@ -407,6 +408,67 @@ local function check_settings()
   end
 end
 
+--- What `:checkhealth` says about permissions, as { level, text, advice? } entries (level `ok`,
+--- `info` or `warn`), from a `pseudoclaude/permissions` answer: the sandbox (ok when commands run
+--- in it; a warning with the reason when they do not), the mode, the rules' problems and the
+--- folder's files whose rules wait for an approval.
+--- @param r pseudoclaude.PermissionsResult
+--- @return table[]
+function M.permissions_report(r)
+  local out = {}
+  local function add(level, text, advice)
+    out[#out + 1] = { level, text, advice }
+  end
+  local sandbox = type(r.sandbox) == 'table' and r.sandbox or nil
+  local reason = sandbox and type(sandbox.reason) == 'string' and sandbox.reason ~= '' and sandbox.reason or nil
+  if not sandbox then
+    add('info', 'the server does not say whether commands run in a sandbox (an older server?)')
+  elseif sandbox.enabled then
+    add('ok', 'sandbox on: commands run in the sandbox' .. (reason and (' (' .. reason .. ')') or ''))
+  elseif reason == 'being checked' then
+    add('info', 'sandbox: being checked (run :checkhealth again in a moment)')
+  else
+    add('warn', 'sandbox off: ' .. (reason or 'commands run without a sandbox'), {
+      'Commands the agent runs can reach every file you can; approve them with care',
+      'Install bubblewrap (bwrap) for the sandbox, or see the sandbox.enabled setting',
+    })
+  end
+  local meanings = require('pseudoclaude.permissions').MEANINGS
+  if type(r.mode) == 'string' then
+    local line = string.format('permission mode: %s (%s)', r.mode, meanings[r.mode] or '')
+    if r.mode == 'bypassPermissions' then
+      add('warn', line, { ':PseudoClaudeMode default goes back to asking' })
+    else
+      add('info', line)
+    end
+  end
+  local rules = type(r.rules) == 'table' and #r.rules or 0
+  add('info', string.format('%d permission rule%s (:PseudoClaudePermissions lists them)', rules, rules == 1 and '' or 's'))
+  for _, problem in ipairs(type(r.problems) == 'table' and r.problems or {}) do
+    add('warn', 'permission rules: ' .. tostring(problem), { 'Fix the rule in its file: the other rules apply' })
+  end
+  for _, w in ipairs(type(r.waiting) == 'table' and r.waiting or {}) do
+    add('warn', string.format('%s: its allow rules wait for your approval', tostring(w)),
+      { 'Restart the server (:LspRestart) to be asked again, or run `pseudoclaude permissions approve` in the folder' })
+  end
+  return out
+end
+
+--- The permission mode, the sandbox and the rules' problems, as the running server reports them.
+local function check_permissions()
+  health.start('Permissions and sandbox')
+  local protocol = require('pseudoclaude.protocol')
+  local result = ask_server(protocol.requests.permissions,
+    'the server is not running: this shows the permission mode and the sandbox once it is',
+    'the server did not answer: ')
+  if not result then
+    return
+  end
+  for _, entry in ipairs(M.permissions_report(result)) do
+    health[entry[1]](entry[2], entry[3])
+  end
+end
+
 function M.check()
   check_neovim()
   check_server()
@@ -415,6 +477,7 @@ function M.check()
   check_checkpoints()
   check_mcp()
   check_settings()
+  check_permissions()
   check_editor()
 end
 

@@ -918,6 +918,24 @@ function M.mcp(workspace)
   require('pseudoclaude.mcp').open(workspace)
 end
 
+--- `:PseudoClaudeMode [mode]`: set the permission mode of the session (the chat's, else the
+--- folder's current one; with no session yet, the mode the next one starts in), or pick one of
+--- the allowed modes with `vim.ui.select`.
+--- @param mode? string
+--- @param workspace? string
+--- @param session? string
+function M.mode(mode, workspace, session)
+  require('pseudoclaude.permissions').command(mode, workspace, session)
+end
+
+--- `:PseudoClaudePermissions`: the session's mode, the sandbox, the permission rules by decision
+--- with their source, the problems and the files waiting for approval, in a float.
+--- @param workspace? string
+--- @param session? string
+function M.permissions(workspace, session)
+  require('pseudoclaude.permissions').open(workspace, session)
+end
+
 --- `:PseudoClaudeTranscript`: show the transcript buffer.
 function M.open_transcript()
   local how = config.options.transcript.open

@@ -48,8 +48,9 @@ function M.usage(u)
   vim.cmd.redrawstatus({ bang = true })
 end
 
---- A `pseudoclaude/context` answer: the full picture.
+--- A `pseudoclaude/context` answer: the full picture (and the session's permission mode).
 function M.context(workspace, c)
+  require('pseudoclaude.permissions').context(workspace, c)
   M.states[key(workspace)] = {
     sessionId = c.sessionId,
     estimatedTokens = c.estimatedTokens,

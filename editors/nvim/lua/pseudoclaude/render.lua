@@ -123,6 +123,7 @@ end
 M.decision_of_title = {
   [protocol.approval_actions.once] = protocol.approval_decisions.allow_once,
   [protocol.approval_actions.session] = protocol.approval_decisions.allow_session,
+  [protocol.approval_actions.always] = protocol.approval_decisions.allow_always,
   [protocol.approval_actions.deny] = protocol.approval_decisions.deny,
 }
 

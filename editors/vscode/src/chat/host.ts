@@ -5,7 +5,7 @@
  * approvals shown in the chat. No `vscode` import: the adapter (`src/vscode/chatView.ts`) gives it
  * a panel to post to and the few editor services it needs (`ChatEnv`); tests give it fakes.
  */
-import { ALLOW_PROJECT, serverQuestionOf } from '../approvals';
+import { ALLOW_PROJECT, alwaysRuleOf, serverQuestionOf } from '../approvals';
 import { CancelSource } from '../cancel';
 import { previewPlan } from '../compaction';
 import {
@@ -18,6 +18,7 @@ import {
 import { describeFailure, errorMessage, isCancelled, sessionBusy, type BusyRefusal } from '../errors';
 import { oneLine, plural, prettyArguments } from '../format';
 import { MeterStore } from '../meter';
+import { MODE_MEANINGS, offeredModes, isMode } from '../permissions';
 import type { AgentClient, CancelToken } from '../ports';
 import {
   ApprovalActions,
@@ -32,6 +33,7 @@ import {
   type EditorContext,
   type McpChangedParams,
   type McpServer,
+  type PermissionMode,
   type RewindMode,
   type RunResult,
   type SessionSummary,
@@ -219,7 +221,9 @@ export interface ChatEnv {
 }
 
 interface PendingApproval {
-  resolve: (status: ApprovalStatus) => void;
+  resolve: (answer: { status: ApprovalStatus; message?: string }) => void;
+  /** The rule "Always allow" adds (absent: only once, for this session, or deny). */
+  rule?: string;
   diff?: DiffRequest;
   /** Its card, shown again after a restore (a reload, a switch of folder) until it is answered. */
   card?: ChatItem;
@@ -241,10 +245,13 @@ export function modalStatus(title: string | undefined | null): ApprovalStatus {
     case ApprovalActions.session:
     case ALLOW_PROJECT:
       return 'allowSession';
+    case ApprovalActions.always:
+      return 'allowAlways';
     case ApprovalActions.deny:
       return 'deny';
     default:
-      return 'dismissed';
+      // The dialog's "Always allow <rule>" (the rule in the button).
+      return title?.startsWith(`${ApprovalActions.always} `) ? 'allowAlways' : 'dismissed';
   }
 }
 
@@ -255,8 +262,10 @@ export function modalApprovalCard(message: string): {
   detail: string;
   about?: 'mcpServer' | 'permissions';
   server?: string;
+  rule?: string;
 } {
-  const text = message.trim();
+  const always = alwaysRuleOf(message);
+  const text = always ? always.message : message.trim();
   const settings = /^This folder's (\S+) asks PseudoClaude to use these settings[^\n]*\n([\s\S]*)$/.exec(text);
   if (settings) {
     return {
@@ -281,7 +290,7 @@ export function modalApprovalCard(message: string): {
   const rest = cut < 0 ? '' : text.slice(cut + 1).trim();
   const tool = /wants to use ([\w.-]+)/.exec(first)?.[1] ?? 'a tool';
   const title = first.replace(/^PseudoClaude wants to use /, 'Allow ');
-  return { tool, title: title.endsWith('?') ? title : `${title}?`, detail: rest };
+  return { tool, title: title.endsWith('?') ? title : `${title}?`, detail: rest, ...(always ? { rule: always.rule } : {}) };
 }
 
 function lines(text: string): string[] {
@@ -323,6 +332,10 @@ export interface InlineCard {
   about?: ApprovalAbout;
   server?: string;
   args?: string;
+  /** The rule "Always allow" adds (a call of a run only). */
+  rule?: string;
+  /** Why it is asked. */
+  reason?: string;
 }
 
 /**
@@ -330,6 +343,19 @@ export interface InlineCard {
  * the window has several (a project server's question comes when a folder opens).
  */
 export function inlineApprovalCard(p: ApproveParams, folderName?: string): InlineCard {
+  if (p.kind === 'permissions' || p.kind === 'mcpServer') {
+    return folderCard(p, folderName);
+  }
+  const card = callCard(p);
+  return {
+    ...card,
+    ...(p.rule ? { rule: p.rule } : {}),
+    ...(p.reason ? { reason: p.reason } : {}),
+  };
+}
+
+/** A question asked when a folder opens: its own settings file, a project's MCP server. */
+function folderCard(p: ApproveParams, folderName?: string): InlineCard {
   if (p.kind === 'permissions') {
     const file = p.path ?? '.PseudoClaude/config.yaml';
     const where = folderName ? `${folderName}'s ${file}` : `This folder's ${file}`;
@@ -340,21 +366,23 @@ export function inlineApprovalCard(p: ApproveParams, folderName?: string): Inlin
       about: 'permissions',
     };
   }
-  if (p.kind === 'mcpServer') {
-    const server = p.server ?? p.tool;
-    const where = folderName ? `${folderName}'s .mcp.json` : "This project's .mcp.json";
-    const what = p.command ?? p.url ?? '';
-    return {
-      tool: '',
-      title: `${where} wants to start the MCP server ${server}`,
-      detail: p.command ? `$ ${p.command}` : what,
-      about: 'mcpServer',
-      server,
-    };
-  }
+  const server = p.server ?? p.tool;
+  const where = folderName ? `${folderName}'s .mcp.json` : "This project's .mcp.json";
+  const what = p.command ?? p.url ?? '';
+  return {
+    tool: '',
+    title: `${where} wants to start the MCP server ${server}`,
+    detail: p.command ? `$ ${p.command}` : what,
+    about: 'mcpServer',
+    server,
+  };
+}
+
+/** A tool call of a run: what it would do. */
+function callCard(p: ApproveParams): InlineCard {
+  const args = prettyArguments(p.arguments ?? {});
   if (p.kind === 'mcp') {
     const server = p.server ?? '?';
-    const args = prettyArguments(p.arguments ?? {});
     return {
       tool: p.server ? mcpToolName(p.server, p.tool) : p.tool,
       title: `Call ${p.tool} of the MCP server ${server}?`,
@@ -379,16 +407,27 @@ export function inlineApprovalCard(p: ApproveParams, folderName?: string): Inlin
       path: p.path,
     };
   }
-  const command = p.command ?? (typeof p.arguments === 'object' && p.arguments !== null
-    ? String((p.arguments as Record<string, unknown>).command ?? '')
-    : '');
-  return {
-    tool: p.tool,
-    title: `Allow ${p.tool} to run a command?`,
-    detail: [command ? `$ ${command}` : oneLine(JSON.stringify(p.arguments ?? {}), 400), p.cwd ? `in ${p.cwd}` : '']
-      .filter(Boolean)
-      .join('\n'),
-  };
+  const given = typeof p.arguments === 'object' && p.arguments !== null ? (p.arguments as Record<string, unknown>) : {};
+  if (p.kind === 'runCommand') {
+    const command = p.command ?? String(given.command ?? '');
+    return {
+      tool: p.tool,
+      title: `Allow ${p.tool} to run a command?`,
+      detail: [command ? `$ ${command}` : oneLine(JSON.stringify(p.arguments ?? {}), 400), p.cwd ? `in ${p.cwd}` : '']
+        .filter(Boolean)
+        .join('\n'),
+    };
+  }
+  const path = p.path ?? (typeof given.path === 'string' ? given.path : undefined);
+  if (p.kind === 'read' && p.tool === 'read_file' && path !== undefined) {
+    return { tool: p.tool, title: `Allow ${p.tool} to read ${path}?`, detail: '' };
+  }
+  if (p.kind === 'plan') {
+    const plan = typeof given.plan === 'string' ? given.plan : '';
+    return { tool: p.tool, title: 'Approve this plan and start working?', detail: plan, ...(!plan && args && args !== '{}' ? { args } : {}) };
+  }
+  // A read of something else (a search), a hook, a tool the server knows better: its arguments.
+  return { tool: p.tool, title: `Allow ${p.tool}?`, detail: '', ...(args && args !== '{}' ? { args } : {}) };
 }
 
 export class ChatHost {
@@ -419,6 +458,9 @@ export class ChatHost {
   private readonly busy = new Map<string, BusyPrompt>();
   /** Requests of the chat's own that change its session (new, resume) in flight. */
   private switching = 0;
+  /** Changes of mode in flight (`pseudoclaude/mode`), sent one after the other. */
+  private modeChanging = 0;
+  private modeQueue: Promise<unknown> = Promise.resolve();
   private readonly pollMs: number;
   private readonly pause: (ms: number, token: CancelToken) => Promise<void>;
 
@@ -616,7 +658,10 @@ export class ChatHost {
         await this.switchFolder(m.uri);
         return;
       case 'approve':
-        this.answer(m.id, m.decision);
+        this.answer(m.id, m.decision, m.message);
+        return;
+      case 'setMode':
+        await this.setMode(m.mode);
         return;
       case 'showDiff': {
         const diff = this.approvals.get(m.id)?.diff;
@@ -997,6 +1042,13 @@ export class ChatHost {
       this.runs.set(e.sessionId, pending);
     }
     const run = e.sessionId ? this.runs.get(e.sessionId) : this.shownRun();
+    if (e.kind === 'mode') {
+      // The mode of the session shown (a chat with no session yet: of its run's) changed.
+      if (e.sessionId === this.state.sessionId || (pending !== undefined && run === pending)) {
+        this.dispatch({ type: 'event', event: e });
+      }
+      return;
+    }
     if (shown === null || !e.sessionId || e.sessionId === shown) {
       this.dispatch({ type: 'event', event: e });
     }
@@ -1056,6 +1108,10 @@ export class ChatHost {
       this.checkpoints = c.checkpoints;
       this.meters.context(folder.uri, c);
       this.dispatch({ type: 'meter', meter: this.meters.get(folder.uri) ?? null });
+      if (this.modeChanging === 0) {
+        // The session's mode (the next session's, before one): an older server says none.
+        this.syncMode({ mode: isMode(c.mode) ? c.mode : null, sandbox: c.sandbox ?? null });
+      }
       return c.sessionId;
     } catch (e) {
       this.env.log(`chat: context of ${folder.name}: ${errorMessage(e)}`);
@@ -1146,7 +1202,10 @@ export class ChatHost {
       // from here on (its calls still pending are running, not interrupted).
       run.joined = true;
     }
-    this.restore(fromItems(this.state, sessionId, items, earlier, run !== undefined));
+    // A refused change of mode was about the session shown before.
+    const base = sessionId === this.state.sessionId ? this.state : { ...this.state, modeError: null };
+    this.restore(fromItems(base, sessionId, items, earlier, run !== undefined));
+    await this.refreshPermissions();
   }
 
   private async switchFolder(uri: string): Promise<void> {
@@ -1895,6 +1954,108 @@ export class ChatHost {
     await this.refreshMcp();
   }
 
+  // ------------------------------------------------------------------------ permission mode
+
+  /** The mode picker's fields, dispatched when one changed. */
+  private syncMode(next: { mode?: PermissionMode | null; modes?: PermissionMode[] | null; sandbox?: ChatState['sandbox'] }): void {
+    const s = this.state;
+    const same =
+      (next.mode === undefined || next.mode === s.mode) &&
+      (next.modes === undefined || JSON.stringify(next.modes) === JSON.stringify(s.modes)) &&
+      (next.sandbox === undefined || JSON.stringify(next.sandbox) === JSON.stringify(s.sandbox));
+    if (!same) {
+      this.dispatch({ type: 'mode', ...next });
+    }
+  }
+
+  /**
+   * The modes the picker offers, the mode and the sandbox, from `pseudoclaude/permissions` (for
+   * the session shown). A server without the request (an older one) offers no picker.
+   */
+  async refreshPermissions(): Promise<void> {
+    const folder = this.state.folder;
+    if (!folder) {
+      return;
+    }
+    const sessionId = this.state.sessionId;
+    try {
+      const r = await this.agent.request(Requests.permissions, { workspace: folder.uri, ...(sessionId ? { sessionId } : {}) });
+      if (!this.isChatFolder(folder.uri) || this.state.sessionId !== sessionId) {
+        return; // the chat shows another session now: its own listing follows
+      }
+      this.syncMode({
+        modes: offeredModes(r.modes),
+        ...(isMode(r.mode) && this.modeChanging === 0 ? { mode: r.mode } : {}),
+        sandbox: r.sandbox,
+      });
+    } catch (e) {
+      this.env.log(`chat: permissions of ${folder.name}: ${errorMessage(e)}`);
+    }
+  }
+
+  /**
+   * The mode picker, Shift+Tab, the Set Permission Mode command: `pseudoclaude/mode` for the
+   * session shown (with none yet: the mode the next one starts in). The picker shows the new
+   * mode at once; a refusal (an unknown mode, bypassPermissions not allowed) puts the mode back
+   * and shows why under the picker. Changes are sent in order. Returns the server's line, or
+   * the error.
+   */
+  setMode(mode: PermissionMode): Promise<{ message: string } | { error: string } | undefined> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return Promise.resolve(undefined);
+    }
+    const sessionId = this.state.sessionId;
+    const was = this.state.mode;
+    this.modeChanging++;
+    this.dispatch({ type: 'mode', mode, error: null });
+    const sent = this.modeQueue.then(async () => {
+      try {
+        const r = await this.agent.request(Requests.mode, { workspace: folder.uri, mode, ...(sessionId ? { sessionId } : {}) });
+        if (this.isChatFolder(folder.uri) && this.state.sessionId === sessionId && this.state.mode === mode) {
+          this.syncMode({ mode: isMode(r.mode) ? r.mode : mode });
+        }
+        return { message: r.message };
+      } catch (e) {
+        const error = `Cannot switch to ${mode}: ${errorMessage(e)}`;
+        if (this.isChatFolder(folder.uri) && this.state.sessionId === sessionId && this.state.mode === mode) {
+          this.dispatch({ type: 'mode', mode: was, error });
+        }
+        return { error };
+      } finally {
+        this.modeChanging--;
+      }
+    });
+    this.modeQueue = sent;
+    return sent;
+  }
+
+  /**
+   * Set Permission Mode (the Command Palette): the modes offered, each with what it means, the
+   * current one marked; the one picked is set as the picker would.
+   */
+  async pickMode(): Promise<{ message: string } | { error: string } | undefined> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return { error: 'Open a folder first: the agent works inside a workspace folder.' };
+    }
+    await this.refreshPermissions();
+    const current = this.state.mode;
+    const modes = this.state.modes ?? offeredModes(null);
+    const picked = await this.env.pick(
+      modes.map((m) => ({
+        label: `${m === current ? '$(check) ' : ''}${m}`,
+        description: MODE_MEANINGS[m],
+        value: m,
+      })),
+      {
+        title: 'PseudoClaude: Set Permission Mode',
+        placeHolder: current ? `Now: ${current}. What may the agent do without asking?` : 'What may the agent do without asking?',
+      },
+    );
+    return picked === undefined ? undefined : this.setMode(picked);
+  }
+
   // ------------------------------------------------------------------------ approvals
 
   /** A `window/showMessageRequest` approval is up (a modal dialog): its card. Returns its id. */
@@ -1929,9 +2090,10 @@ export class ChatHost {
     }
     const outside = server !== undefined || p.kind === 'permissions';
     const sessionId = outside ? undefined : p.sessionId || undefined;
-    const status = new Promise<ApprovalStatus>((resolve) => {
+    const status = new Promise<{ status: ApprovalStatus; message?: string }>((resolve) => {
       this.approvals.set(id, {
         resolve,
+        ...(card.rule ? { rule: card.rule } : {}),
         ...(diff ? { diff } : {}),
         ...(server ? { server } : {}),
         outsideRun: outside,
@@ -1968,15 +2130,16 @@ export class ChatHost {
         await this.env.showDiff(diff).catch((e: unknown) => this.env.log(`chat: diff of ${diff.path}: ${errorMessage(e)}`));
       }
     }
-    const answer = await status;
+    const { status: answer, message } = await status;
     cancelled?.dispose();
+    const allowed = answer === 'allowOnce' || answer === 'allowSession' || answer === 'allowAlways';
     if (server) {
-      if (answer === 'allowOnce' || answer === 'allowSession') {
+      if (allowed) {
         this.launching.add(serverKey(server.folder, server.name));
       }
       void this.refreshMcp();
     }
-    return { decision: answer === 'allowOnce' || answer === 'allowSession' ? answer : 'deny' };
+    return { decision: allowed ? answer : 'deny', message: !allowed && message ? message : null };
   }
 
   /** Whether the chat shows `sessionId` of `folder` (a chat with no session yet shows its first run's). */
@@ -2032,24 +2195,31 @@ export class ChatHost {
     }
   }
 
-  private answer(id: string, decision: ApprovalDecision): void {
-    this.settle(id, decision);
+  /**
+   * An answer from the card: "Always allow" only where a rule was offered (else it counts as
+   * for this session, as the server takes it); a denial's message (trimmed) goes to the agent.
+   */
+  private answer(id: string, decision: ApprovalDecision, message?: string): void {
+    const pending = this.approvals.get(id);
+    const status = decision === 'allowAlways' && !pending?.rule ? 'allowSession' : decision;
+    const said = decision === 'deny' ? message?.trim() : undefined;
+    this.settle(id, status, said || undefined);
   }
 
-  private settle(id: string, status: ApprovalStatus): void {
+  private settle(id: string, status: ApprovalStatus, message?: string): void {
     const pending = this.approvals.get(id);
     if (!pending) {
       return;
     }
     this.approvals.delete(id);
-    this.dispatch({ type: 'approvalDone', id, status });
+    this.dispatch({ type: 'approvalDone', id, status, ...(message ? { message } : {}) });
     if (pending.sessionId !== undefined) {
       this.asking();
     }
     if (pending.diff) {
       this.env.closeDiff(id);
     }
-    pending.resolve(status);
+    pending.resolve(message ? { status, message } : { status });
   }
 
   /**
@@ -2071,7 +2241,7 @@ export class ChatHost {
 
   /** Answer an inline approval from outside the webview (the diff editor's title buttons). */
   decide(id: string, decision: ApprovalDecision): void {
-    this.settle(id, decision);
+    this.answer(id, decision);
   }
 }
 

@@ -62,8 +62,13 @@ export function chatHtml(d: ChatDocument): string {
 <footer class="composer">
   <ul id="slash" class="slash-list" role="listbox" aria-label="Slash commands" hidden></ul>
   <div id="chip" class="chip-row" aria-label="Goes with your prompt" hidden></div>
-  <textarea id="prompt" rows="3" placeholder="Ask PseudoClaude… (/ for commands)" aria-label="Prompt. Enter sends, Shift+Enter adds a line, Up and Down browse earlier prompts, / lists commands" aria-describedby="status" aria-autocomplete="list" aria-controls="slash"></textarea>
+  <textarea id="prompt" rows="3" placeholder="Ask PseudoClaude… (/ for commands)" aria-label="Prompt. Enter sends, Shift+Enter adds a line, Up and Down browse earlier prompts, / lists commands, Shift+Tab switches the permission mode" aria-describedby="status" aria-autocomplete="list" aria-controls="slash"></textarea>
+  <div id="mode-error" class="mode-error" role="alert" hidden></div>
   <div class="composer-row">
+    <div class="mode-picker">
+      <button type="button" id="mode" class="mode-button" data-action="modeMenu" aria-haspopup="menu" aria-expanded="false" aria-controls="mode-menu" hidden></button>
+      <div id="mode-menu" class="mode-menu" role="menu" aria-label="Permission mode" hidden></div>
+    </div>
     <span id="status" class="status" role="status"></span>
     <button type="button" id="cancel" data-action="cancel" title="Cancel the run" hidden>Stop</button>
     <button type="button" id="send" class="primary" data-action="send" title="Send (Enter)">Send</button>

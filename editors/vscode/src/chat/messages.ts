@@ -5,7 +5,8 @@
  * untrusted input as far as the host is concerned).
  */
 import type { ChatAction, ChatState } from './model';
-import type { ApprovalDecision } from '../protocol';
+import { isMode } from '../permissions';
+import type { ApprovalDecision, PermissionMode } from '../protocol';
 
 export type ToWebview =
   | ChatAction
@@ -31,7 +32,10 @@ export type FromWebview =
   | { type: 'newSession' }
   | { type: 'resume'; sessionId: string }
   | { type: 'folder'; uri: string }
-  | { type: 'approve'; id: string; decision: ApprovalDecision }
+  /** An approval card's answer; `message`: a denial's words for the agent (why, or what to do instead). */
+  | { type: 'approve'; id: string; decision: ApprovalDecision; message?: string }
+  /** The mode picker (or Shift+Tab in the prompt box): the permission mode of the session shown. */
+  | { type: 'setMode'; mode: PermissionMode }
   /** Open the diff of a write approval again. */
   | { type: 'showDiff'; id: string }
   | { type: 'copy'; text: string }
@@ -54,7 +58,7 @@ export type FromWebview =
   | { type: 'worktreeApply' }
   | { type: 'worktreeRemove' };
 
-const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'deny'];
+const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'allowAlways', 'deny'];
 
 function str(v: unknown): v is string {
   return typeof v === 'string';
@@ -99,7 +103,9 @@ export function isFromWebview(m: unknown): m is FromWebview {
     case 'folder':
       return str(o.uri);
     case 'approve':
-      return str(o.id) && str(o.decision) && DECISIONS.includes(o.decision);
+      return str(o.id) && str(o.decision) && DECISIONS.includes(o.decision) && (o.message === undefined || str(o.message));
+    case 'setMode':
+      return isMode(o.mode);
     case 'copy':
       return str(o.text);
     case 'openLink':

@@ -5,6 +5,7 @@
  */
 import { cleanContext, type EditorChip } from '../editorContext';
 import type { MeterState } from '../meter';
+import { isMode } from '../permissions';
 import type {
   AgentEvent,
   ApprovalDecision,
@@ -12,7 +13,9 @@ import type {
   EditorContext,
   FactCheck,
   McpServer,
+  PermissionMode,
   RunResult,
+  SandboxState,
   SessionSummary,
   SlashCommand,
   ToolCallItem,
@@ -93,6 +96,12 @@ export type ChatItem = (
       server?: string;
       /** The call's arguments as pretty JSON, shown folded when long (`mcp`). */
       args?: string;
+      /** The permission rule "Always allow" adds (absent: it is not offered). */
+      rule?: string;
+      /** Why it is asked (the mode, or the rule that asks). */
+      reason?: string;
+      /** What a denial told the agent. */
+      message?: string;
     }
   /** The summary an earlier compaction put first (from the transcript). */
   | { kind: 'summary'; id: string; text: string }
@@ -175,6 +184,14 @@ export interface ChatState {
   seq: number;
   /** Sessions (not the one shown) whose run waits for an approval: the picker marks them. */
   asking?: string[];
+  /** The permission mode of the session shown (of the next session, before one); `null`: not known (an older server). */
+  mode: PermissionMode | null;
+  /** The modes the mode picker offers (`pseudoclaude/permissions`); `null`: not listed yet. */
+  modes: PermissionMode[] | null;
+  /** Whether commands run in the sandbox (`null`: not known). */
+  sandbox: SandboxState | null;
+  /** Why the last change of mode failed (shown by the picker until the next change). */
+  modeError: string | null;
 }
 
 export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder[] = []): ChatState {
@@ -191,6 +208,10 @@ export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder
     mcp: null,
     chip: null,
     seq: 1,
+    mode: null,
+    modes: null,
+    sandbox: null,
+    modeError: null,
   };
 }
 
@@ -207,6 +228,17 @@ export type ChatAction =
   | { type: 'mcp'; servers: McpServer[] | null }
   /** The prompt box's chip (the editor's active file and selection). */
   | { type: 'chip'; chip: EditorChip | null }
+  /**
+   * The mode picker: the mode (of the session shown), the modes offered, the sandbox, the error
+   * of the last change (`null` clears it); a field left out stays as it is.
+   */
+  | {
+      type: 'mode';
+      mode?: PermissionMode | null;
+      modes?: PermissionMode[] | null;
+      sandbox?: SandboxState | null;
+      error?: string | null;
+    }
   /** The context breakdown as the meter has it, shown in the transcript (`/context`). */
   | { type: 'contextShown' }
   | {
@@ -220,8 +252,10 @@ export type ChatAction =
       about?: ApprovalAbout;
       server?: string;
       args?: string;
+      rule?: string;
+      reason?: string;
     }
-  | { type: 'approvalDone'; id: string; status: ApprovalStatus }
+  | { type: 'approvalDone'; id: string; status: ApprovalStatus; message?: string }
   | { type: 'preview'; id: string; preview: CompactPreviewResult }
   | { type: 'previewDone'; id: string; status: PreviewStatus; result?: string }
   | { type: 'notice'; level: NoticeLevel; text: string }
@@ -403,6 +437,9 @@ function onEvent(state: ChatState, e: AgentEvent): ChatState {
       return withItem(interruptTools(closeStreaming(state)), (id) => ({ kind: 'end', id, stopReason: e.stopReason }));
     case 'usage':
       return state;
+    case 'mode':
+      // The session's mode changed (a request, a command, an approved plan): the picker follows.
+      return isMode(e.mode) ? { ...state, mode: e.mode, modeError: null } : state;
   }
 }
 
@@ -467,7 +504,8 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return onEvent(state, a.event);
     case 'runStarted': {
       const { prompt, context } = a;
-      const started = { ...closeStreaming(state), running: true };
+      // A prompt sent: the line about a refused change of mode has been seen.
+      const started = { ...closeStreaming(state), running: true, ...(prompt !== undefined ? { modeError: null } : {}) };
       return prompt === undefined
         ? started
         : withItem(started, (id) => ({ kind: 'user', id, text: prompt, ...(context ? { context } : {}) }));
@@ -494,12 +532,20 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return { ...state, mcp: a.servers };
     case 'chip':
       return { ...state, chip: a.chip };
+    case 'mode':
+      return {
+        ...state,
+        ...(a.mode !== undefined ? { mode: a.mode } : {}),
+        ...(a.modes !== undefined ? { modes: a.modes } : {}),
+        ...(a.sandbox !== undefined ? { sandbox: a.sandbox } : {}),
+        ...(a.error !== undefined ? { modeError: a.error } : {}),
+      };
     case 'contextShown': {
       const meter = state.meter;
       return withItem(state, (id) => ({ kind: 'context', id, meter }));
     }
     case 'approval': {
-      const { id, tool, title, detail, mode, path, about, server, args } = a;
+      const { id, tool, title, detail, mode, path, about, server, args, rule, reason } = a;
       // The call it is about waits for the answer (a question when the folder opens is no call).
       const base = outsideRun(about) ? state : closeStreaming(state);
       const waiting =
@@ -522,13 +568,17 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
             ...(about ? { about } : {}),
             ...(server !== undefined ? { server } : {}),
             ...(args ? { args } : {}),
+            ...(rule ? { rule } : {}),
+            ...(reason ? { reason } : {}),
           },
         ],
       };
     }
     case 'approvalDone': {
       const card = state.items.find((i) => i.id === a.id);
-      const answered = updateById(state, a.id, (i) => (i.kind === 'approval' ? { ...i, status: a.status } : i));
+      const answered = updateById(state, a.id, (i) =>
+        i.kind === 'approval' ? { ...i, status: a.status, ...(a.message ? { message: a.message } : {}) } : i,
+      );
       return card?.kind === 'approval' && !outsideRun(card.about)
         ? updateLast(answered, 'tool', (t) => t.name === card.tool && t.status === 'waiting', (t) => ({ ...t, status: 'running' }))
         : answered;

@@ -1,10 +1,11 @@
 /**
  * The prompt box's keys: Enter sends, Shift+Enter adds a line, Up on the first line and Down on
- * the last line browse earlier prompts (what was being typed comes back after the newest).
+ * the last line browse earlier prompts (what was being typed comes back after the newest),
+ * Shift+Tab switches to the next permission mode.
  * Pure: the webview script feeds it key events and the textarea's value and caret.
  */
 
-export type PromptKey = 'send' | 'newline' | 'previous' | 'next' | 'none';
+export type PromptKey = 'send' | 'newline' | 'previous' | 'next' | 'cycleMode' | 'none';
 
 export interface KeyInfo {
   key: string;
@@ -23,6 +24,9 @@ export function promptKey(e: KeyInfo, value: string, start: number, end: number)
   }
   if (e.key === 'Enter') {
     return e.shiftKey ? 'newline' : 'send';
+  }
+  if (e.key === 'Tab' && e.shiftKey) {
+    return 'cycleMode';
   }
   if (e.shiftKey || start !== end) {
     return 'none';

@@ -9,6 +9,7 @@ import { factCheckText, previewPlan } from '../compaction';
 import { contextChip, type EditorChip } from '../editorContext';
 import { formatAge, formatBytes, formatCount, formatTokens, oneLine, plural, prettyArguments } from '../format';
 import { BREAKDOWN_LABELS, formatShare, WARNING_RATIO, type MeterState } from '../meter';
+import { MODE_MEANINGS, offeredModes, sandboxText } from '../permissions';
 import { BREAKDOWN_CATEGORIES, type Breakdown, type EditorContext, type McpServer, type SessionSummary } from '../protocol';
 import { summarizeArguments } from '../transcript';
 import { escapeHtml, renderMarkdown } from './markdown';
@@ -87,6 +88,7 @@ function toolCard(item: ItemOf<'tool'>, open: boolean): string {
 const APPROVAL_DONE: Record<Exclude<ApprovalStatus, 'pending'>, string> = {
   allowOnce: 'Allowed once',
   allowSession: 'Allowed for this session',
+  allowAlways: 'Always allowed',
   deny: 'Denied',
   dismissed: 'Dismissed: denied',
   cancelled: 'No longer asked (the run ended)',
@@ -95,6 +97,7 @@ const APPROVAL_DONE: Record<Exclude<ApprovalStatus, 'pending'>, string> = {
 /** The answered line's words for a project server's start (remembered for the project, not a session). */
 const SERVER_DONE: Partial<Record<Exclude<ApprovalStatus, 'pending'>, string>> = {
   allowSession: 'Allowed for this project',
+  allowAlways: 'Allowed for this project',
   cancelled: 'No longer asked',
 };
 
@@ -136,13 +139,18 @@ function approvalCard(item: ItemOf<'approval'>): string {
   const project = server || settings; // remembered for the folder, not a session
   if (status !== 'pending') {
     // Answered: one line (what was asked stays in its tooltip).
-    const allowed = status === 'allowOnce' || status === 'allowSession';
+    const allowed = status === 'allowOnce' || status === 'allowSession' || status === 'allowAlways';
     const done = (project ? SERVER_DONE[status] : undefined) ?? APPROVAL_DONE[status];
+    const rule =
+      status === 'allowAlways' && item.rule && !project
+        ? ` <span class="approval-added">· <code>${esc(item.rule)}</code> added to .PseudoClaude/permissions.local.yaml</span>`
+        : '';
+    const said = status === 'deny' && item.message ? ` <span class="approval-said">· told the agent: “${esc(oneLine(item.message, 300))}”</span>` : '';
     return (
       `<div class="event approval-line approval-${status}" data-id="${id}" role="note" ` +
-      `title="${esc([item.title, item.detail, item.args].filter(Boolean).join('\n'))}">` +
+      `title="${esc([item.title, item.reason, item.detail, item.args].filter(Boolean).join('\n'))}">` +
       `<span class="event-icon approval-icon" aria-hidden="true">${allowed ? '✓' : '✗'}</span>` +
-      `<strong>${done}:</strong> <span>${esc(oneLine(asked(item), 200))}</span></div>`
+      `<strong>${done}:</strong> <span>${esc(oneLine(asked(item), 200))}</span>${rule}${said}</div>`
     );
   }
   const label = server
@@ -154,11 +162,23 @@ function approvalCard(item: ItemOf<'approval'>): string {
     `<section class="card approval pending${item.about ? ` approval-${item.about}` : ''}" data-id="${id}" role="group" aria-label="${esc(label)}">`,
     `<div class="card-title"><span class="approval-icon" aria-hidden="true">⚠</span>${esc(item.title)}</div>`,
   ];
+  if (item.reason) {
+    parts.push(`<div class="approval-reason">Why: ${esc(oneLine(item.reason, 300))}</div>`);
+  }
   if (settings) {
     const rules = item.detail.split('\n').filter(Boolean);
     parts.push(`<ul class="approval-rules">${rules.map((r) => `<li><code>${esc(r)}</code></li>`).join('')}</ul>`);
-  } else if (item.detail) {
-    parts.push(`<pre class="card-pre">${esc(item.detail)}</pre>`);
+  }
+  // A write's change: "Show diff" beside what it changes (opens the diff editor again).
+  const diff = item.path && item.mode === 'inline' && !project
+    ? `<button type="button" class="link" data-action="showDiff" data-id="${id}">Show diff</button>`
+    : '';
+  if (!settings && item.detail) {
+    parts.push(
+      diff
+        ? `<div class="approval-file"><pre class="card-pre">${esc(item.detail)}</pre>${diff}</div>`
+        : `<pre class="card-pre">${esc(item.detail)}</pre>`,
+    );
   }
   parts.push(approvalArgs(item));
   if (server) {
@@ -173,21 +193,38 @@ function approvalCard(item: ItemOf<'approval'>): string {
         'Allow for this project: remembered on this machine, for this folder, until the file changes.</div>',
     );
   }
-  if (item.mode === 'inline') {
+  if (item.mode === 'inline' && project) {
     parts.push(
       '<div class="buttons">',
       `<button type="button" class="primary" data-action="approve" data-decision="allowOnce" data-id="${id}">Allow once</button>`,
-      `<button type="button" data-action="approve" data-decision="allowSession" data-id="${id}">${project ? 'Allow for this project' : 'Allow for this session'}</button>`,
+      `<button type="button" data-action="approve" data-decision="allowSession" data-id="${id}">Allow for this project</button>`,
       `<button type="button" data-action="approve" data-decision="deny" data-id="${id}">Deny</button>`,
-      item.path
-        ? `<button type="button" class="link" data-action="showDiff" data-id="${id}">Show diff</button>`
-        : '',
+      '</div>',
+    );
+  } else if (item.mode === 'inline') {
+    // A call of a run: Allow once / for this session / always (the rule it adds), then Deny
+    // with what to tell the agent.
+    const always = item.rule
+      ? `<button type="button" class="always" data-action="approve" data-decision="allowAlways" data-id="${id}" ` +
+        `title="${esc(`Adds ${item.rule} to this folder's .PseudoClaude/permissions.local.yaml: calls it covers run without asking from now on`)}">` +
+        `Always allow <code>${esc(item.rule)}</code></button>`
+      : '';
+    parts.push(
+      '<div class="buttons">',
+      `<button type="button" class="primary" data-action="approve" data-decision="allowOnce" data-id="${id}">Allow once</button>`,
+      `<button type="button" data-action="approve" data-decision="allowSession" data-id="${id}">Allow for this session</button>`,
+      always,
+      item.detail ? '' : diff,
+      '</div>',
+      '<div class="deny-row">',
+      `<input type="text" class="deny-message" data-id="${id}" placeholder="Tell the agent why (optional)" ` +
+        `aria-label="What to tell the agent when you deny (optional); Enter denies">`,
+      `<button type="button" data-action="approve" data-decision="deny" data-id="${id}">Deny</button>`,
       '</div>',
     );
   } else {
-    parts.push(
-      `<div class="muted">Waiting for your answer in the dialog: Allow once, ${server ? 'Allow for this project' : 'Allow for this session'} or Deny.</div>`,
-    );
+    const answers = ['Allow once', server ? 'Allow for this project' : 'Allow for this session', ...(item.rule ? [`Always allow ${item.rule}`] : [])];
+    parts.push(`<div class="muted">Waiting for your answer in the dialog: ${esc(answers.join(', '))} or Deny.</div>`);
   }
   parts.push('</section>');
   return parts.join('');
@@ -742,4 +779,54 @@ export function renderMcpButton(servers: readonly McpServer[] | null): { html: s
   const count = b.count === null || b.count === 0 ? '' : `<span class="mcp-count">${b.count}</span>`;
   const dot = b.warn ? `<span class="mcp-dot mcp-dot-${b.warn}" aria-hidden="true"></span>` : '';
   return { html: `MCP${count}${dot}`, title: b.title };
+}
+
+// ------------------------------------------------------------------------------------ the mode picker
+
+/**
+ * The prompt box's mode button: `Mode: default ▾`, its tooltip (what the mode means), hidden
+ * when the server says no mode (an older one).
+ */
+export function renderModeButton(state: Pick<ChatState, 'mode'>): { html: string; title: string; hidden: boolean } {
+  const mode = state.mode;
+  if (mode === null) {
+    return { html: '', title: '', hidden: true };
+  }
+  return {
+    html:
+      `<span class="mode-label">Mode:</span><span class="mode-name">${esc(mode)}</span>` +
+      '<span class="mode-caret" aria-hidden="true">▾</span>',
+    title: `Permission mode ${mode}: ${MODE_MEANINGS[mode]}. Click to change; Shift+Tab in the prompt box cycles.`,
+    hidden: false,
+  };
+}
+
+/**
+ * The mode picker's menu: the modes offered, each with what it means, the current one checked
+ * (`active`: the row with the keyboard), then the sandbox and how to get bypassPermissions
+ * when it is not offered.
+ */
+export function renderModeMenu(state: Pick<ChatState, 'mode' | 'modes' | 'sandbox'>, active = -1): string {
+  const modes = state.modes ?? (state.mode ? [state.mode] : offeredModes(null));
+  const rows = modes.map((m, i) => {
+    const checked = m === state.mode;
+    return (
+      `<button type="button" role="menuitemradio" aria-checked="${checked}" tabindex="${i === active ? 0 : -1}" ` +
+      `class="mode-item mode-${esc(m)}${checked ? ' checked' : ''}${i === active ? ' active' : ''}" data-mode="${esc(m)}" data-index="${i}">` +
+      `<span class="mode-check" aria-hidden="true">${checked ? '✓' : ''}</span>` +
+      `<span class="mode-item-name">${esc(m)}</span>` +
+      `<span class="mode-item-meaning">${esc(MODE_MEANINGS[m])}</span></button>`
+    );
+  });
+  const notes: string[] = [];
+  if (state.sandbox) {
+    notes.push(`Sandbox for commands: ${esc(sandboxText(state.sandbox))}`);
+  }
+  if (state.modes && !state.modes.includes('bypassPermissions')) {
+    notes.push('bypassPermissions: turn on <code>permissions.allowBypass</code> in your user settings');
+  }
+  return (
+    rows.join('') +
+    (notes.length > 0 ? `<div class="mode-menu-notes">${notes.map((n) => `<div>${n}</div>`).join('')}</div>` : '')
+  );
 }

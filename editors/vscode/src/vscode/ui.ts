@@ -12,6 +12,29 @@ const FORGET_BUTTON: vscode.QuickInputButton = {
 
 type VsItem<T> = vscode.QuickPickItem & { value?: T; source?: PickItem<T> };
 
+/** The scheme of the read-only reports `openText` opens with a title (Show Permissions). */
+export const TEXT_SCHEME = 'pseudoclaude-text';
+
+/** The reports' texts, by path (`/<title>.<ext>`), as read-only documents. */
+class TextDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly texts = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.path) ?? '';
+  }
+
+  set(uri: vscode.Uri, text: string): void {
+    this.texts.set(uri.path, text);
+    this.changed.fire(uri);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
 /** Open VS Code's diff editor on the two sides of a change (`before`, `after`: document URIs). */
 export async function openDiff(
   sides: { before: string; after: string; title: string },
@@ -28,6 +51,8 @@ export async function openDiff(
 
 export class VsCodeUi implements Ui, vscode.Disposable {
   private readonly status: vscode.StatusBarItem;
+  private readonly reports = new TextDocuments();
+  private readonly registration = vscode.workspace.registerTextDocumentContentProvider(TEXT_SCHEME, this.reports);
 
   constructor(
     private readonly transcriptChannel: vscode.OutputChannel,
@@ -141,8 +166,19 @@ export class VsCodeUi implements Ui, vscode.Disposable {
     await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: false });
   }
 
-  async openText(content: string, language: string): Promise<void> {
-    const doc = await vscode.workspace.openTextDocument({ content, language });
+  async openText(content: string, language: string, title?: string): Promise<void> {
+    if (title === undefined) {
+      const doc = await vscode.workspace.openTextDocument({ content, language });
+      await vscode.window.showTextDocument(doc, { preview: true });
+      return;
+    }
+    const ext = language === 'markdown' ? 'md' : 'txt';
+    const uri = vscode.Uri.from({ scheme: TEXT_SCHEME, path: `/${title.replace(/[/\\]/g, '-')}.${ext}` });
+    this.reports.set(uri, content);
+    let doc = await vscode.workspace.openTextDocument(uri);
+    if (doc.languageId !== language) {
+      doc = await vscode.languages.setTextDocumentLanguage(doc, language);
+    }
     await vscode.window.showTextDocument(doc, { preview: true });
   }
 
@@ -169,5 +205,7 @@ export class VsCodeUi implements Ui, vscode.Disposable {
 
   dispose(): void {
     this.status.dispose();
+    this.registration.dispose();
+    this.reports.dispose();
   }
 }

@@ -14,6 +14,8 @@ import {
   renderItem,
   renderMcpButton,
   renderMeter,
+  renderModeButton,
+  renderModeMenu,
   renderSessionOptions,
   renderWelcome,
   renderWorktreeBar,
@@ -21,7 +23,8 @@ import {
 import { EndPin, atEnd } from '../chat/scroll';
 import { escapeHtml } from '../chat/markdown';
 import { completeSlash, renderSlashList, slashCompletions, slashKey, slashWord } from '../chat/slash';
-import type { SlashCommand } from '../protocol';
+import { nextMode, offeredModes } from '../permissions';
+import type { PermissionMode, SlashCommand } from '../protocol';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -60,6 +63,9 @@ const sessionButtons = ['compact', 'undo'].map((id) => el<HTMLButtonElement>(id)
 const mcpButton = el<HTMLButtonElement>('mcp');
 const chipRow = el<HTMLElement>('chip');
 const worktreeBar = el<HTMLElement>('worktree');
+const modeButton = el<HTMLButtonElement>('mode');
+const modeMenu = el<HTMLElement>('mode-menu');
+const modeError = el<HTMLElement>('mode-error');
 
 const saved = (api.getState() ?? {}) as Saved;
 const history = new PromptHistory(saved.history ?? []);
@@ -73,7 +79,7 @@ let scheduled = false;
 const shown = new Map<string, { item: ChatItem; node: Element }>();
 /** Cards (tool calls, summaries) the user unfolded. */
 const unfolded = new Set<string>();
-const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '', worktree: '' };
+const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '', worktree: '', mode: '', modeMenu: '' };
 /** Whether the transcript follows its end (kept there when the view gets shorter). */
 const pin = new EndPin();
 
@@ -192,6 +198,7 @@ function render(): void {
     worktreeBar.hidden = worktree === '';
     last.worktree = worktree;
   }
+  renderMode();
   const running = state.running;
   cancelButton.hidden = !running;
   sendButton.disabled = running;
@@ -217,6 +224,114 @@ function render(): void {
   }
   pin.seen(transcript);
 }
+
+// ------------------------------------------------------------------------ the mode picker
+
+/** The mode menu: open or not, and the row with the keyboard. */
+const modePicker = { open: false, active: 0 };
+
+function offered(): PermissionMode[] {
+  return state.modes ?? (state.mode ? [state.mode] : offeredModes(null));
+}
+
+function renderMode(): void {
+  const button = renderModeButton(state);
+  if (button.html + button.title !== last.mode) {
+    modeButton.innerHTML = button.html;
+    modeButton.title = button.title;
+    modeButton.setAttribute('aria-label', button.title);
+    modeButton.className = `mode-button${state.mode ? ` mode-${state.mode}` : ''}`;
+    last.mode = button.html + button.title;
+  }
+  modeButton.hidden = button.hidden;
+  modeButton.disabled = !state.folder;
+  if (button.hidden && modePicker.open) {
+    closeModeMenu(false);
+  }
+  modeError.textContent = state.modeError ?? '';
+  modeError.hidden = !state.modeError;
+  if (modePicker.open) {
+    showModeMenu();
+  }
+}
+
+function showModeMenu(): void {
+  const html = renderModeMenu(state, modePicker.active);
+  if (html !== last.modeMenu) {
+    const focused = modeMenu.contains(document.activeElement);
+    modeMenu.innerHTML = html;
+    last.modeMenu = html;
+    if (focused) {
+      modeMenu.querySelector<HTMLElement>('.mode-item.active')?.focus();
+    }
+  }
+  modeMenu.hidden = false;
+  modeButton.setAttribute('aria-expanded', 'true');
+}
+
+function openModeMenu(): void {
+  modePicker.open = true;
+  modePicker.active = Math.max(0, offered().indexOf(state.mode as PermissionMode));
+  showModeMenu();
+  modeMenu.querySelector<HTMLElement>('.mode-item.active')?.focus();
+}
+
+function closeModeMenu(focusButton: boolean): void {
+  modePicker.open = false;
+  modeMenu.hidden = true;
+  modeMenu.innerHTML = '';
+  last.modeMenu = '';
+  modeButton.setAttribute('aria-expanded', 'false');
+  if (focusButton) {
+    modeButton.focus();
+  }
+}
+
+function chooseMode(mode: PermissionMode): void {
+  closeModeMenu(false);
+  prompt.focus();
+  if (mode !== state.mode) {
+    post({ type: 'setMode', mode });
+  }
+}
+
+modeMenu.addEventListener('keydown', (e) => {
+  const n = offered().length;
+  const move = (to: number): void => {
+    e.preventDefault();
+    modePicker.active = (to + n) % n;
+    showModeMenu();
+    modeMenu.querySelector<HTMLElement>('.mode-item.active')?.focus();
+  };
+  switch (e.key) {
+    case 'ArrowDown':
+      move(modePicker.active + 1);
+      break;
+    case 'ArrowUp':
+      move(modePicker.active - 1);
+      break;
+    case 'Home':
+      move(0);
+      break;
+    case 'End':
+      move(n - 1);
+      break;
+    case 'Escape':
+      e.preventDefault();
+      closeModeMenu(true);
+      break;
+    case 'Tab':
+      closeModeMenu(false);
+      break;
+  }
+});
+
+// A click anywhere else closes the menu.
+document.addEventListener('mousedown', (e) => {
+  if (modePicker.open && e.target instanceof Node && !modeMenu.contains(e.target) && !modeButton.contains(e.target)) {
+    closeModeMenu(false);
+  }
+});
 
 // ------------------------------------------------------------------------ slash completion
 
@@ -349,6 +464,13 @@ prompt.addEventListener('keydown', (e) => {
       e.preventDefault();
       setPrompt(text);
     }
+  } else if (action === 'cycleMode' && state.mode !== null) {
+    // Shift+Tab: the next mode offered (the caret stays in the box).
+    e.preventDefault();
+    const next = nextMode(offered(), state.mode);
+    if (next) {
+      post({ type: 'setMode', mode: next });
+    }
   }
 });
 prompt.addEventListener('input', () => {
@@ -370,6 +492,13 @@ function copyCode(button: HTMLElement): void {
   }, 1500);
 }
 
+/** What an approval card's "Tell the agent why" field holds (trimmed), if anything. */
+function denyMessageOf(id: string): string | undefined {
+  const input = transcript.querySelector<HTMLInputElement>(`input.deny-message[data-id="${CSS.escape(id)}"]`);
+  const text = input?.value.trim();
+  return text ? text : undefined;
+}
+
 function instructionsOf(id: string): string | undefined {
   const input = transcript.querySelector<HTMLInputElement>(`input.instructions[data-id="${CSS.escape(id)}"]`);
   const text = input?.value.trim();
@@ -379,6 +508,14 @@ function instructionsOf(id: string): string | undefined {
 document.addEventListener('click', (e) => {
   const target = e.target instanceof Element ? e.target : null;
   if (!target) {
+    return;
+  }
+  const item = target.closest<HTMLElement>('.mode-item[data-mode]');
+  if (item) {
+    const mode = offered().find((m) => m === item.dataset.mode);
+    if (mode) {
+      chooseMode(mode);
+    }
     return;
   }
   const link = target.closest('a[href]');
@@ -420,12 +557,23 @@ document.addEventListener('click', (e) => {
       break;
     case 'approve': {
       const decision = button.dataset.decision;
-      if (decision === 'allowOnce' || decision === 'allowSession' || decision === 'deny') {
+      if (decision === 'deny') {
+        const message = denyMessageOf(id);
+        post(message ? { type: 'approve', id, decision, message } : { type: 'approve', id, decision });
+        prompt.focus();
+      } else if (decision === 'allowOnce' || decision === 'allowSession' || decision === 'allowAlways') {
         post({ type: 'approve', id, decision });
         prompt.focus();
       }
       break;
     }
+    case 'modeMenu':
+      if (modePicker.open) {
+        closeModeMenu(false);
+      } else {
+        openModeMenu();
+      }
+      break;
     case 'showDiff':
       post({ type: 'showDiff', id });
       break;
@@ -484,8 +632,17 @@ new ResizeObserver(() => {
 }).observe(transcript);
 
 transcript.addEventListener('keydown', (e) => {
-  // Enter in a preview's instructions field confirms the compaction.
   const target = e.target;
+  // Enter in an approval's "Tell the agent why" field denies, with it.
+  if (e.key === 'Enter' && !e.isComposing && target instanceof HTMLInputElement && target.classList.contains('deny-message')) {
+    e.preventDefault();
+    const id = target.dataset.id ?? '';
+    const text = target.value.trim();
+    post(text ? { type: 'approve', id, decision: 'deny', message: text } : { type: 'approve', id, decision: 'deny' });
+    prompt.focus();
+    return;
+  }
+  // Enter in a preview's instructions field confirms the compaction.
   if (e.key === 'Enter' && target instanceof HTMLInputElement && target.classList.contains('instructions')) {
     e.preventDefault();
     const id = target.dataset.id ?? '';

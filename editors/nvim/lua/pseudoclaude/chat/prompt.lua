@@ -63,6 +63,13 @@ local ACTIONS = {
   mcp = function(pc, ws)
     pc.mcp(ws)
   end,
+  -- (when the server offers them)
+  mode = function(pc, ws, arg, chat)
+    pc.mode(arg, ws, chat and chat.session_id)
+  end,
+  permissions = function(pc, ws, _, chat)
+    pc.permissions(ws, chat and chat.session_id)
+  end,
   cancel = function(pc, ws, _, chat)
     pc.cancel(ws, chat)
   end,
@@ -175,7 +182,8 @@ end
 --- @return string[]
 function M.help_lines(chat)
   local lines = { 'Enter sends · Ctrl-C cancels the run · Up/Down recall earlier prompts · / completes a command',
-    'Ctrl-D sends the next prompt without the context (the file and selection shown above the prompt)' }
+    'Ctrl-D sends the next prompt without the context (the file and selection shown above the prompt)',
+    'Shift-Tab switches to the next permission mode (the winbar shows it; :PseudoClaudeMode picks one)' }
   for _, c in ipairs(M.commands(chat)) do
     local head = '/' .. c.name .. (given(c.hint) and ' [' .. c.hint .. ']' or '')
     lines[#lines + 1] = string.format('%-24s %s', head, c.description)

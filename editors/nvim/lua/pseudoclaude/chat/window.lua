@@ -50,7 +50,7 @@ local function setup_prompt_window(win)
   })
 end
 
-M.PROMPT_HINTS = 'Enter sends · Ctrl-C cancels · / commands · Up/Down earlier prompts · g? help'
+M.PROMPT_HINTS = 'Enter sends · Ctrl-C cancels · / commands · S-Tab mode · Up/Down earlier prompts · g? help'
 
 --- The context the next prompt of a chat goes with (its chip, and the open files).
 --- @param chat pseudoclaude.Chat
@@ -156,23 +156,39 @@ function M.session_words(chat)
   return words
 end
 
---- The winbar of a chat window: the session (title, worktree branch), its state, its meter, the
---- folder; cut at its end when the window is narrow (its start says the most).
+--- The permission mode of a chat's session (nil: not known yet).
+--- @param chat pseudoclaude.Chat
+--- @return string?
+function M.mode(chat)
+  return require('pseudoclaude.permissions').mode_of(chat.workspace, chat.session_id)
+end
+
+--- The winbar of a chat window: the session (title, worktree branch), its permission mode, its
+--- state, its meter, the folder; cut at its end when the window is narrow (its start says the
+--- most).
 function M.winbar()
   local win = vim.g.statusline_winid or vim.api.nvim_get_current_win()
   local chat = state.by_buf[vim.api.nvim_win_get_buf(win)]
   if not chat then
     return ''
   end
-  local parts = { M.session_words(chat) }
+  local function esc(s)
+    return (s:gsub('%%', '%%%%'))
+  end
+  local parts = { esc(M.session_words(chat)) }
+  local mode = M.mode(chat)
+  if mode then
+    local permissions = require('pseudoclaude.permissions')
+    parts[#parts + 1] = '%#' .. permissions.group(mode) .. '#' .. esc(permissions.words(mode)) .. '%*'
+  end
   if chat.waiting then
     parts[#parts + 1] = 'waiting for the session… (Ctrl-C stops)'
   elseif chat.running then
     parts[#parts + 1] = 'running… (Ctrl-C cancels)'
   end
-  parts[#parts + 1] = meter.session_text(chat.workspace, chat.session_id)
-  parts[#parts + 1] = 'PseudoClaude ' .. fmt.basename(chat.workspace)
-  return ' ' .. (table.concat(parts, ' · '):gsub('%%', '%%%%')) .. '%<'
+  parts[#parts + 1] = esc(meter.session_text(chat.workspace, chat.session_id))
+  parts[#parts + 1] = esc('PseudoClaude ' .. fmt.basename(chat.workspace))
+  return ' ' .. table.concat(parts, ' · ') .. '%<'
 end
 
 --- The chat and prompt windows of a chat in the current tab: `chat_win, prompt_win` (nil when absent).
@@ -292,6 +308,20 @@ local function map_keys(chat)
     return ''
   end, { buffer = chat.buf, expr = true, desc = 'PseudoClaude chat: fork from before the prompt under the cursor' })
   local pb = chat.prompt_buf
+  -- Shift-Tab: the next permission mode (in the completion menu: the item before).
+  local function cycle()
+    require('pseudoclaude.permissions').cycle(chat)
+  end
+  vim.keymap.set('i', '<S-Tab>', function()
+    if vim.fn.pumvisible() == 1 then
+      return vim.keycode('<C-p>')
+    end
+    vim.schedule(cycle)
+    return ''
+  end, { buffer = pb, expr = true, desc = 'PseudoClaude chat: the next permission mode' })
+  for _, b in ipairs({ pb, chat.buf }) do
+    vim.keymap.set('n', '<S-Tab>', cycle, { buffer = b, desc = 'PseudoClaude chat: the next permission mode' })
+  end
   vim.keymap.set({ 'i', 'n' }, '<C-d>', function()
     M.set_chip(chat, nil)
   end, { buffer = pb, desc = 'PseudoClaude chat: send the next prompt without the context' })
