@@ -3,6 +3,7 @@ every step did what it shows."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import socket
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from pseudoclaude import demo
+from pseudoclaude.fake_model import reply as fake_model_reply
 from support import server_env
 
 
@@ -50,6 +52,15 @@ def test_demo_runs_offline() -> None:
     removed = re.search(r"\(removed (\S+);", out)
     assert removed and not Path(removed.group(1)).exists(), out[-500:]
     assert proc.stderr == ""
+
+
+@pytest.fixture(autouse=True)
+def fresh_fake_model_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo in this process counts as in its own (``make demo``): the ids the fake model
+    makes up start at 1 again. Their length is in the token estimates, and the demo's summary
+    request is a few tokens under the limit of the cache-friendly form: ids grown longer by
+    the tests run before would tip it into the transcript form."""
+    monkeypatch.setattr(fake_model_reply, "_ids", itertools.count(1))
 
 
 def _run(spec: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

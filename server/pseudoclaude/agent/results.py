@@ -28,11 +28,6 @@ class ToolView:
     """A failed call's own error message."""
 
 
-DENIED_TYPES = frozenset({"denied", "permission_denied", "tool_not_allowed"})
-"""The error types of a call that was not allowed to run (``denied``: the logs of earlier
-versions)."""
-
-
 def short(text: str, lines: int = PREVIEW_LINES, chars: int = PREVIEW_CHARS) -> str:
     """The first ``lines`` lines and at most ``chars`` characters, ``…`` when cut."""
     kept = text.split("\n", lines)
@@ -62,7 +57,10 @@ def tool_view(content: str, is_error: bool) -> ToolView:
     if not failed:
         return ToolView("done", short(text))
     error_type = envelope.get("error_type")
-    status: ToolStatus = ("denied" if error_type in DENIED_TYPES else
+    metadata = envelope.get("metadata")
+    refused = error_type in ("denied", "tool_not_allowed") or (
+        error_type == "permission_denied" and isinstance(metadata, dict) and "source" in metadata)
+    status: ToolStatus = ("denied" if refused else
                           "canceled" if error_type in _CANCELED_TYPES else "error")
     message = error or short(text, 1, 300) or "the tool failed"
     return ToolView(status, short(text) if text else message, message)

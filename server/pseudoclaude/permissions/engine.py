@@ -93,6 +93,14 @@ _RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun", "uv", "poetry", "pipenv", "h
                       "pdm", "rye", "npx", "bundle", "cargo", "go", "dotnet", "mvn", "gradle"})
 """Programs whose second word names an action with its own argument (``npm run test``)."""
 _SUBCOMMAND = r"[A-Za-z][A-Za-z0-9._:+-]*"
+_WITH_SUBCOMMANDS = _RUNNERS | frozenset({
+    "git", "make", "gmake", "just", "task", "rake", "ninja", "cmake", "ctest", "meson",
+    "docker", "podman", "kubectl", "helm", "terraform", "gh", "glab", "pip", "pip3", "pipx",
+    "conda", "mamba", "apt", "apt-get", "brew", "systemctl", "composer", "mix", "deno", "nx",
+    "turbo", "lerna", "tox", "nox", "flutter", "dart", "swift", "rustup", "cargo-nextest",
+})
+"""Programs whose second word names what they do (``git status``, ``make test``): an "allow
+always" keeps it; for others the first word is the rule (``touch a`` → ``Bash(touch:*)``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -575,7 +583,7 @@ def _command_rule(part: Part) -> str | None:
     if words[0].startswith(("!", "=", "~")):
         return None  # a prefix rule cannot start with a pattern's mark
     count = 1
-    if len(words) > 1 and re.fullmatch(_SUBCOMMAND, words[1]):
+    if len(words) > 1 and program in _WITH_SUBCOMMANDS and re.fullmatch(_SUBCOMMAND, words[1]):
         count = 2
         if program in _RUNNERS and words[1] in ("run", "exec", "x") and len(words) > 2 \
                 and re.fullmatch(_SUBCOMMAND, words[2]):

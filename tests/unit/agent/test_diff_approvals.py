@@ -22,10 +22,9 @@ from typing import Any
 import pytest
 
 from pseudoclaude.agent.approvals import (
-    ApprovalPolicy,
     ApprovalRequest,
     Decision,
-    Gate,
+    Denial,
     summarize,
 )
 from pseudoclaude.agent.runner import Runner
@@ -36,8 +35,10 @@ from pseudoclaude.conversation import Conversation
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.llm.provider import Provider, Stop, StreamEvent, ToolCallComplete, ToolSpec
 from pseudoclaude.llm.types import Message, ToolCall
+from pseudoclaude.permissions import Approvals
+from support import policy_gate
 
-ASK = ApprovalPolicy(run_command="ask", write="ask")
+ASK = Approvals(run_command="ask", write="ask")
 
 
 class Approver:
@@ -78,7 +79,7 @@ class OneTurn:
 
 
 def run_calls(root: Path, approver: Approver, *calls: ToolCall,
-              policy: ApprovalPolicy = ASK) -> list[dict[str, Any]]:
+              policy: Approvals = ASK) -> list[dict[str, Any]]:
     """Run the calls through a real :class:`Runner` and gate; their result envelopes."""
     conversation = Conversation()
     provider = OneTurn(list(calls))
@@ -93,7 +94,7 @@ def run_calls(root: Path, approver: Approver, *calls: ToolCall,
         conversation,
         compact=CompactRuntime(conversation, config=CompactConfig(window=200_000),
                                spill_dir=root.parent / "spill", workspace=root),
-        provider=source, tools=ToolRegistry(root), gate=Gate(policy, approver),
+        provider=source, tools=ToolRegistry(root), gate=policy_gate(policy, approver, root=root),
         system_prompt=system_prompt, emit=lambda event: None)
     result = asyncio.run(runner.run("go"))
     assert result.stop_reason == "completed"
@@ -176,7 +177,9 @@ def test_a_command_shows_its_command_line_and_folder(root: Path) -> None:
     [request] = approver.requests
     assert request.command == "touch 'my file' b" and request.cwd == str(root.resolve())
     assert request.path is None and request.before is None and request.after is None
-    assert result["error_type"] == "denied" and not (root / "my file").exists()
+    assert result["error_type"] == "permission_denied" and not (root / "my file").exists()
+    assert result["error"] == "run_command was denied by the user"
+    assert result["metadata"] == {"source": "user"}
 
 
 # -- what is never asked ------------------------------------------------------------------------
@@ -205,13 +208,31 @@ def test_a_change_that_cannot_apply_fails_without_asking(root: Path, call: ToolC
     assert snapshot(root) == before and (root.parent / "outside.txt").read_text() == "x"
 
 
+@pytest.mark.parametrize("call", [edit("../outside.txt", "x", "y"), write("../outside.txt", "x")])
+def test_a_change_outside_the_workspace_is_refused_by_the_engine(root: Path,
+                                                                 call: ToolCall) -> None:
+    """The permission engine refuses a path outside the workspace (source ``sandbox``, with
+    the file tools' own error type) before anything is computed or asked."""
+    outside = root.parent / "outside.txt"
+    outside.write_text("x")
+    before = snapshot(root)
+    approver = Approver()
+    [result] = run_calls(root, approver, call)
+    assert approver.requests == []
+    assert result["ok"] is False and result["error_type"] == "outside_workspace", result
+    assert result["error"] == (f"{call.name} is not allowed: ../outside.txt is outside the "
+                               f"workspace ({outside.resolve()})")
+    assert result["metadata"] == {"source": "sandbox"}
+    assert snapshot(root) == before and outside.read_text() == "x"
+
+
 def test_allowed_writes_are_not_previewed(root: Path) -> None:
     """With ``approvals.write: allow`` nothing is shown, so nothing is computed before:
     overwriting a binary file works as before (SPEC §6)."""
     (root / "bin.dat").write_bytes(b"x\x00y")
     approver = Approver()
     [result] = run_calls(root, approver, write("bin.dat", "text"),
-                         policy=ApprovalPolicy(write="allow"))
+                         policy=Approvals(write="allow"))
     assert approver.requests == [] and result["ok"]
     assert (root / "bin.dat").read_text() == "text"
 
@@ -235,7 +256,11 @@ def test_a_denial_leaves_the_disk_byte_identical(root: Path, call: ToolCall,
     stamp = (root / "a.txt").stat().st_mtime_ns
     approver = Approver(answer=answer)
     [result] = run_calls(root, approver, call)
-    assert len(approver.requests) == 1 and result["error_type"] == "denied"
+    assert len(approver.requests) == 1 and result["error_type"] == "permission_denied"
+    assert result["error"] == (f"{call.name} was denied by the user" if answer == "deny" else
+                               f"{call.name} was not approved: the approval request was "
+                               "dismissed")
+    assert result["metadata"] == {"source": "user"}
     assert snapshot(root) == before and (root / "a.txt").stat().st_mtime_ns == stamp
     assert not (root / "new").exists()
 
@@ -319,15 +344,16 @@ def test_unified_diff_colours_and_limit() -> None:
 def test_the_terminal_shows_the_diff_before_asking(root: Path) -> None:
     output = io.StringIO()
     approver = TerminalApprover((io.StringIO("d\n"), output))
-    gate = Gate(ASK, approver)
+    gate = policy_gate(ASK, approver, root=root)
     call = edit("a.txt", "two\n", "2\n")
     registry = ToolRegistry(root)
-    assert asyncio.run(gate.check(call, "write", lambda: registry.prepare(call))) == (
-        "edit_file was denied by the user")
+    assert asyncio.run(gate.check(call, "write", lambda: registry.prepare(call))) == Denial(
+        "edit_file was denied by the user", "user")
     shown = output.getvalue()
     assert shown.startswith("\nPseudoClaude wants to edit_file: a.txt\n--- a/a.txt\n+++ b/a.txt\n")
     assert "-two\n+2\n" in shown and "\x1b[" not in shown  # not a terminal: no colour
-    assert shown.index("+2") < shown.index("Allow? [o]nce / [s]ession / [d]eny")
+    assert "  [a]lways adds the rule Edit(a.txt) to .PseudoClaude/permissions.local.yaml\n" in shown
+    assert shown.index("+2") < shown.index("Allow? [o]nce / [s]ession / [a]lways / [d]eny")
     assert "arguments:" not in shown
     assert (root / "a.txt").read_text() == "one\ntwo\nthree\n"
 
@@ -335,7 +361,7 @@ def test_the_terminal_shows_the_diff_before_asking(root: Path) -> None:
 def test_the_terminal_shows_a_command_with_its_folder(root: Path) -> None:
     output = io.StringIO()
     call = ToolCall("r1", "run_command", {"command": "ls", "args": ["-l"]})
-    gate = Gate(ASK, TerminalApprover((io.StringIO("o\n"), output)))
+    gate = policy_gate(ASK, TerminalApprover((io.StringIO("o\n"), output)), root=root)
     registry = ToolRegistry(root)
     assert asyncio.run(gate.check(call, "runCommand", lambda: registry.prepare(call))) is None
     assert f"run_command: ls -l\n  in: {root.resolve()}\n  arguments:" in output.getvalue()
@@ -420,5 +446,5 @@ def test_pseudoclaude_run_shows_the_diff_on_a_terminal(tmp_path: Path) -> None:
     assert "PseudoClaude wants to edit_file: a.txt\n" in text
     assert "\x1b[1m--- a/a.txt\x1b[0m\n\x1b[1m+++ b/a.txt\x1b[0m\n" in text
     assert "\x1b[31m-two\x1b[0m\n\x1b[32m+2\x1b[0m\n" in text
-    assert text.index("+2") < text.index("Allow? [o]nce / [s]ession / [d]eny")
+    assert text.index("+2") < text.index("Allow? [o]nce / [s]ession / [a]lways / [d]eny")
     assert stdout == b"Edited.\n" and (ws / "a.txt").read_text() == "one\n2\n"

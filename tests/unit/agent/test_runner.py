@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from pseudoclaude.agent.approvals import ApprovalPolicy, ApprovalRequest, Decision, Gate
+from pseudoclaude.agent.approvals import ApprovalRequest, Decision
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import (
     Param,
@@ -58,9 +58,11 @@ from pseudoclaude.llm.provider import (
     UsageEvent,
 )
 from pseudoclaude.llm.types import Message, ToolCall, Usage
+from pseudoclaude.permissions import Approvals
 from pseudoclaude.session import SessionStore, load_session
 from pseudoclaude.session.repair import is_valid
 from pseudoclaude.workspace import Hooks, SessionBusy, Workspace
+from support import policy_gate
 
 
 class Allow:
@@ -192,9 +194,26 @@ def test_a_running_session_refuses_a_second_writer(tmp_path: Path) -> None:
         asyncio.run(ws.close())
 
 
+def running_with(token: str) -> list[int]:
+    """The processes whose command line holds ``token`` (seen from here: a sandboxed command
+    runs in its own PID namespace, so its own ``getpid()`` means nothing outside)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:  # gone meanwhile
+                continue
+    return found
+
+
 def test_cancel_during_a_slow_command_leaves_a_valid_session(tmp_path: Path) -> None:
-    marker = tmp_path / "pid.txt"
-    sleeper = f"import os,time; open({str(marker)!r},'w').write(str(os.getpid())); time.sleep(60)"
+    # the marker is in the workspace: a sandboxed command writes nowhere else (its /tmp is
+    # its own)
+    marker = tmp_path / "ws" / "started.txt"
+    token = f"slow-command-{os.getpid()}-{time.monotonic_ns()}"
+    sleeper = f"open({str(marker)!r},'w').write({token!r}); import time; time.sleep(60)"
     script = {"turns": [{"tool_calls": [
         read("a.txt"),
         {"name": "run_command", "arguments": {"command": sys.executable,
@@ -215,16 +234,13 @@ def test_cancel_during_a_slow_command_leaves_a_valid_session(tmp_path: Path) -> 
 
         asyncio.run(cancel_midway())
         asyncio.run(ws.close())
-    assert marker.exists()
-    pid = int(marker.read_text())
-    for _ in range(50):  # the command's process group was killed
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+    assert marker.read_text() == token
+    for _ in range(50):  # the command (and the sandbox around it) was killed
+        if not running_with(token):
             break
         time.sleep(0.05)
     else:
-        pytest.fail("the command survived the cancellation")
+        pytest.fail(f"the command survived the cancellation: {running_with(token)}")
     assert isinstance(events[-1][1], StopEvent) and events[-1][1].stop_reason == "canceled"
     assert ws.session is not None
     live = ws.session.conversation.messages()
@@ -470,8 +486,13 @@ class Block(Tool):
         return ToolOutput("never")
 
 
-class NoApprover:
+class OnlyTestTools:
+    """Allows the test's own tools (``echo``, ``block``: tools the permission engine does not
+    know, so it asks about them); nothing else should be asked about."""
+
     async def ask(self, request: ApprovalRequest) -> Decision | None:
+        if request.tool in ("echo", "block"):
+            return "allow_once"
         raise AssertionError(f"nobody should be asked: {request}")
 
 
@@ -502,7 +523,8 @@ class Run:
                                    spill_dir=tmp_path / "spill", workspace=tmp_path),
             provider=source,
             tools=ToolRegistry(tmp_path, tools=[*default_tools(), Echo(), self.block]),
-            gate=Gate(ApprovalPolicy(run_command="deny", write="allow"), NoApprover()),
+            gate=policy_gate(Approvals(run_command="deny", write="allow"), OnlyTestTools(),
+                             root=tmp_path),
             system_prompt=system_prompt, emit=self.events.append,
             max_iterations=max_iterations, on_completed=self.completed.append,
             secrets=secrets)
@@ -739,7 +761,10 @@ def test_denied_calls_and_keys_in_tool_output(tmp_path: Path) -> None:
     result = run.go()
     assert result.stop_reason == "completed"
     denied, echoed = run.results()
-    assert denied["error_type"] == "denied" and "runCommand" in denied["error"]
+    assert denied["error_type"] == "permission_denied"
+    assert denied["error"] == ("run_command is not allowed: default mode denies commands "
+                               "(approvals.runCommand: deny)")
+    assert denied["metadata"] == {"source": "mode"}
     assert echoed["content"] == "key=[redacted]"
     assert key not in json.dumps([m.tool_result.content for m in run.conversation.messages()
                                   if m.tool_result])

@@ -498,7 +498,9 @@ def test_listing(ws: Path) -> None:
     ("run_command", cmd("python -c 'print(1)'"), "Bash(python -c print(1))"),
     ("run_command", cmd("python -c 'print(1, 2)'"), 'Bash(python -c "print(1, 2)")'),
     ("run_command", cmd("cd sub && make test"), "Bash(make test:*)"),  # cd is allowed already
-    ("run_command", cmd("cd sub && ls"), "Bash(cd sub:*)"),  # all allowed: the first
+    ("run_command", cmd("cd sub && ls"), "Bash(cd:*)"),  # all allowed: the first
+    ("run_command", cmd("touch made"), "Bash(touch:*)"),  # no subcommands: the program
+    ("run_command", cmd("cargo build --release"), "Bash(cargo build:*)"),
     ("run_command", {"command": "git", "args": ["commit", "-m", "a b"]}, "Bash(git commit:*)"),
     ("run_command", cmd("ls | xargs rm"), None),  # rm's files are only known when it runs
     ("run_command", cmd("ls | xargs grep -l x"), "Bash(grep:*)"),

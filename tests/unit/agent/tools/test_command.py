@@ -1,4 +1,5 @@
-"""run_command: no shell, timeouts and cancellation kill the process group (SPEC §6)."""
+"""run_command: a shell line, or a program and its arguments with no shell; timeouts and
+cancellation kill the process group (SPEC §6)."""
 
 from __future__ import annotations
 
@@ -48,12 +49,19 @@ def ws(tmp_path: Path) -> Path:
 
 
 def test_success_runs_in_the_workspace(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
-    body = call(ToolRegistry(ws), "run_command", command="pwd")
+    registry = ToolRegistry(ws)
+    body = call(registry, "run_command", command="pwd", args=[])
     assert body["ok"] is True
     assert body["content"] == f"{ws.resolve()}\n"
     meta = body["metadata"]
     assert meta["exit_code"] == 0 and meta["timed_out"] is False and meta["args"] == []
     assert meta["output_bytes"] == len(body["content"]) and meta["truncated"] is False
+    assert "shell" not in meta and meta["sandboxed"] is False  # no sandbox given
+    body = call(registry, "run_command", command="pwd")  # a shell line
+    assert body["ok"] is True and body["content"] == f"{ws.resolve()}\n"
+    meta = body["metadata"]
+    assert meta["command"] == "pwd" and meta["shell"] is True and "args" not in meta
+    assert meta["exit_code"] == 0 and meta["sandboxed"] is False
 
 
 def test_no_shell(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
@@ -61,9 +69,18 @@ def test_no_shell(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     body = call(registry, "run_command", command="echo",
                 args=["a;", "touch", "pwned", "&&", "$HOME", "*"])
     assert body["content"] == "a; touch pwned && $HOME *\n"
-    body = call(registry, "run_command", command="echo hi; touch pwned")
+    body = call(registry, "run_command", command="echo hi; touch pwned", args=[])
     assert body["error_type"] == "not_found" and "no shell" in body["error"]
     assert not (ws / "pwned").exists()
+
+
+def test_a_command_alone_is_a_shell_line(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
+    line = "echo a  b && echo $((1+2)) | tr 3 x > out.txt; cat out.txt"
+    body = call(ToolRegistry(ws), "run_command", command=line)
+    assert body["ok"] is True and body["content"] == "a b\nx\n"
+    assert (ws / "out.txt").read_text() == "x\n"
+    meta = body["metadata"]
+    assert meta["command"] == line and meta["shell"] is True and "args" not in meta
 
 
 def test_stdin_is_empty_and_there_is_no_terminal(ws: Path,
@@ -94,12 +111,19 @@ def test_killed_by_a_signal(ws: Path, call: Callable[..., dict[str, Any]]) -> No
 
 def test_not_found_and_not_executable(ws: Path, call: Callable[..., dict[str, Any]]) -> None:
     registry = ToolRegistry(ws)
-    body = call(registry, "run_command", command="definitely-not-a-program-xyz")
+    body = call(registry, "run_command", command="definitely-not-a-program-xyz", args=[])
     assert body["error_type"] == "not_found"
     (ws / "script.sh").write_text("#!/bin/sh\necho hi\n")
-    body = call(registry, "run_command", command="./script.sh")
+    body = call(registry, "run_command", command="./script.sh", args=[])
     assert body["error_type"] == "permission_denied"
+    # as shell lines, the shell reports them: 127 (not found) and 126 (not executable)
+    body = call(registry, "run_command", command="definitely-not-a-program-xyz")
+    assert body["error_type"] == "exit_status" and body["metadata"]["exit_code"] == 127
+    assert "definitely-not-a-program-xyz" in body["content"] and "not found" in body["content"]
+    body = call(registry, "run_command", command="./script.sh")
+    assert body["error_type"] == "exit_status" and body["metadata"]["exit_code"] == 126
     (ws / "script.sh").chmod(0o755)
+    assert call(registry, "run_command", command="./script.sh", args=[])["content"] == "hi\n"
     assert call(registry, "run_command", command="./script.sh")["content"] == "hi\n"
 
 
