@@ -369,6 +369,8 @@ export interface ServerStatus {
   error?: string;
   /** What the folders' own settings files ask for that is not applied, and why (one line each). */
   ignored?: string[];
+  /** Whether each folder's commands run in the sandbox: `on`, or `off (why)` (one line each). */
+  sandbox?: string[];
 }
 
 const ORIGINS: Record<ServerCommand['source'], string> = {
@@ -431,6 +433,9 @@ export function statusText(s: ServerStatus, describe: (c: ServerCommand) => stri
   }
   if (s.error) {
     lines.push(`Last error: ${s.error}`);
+  }
+  for (const line of s.sandbox ?? []) {
+    lines.push(`Command sandbox: ${line}`);
   }
   for (const line of s.ignored ?? []) {
     lines.push(`Not applied: ${line}`);

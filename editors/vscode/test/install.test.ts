@@ -227,5 +227,11 @@ describe('server status', () => {
       describeCommand,
     );
     assert.match(held.detail, /\nNot applied: baseUrl: http:\/\/127\.0\.0\.1:9 \(waits for your approval/);
+    const boxed = statusText(
+      { command: { command: 'pseudoclaude', args: ['lsp'], source: 'PATH' }, running: true,
+        sandbox: ['off (bubblewrap (bwrap) is not installed; commands run unsandboxed (sandbox.enabled: auto))'] },
+      describeCommand,
+    );
+    assert.match(boxed.detail, /\nCommand sandbox: off \(bubblewrap \(bwrap\) is not installed; commands run unsandboxed/);
   });
 });

@@ -50,6 +50,7 @@ import {
   type ServerCommand,
 } from '../settings';
 import { InstallFailed, type ServerProvider } from './server';
+import { sandboxText } from '../permissions';
 
 export interface Listeners {
   onEvent(e: AgentEvent): void;
@@ -131,24 +132,32 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
     if (resolved?.venv) status.venv = resolved.venv;
     if (!running && this.lastStartError) status.error = this.lastStartError;
     if (running) {
-      const ignored = await this.ignoredSettings();
+      const { ignored, sandbox } = await this.folderStates();
       if (ignored.length > 0) status.ignored = ignored;
+      if (sandbox.length > 0) status.sandbox = sandbox;
     }
     return status;
   }
 
-  /** What each folder's own settings file asks for that waits for an approval (or was declined). */
-  private async ignoredSettings(): Promise<string[]> {
-    const lines: string[] = [];
+  /**
+   * What each folder's own settings file asks for that waits for an approval (or was declined),
+   * and whether its commands run in the sandbox (and why not).
+   */
+  private async folderStates(): Promise<{ ignored: string[]; sandbox: string[] }> {
+    const ignored: string[] = [];
+    const sandbox: string[] = [];
     const folders = vscode.workspace.workspaceFolders ?? [];
     for (const folder of folders) {
       const context = await this.request(Requests.context, { workspace: folder.uri.toString() }).catch(() => undefined);
+      const where = folders.length > 1 ? `${folder.name}: ` : '';
       for (const i of context?.ignoredSettings ?? []) {
-        const where = folders.length > 1 ? `${folder.name}: ` : '';
-        lines.push(`${where}${i.key}: ${i.value} (${i.reason})`);
+        ignored.push(`${where}${i.key}: ${i.value} (${i.reason})`);
+      }
+      if (context?.sandbox) {
+        sandbox.push(`${where}${sandboxText(context.sandbox)}`);
       }
     }
-    return lines;
+    return { ignored, sandbox };
   }
 
   /** Start the server; a failure is shown once with what to change, and remembered. */
