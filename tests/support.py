@@ -79,3 +79,14 @@ class Listener:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def policy_gate(approvals: Any, approver: Any, root: Path | str | None = None,
+                **options: Any) -> Any:
+    """A gate whose engine has no rules: ``default`` mode with these ``approvals.*`` (what the
+    settings alone decide), confined to ``root`` (default: the current folder)."""
+    from pseudoclaude.agent.approvals import Gate
+    from pseudoclaude.permissions import PermissionEngine
+
+    engine = PermissionEngine(Path.cwd() if root is None else root, approvals=approvals)
+    return Gate(engine, approver, **options)

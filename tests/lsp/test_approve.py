@@ -58,7 +58,10 @@ async def test_deny_leaves_the_file_byte_identical(approving: LanguageClient,
     assert leftovers(env) == []
     assert len(env.approve_requests) == 1 and env.approvals == []  # no showMessageRequest
     [envelope] = await results(approving, env)
-    assert envelope["error_type"] == "denied" and "denied by the user" in envelope["error"]
+    assert envelope == {"ok": False, "tool": "write_file", "content": "",
+                        "error_type": "permission_denied",
+                        "error": "write_file was denied by the user",
+                        "metadata": {"source": "user"}}
 
 
 async def test_the_params_carry_path_before_and_after_exactly(approving: LanguageClient,
@@ -69,7 +72,9 @@ async def test_the_params_carry_path_before_and_after_exactly(approving: Languag
     assert params == {
         "workspace": env.folders[0].as_uri(), "sessionId": result["sessionId"],
         "tool": "edit_file", "arguments": EDIT["arguments"], "kind": "write",
-        "path": "notes.txt", "before": "alpha\nbeta\n", "after": "alpha\nBETA\n"}
+        "path": "notes.txt", "before": "alpha\nbeta\n", "after": "alpha\nBETA\n",
+        "rule": "Edit(notes.txt)",
+        "reason": "default mode asks before edits (approvals.write: ask)"}
     assert notes(env).read_text() == "alpha\nBETA\n"
 
 
@@ -108,6 +113,8 @@ async def test_a_command_is_shown_with_its_folder(approving: LanguageClient, env
     assert params["kind"] == "runCommand" and params["tool"] == "run_command"
     assert params["command"] == "touch 'a file'"
     assert params["cwd"] == str(env.folders[0].resolve())
+    assert (params["rule"], params["reason"]) == ("Bash(touch:*)",
+                                                  "default mode asks before commands")
     assert not {"path", "before", "after"} & set(params)
     assert not (env.folders[0] / "a file").exists()
 
@@ -120,14 +127,24 @@ async def test_an_invalid_answer_or_an_error_is_a_denial(approving: LanguageClie
     before = notes(env).read_bytes()
     env.fake.add_turns({"tool_calls": [READ, EDIT]}, {"text": "not written"})
     result = await env.call(approving, RUN, {"prompt": "shout beta"})
+    if isinstance(answer, Exception):  # the client's handler failed on purpose: not an error
+        approving._pytest_item.stash[captured_exception_key] = None  # of the test itself
+        # (cleared first: a failed assertion below must not also report it at teardown)
     assert result["stopReason"] == "completed"
     assert notes(env).read_bytes() == before and leftovers(env) == []
     [envelope] = await results(approving, env)
-    assert envelope["error_type"] == "denied"
-    reason = "could not ask" if isinstance(answer, Exception) else "is not valid"
-    assert reason in envelope["error"], envelope["error"]
-    if isinstance(answer, Exception):  # the client's handler failed on purpose: not an error
-        approving._pytest_item.stash[captured_exception_key] = None  # of the test itself
+    assert (envelope["error_type"], envelope["metadata"]) == (
+        "permission_denied", {"source": "user"})
+    invalid = "edit_file was not approved: the editor's answer to pseudoclaude/approve is not "
+    if answer is None:
+        assert envelope["error"] == invalid + "valid (decision: is required; got null)"
+    elif isinstance(answer, dict):
+        assert envelope["error"] == invalid + (
+            "valid (decision: invalid enum value 'maybe'; got {\"decision\": \"maybe\"})")
+    else:  # a failed ask names the tool, as every other denial does
+        assert envelope["error"].startswith("edit_file was not approved: "), envelope["error"]
+        assert envelope["error"].endswith(
+            "could not ask for approval: RuntimeError: the diff view failed"), envelope["error"]
 
 
 async def test_an_edit_that_cannot_apply_is_not_asked(approving: LanguageClient,
@@ -145,8 +162,14 @@ async def test_a_client_without_the_capability_gets_show_message_request(
     env.fake.add_turns({"tool_calls": [READ, EDIT]}, {"text": "edited"})
     await env.call(not_approving, RUN, {"prompt": "shout beta"})
     [asked] = env.approvals
-    assert asked.type == types.MessageType.Warning and "edit_file: notes.txt" in asked.message
-    assert [a.title for a in asked.actions] == ["Allow once", "Allow for this session", "Deny"]
+    assert asked.type == types.MessageType.Warning
+    assert asked.message == (
+        "PseudoClaude wants to use edit_file: notes.txt\n"
+        'Arguments: {"path": "notes.txt", "old_text": "beta", "new_text": "BETA"}\n'
+        "Always allow adds the rule Edit(notes.txt) to this folder's "
+        ".PseudoClaude/permissions.local.yaml")
+    assert [a.title for a in asked.actions] == ["Allow once", "Allow for this session",
+                                                "Always allow", "Deny"]
     assert env.approve_requests == []
     assert notes(env).read_text() == "alpha\nBETA\n"
 

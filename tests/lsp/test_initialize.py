@@ -35,7 +35,8 @@ SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compa
                  "pseudoclaude/sessions/fork", "pseudoclaude/mcp/list",
                  "pseudoclaude/mcp/approve", "pseudoclaude/mcp/restart",
                  "pseudoclaude/worktree/status", "pseudoclaude/worktree/apply",
-                 "pseudoclaude/worktree/remove"]
+                 "pseudoclaude/worktree/remove", "pseudoclaude/mode",
+                 "pseudoclaude/permissions", "pseudoclaude/permissions/check"]
 
 
 async def test_initialize_advertises_the_custom_surface(client: LanguageClient,

@@ -112,7 +112,8 @@ async def test_a_denied_call_never_reaches_the_server(approving: LanguageClient,
     env.fake.add_turns(call("mcp__echo__crash"), {"text": "it was denied"})
     await env.call(approving, RUN, {"prompt": "crash it"})
     [envelope] = env.envelopes()
-    assert envelope["error_type"] == "denied"
+    assert (envelope["error_type"], envelope["error"], envelope["metadata"]) == (
+        "permission_denied", "mcp__echo__crash was denied by the user", {"source": "user"})
     env.approve_answer = {"decision": "allowOnce"}
     env.fake.add_turns(call("mcp__echo__pid"), {"text": "same process"})
     await env.call(approving, RUN, {"prompt": "which process?"})

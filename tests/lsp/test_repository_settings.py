@@ -102,9 +102,11 @@ def _plain(value: Any) -> Any:
 async def setup(tmp_path: Path) -> AsyncIterator[tuple[FakeModelServer, Listener, Path]]:
     with FakeModelServer({"rules": [MEMORY_REPLY]}) as fake, Listener() as theirs:
         home = tmp_path / "home" / ".PseudoClaude"
-        home.mkdir(parents=True)  # the user's own settings: the fake model
+        home.mkdir(parents=True)  # the user's own settings: the fake model; no sandbox (a
+        # sandboxed command would run unasked, sandbox.autoAllow: the command must be asked)
         (home / "config.yaml").write_text(yaml.safe_dump(
-            {"provider": "anthropic", "baseUrl": fake.base_url, "maxRetries": 0}))
+            {"provider": "anthropic", "baseUrl": fake.base_url, "maxRetries": 0,
+             "sandbox": {"enabled": False}}))
         config = tmp_path / "ws" / ".PseudoClaude" / "config.yaml"
         config.parent.mkdir(parents=True)  # the repository's
         config.write_text(yaml.safe_dump({"baseUrl": theirs.url,

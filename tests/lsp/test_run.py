@@ -72,11 +72,16 @@ async def test_approval_deny_leaves_a_denied_result(client: LanguageClient, env:
     assert result["stopReason"] == "completed"
     [asked] = env.approvals
     assert asked.type == types.MessageType.Warning and "run_command" in asked.message
-    assert [a.title for a in asked.actions] == ["Allow once", "Allow for this session", "Deny"]
+    assert asked.message.endswith("\nAlways allow adds the rule Bash(touch:*) to this folder's "
+                                  ".PseudoClaude/permissions.local.yaml")
+    assert [a.title for a in asked.actions] == ["Allow once", "Allow for this session",
+                                                "Always allow", "Deny"]
     assert not (env.folders[0] / "x").exists()
     messages = env.log_messages()
     envelope = json.loads(messages[2]["tool_result"]["content"])
-    assert envelope["error_type"] == "denied" and messages[2]["tool_result"]["is_error"]
+    assert (envelope["error_type"], envelope["error"], envelope["metadata"]) == (
+        "permission_denied", "run_command was denied by the user", {"source": "user"})
+    assert messages[2]["tool_result"]["is_error"]
     call = (await env.items(client))[1]
     assert call["kind"] == "toolCall" and call["status"] == "denied"
     assert call["error"] == envelope["error"] and call["preview"] == envelope["error"]
@@ -90,6 +95,10 @@ async def test_approval_dismissed_is_a_denial_and_allow_runs(client: LanguageCli
                        {"text": "not run"})
     await env.call(client, RUN, {"prompt": "touch x"})
     assert not (env.folders[0] / "x").exists()
+    [envelope] = env.envelopes()
+    assert (envelope["error_type"], envelope["error"], envelope["metadata"]) == (
+        "permission_denied", "run_command was not approved: the approval request was dismissed",
+        {"source": "user"})
     env.approval_answer = "Allow once"
     env.fake.add_turns({"tool_calls": [{"name": "run_command",
                                         "arguments": {"command": "touch", "args": ["x"]}}]},

@@ -197,6 +197,8 @@ def compact_json(value: Any) -> str:
 
 
 _KINDS: dict[str, ApprovalClass] = {"none": "read"}
+"""The request kind of a call the engine asks about although its tool class is never gated
+(a read in ``strict`` mode, or one a rule asks for)."""
 
 
 def _remembered(approval_class: ApprovalClass, mcp: tuple[str, str] | None) -> str | None:
@@ -207,8 +209,6 @@ def _remembered(approval_class: ApprovalClass, mcp: tuple[str, str] | None) -> s
     if approval_class == "mcp" and mcp is not None:
         return f"mcp\x00{mcp[0]}\x00{mcp[1]}"
     return None
-"""The request kind of a call the engine asks about although its tool class is never gated
-(a read in ``strict`` mode, or one a rule asks for)."""
 
 
 class Gate:

@@ -86,7 +86,10 @@ class LspApprover:
             rule=_given(request.rule), reason=_given(request.reason))
 
     async def _approve(self, request: ApprovalRequest) -> Decision | Answer:
-        answer = await self._request(p.APPROVE, p.to_wire(self.params(request)))
+        try:
+            answer = await self._request(p.APPROVE, p.to_wire(self.params(request)))
+        except ApprovalUnavailable as exc:
+            raise ApprovalUnavailable(f"{request.tool} was not approved: {exc}") from None
         try:
             result = p.decode_params(p.ApproveResult, p.as_object(answer))
         except (p.ParamError, TypeError) as exc:
