@@ -225,7 +225,8 @@ class Gate:
         self.mcp_servers: dict[str, str] = dict(mcp_servers or {})
         self.remember = remember
         self.allowed_for_session: set[str] = set()
-        """Tool classes the user allowed for the rest of the session (``write``)."""
+        """What the user allowed for the rest of the session besides rules: ``write`` (every
+        write and edit), and MCP tools by their server's and their own name."""
         self._lock = asyncio.Lock()
 
     def reset(self) -> None:
@@ -251,10 +252,6 @@ class Gate:
         if verdict.decision == "ask" and remembered in self.allowed_for_session:
             return Verdict("allow", None, "session", f"{call.name} allowed for this session")
         return verdict
-
-    def would_ask(self, call: ToolCall, approval_class: ApprovalClass = "none") -> bool:
-        """Whether this call would wait for the approver now."""
-        return self.verdict(call, approval_class).decision == "ask"
 
     async def check(self, call: ToolCall, approval_class: ApprovalClass,
                     prepare: Callable[[], Awaitable[Preview]] | None = None,

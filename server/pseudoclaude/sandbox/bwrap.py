@@ -214,6 +214,12 @@ class Sandbox:
         return self._probed
 
     @property
+    def checked(self) -> bool:
+        """Whether :attr:`status` can answer without running the probe (it ran, or the
+        sandbox is turned off)."""
+        return self.enabled is False or self._probed is not None
+
+    @property
     def status(self) -> SandboxStatus:
         """``enabled``: commands run sandboxed; else ``reason`` says why not and what happens
         to commands (they run unsandboxed, or, with ``enabled: true``, are refused)."""

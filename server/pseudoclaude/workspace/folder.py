@@ -215,7 +215,8 @@ class Workspace:
             warn=lambda message: self._emit(WarningEvent(message)))
         """The permission rules, the approvals of the folder's own files, the sandbox."""
         self.next_mode: str | None = None
-        """The mode the next new session starts in, chosen before it existed."""
+        """The mode chosen while no session was open: the next session opened without a mode
+        of its own starts in it."""
         self._permissions_asking: asyncio.Future[bool] | None = None
         self._providers: list[tuple[ProviderOptions, Provider]] = []
         """The providers in use, one per distinct options (the session's, ``compact.model``'s,
@@ -1202,9 +1203,7 @@ class Workspace:
     def sandbox_state(self) -> SandboxStatus | None:
         """Whether commands run sandboxed; ``None`` while the first probe runs."""
         sandbox = self.permissions.sandbox
-        if sandbox.enabled is not False and sandbox._probed is None:
-            return None
-        return sandbox.status
+        return sandbox.status if sandbox.checked else None
 
     # -- compaction and the context ----------------------------------------------------------
     async def compact(self, instructions: str = "", session_id: str | None = None

@@ -96,10 +96,7 @@ class FolderPermissions:
         """New settings: the rules are read again at the next use, the sandbox follows."""
         self.settings = settings
         self._loaded = None
-        old = self.sandbox
-        self.sandbox = self._sandbox(settings)
-        if old.enabled == self.sandbox.enabled:
-            self.sandbox._probed = old._probed  # the probe's answer holds for the process
+        self.sandbox = self._sandbox(settings)  # (the probe's answer is kept per process)
 
     @property
     def approvals(self) -> Approvals:

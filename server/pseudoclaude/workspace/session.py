@@ -60,7 +60,7 @@ class Session:
         self.checkpoints: Checkpoints = ws.checkpoints
         self.tools = ToolRegistry(ws.root)
         if worktree is not None:
-            self.set_worktree(worktree)
+            self._work_in(worktree)
         self.tools.set_editor(ws.editor)
         self.tools.set_sandbox(ws.permissions.sandbox)
         self.track_files()
@@ -68,11 +68,14 @@ class Session:
         self.runtime = self._runtime(opened)
         loaded = opened.loaded
         logged = loaded.mode if loaded is not None and loaded.mode in MODES else None
+        chosen = ws.next_mode if logged is None else None
+        if chosen is not None:
+            ws.next_mode = None  # chosen for the next session: this one
         self.gate = Gate(ws.permissions.engine(self.root, self.tools.extra_read_roots,
-                                               logged or ws.next_mode),
+                                               logged or chosen),
                          ws.approver, session_id=self.id, mcp_servers=ws.mcp.approvals(),
                          remember=ws.permissions.remember_rule)
-        self.mode_unlogged = logged is None and ws.next_mode is not None
+        self.mode_unlogged = chosen is not None
         """It started in the mode chosen before it existed: its first write logs it."""
         self.busy: str | None = None
         """What this process is doing to the session (``a run``, ``a compaction``, ...)."""
@@ -89,14 +92,16 @@ class Session:
 
     # -- what it is made of ------------------------------------------------------------------
     def set_worktree(self, worktree: Worktree | None) -> None:
-        """Work in ``worktree`` (its tools, commands and checkpoints), or in the folder again
-        when it is ``None`` (the worktree was removed)."""
+        """Work in ``worktree`` (its tools, commands, checkpoints and permission checks), or
+        in the folder again when it is ``None`` (the worktree was removed)."""
+        self._work_in(worktree)
+        self.engine.workspace = self.root
+
+    def _work_in(self, worktree: Worktree | None) -> None:
         self.worktree = worktree
         self.root = worktree.workspace if worktree is not None else self.ws.root
         self.checkpoints = self.ws.checkpoints_of(worktree)
         self.tools.set_workspace(self.root)
-        if hasattr(self, "gate"):
-            self.engine.workspace = self.root
 
     # -- the permission mode -----------------------------------------------------------------
     @property
