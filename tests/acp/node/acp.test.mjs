@@ -103,7 +103,9 @@ test('new, prompt with a permission, cancel, list, load in a new process', async
   mkdirSync(path.join(home, '.PseudoClaude'));
   writeFileSync(path.join(home, '.PseudoClaude', 'config.yaml'), [
     'provider: anthropic', `baseUrl: ${fake.url}`,
-    'memory:', `  userDir: ${path.join(dir, 'user-memory')}`, ''].join('\n'));
+    'memory:', `  userDir: ${path.join(dir, 'user-memory')}`,
+    // off: a sandboxed command no rule names would run without asking (sandbox.autoAllow)
+    'sandbox:', '  enabled: false', ''].join('\n'));
   writeFileSync(path.join(ws, '.PseudoClaude', 'config.yaml'), [
     'maxRetries: 0', 'approvals:', '  runCommand: ask', ''].join('\n'));
   const env = { PATH: process.env.PATH, HOME: home, ANTHROPIC_API_KEY: API_KEY };
@@ -120,7 +122,11 @@ test('new, prompt with a permission, cancel, list, load in a new process', async
       assert.equal(init.agentCapabilities.loadSession, true);
       assert.deepEqual(init.agentCapabilities.sessionCapabilities.list, {});
 
-      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+      const made = await ctx.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+      const { sessionId } = made;
+      assert.equal(made.modes.currentModeId, 'default');
+      assert.deepEqual(made.modes.availableModes.map((m) => m.id), ['strict', 'default', 'acceptEdits', 'plan']);
+      assert.deepEqual(made.configOptions.map((o) => [o.id, o.currentValue]), [['mode', 'default']]);
       await until(() => ofKind(first.updates, sessionId, 'available_commands_update').length, 'commands');
       const [commands] = ofKind(first.updates, sessionId, 'available_commands_update');
       assert.deepEqual(commands.availableCommands.map((c) => c.name), ['compact', 'undo', 'context', 'memory', 'rewind', 'mcp']);
@@ -134,7 +140,8 @@ test('new, prompt with a permission, cancel, list, load in a new process', async
       const [asked] = first.permissions;
       assert.equal(asked.sessionId, sessionId);
       assert.equal(asked.toolCall.title, 'run_command: echo \'hi there\'');
-      assert.deepEqual(asked.options.map((o) => o.kind), ['allow_once', 'allow_always', 'reject_once']);
+      assert.deepEqual(asked.options.map((o) => o.kind), ['allow_once', 'allow_always', 'allow_always', 'reject_once']);
+      assert.equal(asked.options[2].name, 'Always allow Bash(echo:*)');
       const [call] = ofKind(first.updates, sessionId, 'tool_call');
       assert.equal(call.toolCallId, asked.toolCall.toolCallId);
       assert.equal(call.status, 'pending');
