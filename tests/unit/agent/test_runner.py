@@ -210,14 +210,14 @@ def running_with(token: str) -> list[int]:
 
 def test_cancel_during_a_slow_command_leaves_a_valid_session(tmp_path: Path) -> None:
     # the marker is in the workspace: a sandboxed command writes nowhere else (its /tmp is
-    # its own)
+    # its own), and the line runs with /bin/sh, which a sandbox shows (a Python under the
+    # host's /tmp it would not)
     marker = tmp_path / "ws" / "started.txt"
     token = f"slow-command-{os.getpid()}-{time.monotonic_ns()}"
-    sleeper = f"open({str(marker)!r},'w').write({token!r}); import time; time.sleep(60)"
+    sleeper = f"echo {token} > started.txt && sleep 60; echo {token}"
     script = {"turns": [{"tool_calls": [
         read("a.txt"),
-        {"name": "run_command", "arguments": {"command": sys.executable,
-                                              "args": ["-c", sleeper]}},
+        {"name": "run_command", "arguments": {"command": sleeper}},
         read("b.txt")]}]}
     with FakeModelServer(script) as fake:
         ws, events = workspace(tmp_path, fake)
@@ -234,7 +234,7 @@ def test_cancel_during_a_slow_command_leaves_a_valid_session(tmp_path: Path) -> 
 
         asyncio.run(cancel_midway())
         asyncio.run(ws.close())
-    assert marker.read_text() == token
+    assert marker.read_text() == token + "\n"
     for _ in range(50):  # the command (and the sandbox around it) was killed
         if not running_with(token):
             break
