@@ -118,6 +118,19 @@ class StopEvent(Event, frozen=True, tag="stop"):
     stop_reason: StopReason
 
 
+class Task(Struct, frozen=True):
+    """One item of a session's task list."""
+
+    content: str
+    status: str  # pending | in_progress | completed
+
+
+class TasksEvent(Event, frozen=True, tag="tasks"):
+    """The session's task list changed (or was restored by a resume, a fork or a rewind)."""
+
+    tasks: list[Task]
+
+
 class ModeEvent(Event, frozen=True, tag="mode"):
     """The session's permission mode changed (by a request, a command or an approved plan)."""
 
@@ -125,7 +138,8 @@ class ModeEvent(Event, frozen=True, tag="mode"):
 
 
 AnyEvent = (TextEvent | ToolCallEvent | ToolResultEvent | CompactEvent | MemoryEvent
-            | UsageUpdate | WarningEvent | ErrorEvent | StopEvent | ModeEvent)
+            | UsageUpdate | WarningEvent | ErrorEvent | StopEvent | ModeEvent
+            | TasksEvent)
 """Every event kind (a tagged union, for decoding)."""
 
 Emit = Callable[[Event], None]

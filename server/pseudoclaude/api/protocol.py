@@ -78,13 +78,14 @@ WORKTREE_REMOVE = "pseudoclaude/worktree/remove"
 MODE = "pseudoclaude/mode"
 PERMISSIONS = "pseudoclaude/permissions"
 PERMISSIONS_CHECK = "pseudoclaude/permissions/check"
+TASKS = "pseudoclaude/tasks"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
     REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART, WORKTREE_STATUS,
-    WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK,
+    WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK, TASKS,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -182,9 +183,13 @@ MemoryLevel = Literal["project", "user"]
 MEMORY_LEVELS: tuple[str, ...] = ("project", "user")
 """The memory stores, project first."""
 Level = MemoryLevel
-ApprovalDecision = Literal["allowOnce", "allowSession", "allowAlways", "deny"]
+ApprovalDecision = Literal["allowOnce", "allowSession", "allowAlways", "deny", "approve",
+                          "keepPlanning"]
 """The answer to ``pseudoclaude/approve`` (``allowAlways``: add the request's ``rule`` to the
-folder's ``permissions.local.yaml``; only when the request has one)."""
+folder's ``permissions.local.yaml``; only when the request has one). A plan (kind ``plan``)
+is answered ``approve`` (with a ``mode``) or ``keepPlanning`` (with ``feedback``); any other
+answer to a plan is ``keepPlanning``, and ``approve``/``keepPlanning`` to anything else deny."""
+TaskStatus = Literal["pending", "in_progress", "completed"]
 ApproveKind = Literal["read", "write", "runCommand", "mcp", "mcpServer", "permissions", "plan",
                       "hooks"]
 PermissionMode = Mode
@@ -775,6 +780,21 @@ class ApproveResult(Wire):
     decision: ApprovalDecision
     message: str | None = None
     """``deny``: what the model is told (why, or what to do instead)."""
+    mode: str | None = None
+    """``approve`` (a plan): the mode to carry it out in, ``default`` or ``acceptEdits``
+    (absent: ``default``)."""
+    feedback: str | None = None
+    """``keepPlanning``: what the model reads."""
+
+
+class TaskItem(Wire):
+    content: str
+    status: TaskStatus
+
+
+class TasksResult(Wire):
+    session_id: str | None
+    tasks: list[TaskItem]
 
 
 class DiagnosticsParams(Wire):
@@ -829,6 +849,7 @@ PARAMS: dict[str, type[Wire]] = {
     MODE: ModeParams,
     PERMISSIONS: SessionParams,
     PERMISSIONS_CHECK: PermissionsCheckParams,
+    TASKS: SessionParams,
 }
 """The params shape of every request (the handlers' input)."""
 SESSION_SCOPED: frozenset[str] = frozenset(

@@ -137,9 +137,21 @@ class ModeEntry(msgspec.Struct, tag="mode", tag_field="type", gc=False):
     ts: float = 0.0
 
 
+class TaskEntry(msgspec.Struct, gc=False):
+    content: str
+    status: str
+
+
+class TasksEntry(msgspec.Struct, tag="tasks", tag_field="type", gc=False):
+    """The session's task list from here on (``update_tasks`` replaces it whole)."""
+
+    tasks: list[TaskEntry]
+    ts: float = 0.0
+
+
 Entry = (SessionEntry | MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry
-         | CheckpointEntry | ForkEntry | ModeEntry)
-STATE_ENTRIES = (ModeEntry,)
+         | CheckpointEntry | ForkEntry | ModeEntry | TasksEntry)
+STATE_ENTRIES = (ModeEntry, TasksEntry)
 """Entries that hold a state of the session rather than its history: a ``replace`` does not
 reset them, and the writer repeats the latest of each after every ``replace`` it writes, so a
 replay from the last ``replace`` still finds them."""

@@ -34,6 +34,7 @@ from pseudoclaude.session.codec import (
     KeepEntry,
     MessageEntry,
     ModeEntry,
+    TasksEntry,
     OffloadEntry,
     ReplaceEntry,
     SessionEntry,
@@ -80,6 +81,8 @@ class Replay:
     fork: ForkEntry | None = None  # the ``fork`` line of a forked session
     mode: str | None = None
     """The permission mode of the last ``mode`` line (``None``: none)."""
+    tasks: list[tuple[str, str]] | None = None
+    """The task list of the last ``tasks`` line, ``(content, status)`` each (``None``: none)."""
 
 
 class _State:
@@ -142,8 +145,10 @@ class _State:
             r.fork = entry
         elif type(entry) is ModeEntry:
             r.mode = entry.mode
+        elif type(entry) is TasksEntry:
+            r.tasks = [(t.content, t.status) for t in entry.tasks]
         ts = cast("MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry | CheckpointEntry"
-                  " | ForkEntry | ModeEntry", entry).ts
+                  " | ForkEntry | ModeEntry | TasksEntry", entry).ts
         if 0 < ts < MAX_TS:  # a hand-made line may carry milliseconds, or nonsense
             r.last_ts = ts
 

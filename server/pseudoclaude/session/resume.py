@@ -34,6 +34,8 @@ class LoadedSession:
     a replace, which resets the estimate to a full one)."""
     mode: str | None = None
     """The permission mode of its last ``mode`` line (``None``: it never set one)."""
+    tasks: list[tuple[str, str]] | None = None
+    """Its task list (the last ``tasks`` line), ``(content, status)`` each."""
 
 
 @dataclass
@@ -91,6 +93,7 @@ def load_session(store: SessionStore, ref: str) -> LoadedSession:
         kept=replay.kept,
         anchor=None if repairs else replay.anchor,
         mode=replay.mode,
+        tasks=replay.tasks,
     )
 
 
@@ -128,7 +131,7 @@ def resume_session(
     """
     loaded = load_session(store, ref)
     writer = SessionWriter.open(store, loaded.session_id, model=model, workspace=workspace)
-    writer.keep_state(loaded.mode)
+    writer.keep_state(loaded.mode, loaded.tasks)
     try:
         if loaded.repaired:
             writer.append_replace("repair", loaded.messages)

@@ -29,6 +29,8 @@ from pseudoclaude.session.codec import (
     KeepEntry,
     MessageEntry,
     ModeEntry,
+    TaskEntry,
+    TasksEntry,
     OffloadEntry,
     ReplaceEntry,
     SessionEntry,
@@ -97,12 +99,22 @@ class SessionWriter:
             self._write(line)
             self._state["mode"] = line
 
-    def keep_state(self, mode: str | None) -> None:
-        """What a resumed log says the session's state is (its last ``mode`` line), to repeat
-        after the next ``replace``; nothing is written now."""
+    def append_tasks(self, tasks: Sequence[tuple[str, str]]) -> None:
+        """A ``tasks`` line: the session's task list from here on, ``(content, status)``."""
+        with self._lock:
+            line = encode(_tasks_entry(tasks))
+            self._write(line)
+            self._state["tasks"] = line
+
+    def keep_state(self, mode: str | None,
+                   tasks: Sequence[tuple[str, str]] | None = None) -> None:
+        """What a resumed log says the session's state is (its last ``mode`` and ``tasks``
+        lines), to repeat after the next ``replace``; nothing is written now."""
         with self._lock:
             if mode is not None:
                 self._state["mode"] = encode(ModeEntry(mode=mode, ts=time.time()))
+            if tasks is not None:
+                self._state["tasks"] = encode(_tasks_entry(tasks))
 
     def append_fork(self, parent: str, turn: int | None) -> None:
         """The ``fork`` line of a session forked from ``parent`` (before its prompt ``turn``;
@@ -228,3 +240,8 @@ class SessionWriter:
             version=LOG_VERSION, id=self.session_id,
             created=created.isoformat(timespec="seconds"), workspace=self._workspace,
         ))
+
+
+def _tasks_entry(tasks: Sequence[tuple[str, str]]) -> TasksEntry:
+    return TasksEntry(tasks=[TaskEntry(content, status) for content, status in tasks],
+                      ts=time.time())

@@ -35,7 +35,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pseudoclaude.llm.provider import ToolSpec
 
@@ -49,7 +49,9 @@ ApprovalClass = Literal["none", "read", "write", "runCommand", "mcp", "mcpServer
                       "plan", "hooks"]
 """``mcp``: a tool of an MCP server; ``mcpServer``: starting a project's MCP server (not a
 tool: what its approval is asked as)."""
-ParamKind = Literal["string", "integer", "number", "boolean", "string_array"]
+ParamKind = Literal["string", "integer", "number", "boolean", "string_array", "task_array"]
+TASK_STATUSES = ("pending", "in_progress", "completed")
+"""The statuses of a task-list item."""
 
 MAX_READ_BYTES = 256 * 1024
 """At most this many bytes of a file are loaded to answer one ``read_file`` call."""
@@ -129,6 +131,11 @@ class Param:
         out: dict[str, object]
         if self.kind == "string_array":
             out = {"type": "array", "items": {"type": "string"}}
+        elif self.kind == "task_array":
+            out = {"type": "array", "items": {
+                "type": "object", "required": ["content", "status"],
+                "properties": {"content": {"type": "string", "minLength": 1},
+                               "status": {"type": "string", "enum": list(TASK_STATUSES)}}}}
         else:
             out = {"type": self.kind}
         if self.non_empty and self.kind == "string":
@@ -171,6 +178,10 @@ class Param:
                     raise ToolError(
                         "invalid_arguments",
                         f"{tool}: `{self.name}[{index}]` must not contain a NUL character")
+            return list(value)
+        if kind == "task_array":  # each item's fields: the tool checks them, naming the item
+            if not isinstance(value, list):
+                raise self._bad(tool, "an array of tasks", value)
             return list(value)
         # integer / number
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -218,6 +229,27 @@ def _show(value: Any, limit: int = 60) -> str:
     return f"{kind} {text}"
 
 
+@dataclass(frozen=True, slots=True)
+class PlanAnswer:
+    """The user's answer to a plan: ``approved`` (with the ``mode`` to carry it out in) or
+    not (with ``feedback``)."""
+
+    approved: bool
+    mode: str = "default"
+    feedback: str = ""
+
+
+class SessionState(Protocol):
+    """What ``update_tasks`` and ``exit_plan_mode`` reach of their session."""
+
+    @property
+    def mode(self) -> str: ...
+
+    async def set_tasks(self, tasks: list[tuple[str, str]]) -> None: ...
+
+    async def ask_plan(self, plan: str, call_id: str) -> PlanAnswer: ...
+
+
 @dataclass(slots=True)
 class ToolContext:
     """What a tool runs against: the confinement of the workspace (and extra read roots), and
@@ -230,6 +262,8 @@ class ToolContext:
     file it does not know as it is now is refused (``stale``); without, no such check."""
     sandbox: Sandbox | None = None
     """Where commands run: inside it when it works (``None``: never sandboxed)."""
+    state: SessionState | None = None
+    """The session's own state the bookkeeping tools change (its task list, its mode)."""
 
 
 class Tool(ABC):
