@@ -51,6 +51,7 @@ export const Requests = {
   mode: 'pseudoclaude/mode',
   permissions: 'pseudoclaude/permissions',
   permissionsCheck: 'pseudoclaude/permissions/check',
+  tasks: 'pseudoclaude/tasks',
 } as const;
 
 /** Server → client notifications. */
@@ -147,9 +148,13 @@ export type MemoryLevel = 'project' | 'user';
 
 /**
  * The answer to `pseudoclaude/approve` (`allowAlways`: add the request's `rule` to the
- * folder's `permissions.local.yaml`; only when the request has one).
+ * folder's `permissions.local.yaml`; only when the request has one). A plan (kind `plan`)
+ * is answered `approve` (with a `mode`) or `keepPlanning` (with `feedback`); any other
+ * answer to a plan is `keepPlanning`, and `approve`/`keepPlanning` to anything else deny.
  */
-export type ApprovalDecision = 'allowOnce' | 'allowSession' | 'allowAlways' | 'deny';
+export type ApprovalDecision = 'allowOnce' | 'allowSession' | 'allowAlways' | 'deny' | 'approve' | 'keepPlanning';
+
+export type TaskStatus = 'pending' | 'in_progress' | 'completed';
 
 export type ApproveKind = 'read' | 'write' | 'runCommand' | 'mcp' | 'mcpServer' | 'permissions' | 'plan' | 'hooks';
 
@@ -1026,12 +1031,31 @@ export interface ApproveParams {
   rule?: string;
   /** Why the call is asked (the mode, or the rule that asks). */
   reason?: string;
+  /** `plan`: the plan the agent asks to carry out (Markdown). */
+  plan?: string;
 }
 
 export interface ApproveResult {
   decision: ApprovalDecision;
   /** `deny`: what the model is told (why, or what to do instead). */
   message: string | null;
+  /**
+   * `approve` (a plan): the mode to carry it out in, `default` or `acceptEdits`
+   * (absent: `default`).
+   */
+  mode: string | null;
+  /** `keepPlanning`: what the model reads. */
+  feedback: string | null;
+}
+
+export interface TaskItem {
+  content: string;
+  status: TaskStatus;
+}
+
+export interface TasksResult {
+  sessionId: string | null;
+  tasks: TaskItem[];
 }
 
 /** `pseudoclaude/diagnostics` (server → client): the diagnostics the editor shows. */
@@ -1148,6 +1172,18 @@ export interface ModeEvent {
   mode: string;
 }
 
+/** The session's task list changed (or was restored by a resume, a fork or a rewind). */
+export interface TasksEvent {
+  kind: 'tasks';
+  tasks: Task[];
+}
+
+/** One item of a session's task list. */
+export interface Task {
+  content: string;
+  status: string;
+}
+
 /** Every event of a run, tagged on `kind`. */
 export type EventBody =
   | TextEvent
@@ -1160,6 +1196,7 @@ export type EventBody =
   | ErrorEvent
   | StopEvent
   | ModeEvent
+  | TasksEvent
 ;
 
 export type EventBodyKind = EventBody['kind'];
@@ -1209,6 +1246,7 @@ export interface RequestTypes {
   'pseudoclaude/mode': [ModeParams, ModeResult];
   'pseudoclaude/permissions': [SessionParams, PermissionsResult];
   'pseudoclaude/permissions/check': [PermissionsCheckParams, PermissionsCheckResult];
+  'pseudoclaude/tasks': [SessionParams, TasksResult];
 }
 
 /** Notification → params. */

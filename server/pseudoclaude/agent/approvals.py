@@ -40,7 +40,8 @@ from pseudoclaude.llm.types import ToolCall
 from pseudoclaude.names import plural
 from pseudoclaude.permissions import PLAN_REASON, Call, PermissionEngine, RuleError, Verdict
 
-Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
+Decision = Literal["allow_once", "allow_session", "allow_always", "deny", "approve",
+                   "keep_planning"]
 Policy = Literal["allow", "ask", "deny"]
 POLICIES: tuple[str, ...] = get_args(Policy)
 DECISIONS: tuple[str, ...] = get_args(Decision)
@@ -57,6 +58,8 @@ class Answer:
 
     decision: Decision
     message: str | None = None
+    mode: str | None = None
+    """``approve`` (a plan): the mode to carry it out in."""
 
 
 SimpleDecision = Literal["allow_once", "allow_session", "deny"]
@@ -64,9 +67,14 @@ SimpleDecision = Literal["allow_once", "allow_session", "deny"]
 
 def simple_decision(answer: Decision | Answer | None) -> SimpleDecision | None:
     """An answer to a question with no rule to keep (an MCP server, a folder's file):
-    ``allow_always`` counts as ``allow_session`` (remembered), the message is dropped."""
+    ``allow_always`` counts as ``allow_session`` (remembered), the message is dropped, and a
+    plan's answers are a denial."""
     decision = answer.decision if isinstance(answer, Answer) else answer
-    return "allow_session" if decision == "allow_always" else decision
+    if decision is None or decision == "allow_once":
+        return decision
+    if decision in ("allow_session", "allow_always"):
+        return "allow_session"
+    return "deny"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +130,8 @@ class ApprovalRequest:
     """Why it is asked (the mode, or the rule that asks)."""
     default_mode: str | None = None
     """``permissions``: the mode the folder's file would start sessions in."""
+    plan: str | None = None
+    """``plan``: the plan to approve (Markdown)."""
 
     @classmethod
     def of(cls, call: ToolCall, approval_class: ApprovalClass,
@@ -136,6 +146,14 @@ class ApprovalRequest:
         return cls(call.name, call.arguments, summarize(call), approval_class, call.id,
                    path=shown.path, before=shown.before, after=shown.after,
                    command=shown.command, cwd=shown.cwd)
+
+    @classmethod
+    def plan_of(cls, plan: str, call_id: str, session_id: str | None) -> ApprovalRequest:
+        """Approving the plan of ``exit_plan_mode``."""
+        first = next((line.strip("# ").strip() for line in plan.splitlines() if line.strip()),
+                     "")
+        return cls("exit_plan_mode", {"plan": plan}, f"carry out the plan: {first[:200]}",
+                   "plan", call_id, session_id=session_id, plan=plan)
 
     @classmethod
     def mcp_server(cls, server: str, summary: str, url: bool) -> ApprovalRequest:
@@ -292,6 +310,8 @@ class Gate:
                 return Denial(f"{call.name} was not approved: asking for approval failed "
                               f"({exc})", "user")
             decision = answer.decision if isinstance(answer, Answer) else answer
+            if decision in ("approve", "keep_planning"):
+                decision = "deny"  # a plan's answers, to a question about a call
             if decision in ("allow_session", "allow_always"):
                 await self._allow_later(approval_class, mcp, rule, decision == "allow_always")
                 return None

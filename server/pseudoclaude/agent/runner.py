@@ -86,6 +86,7 @@ class Runner:
         before_change: Callable[[ToolCall], Awaitable[None]] | None = None,
         after_change: Callable[[ToolCall], Awaitable[None]] | None = None,
         secrets: Sequence[str] = (),
+        reminder: Callable[[int], str | None] | None = None,
     ) -> None:
         self.conversation = conversation
         self.compact = compact
@@ -101,6 +102,9 @@ class Runner:
         self.after_change = after_change
         """Awaited after each tool call that may change files (the checkpoint after it)."""
         self.secrets = [s for s in secrets if s and len(s) >= 8]
+        self.reminder = reminder
+        """What request number N (from 1) of the run carries after the conversation, never
+        logged (the plan reminder, the task list)."""
         self.result = RunOutcome(stop_reason=StopReason.ERROR)
 
     def _append(self, message: Message, appended: list[Message]) -> None:
@@ -140,14 +144,14 @@ class Runner:
         except ProviderError as exc:  # no provider configured, unknown provider
             self._fail(result, str(exc))
             return
-        specs = self.tools.specs()
         unknown_in_a_row = 0
         while result.iterations < self.max_iterations:
             result.iterations += 1
             await self.compact.manage_context()
             turn = TurnBuilder()
+            specs = self.tools.specs()  # (an approved plan changes the mode, and the offer)
             try:
-                await self._stream(provider, system, specs, turn)
+                await self._stream(provider, system, specs, turn, result.iterations)
             except MaxTokensTruncated as exc:
                 if turn.text:
                     self._append(Message(role="assistant", content="".join(turn.text)),
@@ -188,8 +192,11 @@ class Runner:
         self.emit(ErrorEvent(error))
 
     async def _stream(self, provider: Provider, system: str, specs: list[ToolSpec],
-                      turn: TurnBuilder) -> None:
+                      turn: TurnBuilder, round_: int = 1) -> None:
         messages = self.conversation.messages()
+        extra = self.reminder(round_) if self.reminder is not None else None
+        if extra:  # the last text of the request, outside the cached prefix; never logged
+            messages = [*messages, Message(role="user", content=extra)]
         loop = asyncio.get_running_loop()
         next_yield = loop.time() + YIELD_EVERY
         async with contextlib.aclosing(provider.stream(system, messages, specs)) as events:

@@ -368,6 +368,13 @@ async def permissions_check(ws: Workspace, params: p.PermissionsCheckParams
         rule=verdict.rule if verdict.rule else UNSET)
 
 
+async def tasks(ws: Workspace, params: p.SessionParams) -> p.TasksResult:
+    session_id, items = await ws.tasks_of(_session(ws, params.session_id))
+    return p.TasksResult(session_id=session_id, tasks=[
+        p.TaskItem(content=content, status=cast(p.TaskStatus, status))
+        for content, status in items])
+
+
 HANDLERS: dict[str, Handler] = {
     p.RUN: run,
     p.COMPACT: compact,
@@ -398,6 +405,7 @@ HANDLERS: dict[str, Handler] = {
     p.MODE: mode,
     p.PERMISSIONS: permissions,
     p.PERMISSIONS_CHECK: permissions_check,
+    p.TASKS: tasks,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

@@ -774,6 +774,8 @@ class ApproveParams(Wire):
     ``allowAlways`` is not offered."""
     reason: str | UnsetType = UNSET
     """Why the call is asked (the mode, or the rule that asks)."""
+    plan: str | UnsetType = UNSET
+    """``plan``: the plan the agent asks to carry out (Markdown)."""
 
 
 class ApproveResult(Wire):

@@ -124,6 +124,9 @@ class CompactRuntime:
     ) -> None:
         self.conversation = conversation
         self.config = config
+        self.carry: Callable[[], str] = lambda: ""
+        """What every summary must carry besides the conversation (the session's task
+        list), added to its instructions."""
         self.ledger = ledger or Ledger()
         self.emit = emit
         self._provider = provider
@@ -330,6 +333,9 @@ class CompactRuntime:
         start = planned.start
         old = messages[:start]
         provider = await self._provider()
+        carried = self.carry()
+        if carried:
+            instructions = f"{instructions}\n\n{carried}".strip()
         summary = await self._summary_in_place(provider, messages, before, instructions)
         if summary is None:
             summary = await summarize_chunks(provider, layer2.units(old), instructions,

@@ -61,6 +61,8 @@ from pseudoclaude.llm.types import (
 )
 
 CACHE = {"type": "ephemeral"}
+REMINDER = "<system-reminder>"
+"""How a request's trailing reminder starts (``pseudoclaude.agent.reminders``)."""
 _TRUNCATING_STOPS = ("max_tokens", "model_context_window_exceeded")
 
 
@@ -125,8 +127,15 @@ def to_anthropic_messages(messages: list[Message], *, cache: bool = True
         turns.insert(0, {"role": "user",
                          "content": [{"type": "text", "text": "(conversation continues)"}]})
     if cache and turns and turns[-1]["role"] == "user":
-        last = turns[-1]["content"][-1]
-        if last["type"] in ("text", "tool_result"):
+        blocks = turns[-1]["content"]
+        # a reminder that ends the request (never logged, changing each round) stays after
+        # the cached prefix: the breakpoint goes on the block before it
+        while len(blocks) > 1 and blocks[-1]["type"] == "text" and \
+                blocks[-1]["text"].startswith(REMINDER):
+            blocks = blocks[:-1]
+        last = blocks[-1]
+        if last["type"] in ("text", "tool_result") and not (
+                last["type"] == "text" and last["text"].startswith(REMINDER)):
             last["cache_control"] = dict(CACHE)
     return turns
 

@@ -42,7 +42,16 @@ _DECISIONS: dict[str, Decision] = {ALLOW_ONCE: "allow_once", ALLOW_SESSION: "all
                                    ALLOW_ALWAYS: "allow_always", DENY: "deny"}
 _WIRE_DECISIONS: dict[str, Decision] = {"allowOnce": "allow_once",
                                         "allowSession": "allow_session",
-                                        "allowAlways": "allow_always", "deny": "deny"}
+                                        "allowAlways": "allow_always", "deny": "deny",
+                                        "approve": "approve",
+                                        "keepPlanning": "keep_planning"}
+APPROVE_PLAN = "Approve"
+APPROVE_PLAN_EDITS = "Approve, accept edits"
+KEEP_PLANNING = "Keep planning"
+_PLAN_ACTIONS: dict[str, Answer] = {
+    APPROVE_PLAN: Answer("approve", mode="default"),
+    APPROVE_PLAN_EDITS: Answer("approve", mode="acceptEdits"),
+    KEEP_PLANNING: Answer("keep_planning")}
 _KINDS: dict[str, p.ApproveKind] = {kind: kind for kind in get_args(p.ApproveKind)}
 _ARGUMENTS_SHOWN = 600
 _ANSWER_SHOWN = 200
@@ -83,7 +92,8 @@ class LspApprover:
             after=_given(request.after), command=_given(request.command),
             cwd=_given(request.cwd), server=_given(request.server), url=_given(request.url),
             rules=list(request.rules) if request.approval_class == "permissions" else UNSET,
-            rule=_given(request.rule), reason=_given(request.reason))
+            rule=_given(request.rule), reason=_given(request.reason),
+            plan=_given(request.plan))
 
     async def _approve(self, request: ApprovalRequest) -> Decision | Answer:
         try:
@@ -97,6 +107,10 @@ class LspApprover:
                 f"{request.tool} was not approved: the editor's answer to {p.APPROVE} is "
                 f"not valid ({exc}; got {_shown(answer)})") from None
         decision = _WIRE_DECISIONS[result.decision]
+        if request.approval_class == "plan":  # approve (with a mode) or keep planning
+            if decision == "approve":
+                return Answer("approve", mode=result.mode or "default")
+            return Answer("keep_planning", result.feedback or result.message)
         if decision == "allow_always" and request.rule is None:
             decision = "allow_session"  # nothing to write: the editor offered more than asked
         if decision == "deny" and result.message and result.message.strip():
@@ -104,7 +118,7 @@ class LspApprover:
         return decision
 
     # -- window/showMessageRequest -------------------------------------------------------------
-    async def _show_message(self, request: ApprovalRequest) -> Decision | None:
+    async def _show_message(self, request: ApprovalRequest) -> Decision | Answer | None:
         arguments = request.arguments if isinstance(request.arguments, str) else json.dumps(
             request.arguments, ensure_ascii=False)
         if len(arguments) > _ARGUMENTS_SHOWN:
@@ -119,6 +133,8 @@ class LspApprover:
             message = (f"This folder's {request.path} asks PseudoClaude to use these settings "
                        "(until you allow them, yours stand):\n"
                        + "\n".join(f"- {rule}" for rule in request.rules))
+        if request.approval_class == "plan":
+            return await self._show_plan(request)
         titles = [t for t in _DECISIONS if t != ALLOW_ALWAYS or request.rule is not None]
         if request.rule is not None and request.approval_class != "permissions":
             message += f"\n{ALLOW_ALWAYS} adds the rule {request.rule} to this folder's " \
@@ -132,6 +148,20 @@ class LspApprover:
             return None
         title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
         return _DECISIONS.get(str(title), "deny")
+
+    async def _show_plan(self, request: ApprovalRequest) -> Answer | None:
+        """A plan in a message (its Markdown as text): Approve, Approve with edits accepted,
+        or Keep planning (no feedback: a message has no text field)."""
+        answer = await self._request(
+            types.WINDOW_SHOW_MESSAGE_REQUEST,
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Info,
+                message=f"PseudoClaude's plan:\n\n{request.plan or ''}",
+                actions=[types.MessageActionItem(title=t) for t in _PLAN_ACTIONS]))
+        if answer is None:
+            return None
+        title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
+        return _PLAN_ACTIONS.get(str(title), Answer("keep_planning"))
 
     # -- the request ---------------------------------------------------------------------------
     async def _request(self, method: str, params: Any) -> Any:

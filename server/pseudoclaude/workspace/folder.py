@@ -797,7 +797,7 @@ class Workspace:
                 max_iterations=self.settings.max_iterations,
                 on_completed=completed, before_change=before_change,
                 after_change=after_change,
-                secrets=self._secrets(),
+                secrets=self._secrets(), reminder=s.reminder,
             )
             s.last_run = runner
             try:
@@ -1162,6 +1162,14 @@ class Workspace:
         was = session.mode
         await session.set_mode(mode)
         return words.mode_set(mode, was)
+
+    async def tasks_of(self, session_id: str | None = None) -> tuple[str | None,
+                                                                     list[tuple[str, str]]]:
+        """A session's task list (the current one by default; none open: empty)."""
+        if session_id in (None, "") and self.session is None:
+            return None, []
+        session = await self._target(session_id)
+        return session.id, list(session.tasks)
 
     def mode_of(self, session_id: str | None = None) -> str:
         """A session's permission mode (the current one by default; with none, the mode the

@@ -18,7 +18,14 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
-from pseudoclaude.agent.approvals import Gate
+from pseudoclaude.agent.approvals import Answer, ApprovalRequest, ApprovalUnavailable, Gate
+from pseudoclaude.agent.reminders import (
+    PLAN_EXITS,
+    plan_reminder,
+    tasks_instruction,
+    tasks_reminder,
+)
+from pseudoclaude.agent.tools.base import PlanAnswer
 from pseudoclaude.agent.runner import Runner
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, digest, ledger_entries
@@ -27,7 +34,7 @@ from pseudoclaude.compact import CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.conversation import Conversation
-from pseudoclaude.events import Event, ModeEvent
+from pseudoclaude.events import Event, ModeEvent, Task, TasksEvent
 from pseudoclaude.mcp import McpTool
 from pseudoclaude.permissions import MODES, PermissionEngine, PermissionsError
 from pseudoclaude.session import (
@@ -77,6 +84,11 @@ class Session:
                          remember=ws.permissions.remember_rule)
         self.mode_unlogged = chosen is not None
         """It started in the mode chosen before it existed: its first write logs it."""
+        self.tasks: list[tuple[str, str]] = list(loaded.tasks or []) if loaded else []
+        """Its task list, ``(content, status)`` each (``update_tasks`` replaces it)."""
+        self.tools.set_state(self)
+        self.tools.set_plan(self.mode == "plan")
+        self.runtime.carry = self.carried
         self.busy: str | None = None
         """What this process is doing to the session (``a run``, ``a compaction``, ...)."""
         self.runs: int | None = None
@@ -119,6 +131,7 @@ class Session:
         if mode == self.mode:
             return
         self.engine.set_mode(mode)
+        self.tools.set_plan(mode == "plan")
         self.mode_unlogged = False
         if self.busy is not None:  # this process writes it now (a run): one more line
             await asyncio.to_thread(self.writer.append_mode, mode)
@@ -126,6 +139,47 @@ class Session:
             async with self.writing("a mode change"):
                 await asyncio.to_thread(self.writer.append_mode, mode)
         self.emit(ModeEvent(mode))
+
+    # -- the task list and the plan (what update_tasks and exit_plan_mode reach) -------------
+    async def set_tasks(self, tasks: list[tuple[str, str]]) -> None:
+        """Replace the task list: logged (a ``tasks`` line), told (a ``tasks`` event)."""
+        self.tasks = list(tasks)
+        await asyncio.to_thread(self.writer.append_tasks, self.tasks)
+        self.emit_tasks()
+
+    def emit_tasks(self) -> None:
+        self.emit(TasksEvent([Task(content, status) for content, status in self.tasks]))
+
+    async def ask_plan(self, plan: str, call_id: str) -> PlanAnswer:
+        """Ask the user to approve ``plan``; approved, the session switches to the mode they
+        chose (``default`` unless ``acceptEdits``)."""
+        request = ApprovalRequest.plan_of(plan, call_id, self.id)
+        try:
+            answer = await self.ws.approver.ask(request)
+        except ApprovalUnavailable as exc:
+            return PlanAnswer(False, feedback=f"the plan could not be shown to the user ({exc})")
+        decision = answer.decision if isinstance(answer, Answer) else answer
+        if decision != "approve":
+            said = answer.message if isinstance(answer, Answer) else None
+            return PlanAnswer(False, feedback=said or "")
+        chosen = answer.mode if isinstance(answer, Answer) else None
+        mode = chosen if chosen in PLAN_EXITS else "default"
+        await self.set_mode(mode)
+        return PlanAnswer(True, mode=mode)
+
+    def reminder(self, round_: int) -> str | None:
+        """What the next request carries after the conversation, never logged: in plan mode
+        the plan reminder (in full on rounds 1, 5, 9…), and the task list when there is one."""
+        parts = []
+        if self.mode == "plan":
+            parts.append(plan_reminder(round_))
+        if self.tasks:
+            parts.append(tasks_reminder(self.tasks))
+        return "\n\n".join(parts) or None
+
+    def carried(self) -> str:
+        """What a summary must keep: the task list."""
+        return tasks_instruction(self.tasks) if self.tasks else ""
 
     def track_files(self) -> None:
         """A new record of the files the session read and wrote, by which its stale writes are
@@ -212,6 +266,9 @@ class Session:
         if logged in MODES and logged != self.mode:
             with contextlib.suppress(PermissionsError):
                 self.engine.set_mode(logged)  # another client switched it
+                self.tools.set_plan(logged == "plan")
+        self.tasks = list(opened.loaded.tasks or []) if opened.loaded is not None else []
+        self.runtime.carry = self.carried
         self.runs = self.turns_known = None
         self.known_size = self.log_size()
         await self.restore_estimate()

@@ -35,6 +35,7 @@ M.requests = {
   mode = 'pseudoclaude/mode',
   permissions = 'pseudoclaude/permissions',
   permissions_check = 'pseudoclaude/permissions/check',
+  tasks = 'pseudoclaude/tasks',
 }
 
 --- Server → client notifications.
@@ -143,12 +144,23 @@ M.rewind_modes = {
 }
 
 --- The answer to `pseudoclaude/approve` (`allowAlways`: add the request's `rule` to the
---- folder's `permissions.local.yaml`; only when the request has one).
+--- folder's `permissions.local.yaml`; only when the request has one). A plan (kind `plan`)
+--- is answered `approve` (with a `mode`) or `keepPlanning` (with `feedback`); any other
+--- answer to a plan is `keepPlanning`, and `approve`/`keepPlanning` to anything else deny.
 M.approval_decisions = {
   allow_once = 'allowOnce',
   allow_session = 'allowSession',
   allow_always = 'allowAlways',
   deny = 'deny',
+  approve = 'approve',
+  keep_planning = 'keepPlanning',
+}
+
+--- The values of `TaskStatus`.
+M.task_statuss = {
+  pending = 'pending',
+  in_progress = 'in_progress',
+  completed = 'completed',
 }
 
 --- The values of `ApproveKind`.
@@ -563,7 +575,7 @@ M.stop_reasons = {
 --- @class pseudoclaude.McpApproveParams
 --- @field workspace? string
 --- @field server string The server's name, as `pseudoclaude/mcp/list` gives it.
---- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'deny'
+--- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'approve'|'deny'|'keepPlanning'
 
 --- @class pseudoclaude.McpServerResult
 --- @field server pseudoclaude.McpServer
@@ -776,10 +788,21 @@ M.stop_reasons = {
 --- @field rules? string[] `permissions`: what the folder's file asks for, one line each (`baseUrl: <url> (...)` first), with `path` naming the file.
 --- @field rule? string The permission rule `allowAlways` would add (e.g. `Bash(npm run test:*)`); absent: `allowAlways` is not offered.
 --- @field reason? string Why the call is asked (the mode, or the rule that asks).
+--- @field plan? string `plan`: the plan the agent asks to carry out (Markdown).
 
 --- @class pseudoclaude.ApproveResult
---- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'deny'
+--- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'approve'|'deny'|'keepPlanning'
 --- @field message string|nil `deny`: what the model is told (why, or what to do instead).
+--- @field mode string|nil `approve` (a plan): the mode to carry it out in, `default` or `acceptEdits` (absent: `default`).
+--- @field feedback string|nil `keepPlanning`: what the model reads.
+
+--- @class pseudoclaude.TaskItem
+--- @field content string
+--- @field status 'completed'|'in_progress'|'pending'
+
+--- @class pseudoclaude.TasksResult
+--- @field sessionId string|nil
+--- @field tasks pseudoclaude.TaskItem[]
 
 --- `pseudoclaude/diagnostics` (server → client): the diagnostics the editor shows.
 --- @class pseudoclaude.DiagnosticsParams
@@ -870,6 +893,16 @@ M.stop_reasons = {
 --- @field kind 'mode'
 --- @field mode string
 
+--- The session's task list changed (or was restored by a resume, a fork or a rewind).
+--- @class pseudoclaude.TasksEvent
+--- @field kind 'tasks'
+--- @field tasks pseudoclaude.Task[]
+
+--- One item of a session's task list.
+--- @class pseudoclaude.Task
+--- @field content string
+--- @field status string
+
 --- @alias pseudoclaude.EventBody
 --- | pseudoclaude.TextEvent
 --- | pseudoclaude.ToolCallEvent
@@ -881,6 +914,7 @@ M.stop_reasons = {
 --- | pseudoclaude.ErrorEvent
 --- | pseudoclaude.StopEvent
 --- | pseudoclaude.ModeEvent
+--- | pseudoclaude.TasksEvent
 
 --- @alias pseudoclaude.TranscriptItem
 --- | pseudoclaude.UserItem

@@ -264,6 +264,8 @@ class ToolContext:
     """Where commands run: inside it when it works (``None``: never sandboxed)."""
     state: SessionState | None = None
     """The session's own state the bookkeeping tools change (its task list, its mode)."""
+    call_id: str = ""
+    """The call being run (what an approval it asks for is about)."""
 
 
 class Tool(ABC):

@@ -29,6 +29,7 @@ from pseudoclaude.agent.editor import Editor
 from pseudoclaude.agent.tools.base import (
     ApprovalClass,
     Preview,
+    SessionState,
     Tool,
     ToolContext,
     ToolError,
@@ -36,6 +37,7 @@ from pseudoclaude.agent.tools.base import (
     envelope,
 )
 from pseudoclaude.agent.tools.command import RunCommand
+from pseudoclaude.agent.tools.plan import ExitPlanMode, UpdateTasks
 from pseudoclaude.agent.tools.diagnostics import GetDiagnostics, add_problems, baseline, settle
 from pseudoclaude.agent.tools.files import EditFile, ReadFile, WriteFile
 from pseudoclaude.agent.tools.freshness import FileLedger
@@ -48,6 +50,10 @@ from pseudoclaude.mcp import McpTool
 from pseudoclaude.sandbox import Sandbox
 
 log = logging.getLogger("pseudoclaude.agent.tools")
+
+
+_UPDATE_TASKS = UpdateTasks()
+_EXIT_PLAN_MODE = ExitPlanMode()
 
 
 def default_tools() -> list[Tool]:
@@ -81,6 +87,8 @@ class ToolRegistry:
         self._editor: Editor | None = None
         self._files: FileLedger | None = None
         self._sandbox: Sandbox | None = None
+        self._state: SessionState | None = None
+        self._plan = False
 
     @property
     def editor(self) -> Editor | None:
@@ -109,11 +117,27 @@ class ToolRegistry:
 
     def _offered(self) -> dict[str, Tool]:
         diagnose = self._editor is not None and self._editor.can_diagnose
-        return {name: tool for name, tool in self._tools.items()
-                if diagnose or not tool.needs_diagnostics}
+        offered = {name: tool for name, tool in self._tools.items()
+                   if diagnose or not tool.needs_diagnostics}
+        if self._state is not None:  # a session's own bookkeeping
+            offered[UpdateTasks.name] = _UPDATE_TASKS
+            offered[ExitPlanMode.name] = _EXIT_PLAN_MODE
+        return offered
 
-    def _context(self) -> ToolContext:
-        return ToolContext(self._paths, self._editor, self._files, self._sandbox)
+    def set_state(self, state: SessionState | None) -> None:
+        """The session whose task list and mode ``update_tasks`` and ``exit_plan_mode``
+        change (``None``: they are not offered)."""
+        self._state = state
+
+    def set_plan(self, plan: bool) -> None:
+        """Plan mode: the model is offered only what may run in it (reading tools, read-only
+        MCP tools, the session's bookkeeping and ``exit_plan_mode``); outside it,
+        ``exit_plan_mode`` is not offered."""
+        self._plan = plan
+
+    def _context(self, call_id: str = "") -> ToolContext:
+        return ToolContext(self._paths, self._editor, self._files, self._sandbox, self._state,
+                           call_id)
 
     def set_mcp_tools(self, tools: Iterable[McpTool]) -> None:
         """The tools of the MCP servers from now on (after the built-in ones; a name that is
@@ -146,9 +170,13 @@ class ToolRegistry:
         return [*self._offered(), *self._mcp]
 
     def specs(self) -> list[ToolSpec]:
-        """The tools as the model sees them (the built-in ones, then the MCP servers')."""
-        return [tool.spec() for tool in self._offered().values()] + [
-            tool.spec() for tool in self._mcp.values()]
+        """The tools as the model sees them (the built-in ones, then the MCP servers'), as
+        the mode offers them (:meth:`set_plan`)."""
+        if self._plan:
+            return [tool.spec() for tool in self._offered().values() if tool.read_only] + [
+                tool.spec() for tool in self._mcp.values() if tool.read_only_hint]
+        return [tool.spec() for name, tool in self._offered().items()
+                if name != ExitPlanMode.name] + [tool.spec() for tool in self._mcp.values()]
 
     def get(self, name: str) -> Tool | None:
         """A built-in tool the model is offered (the MCP servers' are :meth:`mcp_tool`)."""
@@ -230,7 +258,7 @@ class ToolRegistry:
         tool = self.get(call.name)
         if tool is None:
             return self._unknown(call)
-        ctx = self._context()
+        ctx = self._context(call.id)
         output: ToolOutput | ToolError
         watched: tuple[str, list[Diagnostic]] | None = None
         try:

@@ -1,0 +1,59 @@
+"""Plan mode and the task list through the LSP server (SPEC §13 "Plan, then act; a task
+list"): the offer per mode, the reminder in requests but never in the log, the plan approval,
+the task list logged, re-sent with each request and restored by a resume."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_lsp import LanguageClient
+
+from pseudoclaude.api.protocol import MODE, RUN, TASKS
+
+TASKS_CALL = {"name": "update_tasks", "arguments": {"tasks": [
+    {"content": "read the notes", "status": "completed"},
+    {"content": "write the summary", "status": "in_progress"}]}}
+PLAN = {"name": "exit_plan_mode", "arguments": {"plan": "# Plan\n1. write new.txt"}}
+WRITE = {"name": "write_file", "arguments": {"path": "new.txt", "content": "x\n"}}
+
+
+def tools_of(request: dict[str, Any]) -> list[str]:
+    return [t["name"] for t in request["body"].get("tools", [])]
+
+
+async def test_the_task_list_is_logged_sent_and_restored(client: LanguageClient,
+                                                         env: Any) -> None:
+    env.fake.add_turns({"tool_calls": [TASKS_CALL]}, {"text": "listed"})
+    await env.call(client, RUN, {"prompt": "plan it"})
+    answer = await env.call(client, TASKS, {})
+    assert answer["tasks"] == TASKS_CALL["arguments"]["tasks"]
+    events = [e for e in env.events if e["kind"] == "tasks"]
+    assert events[-1]["tasks"] == TASKS_CALL["arguments"]["tasks"]
+    runs = [r for r in env.fake.requests if r["body"].get("tools")]  # not a memory update's
+    last = json.dumps(runs[-1]["body"]["messages"][-1])
+    assert "[~] write the summary" in last and "<system-reminder>" in last
+    logged = json.dumps(env.log_messages())
+    assert "<system-reminder>" not in logged  # sent, never logged
+    second = await env.second_server()
+    try:
+        await env.call(second, "pseudoclaude/sessions/resume", {"sessionId": "latest"})
+        assert (await env.call(second, TASKS, {}))["tasks"] == TASKS_CALL["arguments"]["tasks"]
+    finally:
+        await second.shutdown_session()
+
+
+async def test_plan_mode_offers_reading_tools_and_an_approved_plan_runs(
+        approving: LanguageClient, env: Any) -> None:
+    await env.call(approving, MODE, {"mode": "plan"})
+    env.approve_answer = {"decision": "approve", "mode": "acceptEdits"}
+    env.fake.add_turns({"tool_calls": [PLAN]}, {"tool_calls": [WRITE]}, {"text": "done"})
+    await env.call(approving, RUN, {"prompt": "write new.txt"})
+    plan_request, after = [r for r in env.fake.requests if r["body"].get("tools")][:2]
+    assert "exit_plan_mode" in tools_of(plan_request)
+    assert "write_file" not in tools_of(plan_request)
+    assert "write_file" in tools_of(after) and "exit_plan_mode" not in tools_of(after)
+    assert "plan mode" in json.dumps(plan_request["body"]["messages"][-1])
+    [asked] = env.approve_requests
+    assert asked["kind"] == "plan" and asked["plan"].startswith("# Plan")
+    assert (env.folders[0] / "new.txt").read_text() == "x\n"  # acceptEdits: not asked
