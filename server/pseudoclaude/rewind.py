@@ -289,13 +289,18 @@ def remove_temporaries(repo: Checkpoints, path: str) -> None:
 
 
 def write_fork(store: SessionStore, parent: str, turn: int | None, messages: list[Message],
-               model: str, workspace: str) -> str:
-    """A new session: its header, a ``fork`` line naming ``parent``, and the conversation as one
-    ``replace`` of reason ``fork``. Returns its id."""
+               model: str, workspace: str, tasks: list[tuple[str, str]] | None = None,
+               mode: str | None = None) -> str:
+    """A new session: its header, a ``fork`` line naming ``parent``, the conversation as one
+    ``replace`` of reason ``fork``, and the parent's task list and mode then. Returns its id."""
     writer = SessionWriter.create(store, model=model, workspace=workspace)
     try:
         writer.append_fork(parent, turn)
         writer.append_replace(FORK, messages)
+        if tasks:
+            writer.append_tasks(tasks)
+        if mode is not None:
+            writer.append_mode(mode)
     finally:
         writer.close()
     return writer.session_id

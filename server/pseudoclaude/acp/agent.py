@@ -47,7 +47,13 @@ from pseudoclaude.acp import slash, turns
 from pseudoclaude.acp.editor import AcpEditor, offers_fs
 from pseudoclaude.acp.errors import answers, busy, invalid, unknown_session
 from pseudoclaude.acp.folders import Folders, SettingsFor
-from pseudoclaude.acp.modes import MODE_OPTION, config_options, mode_state, mode_updates
+from pseudoclaude.acp.modes import (
+    MODE_OPTION,
+    config_options,
+    mode_state,
+    mode_updates,
+    plan_update,
+)
 from pseudoclaude.acp.outbox import Outbox
 from pseudoclaude.acp.permission import AcpApprover
 from pseudoclaude.acp.replay import replay
@@ -56,7 +62,7 @@ from pseudoclaude.acp.turns import Turn
 from pseudoclaude.acp.updates import AcpStopReason, ContentBlock, prompt_text, usage
 from pseudoclaude.api import commands
 from pseudoclaude.config import API_KEY_ENV, Settings
-from pseudoclaude.events import Event, ModeEvent
+from pseudoclaude.events import Event, ModeEvent, TasksEvent
 from pseudoclaude.workspace import (
     MODES,
     Hooks,
@@ -262,6 +268,10 @@ class PseudoClaudeAgent:
         command = commands.parse(text)
         if command is None:
             return await turns.run_prompt(ws, turn, text)
+        name, argument = command
+        if name.name == "plan" and argument.strip():  # /plan TASK: plan mode, then the task
+            await slash.run(ws, turn, self.outbox, name, "")
+            return await turns.run_prompt(ws, turn, argument.strip())
         await slash.run(ws, turn, self.outbox, *command)
         return "end_turn"
 
@@ -287,6 +297,9 @@ class PseudoClaudeAgent:
         if isinstance(event, ModeEvent):
             for update in mode_updates(self.folders.workspaces[root], session_id, event.mode):
                 self.outbox.post(session_id, update)
+            return
+        if isinstance(event, TasksEvent):
+            self.outbox.post(session_id, plan_update(event))
             return
         turns.forward(self.outbox, self.folders.workspaces[root], root, session_id,
                       self.turns.get(session_id), event, self._send_usage)

@@ -1,4 +1,5 @@
-"""Permission modes over ACP: session modes and a ``mode`` config option (SPEC §13).
+"""Permission modes and the task list over ACP: session modes, a ``mode`` config option, and
+``plan`` updates (SPEC §13).
 
 ``session/new`` and ``session/load`` answer ``modes`` (the modes this user may pick, the
 session's current one) and ``configOptions`` (one select, ``mode``, with the same values);
@@ -10,6 +11,7 @@ through the workspace, and a change from anywhere (a request, a slash command) i
 from __future__ import annotations
 
 from acp.schema import (
+    AgentPlanUpdate,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     SessionConfigOptionSelect,
@@ -17,7 +19,9 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
 )
+from acp.schema import PlanEntry as AcpPlanEntry
 
+from pseudoclaude.events import TasksEvent
 from pseudoclaude.words import MODE_MEANINGS
 from pseudoclaude.workspace import Workspace
 
@@ -52,3 +56,11 @@ def mode_updates(ws: Workspace, session_id: str, mode: str
     return (CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode),
             ConfigOptionUpdate(session_update="config_option_update",
                                config_options=list(config_options(ws, session_id))))
+
+
+def plan_update(event: TasksEvent) -> AgentPlanUpdate:
+    """The session's task list as ACP's plan (every entry of priority ``medium``)."""
+    return AgentPlanUpdate(session_update="plan", entries=[
+        AcpPlanEntry(content=task.content, priority="medium",
+                     status=task.status)  # type: ignore[arg-type]  # checked by update_tasks
+        for task in event.tasks])

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from pseudoclaude.acp.outbox import Outbox
 from pseudoclaude.acp.updates import locations, text_block, tool_kind, tool_status
 from pseudoclaude.errors import one_line
-from pseudoclaude.workspace import ApprovalRequest, ApprovalUnavailable, Decision
+from pseudoclaude.workspace import Answer, ApprovalRequest, ApprovalUnavailable, Decision
 
 ToolCallContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
@@ -44,8 +44,21 @@ DECISIONS: dict[str, Decision] = {"allow_once": "allow_once", "allow_session": "
                                   "allow_always": "allow_always", "deny": "deny"}
 
 
+PLAN_OPTIONS = [
+    PermissionOption(option_id="approve", name="Approve the plan", kind="allow_once"),
+    PermissionOption(option_id="approve_accept_edits", name="Approve, and accept edits",
+                     kind="allow_once"),
+    PermissionOption(option_id="keep_planning", name="Keep planning", kind="reject_once"),
+]
+"""A plan's options: carried out in ``default`` or ``acceptEdits`` mode, or not yet."""
+PLAN_ANSWERS = {"approve": Answer("approve", mode="default"),
+                "approve_accept_edits": Answer("approve", mode="acceptEdits")}
+
+
 def options(request: ApprovalRequest) -> list[PermissionOption]:
     """The options of a request: with a rule to keep, also "Always allow <rule>"."""
+    if request.approval_class == "plan":
+        return PLAN_OPTIONS
     if request.rule is None or request.approval_class == "permissions":
         return OPTIONS
     return [*OPTIONS[:2],
@@ -65,7 +78,7 @@ class AcpApprover:
         self._client = client
         self._session = session
 
-    async def ask(self, request: ApprovalRequest) -> Decision | None:
+    async def ask(self, request: ApprovalRequest) -> Decision | Answer | None:
         client, session_id = self._client(), request.session_id or self._session()
         if client is None or session_id is None:
             raise ApprovalUnavailable(f"{request.tool} was not approved: no client to ask")
@@ -83,6 +96,9 @@ class AcpApprover:
             raise ApprovalUnavailable(f"{request.tool} was not approved: the client could not "
                                       f"ask ({one_line(exc)})") from None
         outcome = response.outcome
+        if request.approval_class == "plan":
+            chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else ""
+            return PLAN_ANSWERS.get(chosen, Answer("keep_planning"))
         if not isinstance(outcome, AllowedOutcome):
             return None  # cancelled: dismissed, a denial
         decision = DECISIONS.get(outcome.option_id, "deny")
@@ -95,6 +111,8 @@ def diff(request: ApprovalRequest, root: Path) -> list[ToolCallContent] | None:
     """A write's change as ACP diff content (SPEC §11 "Diff approvals": the gate computed the
     whole file without and with the change; no ``oldText`` for a new file); what a folder's
     settings file asks for as text, a line each."""
+    if request.approval_class == "plan":
+        return [ContentToolCallContent(type="content", content=text_block(request.plan or ""))]
     if request.approval_class == "permissions":
         lines = "\n".join(f"- {rule}" for rule in request.rules)
         return [ContentToolCallContent(type="content", content=text_block(

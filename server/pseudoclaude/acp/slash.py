@@ -122,7 +122,7 @@ async def rewind(ws: Workspace, session_id: str, outbox: Outbox, argument: str) 
 
 def shown(result: p.Wire) -> str:
     """A command's result as the text of its answer."""
-    if isinstance(result, p.CompactResult | p.UndoResult):
+    if isinstance(result, p.CompactResult | p.UndoResult | p.ModeResult):
         return result.message
     if isinstance(result, p.ContextResult):
         return fenced(views.describe_context(result))

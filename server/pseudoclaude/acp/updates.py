@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AudioContentBlock,
     AvailableCommandsUpdate,
@@ -43,7 +44,7 @@ from pseudoclaude.workspace import ContextState, ToolCall, summarize
 
 Update = (UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart
           | ToolCallProgress | AvailableCommandsUpdate | UsageUpdate | CurrentModeUpdate
-          | ConfigOptionUpdate)
+          | ConfigOptionUpdate | AgentPlanUpdate)
 """The session updates this agent sends through the package's types."""
 ContentBlock = (TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock
                 | EmbeddedResourceContentBlock)

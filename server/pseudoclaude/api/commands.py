@@ -24,7 +24,7 @@ class Command:
     hint: str | None = None
     arg: str | None = None
     """The params field the text after the name goes into."""
-    preset: tuple[tuple[str, bool], ...] = ()
+    preset: tuple[tuple[str, bool | str], ...] = ()
     """Params the command always sends."""
 
     def wire(self) -> p.SlashCommand:
@@ -45,6 +45,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("new", "Start a new session", p.SESSIONS_NEW),
     Command("worktree", "Start a new session in a git worktree of its own (its changes reach "
             "the folder when you apply them)", p.SESSIONS_NEW, preset=(("worktree", True),)),
+    Command("plan", "Plan before acting: only reading tools run until you approve a plan",
+            p.MODE, preset=(("mode", "plan"),)),
+    Command("do", "Leave plan mode: the agent may act again (default mode)", p.MODE,
+            preset=(("mode", "default"),)),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 

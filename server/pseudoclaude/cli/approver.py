@@ -201,6 +201,8 @@ class TerminalApprover:
             else:
                 writer.write(f"\nPseudoClaude wants to {_printable(request.summary)}\n")
                 self._show_change(request, writer)
+            if request.approval_class == "plan":
+                return self._plan(request, reader, writer)
             always = request.rule is not None and request.approval_class != "permissions"
             if always:
                 writer.write(f"  [a]lways adds the rule {_printable(request.rule or '')} to "
@@ -231,6 +233,32 @@ class TerminalApprover:
             return "deny"
         finally:
             close()
+
+    @staticmethod
+    def _plan(request: ApprovalRequest, reader: IO[str], writer: IO[str]) -> Answer | None:
+        """A plan printed, then: [a]pprove, approve and accept [e]dits, or [k]eep planning
+        (``k`` and feedback for the agent)."""
+        writer.write("\nPseudoClaude's plan:\n\n")
+        writer.write(_printable(request.plan or "") + "\n\n")
+        for _ in range(_ATTEMPTS):
+            writer.write("Carry it out? [a]pprove / approve and accept [e]dits / "
+                         "[k]eep planning (k and what to change): ")
+            writer.flush()
+            line = reader.readline()
+            if not line:
+                writer.write("\n")
+                writer.flush()
+                return None
+            word, _, feedback = line.strip().partition(" ")
+            word = word.lower()
+            if word in ("a", "approve", "y", "yes"):
+                return Answer("approve", mode="default")
+            if word in ("e", "edits"):
+                return Answer("approve", mode="acceptEdits")
+            if word in ("k", "keep", "n", "no", ""):
+                return Answer("keep_planning", feedback.strip() or None)
+            writer.write("Please answer a, e or k.\n")
+        return Answer("keep_planning")
 
     @staticmethod
     def _show_change(request: ApprovalRequest, writer: IO[str]) -> None:

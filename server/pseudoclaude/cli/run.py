@@ -31,7 +31,9 @@ from pseudoclaude.events import (
     ErrorEvent,
     Event,
     MemoryEvent,
+    ModeEvent,
     StopReason,
+    TasksEvent,
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -143,6 +145,14 @@ class TerminalPrinter(Output):
             changes = ", ".join(f"{c.action} {c.level}/{c.filename}"
                                 for c in event.changes) or "no change"
             return f"[memory] {event.status}: {changes}"
+        if isinstance(event, TasksEvent):
+            if not event.tasks:
+                return "[tasks] cleared"
+            done = sum(1 for t in event.tasks if t.status == "completed")
+            now = next((t.content for t in event.tasks if t.status == "in_progress"), None)
+            return f"[tasks] {done}/{len(event.tasks)} done" + (f"; now: {now}" if now else "")
+        if isinstance(event, ModeEvent):
+            return f"[mode] {event.mode}"
         if isinstance(event, WarningEvent):
             return f"warning: {event.message}"
         if isinstance(event, ErrorEvent):  # a failure: the prefix of every other one

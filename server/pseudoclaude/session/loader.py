@@ -34,10 +34,10 @@ from pseudoclaude.session.codec import (
     KeepEntry,
     MessageEntry,
     ModeEntry,
-    TasksEntry,
     OffloadEntry,
     ReplaceEntry,
     SessionEntry,
+    TasksEntry,
     decode,
     normalise,
 )

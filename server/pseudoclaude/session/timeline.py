@@ -25,8 +25,10 @@ from pseudoclaude.llm.types import Message
 from pseudoclaude.session.codec import (
     CheckpointEntry,
     MessageEntry,
+    ModeEntry,
     OffloadEntry,
     ReplaceEntry,
+    TasksEntry,
 )
 from pseudoclaude.session.loader import DEFAULT_LINE_LIMIT, iter_entries
 
@@ -44,6 +46,8 @@ class Turn:
     them)."""
     checkpoints: list[str] = field(default_factory=list)
     """The refs recorded during this turn, oldest first (the first: before it ran)."""
+    tasks: list[tuple[str, str]] = field(default_factory=list)
+    """The session's task list just before this prompt (what a rewind to it restores)."""
 
 
 @dataclass
@@ -51,6 +55,10 @@ class Timeline:
     turns: list[Turn]
     last_checkpoint: str | None
     """The latest ``checkpoint`` ref of the whole log (any turn), None when there is none."""
+    tasks: list[tuple[str, str]] = field(default_factory=list)
+    """The task list at the end of the log."""
+    mode: str | None = None
+    """The permission mode of the last ``mode`` line (None: none)."""
 
 
 def timeline(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Timeline:
@@ -60,12 +68,14 @@ def timeline(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Timeline:
     results: dict[str, list[int]] = {}
     last: str | None = None
     pending: list[str] = []  # checkpoints recorded before the first prompt of their turn
+    tasks: list[tuple[str, str]] = []
+    mode: str | None = None
     for entry in iter_entries(path, limit):
         if type(entry) is MessageEntry:
             message = entry.to_message()
             if is_prompt(message):
                 turns.append(Turn(turn=len(turns) + 1, prompt=message.content, ts=entry.ts,
-                                  before=list(live)))
+                                  before=list(live), tasks=list(tasks)))
                 turns[-1].checkpoints.extend(pending)
                 pending = []
             if message.tool_result is not None:
@@ -82,7 +92,7 @@ def timeline(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Timeline:
                     results.setdefault(m.tool_result.call_id, []).append(i)
                 if entry.reason == FORK and is_prompt(m):  # a fork's prompts are its turns
                     turns.append(Turn(turn=len(turns) + 1, prompt=m.content, ts=entry.ts,
-                                      before=live[:i]))
+                                      before=live[:i], tasks=list(tasks)))
             if entry.reason == REWIND and entry.turn is not None:
                 del turns[max(0, entry.turn - 1):]
         elif type(entry) is CheckpointEntry:
@@ -91,7 +101,11 @@ def timeline(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Timeline:
                 turns[-1].checkpoints.append(entry.ref)
             elif entry.turn == len(turns) + 1:
                 pending.append(entry.ref)  # the snapshot before the run, before its prompt line
-    return Timeline(turns=turns, last_checkpoint=last)
+        elif type(entry) is TasksEntry:
+            tasks = [(t.content, t.status) for t in entry.tasks]
+        elif type(entry) is ModeEntry:
+            mode = entry.mode
+    return Timeline(turns=turns, last_checkpoint=last, tasks=tasks, mode=mode)
 
 
 def is_prompt(message: Message) -> bool:

@@ -29,11 +29,11 @@ from pseudoclaude.session.codec import (
     KeepEntry,
     MessageEntry,
     ModeEntry,
-    TaskEntry,
-    TasksEntry,
     OffloadEntry,
     ReplaceEntry,
     SessionEntry,
+    TaskEntry,
+    TasksEntry,
     encode,
 )
 from pseudoclaude.session.ids import session_id_time

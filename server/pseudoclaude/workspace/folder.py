@@ -488,12 +488,14 @@ class Workspace:
         if session is None:
             session, loaded = await self._open_resumed(sid)
             self.current = sid
+            session.emit_tasks()  # the editors show the list it resumes with
             return ResumeInfo(sid, len(loaded.messages), loaded.bad_lines, loaded.repaired)
         if session.busy is None and session.grew():
             with contextlib.suppress(SessionBusy):  # being written elsewhere: as it is
                 async with session.writing("a resume"):
                     pass  # (reloaded on entering)
         self.current = sid
+        session.emit_tasks()
         was = session.opened.loaded
         return ResumeInfo(sid, len(session.conversation),
                           was.bad_lines if was else 0, was.repaired if was else 0)
@@ -1007,6 +1009,8 @@ class Workspace:
                 target = planned.turn
                 await asyncio.to_thread(s.runtime.rewind_to, target.before, target.turn)
                 s.turns_known = target.turn - 1
+                if target.tasks != s.tasks:  # the list as it was before that prompt
+                    await s.set_tasks(target.tasks)
             if mode == "both" and restored:  # the model is back where it knew these bytes
                 await asyncio.to_thread(s.knows_files, restored)
             return RewindOutcome(restored_files=restored, conflicts=conflicts,
@@ -1024,10 +1028,12 @@ class Workspace:
             messages = (session.conversation.messages()
                         if session is not None and not session.grew()
                         else (await self.load(sid)).messages)
+            tasks = line.tasks
         else:
-            messages = pick_turn(line, turn).before
+            picked = pick_turn(line, turn)
+            messages, tasks = picked.before, picked.tasks
         return await asyncio.to_thread(write_fork, self.store, sid, turn, messages,
-                                       self.settings.model, str(self.root))
+                                       self.settings.model, str(self.root), tasks, line.mode)
 
     # -- worktree sessions -----------------------------------------------------------------
     async def _worktree_session(self, session_id: str | None) -> tuple[Session, Worktree]:

@@ -25,9 +25,9 @@ from pseudoclaude.agent.reminders import (
     tasks_instruction,
     tasks_reminder,
 )
-from pseudoclaude.agent.tools.base import PlanAnswer
 from pseudoclaude.agent.runner import Runner
 from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.agent.tools.base import PlanAnswer
 from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, digest, ledger_entries
 from pseudoclaude.checkpoints import Checkpoints
 from pseudoclaude.compact import CompactRuntime, Ledger

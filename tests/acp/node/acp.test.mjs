@@ -129,7 +129,7 @@ test('new, prompt with a permission, cancel, list, load in a new process', async
       assert.deepEqual(made.configOptions.map((o) => [o.id, o.currentValue]), [['mode', 'default']]);
       await until(() => ofKind(first.updates, sessionId, 'available_commands_update').length, 'commands');
       const [commands] = ofKind(first.updates, sessionId, 'available_commands_update');
-      assert.deepEqual(commands.availableCommands.map((c) => c.name), ['compact', 'undo', 'context', 'memory', 'rewind', 'mcp']);
+      assert.deepEqual(commands.availableCommands.map((c) => c.name), ['compact', 'undo', 'context', 'memory', 'rewind', 'mcp', 'plan', 'do']);
 
       const done = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
         sessionId, prompt: [{ type: 'text', text: 'say hi there' }],

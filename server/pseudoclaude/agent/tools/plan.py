@@ -39,15 +39,16 @@ def parse_tasks(value: list[Any]) -> list[tuple[str, str]]:
                         "list to the steps that matter, merging small ones")
     tasks: list[tuple[str, str]] = []
     for index, item in enumerate(value):
-        where = f"update_tasks: `tasks[{index}]`"
+        where = f"update_tasks: `tasks[{index}]"
         if not isinstance(item, dict):
-            raise ToolError("invalid_arguments", f"{where} must be an object with `content` "
+            raise ToolError("invalid_arguments", f"{where}` must be an object with `content` "
                                                  "and `status`")
         content, status = item.get("content"), item.get("status")
         if not isinstance(content, str) or not content.strip():
-            raise ToolError("invalid_arguments", f"{where}.content must be a non-empty string")
+            raise ToolError("invalid_arguments", f"{where}.content` must be a non-empty "
+                                                 "string")
         if status not in TASK_STATUSES:
-            raise ToolError("invalid_arguments", f"{where}.status must be one of "
+            raise ToolError("invalid_arguments", f"{where}.status` must be one of "
                                                  f"{', '.join(TASK_STATUSES)}, got {status!r}")
         tasks.append((" ".join(content.split()), str(status)))
     return tasks

@@ -37,11 +37,11 @@ from pseudoclaude.agent.tools.base import (
     envelope,
 )
 from pseudoclaude.agent.tools.command import RunCommand
-from pseudoclaude.agent.tools.plan import ExitPlanMode, UpdateTasks
 from pseudoclaude.agent.tools.diagnostics import GetDiagnostics, add_problems, baseline, settle
 from pseudoclaude.agent.tools.files import EditFile, ReadFile, WriteFile
 from pseudoclaude.agent.tools.freshness import FileLedger
 from pseudoclaude.agent.tools.paths import Confinement
+from pseudoclaude.agent.tools.plan import ExitPlanMode, UpdateTasks
 from pseudoclaude.agent.tools.search import FindFiles, SearchCode
 from pseudoclaude.llm.editor import Diagnostic
 from pseudoclaude.llm.provider import ToolSpec
