@@ -1923,4 +1923,189 @@ test(':checkhealth credentials: a local server needs no API key', function()
   eq(report[#report][1], 'ok')
 end)
 
+local function contains(haystack, needle, what)
+  if not tostring(haystack):find(needle, 1, true) then
+    error(string.format('%s: %q not found in %q', what or 'text', needle, tostring(haystack)), 2)
+  end
+end
+
+test('tasks: the block\'s lines and highlights, the winbar words', function()
+  local tasks = require('pseudoclaude.tasks')
+  eq({ tasks.lines({}) }, { {}, {} })
+  eq(tasks.words({}), nil)
+  local list = tasks.normalize({ { content = 'Read app.py', status = 'completed' },
+    { content = 'Change  greet\nto welcome', status = 'in_progress' }, { content = 'Add a test', status = 'pending' },
+    { content = '  ', status = 'pending' }, 'bad', { content = 'Odd status', status = 'later' } })
+  eq(#list, 4, 'blank and bad items left out')
+  local lines, marks = tasks.lines(list)
+  eq(lines, { 'Tasks 1/4', '  ✓ Read app.py', '  ▶ Change greet to welcome', '  ○ Add a test', '  ○ Odd status', '' })
+  eq(tasks.words(list), 'tasks 1/4')
+  local function groups(row)
+    local out = {}
+    for _, m in ipairs(marks) do
+      if m[1] == row then
+        out[#out + 1] = m[4]
+      end
+    end
+    return out
+  end
+  eq(groups(0), { 'PseudoClaudeTasksTitle', 'PseudoClaudeTasksCount' })
+  eq(groups(1), { 'PseudoClaudeTaskDone', 'PseudoClaudeTaskStrike' })
+  eq(groups(2), { 'PseudoClaudeTaskCurrent' })
+  eq(groups(3), { 'PseudoClaudeTaskPendingMark', 'PseudoClaudeTaskPending' })
+  eq(vim.api.nvim_get_hl(0, { name = 'PseudoClaudeTaskStrike' }).strikethrough, true)
+end)
+
+test('chat: the task list at the top of the chat, from events and pseudoclaude/tasks; the items move', function()
+  local r = require('pseudoclaude.protocol').requests
+  local tasks = require('pseudoclaude.tasks')
+  local ws = 'file:///work/tasks'
+  local c
+  local list = { { content = 'Read app.py', status = 'completed' }, { content = 'Change greet', status = 'in_progress' },
+    { content = 'Add a test', status = 'pending' } }
+  local seen = with_fake_server({ [r.context] = { sessionId = 's1', messageCount = 0, estimatedTokens = 0,
+    contextWindow = 200000, autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false },
+    [r.sessions_messages] = { total = 0, items = {} },
+    [r.tasks] = function(params)
+      return nil, { sessionId = params.sessionId, tasks = list }
+    end }, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  assert(vim.tbl_contains(methods(seen), r.tasks), vim.inspect(methods(seen)))
+  eq(seen.sent[#seen.sent].params, { workspace = ws, sessionId = 's1' })
+  local lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
+  eq(vim.list_slice(lines, 1, 5), { 'Tasks 1/3', '  ✓ Read app.py', '  ▶ Change greet', '  ○ Add a test', '' })
+  contains(lines[6], 'New conversation', 'the hint below the block')
+  local win = vim.fn.win_findbuf(c.buf)[1]
+  local bar = vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true, maxwidth = 300 }).str
+  contains(bar, 'tasks 1/3', 'winbar')
+  -- A run below it; a tasks event of the session changes only the block; the cards fold where they are.
+  local function ev(e)
+    e.workspace, e.sessionId = ws, 's1'
+    handlers['pseudoclaude/event'](nil, e)
+  end
+  chat.begin_run(ws, 'Go on')
+  ev({ kind = 'toolCall', id = 'a', name = 'read_file', arguments = { path = 'A' } })
+  ev({ kind = 'toolResult', id = 'a', name = 'read_file', isError = false, bytes = 2, status = 'done', display = 'aa' })
+  ev({ kind = 'tasks', tasks = { { content = 'Read app.py', status = 'completed' },
+    { content = 'Change greet', status = 'completed' }, { content = 'Add a test', status = 'in_progress' },
+    { content = 'Run the tests', status = 'pending' } } })
+  lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
+  eq(lines, { 'Tasks 2/4', '  ✓ Read app.py', '  ✓ Change greet', '  ▶ Add a test', '  ○ Run the tests', '',
+    '## You', 'Go on', '', '## PseudoClaude', '▸ read_file(path: A)', '  ✓ read_file · 2 B', '  │ aa' })
+  eq(chat.item_at(c, 11).kind, 'toolCall')
+  vim.api.nvim_win_call(win, function()
+    eq({ vim.fn.foldclosed(11), vim.fn.foldclosedend(11) }, { 11, 13 }, 'the card folds')
+  end)
+  eq(vim.api.nvim_win_get_cursor(win)[1], #lines, 'the window follows the last line')
+  local hl = vim.api.nvim_buf_get_extmarks(c.buf, require('pseudoclaude.chat.buffer').HEAD_NS, 0, -1, { details = true })
+  assert(#hl >= 6, vim.inspect(hl))
+  -- Another session's list is not this chat's; the transcript gets no line of it.
+  handlers['pseudoclaude/event'](nil, { workspace = ws, sessionId = 's2', kind = 'tasks', tasks = {} })
+  eq(vim.api.nvim_buf_get_lines(c.buf, 0, 1, false), { 'Tasks 2/4' })
+  -- Cleared: the block goes, the items move up.
+  ev({ kind = 'tasks', tasks = {} })
+  lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
+  eq(lines[1], '## You')
+  eq(chat.item_at(c, 5).kind, 'toolCall')
+  eq(tasks.words(c.tasks), nil)
+  chat.end_run(ws, { sessionId = 's1', stopReason = 'completed', iterations = 1 })
+  wipe_chats()
+end)
+
+--- A plan asked with pseudoclaude/approve (kind plan), as the server sends it.
+local PLAN = { workspace = 'file:///work/plan', sessionId = 's', tool = 'exit_plan_mode', kind = 'plan',
+  arguments = { plan = '# Plan\n\n1. Change greet\n2. Add a test\n' }, plan = '# Plan\n\n1. Change greet\n2. Add a test\n' }
+
+test('plan: the float shows the plan as markdown; a, A, k (with feedback, or empty), q, <Esc>, :q', function()
+  local plan = require('pseudoclaude.plan')
+  local cases = {
+    { 'a', nil, { decision = 'approve', mode = 'default' } },
+    { 'A', nil, { decision = 'approve', mode = 'acceptEdits' } },
+    { 'k', 'also update the README', { decision = 'keepPlanning', feedback = 'also update the README' } },
+    { 'k', '', { decision = 'keepPlanning' } },
+    { 'q', nil, { decision = 'keepPlanning' } },
+    { '<Esc>', nil, { decision = 'keepPlanning' } },
+    { ':q<CR>', nil, { decision = 'keepPlanning' } },
+  }
+  local real_input = vim.ui.input
+  for _, case in ipairs(cases) do
+    local origin = vim.api.nvim_get_current_win()
+    local asked
+    vim.ui.input = function(opts, on_confirm)
+      asked = opts.prompt
+      on_confirm(case[2])
+    end
+    local shown
+    vim.api.nvim_create_autocmd('User', { pattern = 'PseudoClaudeApprovalShown', once = true, callback = function(ev)
+      shown = ev.data
+    end })
+    local answer = approve_async(PLAN)
+    assert(shown and shown.plan and shown.view, 'no float for ' .. case[1])
+    local view = shown.view
+    eq(vim.api.nvim_get_current_win(), view.win, 'the float is current')
+    eq(vim.bo[view.buf].filetype, 'markdown')
+    eq(vim.api.nvim_buf_get_lines(view.buf, 0, -1, false), { '# Plan', '', '1. Change greet', '2. Add a test' })
+    local cfg = vim.api.nvim_win_get_config(view.win)
+    eq(cfg.relative, 'editor')
+    eq(cfg.footer[1][1], ' ' .. plan.HINT .. ' ')
+    contains(cfg.title[1][1], 'PseudoClaude plan · plan', 'title')
+    vim.api.nvim_feedkeys(vim.keycode(case[1]), 'x', false)
+    vim.wait(500, function()
+      return answer() ~= nil
+    end)
+    eq(answer(), { case[3] }, case[1] .. ' ' .. tostring(case[2]))
+    eq(asked ~= nil, case[1] == 'k', 'feedback asked')
+    if asked then
+      eq(asked, plan.FEEDBACK_PROMPT)
+    end
+    eq(vim.api.nvim_win_is_valid(view.win), false, 'the float closed')
+    eq(vim.api.nvim_get_current_win(), origin, 'back where it was')
+    eq(#approvals.pending, 0)
+  end
+  vim.ui.input = real_input
+  -- The server withdraws it (the run was cancelled): RequestCancelled, the float goes.
+  local answer = approve_async(PLAN, 9)
+  local view = approvals.pending[1].view
+  approvals.cancel(9, 'pseudoclaude-approval-x')
+  local got = answer()
+  eq(got[2].code, -32800)
+  eq(vim.api.nvim_win_is_valid(view.win), false)
+  -- Leaving the float leaves it open: it still waits.
+  answer = approve_async(PLAN)
+  view = approvals.pending[1].view
+  vim.cmd('wincmd p')
+  vim.wait(50)
+  eq(vim.api.nvim_win_is_valid(view.win), true, 'the float stayed')
+  vim.api.nvim_set_current_win(view.win)
+  vim.api.nvim_feedkeys('a', 'x', false)
+  eq(answer(), { { decision = 'approve', mode = 'default' } })
+end)
+
+test('plan: without the approvals capability the plan message shows in the float too', function()
+  local plan = require('pseudoclaude.plan')
+  local actions = { { title = 'Approve' }, { title = 'Approve, accept edits' }, { title = 'Keep planning' } }
+  local params = { type = 3, message = "PseudoClaude's plan:\n\n# Plan\n\n1. Change greet", actions = actions }
+  eq(plan.from_message(params), '# Plan\n\n1. Change greet')
+  eq(plan.from_message({ type = 2, message = 'x', actions = { { title = 'Allow once' }, { title = 'Deny' } } }), nil)
+  for key, title in pairs({ a = 'Approve', A = 'Approve, accept edits', k = 'Keep planning', q = 'Keep planning' }) do
+    local answer
+    local shown
+    vim.api.nvim_create_autocmd('User', { pattern = 'PseudoClaudeApprovalShown', once = true, callback = function(ev)
+      shown = ev.data
+    end })
+    coroutine.wrap(function()
+      answer = { handlers['window/showMessageRequest'](nil, params, { client_id = 7, method = 'window/showMessageRequest' }) }
+    end)()
+    assert(shown and shown.view, 'no float')
+    eq(vim.api.nvim_buf_get_lines(shown.view.buf, 0, -1, false), { '# Plan', '', '1. Change greet' })
+    eq(vim.api.nvim_win_get_config(shown.view.win).footer[1][1], ' ' .. plan.HINT_NO_FEEDBACK .. ' ')
+    vim.api.nvim_feedkeys(key, 'x', false)
+    vim.wait(1000, function()
+      return answer ~= nil
+    end)
+    eq(answer, { { title = title } }, key)
+  end
+end)
+
 u.finish('nvim unit')

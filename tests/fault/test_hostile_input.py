@@ -644,6 +644,7 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/mode": ["sessionId", "mode"],
     "pseudoclaude/permissions": ["sessionId"],
     "pseudoclaude/permissions/check": ["sessionId", "tool", "arguments"],
+    "pseudoclaude/tasks": ["sessionId"],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",

@@ -36,7 +36,8 @@ SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compa
                  "pseudoclaude/mcp/approve", "pseudoclaude/mcp/restart",
                  "pseudoclaude/worktree/status", "pseudoclaude/worktree/apply",
                  "pseudoclaude/worktree/remove", "pseudoclaude/mode",
-                 "pseudoclaude/permissions", "pseudoclaude/permissions/check"]
+                 "pseudoclaude/permissions", "pseudoclaude/permissions/check",
+                 "pseudoclaude/tasks"]
 
 
 async def test_initialize_advertises_the_custom_surface(client: LanguageClient,
