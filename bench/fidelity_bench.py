@@ -29,7 +29,19 @@
    fact check (``CompactConfig(fact_check=True)``, the default) and without it. Target with
    the check: 100% of changed paths, 100% of the summarised prompts within the budget, and the
    last prompt after every compaction.
-3. The cost of ``CompactRuntime.state()`` (what ``pseudoclaude/context`` answers from) at 1k,
+3. The task list (SPEC §13): a session on the real workspace (``Workspace.run``: the runner,
+   the session's reminder, automatic compaction, ``--task-list-runs`` runs, default 24) whose
+   scripted model writes a list of six tasks (two ``completed``, one ``in_progress``, three
+   ``pending``) with ``update_tasks`` in its first run and updates it half-way (three done,
+   the fourth under way); every run reads two ~7 KB notes and answers, and the summaries are
+   bare, so the list can survive only by what the session adds. After each compaction the next
+   model request is searched for every ``- [x] …``/``- [~] …``/``- [ ] …`` line of the list
+   the session holds then: in the whole request, in its trailing ``<system-reminder>`` block,
+   and, for contrast, in the rest of it; a line of an earlier list whose status has changed
+   must not be in the reminder. Every summary request's instructions (the text after
+   "Keep the session's current task list…") are searched for the same lines. Target: at least
+   5 compactions, 100% of the lines after each and in each summary request, no stale line.
+4. The cost of ``CompactRuntime.state()`` (what ``pseudoclaude/context`` answers from) at 1k,
    10k and 100k messages: the first call on a history nobody has sized yet (as after a
    resume), then the median and p99 of 200 calls each after one new message (issue 13: under
    5 ms p99 at 10k messages).
@@ -53,19 +65,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pseudoclaude.agent.approvals import ApprovalRequest, Decision
+from pseudoclaude.agent.reminders import OPEN as REMINDER_OPEN
+from pseudoclaude.agent.reminders import tasks_instruction
 from pseudoclaude.agent.tools.base import ToolOutput, envelope
+from pseudoclaude.agent.tools.plan import render_tasks
 from pseudoclaude.agent.tools.registry import default_tools
 from pseudoclaude.compact import CompactConfig, CompactRuntime
 from pseudoclaude.compact.estimate import tokens_for_bytes
+from pseudoclaude.config import load_settings
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.conversation.summary import is_summary
-from pseudoclaude.events import CompactEvent, ErrorEvent, Event, FactCheck, WarningEvent
+from pseudoclaude.events import (
+    CompactEvent,
+    ErrorEvent,
+    Event,
+    FactCheck,
+    TasksEvent,
+    WarningEvent,
+)
 from pseudoclaude.fake_model import FakeModelServer, Script
 from pseudoclaude.llm.provider import complete
 from pseudoclaude.llm.types import Message, ToolResult
+from pseudoclaude.workspace import Hooks, Workspace
 
 OUT = Path(__file__).resolve().parent / "out"
 PROMPT_BUDGET_TOKENS = 4_000
+MIN_TASK_COMPACTIONS = 5
 WRITE_TOOLS = ("write_file", "edit_file")
 SPECS = [tool.spec() for tool in default_tools()]
 SYSTEM = (
@@ -349,6 +375,179 @@ def met(run: dict[str, Any]) -> bool:
             and run["last_prompt"][0] == run["last_prompt"][1] and not run["failures"])
 
 
+# -- the task list lane ----------------------------------------------------------------------
+TASKS_FIRST = [
+    ("Read the design notes", "completed"),
+    ("List the parser's entry points", "completed"),
+    ("Trace the token stream through the lexer", "in_progress"),
+    ("Write the cache invalidation tests", "pending"),
+    ("Refactor the retry window handling", "pending"),
+    ("Update the changelog", "pending"),
+]
+TASKS_LATER = [(content, "completed" if i < 3 else "in_progress" if i == 3 else status)
+               for i, (content, status) in enumerate(TASKS_FIRST)]
+"""The list after the second ``update_tasks`` (half-way): three done, the fourth under way."""
+TASK_SUMMARY_RULE = "rule 0"
+
+
+class Allow:
+    async def ask(self, request: ApprovalRequest) -> Decision | None:
+        return "allow_once"
+
+
+def _update(tasks: list[tuple[str, str]], run: int) -> dict[str, Any]:
+    return {"text": "Updating the task list.", "tool_calls": [{
+        "name": "update_tasks", "id": f"u{run:03d}",
+        "arguments": {"tasks": [{"content": c, "status": s} for c, s in tasks]}}]}
+
+
+def _reads(run: int) -> dict[str, Any]:
+    return {"text": "Reading the next notes.", "tool_calls": [
+        {"name": "read_file", "id": f"r{run:03d}{j}",
+         "arguments": {"path": f"notes/part{run:03d}{j}.md"}} for j in "ab"]}
+
+
+def _reminder(body: dict[str, Any]) -> str:
+    """The request's trailing ``<system-reminder>`` text blocks (what ``Session.reminder``
+    added), whitespace collapsed."""
+    messages = body.get("messages") or []
+    last = messages[-1] if messages else {}
+    content = last.get("content") if last.get("role") == "user" else None
+    if not isinstance(content, list):
+        return ""
+    found = []
+    for block in reversed(content):
+        text = block.get("text") if block.get("type") == "text" else None
+        if not isinstance(text, str) or not text.startswith(REMINDER_OPEN):
+            break
+        found.append(text)
+    return _collapse("\n".join(reversed(found)))
+
+
+def _lines(tasks: list[tuple[str, str]]) -> list[str]:
+    return render_tasks(tasks).splitlines()
+
+
+async def _task_session(root: Path, fake: FakeModelServer, runs: int, window: int
+                        ) -> dict[str, Any]:
+    """Drive the real workspace: run 1 writes the list, run ``runs // 2`` updates it, every
+    run reads two ~7 KB notes and answers. Returns where (in ``fake.requests``) each list
+    took effect and each compaction happened."""
+    settings = load_settings(root, {
+        "provider": "anthropic", "baseUrl": fake.base_url, "apiKey": "sk-bench",
+        "model": "claude-bench", "contextWindow": window, "maxRetries": 0,
+        "memory.enabled": False}, home=root.parent / "home", env={})
+    lists: list[tuple[int, list[tuple[str, str]]]] = []
+    compactions: list[tuple[int, CompactEvent]] = []
+    failures: list[str] = []
+
+    def heard(_: str, event: Any) -> None:
+        if isinstance(event, TasksEvent):
+            lists.append((len(fake.requests), [(t.content, t.status) for t in event.tasks]))
+        elif isinstance(event, CompactEvent) and event.layer == 2:
+            compactions.append((len(fake.requests), event))
+        elif isinstance(event, ErrorEvent):
+            failures.append(event.message)
+
+    ws = Workspace(root, settings, approver=Allow(), hooks=Hooks(events=heard))
+    try:
+        for run in range(1, runs + 1):
+            turns = [_reads(run), {"text": f"Run {run}: the notes describe {run} parts."}]
+            if run == 1:
+                turns.insert(0, _update(TASKS_FIRST, run))
+            elif run == runs // 2:
+                turns.insert(0, _update(TASKS_LATER, run))
+            fake.add_turns(*turns)
+            _, result = await ws.run(f"run {run:03d}: read the next notes and go on with the "
+                                     "task list.")
+            if result.stop_reason != "completed":
+                failures.append(f"run {run} stopped: {result.stop_reason} {result.error}")
+    finally:
+        await ws.close()
+    return {"lists": lists, "compactions": compactions, "failures": failures}
+
+
+def task_lane(runs: int, window: int, tmp: Path) -> dict[str, Any]:
+    """The task list lane: after each compaction, the next model request carries every task
+    with its status, and every summary request's instructions carry the list."""
+    root = tmp / "ws"
+    (root / "notes").mkdir(parents=True)
+    rng = random.Random(runs)
+    for run in range(1, runs + 1):
+        for j in "ab":
+            (root / "notes" / f"part{run:03d}{j}.md").write_text(
+                f"# Notes {run}{j}\n" + _file_text(rng, 100).replace("\t", " ") + "\n")
+    script = {"rules": [{"when": {"summary": True}, "reply": {"text": BARE_SUMMARY}},
+                        {"when": {"has_tools": False}, "reply": {"text": "[]"}}]}
+    with FakeModelServer(script) as fake:
+        heard = asyncio.run(_task_session(root, fake, runs, window))
+        requests = fake.requests
+
+    def current(index: int) -> tuple[int, list[tuple[str, str]]]:
+        """Which list (1, 2, …) the session held when request ``index`` was sent, and it."""
+        held: tuple[int, list[tuple[str, str]]] = (0, [])
+        for number, (since, tasks) in enumerate(heard["lists"], 1):
+            if since <= index:
+                held = (number, tasks)
+        return held
+
+    stale_lines = {line for _, tasks in heard["lists"] for line in _lines(tasks)}
+    header = _collapse(tasks_instruction([]))
+    rows: list[dict[str, Any]] = []
+    for since, event in heard["compactions"]:
+        index = next((i for i in range(since, len(requests))
+                      if str(requests[i]["reply"]).startswith("turn")), None)
+        number, tasks = current(index) if index is not None else (0, [])
+        if index is None or not tasks:
+            continue
+        body = requests[index]["body"]
+        text, reminder = request_text(body), _reminder(body)
+        lines = _lines(tasks)
+        rows.append({
+            "compaction": len(rows) + 1, "request": index, "list": number,
+            "before_tokens": event.before_tokens, "after_tokens": event.after_tokens,
+            "tasks": share(lines, text),
+            "in_reminder": share(lines, reminder),
+            "outside_reminder": share(lines, text.replace(reminder, "")),
+            "stale_in_reminder": sum(line in reminder
+                                     for line in stale_lines.difference(lines)),
+        })
+    summaries: list[dict[str, Any]] = []
+    for index, record in enumerate(requests):
+        number, tasks = current(index)
+        if record["reply"] != TASK_SUMMARY_RULE or not tasks:
+            continue
+        text = request_text(record["body"])
+        at = text.rfind(header)
+        summaries.append({"request": index, "list": number,
+                          "tasks": share(_lines(tasks), text[at:] if at >= 0 else "")})
+
+    def worst(items: list[dict[str, Any]], key: str) -> float:
+        return min((pct(*r[key]) for r in items), default=0.0)
+
+    intact = sum(r["tasks"][0] for r in rows), sum(r["tasks"][1] for r in rows)
+    carried = sum(r["tasks"][0] for r in summaries), sum(r["tasks"][1] for r in summaries)
+    return {
+        "runs": runs, "window": window, "tasks": len(TASKS_FIRST), "updates": len(heard["lists"]),
+        "compactions": rows, "summary_requests": summaries, "failures": heard["failures"],
+        "intact": list(intact), "intact_pct": pct(*intact), "intact_min": worst(rows, "tasks"),
+        "reminder_min": worst(rows, "in_reminder"),
+        "outside_reminder_mean": round(statistics.fmean(
+            pct(*r["outside_reminder"]) for r in rows), 1) if rows else 0.0,
+        "stale_in_reminder": sum(r["stale_in_reminder"] for r in rows),
+        "summary_carried": list(carried), "summary_pct": pct(*carried),
+        "summary_min": worst(summaries, "tasks"),
+    }
+
+
+def task_lane_met(lane: dict[str, Any]) -> bool:
+    return (len(lane["compactions"]) >= MIN_TASK_COMPACTIONS
+            and len(lane["summary_requests"]) >= len(lane["compactions"])
+            and lane["intact_min"] == 100.0 and lane["reminder_min"] == 100.0
+            and lane["summary_min"] == 100.0 and lane["stale_in_reminder"] == 0
+            and not lane["failures"])
+
+
 # -- the cost of state() ---------------------------------------------------------------------
 def history(n: int) -> list[Message]:
     out: list[Message] = []
@@ -384,12 +583,43 @@ def _cell(hit_total: list[int]) -> str:
     return f"{hit_total[0]}/{hit_total[1]}"
 
 
+def show_task_lane(lane: dict[str, Any], verbose: bool) -> bool:
+    print(f"\ntask list lane: {lane['runs']} runs on the real workspace, {lane['tasks']} tasks "
+          f"(mixed statuses; {lane['updates']} versions of the list), bare summaries; every "
+          "task line in the request after each compaction, and in each summary request's "
+          "instructions")
+    print(f"{'compactions':>11} {'tasks intact':>14} {'(min)':>7} {'in reminder':>11} "
+          f"{'without it':>10} {'stale':>5} {'summary requests':>16} {'carried':>9} "
+          f"{'(min)':>7}")
+    print(f"{len(lane['compactions']):>11} {lane['intact_pct']:>12.1f} % "
+          f"{lane['intact_min']:>5.1f} % {lane['reminder_min']:>9.1f} % "
+          f"{lane['outside_reminder_mean']:>8.1f} % {lane['stale_in_reminder']:>5} "
+          f"{len(lane['summary_requests']):>16} {lane['summary_pct']:>7.1f} % "
+          f"{lane['summary_min']:>5.1f} %")
+    for failure in lane["failures"]:
+        print(f"    failed: {failure}")
+    if verbose:
+        for r in lane["compactions"]:
+            print(f"    #{r['compaction']:<3} {r['before_tokens']:>6} -> {r['after_tokens']:>6}"
+                  f"  list {r['list']}  tasks {_cell(r['tasks'])}  reminder "
+                  f"{_cell(r['in_reminder'])}  without it {_cell(r['outside_reminder'])}  "
+                  f"stale {r['stale_in_reminder']}")
+    ok = task_lane_met(lane)
+    print(f"target: at least {MIN_TASK_COMPACTIONS} compactions, every task with its status "
+          "after each, in each summary's instructions, no stale status: "
+          f"{'ok' if ok else 'MISSED'}")
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--window", type=int, default=24_000, help="context window (tokens)")
     parser.add_argument("--tasks", type=int, default=40, help="tasks per session")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--no-state", action="store_true", help="skip the state() timing")
+    parser.add_argument("--task-list-runs", type=int, default=24,
+                        help="runs of the task list lane's session")
+    parser.add_argument("--no-task-list", action="store_true", help="skip the task list lane")
     parser.add_argument("--verbose", action="store_true", help="one line per compaction")
     args = parser.parse_args()
     tasks = session(args.tasks, args.seed)
@@ -397,6 +627,8 @@ def main() -> int:
     try:
         runs = [asyncio.run(drive(tasks, mode, check, args.window, tmp / f"{mode}-{check}"))
                 for mode in ("bare", "partial") for check in (True, False)]
+        lane = None if args.no_task_list else task_lane(args.task_list_runs, args.window,
+                                                        tmp / "task-list")
         state = [] if args.no_state else [bench_state(n, tmp / f"state{n}")
                                           for n in (1_000, 10_000, 100_000)]
     finally:
@@ -429,6 +661,8 @@ def main() -> int:
     ok = all(met(run) for run in checked)
     print("target with the check (100% of changed paths and of summarised prompts within the "
           f"budget, the last prompt, after every compaction): {'ok' if ok else 'MISSED'}")
+    if lane is not None:
+        ok = show_task_lane(lane, args.verbose) and ok
     if state:
         print(f"\n{'messages':>10} {'first state()':>14} {'median':>10} {'p99':>10}")
         for row in state:
@@ -440,7 +674,8 @@ def main() -> int:
     OUT.mkdir(exist_ok=True)
     (OUT / "fidelity_bench.json").write_text(json.dumps(
         {"window": args.window, "tasks": args.tasks, "seed": args.seed, "runs": runs,
-         "state": state, "python": sys.version.split()[0]}, indent=2) + "\n")
+         "task_list": lane, "state": state, "python": sys.version.split()[0]},
+        indent=2) + "\n")
     return 0 if ok else 1
 
 
