@@ -139,8 +139,15 @@ local function snap(name)
       if a.italic then
         style[#style + 1] = 'font-style:italic'
       end
+      local lines = {}
       if a.underline or a.undercurl then
-        style[#style + 1] = 'text-decoration:underline'
+        lines[#lines + 1] = 'underline'
+      end
+      if a.strikethrough then
+        lines[#lines + 1] = 'line-through'
+      end
+      if #lines > 0 then
+        style[#style + 1] = 'text-decoration:' .. table.concat(lines, ' ')
       end
       if text == '' then
         cells[#cells + 1] = '' -- the second half of a wide character

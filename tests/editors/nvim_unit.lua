@@ -1091,7 +1091,8 @@ test('chat: a resumed session is rendered from the server\'s items alone; out of
   local seen = with_fake_server(answers, nil, function()
     c = chat.show(ws, { enter = false })
   end)
-  eq(vim.tbl_map(function(x) return x.method end, seen.sent), { r.slash_commands, r.context, r.sessions_messages, r.sessions_messages })
+  eq(vim.tbl_map(function(x) return x.method end, seen.sent),
+    { r.slash_commands, r.context, r.sessions_messages, r.sessions_messages, r.tasks })
   eq(pages, { { offset = 0, limit = 1, sessionId = 's7' }, { offset = 0, sessionId = 's7' } }, 'the pages asked')
   eq(c.session_id, 's7')
   local lines = vim.api.nvim_buf_get_lines(c.buf, 0, -1, false)
@@ -1954,6 +1955,13 @@ test('tasks: the block\'s lines and highlights, the winbar words', function()
   eq(groups(2), { 'PseudoClaudeTaskCurrent' })
   eq(groups(3), { 'PseudoClaudeTaskPendingMark', 'PseudoClaudeTaskPending' })
   eq(vim.api.nvim_get_hl(0, { name = 'PseudoClaudeTaskStrike' }).strikethrough, true)
+  -- The cards of the two tools say what they did in words.
+  local render = require('pseudoclaude.render')
+  eq(render.call('update_tasks', { tasks = { { content = 'a', status = 'completed' }, { content = 'b', status = 'pending' } } }),
+    '▸ update_tasks(2 tasks, 1 done)')
+  eq(render.call('exit_plan_mode', { plan = '\n# Plan: a friendlier greeting\n\n1. Change greet' }),
+    '▸ exit_plan_mode(Plan: a friendlier greeting)')
+  eq(render.call('exit_plan_mode', { other = 1 }), '▸ exit_plan_mode(other: 1)')
 end)
 
 test('chat: the task list at the top of the chat, from events and pseudoclaude/tasks; the items move', function()
@@ -2029,6 +2037,13 @@ test('plan: the float shows the plan as markdown; a, A, k (with feedback, or emp
     { ':q<CR>', nil, { decision = 'keepPlanning' } },
   }
   local real_input = vim.ui.input
+  -- (from a window of the tab, not a float an earlier test left: that closes when left)
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_config(w).relative == '' then
+      vim.api.nvim_set_current_win(w)
+      break
+    end
+  end
   for _, case in ipairs(cases) do
     local origin = vim.api.nvim_get_current_win()
     local asked
@@ -2048,7 +2063,8 @@ test('plan: the float shows the plan as markdown; a, A, k (with feedback, or emp
     eq(vim.api.nvim_buf_get_lines(view.buf, 0, -1, false), { '# Plan', '', '1. Change greet', '2. Add a test' })
     local cfg = vim.api.nvim_win_get_config(view.win)
     eq(cfg.relative, 'editor')
-    eq(cfg.footer[1][1], ' ' .. plan.HINT .. ' ')
+    eq(cfg.footer[1][1], ' ' .. view.hint .. ' ')
+    assert(view.hint == plan.HINT or view.hint == plan.SHORT_HINT, view.hint)
     contains(cfg.title[1][1], 'PseudoClaude plan · plan', 'title')
     vim.api.nvim_feedkeys(vim.keycode(case[1]), 'x', false)
     vim.wait(500, function()
@@ -2060,7 +2076,7 @@ test('plan: the float shows the plan as markdown; a, A, k (with feedback, or emp
       eq(asked, plan.FEEDBACK_PROMPT)
     end
     eq(vim.api.nvim_win_is_valid(view.win), false, 'the float closed')
-    eq(vim.api.nvim_get_current_win(), origin, 'back where it was')
+    eq(vim.api.nvim_get_current_win(), origin, 'back where it was after ' .. case[1])
     eq(#approvals.pending, 0)
   end
   vim.ui.input = real_input
@@ -2100,6 +2116,7 @@ test('plan: without the approvals capability the plan message shows in the float
     assert(shown and shown.view, 'no float')
     eq(vim.api.nvim_buf_get_lines(shown.view.buf, 0, -1, false), { '# Plan', '', '1. Change greet' })
     eq(vim.api.nvim_win_get_config(shown.view.win).footer[1][1], ' ' .. plan.HINT_NO_FEEDBACK .. ' ')
+    contains(vim.api.nvim_win_get_config(shown.view.win).title[1][1], 'PseudoClaude plan', 'title')
     vim.api.nvim_feedkeys(key, 'x', false)
     vim.wait(1000, function()
       return answer ~= nil

@@ -20,6 +20,11 @@ test:*)``, asked with Neovim's own ``vim.ui.select``) and ``nvim-permissions.png
 (``:PseudoClaudePermissions``: the mode, the sandbox, the rules by decision and source).
 ``--permissions`` makes only those three.
 
+A third Neovim (``PLAN_LUA``, in a folder of its own, with test_nvim.py's ``PLAN_RULES``) makes
+``nvim-plan.png`` (the plan float of a session in plan mode, after one round of feedback) and
+``nvim-tasks.png`` (the task list at the top of the chat once the plan was approved). ``--plan``
+makes only those two.
+
 Both run with ``sandbox.autoAllow: false`` in the user settings (``~/.PseudoClaude/config.yaml`` of
 their private HOME): where a sandbox works, a sandboxed command would otherwise run unasked, and
 the screenshots show commands asked.
@@ -50,6 +55,8 @@ from tests.editors.conftest import Nvim, nvim_binary  # noqa: E402
 from tests.editors.test_nvim import (  # noqa: E402
     EDITOR_APP,
     EDITS,
+    PLAN_FEEDBACK,
+    PLAN_RULES,
     PLUGIN,
     PROPOSALS,
     e2e_script,
@@ -356,6 +363,77 @@ end)
 h.done('nvim permission screenshots')
 vim.cmd('qa!')
 '''
+PLAN_LUA = r'''
+-- Screenshots of plan mode (editors/media/nvim-plan.png: the plan float; nvim-tasks.png: the
+-- task list at the top of the chat), made like nvim_screenshots.lua's (its screen-to-HTML part is
+-- loaded from it).
+local here = @EDITOR_TESTS@
+local src = assert(io.open(vim.fs.joinpath(here, 'nvim_screenshots.lua'))):read('*a')
+local head = assert(src:match('^(.-_G%.pc_snap = snap\n)'), 'no snap() in nvim_screenshots.lua')
+local chunk = '@' .. vim.fs.joinpath(here, 'nvim_screenshots.lua')
+local h, snap = assert(load(head .. 'return h, snap', chunk))()
+local step, take, wait_for = h.step, h.take, h.wait_for
+local ws = vim.uri_from_fname(h.workspace)
+local chat
+
+local function chat_lines()
+  return vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false)
+end
+
+step('setup', function()
+  h.setup_plugin({
+    settings = { approvals = { runCommand = 'ask', write = 'ask' } },
+    chat = { width = 0.55 },
+  })
+  vim.cmd.edit(vim.fn.fnameescape(h.workspace .. '/app.py'))
+  snap('nvim-warmup')
+  os.remove(vim.fs.joinpath(vim.env.PC_SHOTS, 'nvim-warmup.html'))
+  vim.cmd('PseudoClaudeChat')
+  chat = wait_for('the chat', function()
+    return require('pseudoclaude.chat').get(ws)
+  end)
+  take('PseudoClaudeChatLoaded')
+  vim.cmd('stopinsert')
+  vim.cmd('PseudoClaudeMode plan')
+  wait_for('plan mode', function()
+    return require('pseudoclaude.permissions').mode_of(ws, chat.session_id) == 'plan'
+  end)
+end)
+
+step('plan', function()
+  -- The first plan: keep planning, with feedback; the second one is the screenshot.
+  h.forget('PseudoClaudeApprovalShown')
+  h.forget('PseudoClaudeRunDone')
+  local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
+  vim.api.nvim_set_current_win(pw)
+  vim.api.nvim_feedkeys('APLAN-TASKS: make the greeting friendlier\r', 'x', false)
+  take('PseudoClaudeApprovalShown')
+  h.answer({ @FEEDBACK@ })
+  vim.api.nvim_feedkeys('k', 'x', false)
+  local shown = take('PseudoClaudeApprovalShown')
+  assert(shown.plan and vim.api.nvim_get_current_win() == shown.view.win,
+    'the plan float is not current')
+  vim.wait(300)
+  snap('nvim-plan')
+  vim.api.nvim_feedkeys('A', 'x', false)
+  take('PseudoClaudeRunDone')
+end)
+
+step('tasks', function()
+  wait_for('the task list', function()
+    return chat_lines()[1] == 'Tasks 1/4'
+  end)
+  vim.cmd('stopinsert')
+  local win = vim.fn.win_findbuf(chat.buf)[1]
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_win_set_cursor(win, { 1, 0 })
+  vim.cmd('normal! zt')
+  snap('nvim-tasks')
+end)
+
+h.done('nvim plan screenshots')
+vim.cmd('qa!')
+'''
 BIG = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
 COLUMNS, LINES = 150, 40
 
@@ -421,9 +499,35 @@ def permission_shots(tmp: Path, shots: Path) -> str | None:
     return None
 
 
+def plan_shots(tmp: Path, shots: Path) -> str | None:
+    """Run ``PLAN_LUA`` in a folder of its own; ``None``, or why it failed."""
+    workspace = make_workspace(tmp)
+    (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
+    (workspace / "app.py").write_text(APP)
+    nvim = Nvim(nvim_binary(), tmp)
+    user_settings(nvim)
+    script = tmp / "nvim_screenshots_plan.lua"
+    script.write_text(PLAN_LUA.replace("@EDITOR_TESTS@", json.dumps(str(HERE)))
+                      .replace("@FEEDBACK@", json.dumps(PLAN_FEEDBACK)))
+    report = tmp / "report.json"
+    with FakeModelServer(e2e_script(PLAN_RULES)) as model:
+        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
+                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
+                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
+        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
+                               workspace, timeout=300)
+    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
+        failed = json.loads(report.read_text()) if report.exists() else {}
+        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
+                + (report.read_text()[-4000:] if report.exists() else ""))
+    return None
+
+
 def main() -> int:
-    args = [a for a in sys.argv[1:] if a != "--permissions"]
+    args = [a for a in sys.argv[1:] if a not in ("--permissions", "--plan")]
     only_permissions = "--permissions" in sys.argv[1:]
+    only_plan = "--plan" in sys.argv[1:]
     out = Path(args[0]) if args else ROOT / "editors" / "media"
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -431,11 +535,14 @@ def main() -> int:
         shots = tmp / "shots"
         shots.mkdir()
         (tmp / "permissions").mkdir()
-        failure = permission_shots(tmp / "permissions", shots)
+        (tmp / "plan").mkdir()
+        failure = None if only_plan else permission_shots(tmp / "permissions", shots)
+        if failure is None and not only_permissions:
+            failure = plan_shots(tmp / "plan", shots)
         if failure:
             print(failure, file=sys.stderr)
             return 1
-        if not only_permissions and main_shots(tmp, shots):
+        if not (only_permissions or only_plan) and main_shots(tmp, shots):
             return 1
         out.mkdir(parents=True, exist_ok=True)
         for page in sorted(shots.glob("*.html")):

@@ -787,3 +787,82 @@ def test_nvim_permission_modes(nvim: Any, tmp_path: Path) -> None:
     # The session remembers its mode (a `mode` line in its log).
     logs = sorted((workspace / ".PseudoClaude" / "sessions").glob("*/conversation.jsonl"))
     assert logs and '"mode"' in logs[0].read_text(), logs
+
+
+# Plan mode and the task list: the model keeps a task list (update_tasks) and presents its plan
+# (exit_plan_mode); the plan float, keep planning with feedback, approve and accept edits. -------
+
+PLAN_V1 = ("# Plan: a friendlier greeting\n\n1. Change `greet` in app.py to say "
+           "\"Hello, {name}!\"\n2. Add a test for greet in tests/test_app.py.\n3. Run the "
+           "tests.\n\n**Check**: the tests pass and `python app.py` prints the new greeting.\n")
+PLAN_V2 = ("# Plan: a friendlier greeting\n\n1. Change `greet` in app.py to say "
+           "\"Hello, {name}!\"\n2. Add a test for greet in tests/test_app.py.\n3. Mention the "
+           "new greeting in README.md.\n4. Run the tests.\n\n**Check**: the tests pass and "
+           "`python app.py` prints the new greeting.\n")
+PLAN_FEEDBACK = "also update the README"
+
+
+def tasks_call(*items: tuple[str, str]) -> dict[str, Any]:
+    return {"name": "update_tasks",
+            "arguments": {"tasks": [{"content": c, "status": s} for c, s in items]}}
+
+
+PLAN_RULES = [
+    # After the list moved on: the run ends.
+    {"when": {"has_tools": True, "last_is_tool_result": True,
+              "body_contains": "Task list updated (1 of 4 completed)"},
+     "reply": {"text": "Changed greet; the test is next.", "usage": {"input": 1500, "output": 20}},
+     "times": 1},
+    # Approved: the model starts, marking the first step done.
+    {"when": {"has_tools": True, "last_is_tool_result": True,
+              "body_contains": "The user approved the plan"},
+     "reply": {"text": "Starting with greet.", "usage": {"input": 1400, "output": 30},
+               "tool_calls": [tasks_call(("Change greet in app.py", "completed"),
+                                         ("Add a test for greet", "in_progress"),
+                                         ("Mention the new greeting in README.md", "pending"),
+                                         ("Run the tests", "pending"))]},
+     "times": 1},
+    # The user's feedback: a second plan, with the README.
+    {"when": {"has_tools": True, "last_is_tool_result": True, "body_contains": PLAN_FEEDBACK},
+     "reply": {"text": "Adding the README to the plan.", "usage": {"input": 1300, "output": 60},
+               "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN_V2}}]},
+     "times": 1},
+    # The prompt, in plan mode: a task list, then the plan.
+    {"when": {"has_tools": True, "last_user_contains": "PLAN-TASKS",
+              "last_is_tool_result": False},
+     "reply": {"text": "Here is my plan.", "usage": {"input": 1200, "output": 80},
+               "tool_calls": [tasks_call(("Change greet in app.py", "in_progress"),
+                                         ("Add a test for greet", "pending"),
+                                         ("Run the tests", "pending")),
+                              {"name": "exit_plan_mode", "arguments": {"plan": PLAN_V1}}]},
+     "times": 1},
+]
+
+
+@pytest.mark.timeout(420)
+def test_nvim_plan_and_tasks(nvim: Any, tmp_path: Path) -> None:
+    """Plan mode and the task list against the real server: :PseudoClaudeMode plan, a prompt;
+    the model's update_tasks fills the block at the top of the chat and its exit_plan_mode opens
+    the plan float (markdown); `k` keeps planning with the feedback typed (the model reads it in
+    the tool result and plans again), `A` approves and accepts edits (the session's mode becomes
+    acceptEdits, the run goes on, the list moves on: done struck, the current one highlighted);
+    the chat reopened fetches the list with pseudoclaude/tasks."""
+    workspace = editor_workspace(tmp_path)
+    report, requests, detail = run_script(nvim, tmp_path, workspace, "nvim_e2e_plan.lua",
+                                          PLAN_RULES)
+    assert "nvim plan e2e: 4 steps passed" in detail, detail
+    offered = {t["name"] for t in requests[0]["body"].get("tools", [])}
+    assert {"update_tasks", "exit_plan_mode"} <= offered, sorted(offered)
+    # The feedback reached the model: the tool result of the request after `k`.
+    results = [tool_results(r) for r in requests]
+    fed = [t for t in results if PLAN_FEEDBACK in t]
+    assert fed, results
+    assert "keep planning" in fed[0], fed[0]
+    approved = [t for t in results if "The user approved the plan" in t]
+    assert approved and "acceptEdits mode" in approved[0], results
+    assert report["plan_v2"][0] == "# Plan: a friendlier greeting", report["plan_v2"]
+    # The session's log keeps the list and the mode.
+    logs = sorted((workspace / ".PseudoClaude" / "sessions").glob("*/conversation.jsonl"))
+    assert len(logs) == 1, logs
+    log = logs[0].read_text()
+    assert '"acceptEdits"' in log and "Mention the new greeting in README.md" in log

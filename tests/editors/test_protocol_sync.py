@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -125,8 +125,7 @@ def test_the_lua_mirror_loads_with_the_servers_names(lua_side: dict[str, Any]) -
     assert (lua_side["version"], lua_side["experimental_key"],
             lua_side["approvals_capability"]) == (p.PROTOCOL_VERSION, p.EXPERIMENTAL_KEY,
                                                   p.APPROVALS_CAPABILITY)
-    assert set(lua_side["approval_decisions"].values()) == {"allowOnce", "allowSession",
-                                                             "allowAlways", "deny"}
+    assert set(lua_side["approval_decisions"].values()) == set(get_args(p.ApprovalDecision))
     assert lua_side["memory_types"] == list(p.MEMORY_TYPES)
     assert lua_side["breakdown_categories"] == list(p.BREAKDOWN_CATEGORIES)
 

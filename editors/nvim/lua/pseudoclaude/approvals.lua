@@ -1,8 +1,10 @@
 --- Approvals asked by `pseudoclaude/approve` (SPEC §11 "Diff approvals"): a write opens a diff
 --- split (`before` | `after`, keys `a` allow once, `s` allow for this session, `A` always allow
 --- (when the request names the rule it would add), `d`/`q` deny, `D` deny with a message for the
---- model; closing the tab denies); a command, a read, a plan, a hook, a call of an MCP
---- server's tool (kind `mcp`) and starting a project's MCP server (kind `mcpServer`) ask with
+--- model; closing the tab denies); a plan (kind `plan`) opens a float with the plan
+--- (`pseudoclaude.plan`: approve, approve and accept edits, keep planning with feedback); a
+--- command, a read, a hook, a call of an MCP server's tool (kind `mcp`) and starting a
+--- project's MCP server (kind `mcpServer`) ask with
 --- `vim.ui.select` (`Always allow <rule>` among the choices when the request has a `rule`; the
 --- request's `reason` in the prompt; `Deny` asks for the optional message). The answer is sent
 --- exactly once: the user's decision, or RequestCancelled when the server cancels the request
@@ -28,10 +30,10 @@ M.pending = {}
 --- @field client_id integer
 --- @field request_id any the JSON-RPC id of the server's request (nil when it cannot be known)
 --- @field params pseudoclaude.ApproveParams
---- @field view? pseudoclaude.DiffView
+--- @field view? pseudoclaude.DiffView|pseudoclaude.PlanView
 --- @field done boolean
 --- @field dismissed? boolean a question about an MCP server left unanswered
---- @field settle fun(decision?: string, err?: table, message?: string)
+--- @field settle fun(decision?: string, err?: table, message?: string, extra?: table)
 
 local fire = util.fire
 
@@ -132,7 +134,7 @@ end
 --- @return string
 function M.plan_prompt(p)
   local args = type(p.arguments) == 'table' and p.arguments or {}
-  local plan = given(args.plan) or given(args.summary) or fmt.arguments(p.arguments, 300)
+  local plan = given(p.plan) or given(args.plan) or given(args.summary) or fmt.arguments(p.arguments, 300)
   return 'PseudoClaude: approve this plan and leave plan mode? ' .. fmt.one_line(plan, 300)
 end
 
@@ -324,6 +326,18 @@ local function dismiss(pending, quietly)
   pending.settle(nil, vim.lsp.rpc_response_error(protocol.errors.request_cancelled, 'the question was dismissed'))
 end
 
+--- A plan (kind `plan`): the float of `pseudoclaude.plan`; its answer is `approve` with a mode,
+--- or `keepPlanning` with the feedback typed (if any).
+local function open_plan(pending)
+  local p = pending.params
+  local args = type(p.arguments) == 'table' and p.arguments or {}
+  local text = given(p.plan) or given(args.plan) or ''
+  local ws = given(p.workspace)
+  pending.view = require('pseudoclaude.plan').open(text, function(a)
+    pending.settle(a.decision, nil, nil, { mode = a.mode, feedback = a.feedback })
+  end, { title = 'PseudoClaude plan' .. (ws and (' · ' .. fmt.basename(ws)) or '') })
+end
+
 local function ask_select(pending)
   local p = pending.params
   local choices, prompt = M.choices(p)
@@ -377,10 +391,11 @@ function M.handle(_, params, ctx)
   end
   --- @type pseudoclaude.PendingApproval
   local pending = { client_id = ctx.client_id, request_id = M.request_id(), params = params, done = false }
-  function pending.settle(decision, err, message)
+  function pending.settle(decision, err, message, extra)
     if pending.done then
       return
     end
+    extra = extra or {}
     pending.done = true
     remove(pending)
     if pending.view then
@@ -388,9 +403,10 @@ function M.handle(_, params, ctx)
     end
     require('pseudoclaude.chat').approval(params, false)
     fire('PseudoClaudeApproval', { params = params, decision = decision, message = message,
+      mode = extra.mode, feedback = extra.feedback,
       cancelled = err ~= nil and not pending.dismissed, dismissed = pending.dismissed })
     vim.schedule(function()
-      coroutine.resume(co, decision, err, message)
+      coroutine.resume(co, decision, err, message, extra)
     end)
   end
   M.pending[#M.pending + 1] = pending
@@ -400,23 +416,32 @@ function M.handle(_, params, ctx)
   local shown_as_diff = params.kind == protocol.approve_kinds.write
     and config.options.approvals.diff ~= false
     and type(params.after) == 'string'
+  local is_plan = params.kind == protocol.approve_kinds.plan
   -- The card says it waits before the question shows (a select may wait right there: Neovim's
   -- own asks with inputlist()); the answer puts it back.
   require('pseudoclaude.chat').approval(params, true)
-  if not shown_as_diff then
+  if not shown_as_diff and not is_plan then
     pcall(vim.cmd.redraw)
   end
-  local ok, failure = pcall(shown_as_diff and open_diff or ask_select, pending)
+  local ok, failure = pcall(shown_as_diff and open_diff or is_plan and open_plan or ask_select, pending)
   if not ok then
     vim.notify('PseudoClaude: could not show the approval: ' .. tostring(failure), vim.log.levels.ERROR,
       { title = 'PseudoClaude' })
-    pending.settle(DECISION.deny)
+    pending.settle(is_plan and DECISION.keep_planning or DECISION.deny)
   elseif not pending.done then
-    fire('PseudoClaudeApprovalShown', { params = params, diff = shown_as_diff })
+    fire('PseudoClaudeApprovalShown', { params = params, diff = shown_as_diff, plan = is_plan,
+      view = pending.view })
   end
-  local decision, err, message = coroutine.yield()
+  local decision, err, message, extra = coroutine.yield()
   if err then
     return nil, err
+  end
+  extra = extra or {}
+  if is_plan then
+    if decision == DECISION.approve then
+      return { decision = decision, mode = extra.mode or protocol.permission_modes.default }
+    end
+    return { decision = DECISION.keep_planning, feedback = extra.feedback }
   end
   return { decision = decision, message = message }
 end

@@ -415,6 +415,7 @@ function M.new_session(workspace, session_id, worktree)
     window.set_session(chat, session_id)
   end
   chat.items, chat.open_text, chat.loaded, chat.title = {}, nil, true, nil
+  chat.tasks, chat.head = nil, nil -- (a new session has no task list)
   chat.worktree = worktree and worktree.branch or nil
   local hint = 'New session ' .. session_id .. '.'
   if worktree then

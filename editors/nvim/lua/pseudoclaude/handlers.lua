@@ -1,9 +1,10 @@
 --- Handlers for what the server sends: `pseudoclaude/event` (a `mode` event to the session's
---- mode, the others to the transcript and the chat), `pseudoclaude/contextUsage`,
---- `pseudoclaude/memoryChanged`, `pseudoclaude/memoryProposals`, `pseudoclaude/mcpChanged`, approvals
---- (`pseudoclaude/approve`, or `window/showMessageRequest` without the capability), the
---- server's `$/cancelRequest` of a pending approval, `pseudoclaude/diagnostics` (what
---- `vim.diagnostic` shows) and `workspace/applyEdit` (the agent's edit of an unsaved buffer).
+--- mode, a `tasks` event to its chat's task list, the others to the transcript and the chat),
+--- `pseudoclaude/contextUsage`, `pseudoclaude/memoryChanged`, `pseudoclaude/memoryProposals`,
+--- `pseudoclaude/mcpChanged`, approvals (`pseudoclaude/approve`, or `window/showMessageRequest`
+--- without the capability; a plan in either shows in the plan float), the server's
+--- `$/cancelRequest` of a pending approval, `pseudoclaude/diagnostics` (what `vim.diagnostic`
+--- shows) and `workspace/applyEdit` (the agent's edit of an unsaved buffer).
 local util = require('pseudoclaude.util')
 local protocol = require('pseudoclaude.protocol')
 
@@ -31,6 +32,10 @@ M[protocol.notifications.event] = function(_, params)
   if params.kind == 'mode' then
     -- A session's permission mode changed: the chat's winbar shows it (not a line of a run).
     require('pseudoclaude.permissions').event(params)
+    return fire('PseudoClaudeEvent', params)
+  elseif params.kind == 'tasks' then
+    -- The session's task list: the block at the top of its chat (not a line of a run).
+    require('pseudoclaude.tasks').event(params)
     return fire('PseudoClaudeEvent', params)
   end
   require('pseudoclaude.transcript').event(params)
@@ -203,9 +208,63 @@ function M.is_approval(params)
   return titles[APPROVAL.once] == true and titles[APPROVAL.deny] == true
 end
 
+--- A plan without the approvals capability (the server's plan actions): the plan float, whose
+--- answer is the action of its title (a message carries no feedback: `k` keeps planning). It is
+--- pending like an approval: the server's `$/cancelRequest` (or its exit) closes it.
+local function plan_message(plan, params, ctx, co)
+  local p = require('pseudoclaude.plan')
+  local approvals = require('pseudoclaude.approvals')
+  local function pick(title)
+    for _, a in ipairs(params.actions) do
+      if a.title == title then
+        return a
+      end
+    end
+    return vim.NIL
+  end
+  local pending = { client_id = ctx.client_id, request_id = approvals.request_id(), params = params, done = false }
+  function pending.settle(decision, err, _, extra)
+    if pending.done then
+      return
+    end
+    pending.done = true
+    for i, other in ipairs(approvals.pending) do
+      if other == pending then
+        table.remove(approvals.pending, i)
+        break
+      end
+    end
+    if pending.view then
+      pending.view:close()
+    end
+    extra = extra or {}
+    fire('PseudoClaudeApproval', { params = params, decision = decision, mode = extra.mode, cancelled = err ~= nil })
+    vim.schedule(function()
+      if err then
+        return coroutine.resume(co, nil, err)
+      end
+      coroutine.resume(co, pick(p.action_title({ decision = decision, mode = extra.mode })))
+    end)
+  end
+  approvals.pending[#approvals.pending + 1] = pending
+  pending.view = p.open(plan, function(a)
+    pending.settle(a.decision, nil, nil, { mode = a.mode })
+  end, { feedback = false })
+  fire('PseudoClaudeApprovalShown', { params = params, diff = false, plan = true, view = pending.view })
+end
+
 --- Approvals go through `vim.ui.select` with their own prompt and kind (`pseudoclaude_approval`,
---- for UI plugins); dismissing is a denial. Other message requests keep Neovim's handler.
+--- for UI plugins); dismissing is a denial. A plan shows in the plan float. Other message
+--- requests keep Neovim's handler.
 M['window/showMessageRequest'] = function(err, params, ctx, config)
+  local plan = type(params) == 'table' and require('pseudoclaude.plan').from_message(params)
+  if plan then
+    local co, is_main = coroutine.running()
+    if co and not is_main then
+      plan_message(plan, params, ctx, co)
+      return coroutine.yield()
+    end
+  end
   if not M.is_approval(params) then
     return vim.lsp.handlers['window/showMessageRequest'](err, params, ctx, config)
   end

@@ -7,12 +7,37 @@ local protocol = require('pseudoclaude.protocol')
 
 local M = {}
 
---- `▸ read_file(path: README.md)`
+--- The arguments of the session's own bookkeeping tools, in words: `update_tasks` says its
+--- list's count (`3 tasks, 1 done`), `exit_plan_mode` its plan's first line. Nil for the others.
+local function own_arguments(name, arguments)
+  if type(arguments) ~= 'table' then
+    return nil
+  end
+  if name == 'update_tasks' and type(arguments.tasks) == 'table' then
+    local done = 0
+    for _, t in ipairs(arguments.tasks) do
+      if type(t) == 'table' and t.status == 'completed' then
+        done = done + 1
+      end
+    end
+    return string.format('%s, %d done', fmt.plural(#arguments.tasks, 'task'), done)
+  elseif name == 'exit_plan_mode' and type(arguments.plan) == 'string' then
+    for line in arguments.plan:gmatch('[^\n]+') do
+      local words = vim.trim((line:gsub('^%s*#+%s*', '')))
+      if words ~= '' then
+        return fmt.one_line(words, 120)
+      end
+    end
+  end
+  return nil
+end
+
+--- `▸ read_file(path: README.md)` (`▸ update_tasks(3 tasks, 1 done)`, `▸ exit_plan_mode(Plan: …)`)
 --- @param name string
 --- @param arguments any
 --- @return string
 function M.call(name, arguments)
-  return string.format('▸ %s(%s)', tostring(name), fmt.arguments(arguments))
+  return string.format('▸ %s(%s)', tostring(name), own_arguments(name, arguments) or fmt.arguments(arguments))
 end
 
 local function given(s)

@@ -1,6 +1,7 @@
 --- The chat buffer: each item owns a range of lines; a change re-renders only that item (streamed
 --- text only the item's last line and the lines it adds). Highlights, the "not in context" mark,
---- folds and windows that follow the last line.
+--- folds and windows that follow the last line. Above the items, the chat's head: lines of its
+--- own (the session's task list), none when it has nothing to show.
 local items = require('pseudoclaude.chat.items')
 local state = require('pseudoclaude.chat.state')
 local util = require('pseudoclaude.util')
@@ -10,6 +11,24 @@ local M = {}
 util.link_highlights('chat', items.HIGHLIGHTS)
 
 M.NS = vim.api.nvim_create_namespace('pseudoclaude_chat')
+M.HEAD_NS = vim.api.nvim_create_namespace('pseudoclaude_chat_head')
+
+--- The number of lines of the chat's head (above its first item).
+--- @param chat pseudoclaude.Chat
+--- @return integer
+function M.head_count(chat)
+  return chat.head and #chat.head.lines or 0
+end
+
+--- Highlight the head's lines (`chat.head.marks`: `{line (0-based), col, end_col, group}`).
+local function highlight_head(chat)
+  local buf = chat.buf
+  vim.api.nvim_buf_clear_namespace(buf, M.HEAD_NS, 0, -1)
+  for _, m in ipairs(chat.head and chat.head.marks or {}) do
+    pcall(vim.api.nvim_buf_set_extmark, buf, M.HEAD_NS, m[1], m[2], { end_col = m[3], hl_group = m[4],
+      priority = m[5] })
+  end
+end
 
 local function set_lines(chat, first, last, lines)
   local buf = chat.buf
@@ -78,9 +97,9 @@ function M.refresh_folds(chat)
   end
 end
 
---- Render all of `chat.items` again.
+--- Render the head and all of `chat.items` again.
 function M.render_all(chat)
-  local lines, per_item = {}, {}
+  local lines, per_item = vim.list_slice(chat.head and chat.head.lines or {}), {}
   for i, item in ipairs(chat.items) do
     local l = items.item_lines(item, i == 1)
     item.start, item.count = #lines + 1, #l
@@ -89,6 +108,9 @@ function M.render_all(chat)
   end
   local wins = followers(chat)
   set_lines(chat, 0, -1, lines)
+  if vim.api.nvim_buf_is_valid(chat.buf) then
+    highlight_head(chat)
+  end
   for i, item in ipairs(chat.items) do
     highlight(chat, item, per_item[i])
   end
@@ -102,8 +124,9 @@ function M.append(chat, item)
   local n = #chat.items
   local lines = items.item_lines(item, n == 0)
   if n == 0 then
-    item.start = 1
-    set_lines(chat, 0, -1, lines)
+    local head = M.head_count(chat)
+    item.start = head + 1
+    set_lines(chat, head, -1, lines)
   else
     local last = chat.items[n]
     item.start = last.start + last.count
@@ -117,6 +140,39 @@ function M.append(chat, item)
   end
   M.follow(chat, wins)
   return item
+end
+
+--- Show `head` (`{lines, marks}`; nil or no lines: none) above the items: only the head's lines
+--- change, the items move down or up.
+--- @param chat pseudoclaude.Chat
+--- @param head? {lines: string[], marks: table[]}
+function M.set_head(chat, head)
+  if head and #head.lines == 0 then
+    head = nil
+  end
+  local before = M.head_count(chat)
+  chat.head = head
+  if not vim.api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  local wins = followers(chat)
+  local lines = head and head.lines or {}
+  if #chat.items == 0 then
+    set_lines(chat, 0, -1, lines)
+  else
+    set_lines(chat, 0, before, lines)
+  end
+  highlight_head(chat)
+  local delta = #lines - before
+  if delta ~= 0 then
+    for _, item in ipairs(chat.items) do
+      if item.start then
+        item.start = item.start + delta
+      end
+    end
+    M.refresh_folds(chat)
+  end
+  M.follow(chat, wins)
 end
 
 local function index_of(chat, item)

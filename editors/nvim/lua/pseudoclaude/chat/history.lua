@@ -1,5 +1,6 @@
 --- The chat's history: its session (a new chat: the folder's current one) as the server tells it
---- (`pseudoclaude/sessions/messages` items), its newest `HISTORY_ITEMS` items.
+--- (`pseudoclaude/sessions/messages` items), its newest `HISTORY_ITEMS` items, and its task list
+--- (`pseudoclaude/tasks`).
 local buffer = require('pseudoclaude.chat.buffer')
 local client = require('pseudoclaude.client')
 local fmt = require('pseudoclaude.format')
@@ -39,6 +40,8 @@ local function show(chat, list, session_id)
     end
   end
   buffer.render_all(chat)
+  -- The session's task list, at the top (a `tasks` event may bring it first: the same list).
+  require('pseudoclaude.tasks').fetch(chat)
   state.fire('PseudoClaudeChatLoaded', { workspace = chat.workspace, sessionId = session_id, items = #list })
 end
 

@@ -36,6 +36,8 @@ local M = {}
 --- @field loaded boolean
 --- @field chip? pseudoclaude.Chip the context of the next prompt (nil: removed, none is sent)
 --- @field chip_shown? {chip: pseudoclaude.Chip?, at: integer, label: string} its words, as last drawn
+--- @field tasks? pseudoclaude.TaskItem[] the session's task list, as last heard
+--- @field head? {lines: string[], marks: table[]} the lines above the items (the task list)
 
 --- What the prompt area shows as the context of the next prompt (the open files are added when
 --- it is sent).

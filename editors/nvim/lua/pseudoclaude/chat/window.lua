@@ -164,8 +164,8 @@ function M.mode(chat)
 end
 
 --- The winbar of a chat window: the session (title, worktree branch), its permission mode, its
---- state, its meter, the folder; cut at its end when the window is narrow (its start says the
---- most).
+--- task list's count, its state, its meter, the folder; cut at its end when the window is narrow
+--- (its start says the most).
 function M.winbar()
   local win = vim.g.statusline_winid or vim.api.nvim_get_current_win()
   local chat = state.by_buf[vim.api.nvim_win_get_buf(win)]
@@ -180,6 +180,10 @@ function M.winbar()
   if mode then
     local permissions = require('pseudoclaude.permissions')
     parts[#parts + 1] = '%#' .. permissions.group(mode) .. '#' .. esc(permissions.words(mode)) .. '%*'
+  end
+  local tasks = require('pseudoclaude.tasks').words(chat.tasks)
+  if tasks then
+    parts[#parts + 1] = tasks
   end
   if chat.waiting then
     parts[#parts + 1] = 'waiting for the session… (Ctrl-C stops)'
