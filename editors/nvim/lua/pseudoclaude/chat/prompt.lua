@@ -64,6 +64,19 @@ local ACTIONS = {
     pc.mcp(ws)
   end,
   -- (when the server offers them)
+  plan = function(_, ws, arg, chat)
+    -- plan mode; with a task, the task is sent once the mode is set
+    require('pseudoclaude.permissions').set('plan', ws, chat and chat.session_id, {
+      done = function(err)
+        if not err and chat and arg and vim.trim(arg) ~= '' then
+          M.send(chat, vim.trim(arg))
+        end
+      end,
+    })
+  end,
+  ['do'] = function(_, ws, _, chat)
+    require('pseudoclaude.permissions').set('default', ws, chat and chat.session_id)
+  end,
   mode = function(pc, ws, arg, chat)
     pc.mode(arg, ws, chat and chat.session_id)
   end,
