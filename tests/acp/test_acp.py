@@ -964,3 +964,42 @@ async def test_permission_modes_and_the_decision_table(env: Env) -> None:
         assert failed["status"] == "failed" and "plan mode" in failed["content"][0][
             "content"]["text"]
     assert env.cli("permissions", "--workspace", str(ws))["mode"] == "plan"  # logged
+
+
+async def test_plan_mode_the_task_list_as_plan_updates_and_the_plan_approval(env: Env) -> None:
+    """``/plan <task>`` over ACP: plan mode, the task list as ``plan`` updates (priority
+    ``medium``), the plan asked with ``session/request_permission`` (Keep planning, then
+    Approve and accept edits) and carried out in the same run."""
+    ws = env.folder()
+    tasks = {"name": "update_tasks", "arguments": {"tasks": [
+        {"content": "write new.txt", "status": "in_progress"}]}}
+    plan = {"name": "exit_plan_mode", "arguments": {"plan": "# Plan\n1. write new.txt"}}
+    write = {"name": "write_file", "arguments": {"path": "new.txt", "content": "x\n"}}
+    env.fake.add_turns({"tool_calls": [tasks, plan]}, {"tool_calls": [plan]},
+                       {"tool_calls": [write]}, {"text": "Done."})
+    client = Recorder()
+    answers = iter(["keep_planning", "approve_accept_edits"])
+
+    async def choose(options: Any, session_id: str, tool_call: Any,
+                     **kwargs: Any) -> RequestPermissionResponse:
+        client.permissions.append({"options": [o.option_id for o in options],
+                                   "toolCall": tool_call.model_dump(mode="json",
+                                                                    by_alias=True)})
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=next(answers)))
+
+    client.request_permission = choose  # type: ignore[method-assign]
+    async with agent(env, client) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("/plan write new.txt")))
+        assert answer.stop_reason == "end_turn"
+        assert [p["options"] for p in client.permissions] == [
+            ["approve", "approve_accept_edits", "keep_planning"]] * 2
+        shown = client.permissions[0]["toolCall"]["content"][0]["content"]["text"]
+        assert shown.startswith("# Plan")
+        [entries] = [u["entries"] for u in client.of(sid, "plan")][:1]
+        assert entries == [{"content": "write new.txt", "priority": "medium",
+                            "status": "in_progress"}]
+        modes = [u["currentModeId"] for u in client.of(sid, "current_mode_update")]
+        assert modes == ["plan", "acceptEdits"]
+        assert (ws / "new.txt").read_text() == "x\n"  # carried out, not asked (acceptEdits)

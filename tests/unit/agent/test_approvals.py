@@ -319,3 +319,16 @@ def test_terminal_device_is_opened_for_each_ask() -> None:
     finally:
         os.close(leader)
         os.close(follower)
+
+
+def test_a_plan_is_printed_and_answered_on_the_terminal() -> None:
+    request = ApprovalRequest.plan_of("# Plan\n1. change app.py", "c1", "s1")
+    for typed, expected in (("e\n", Answer("approve", mode="acceptEdits")),
+                            ("a\n", Answer("approve", mode="default")),
+                            ("k add a test first\n", Answer("keep_planning", "add a test first")),
+                            ("\n", Answer("keep_planning"))):
+        output = io.StringIO()
+        answer = asyncio.run(TerminalApprover((io.StringIO(typed), output)).ask(request))
+        assert answer == expected, typed
+        assert "# Plan\n1. change app.py" in output.getvalue()
+        assert "[a]pprove / approve and accept [e]dits / [k]eep planning" in output.getvalue()
