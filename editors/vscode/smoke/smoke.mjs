@@ -16,7 +16,10 @@
 // "Always allow" (its rule written to permissions.local.yaml, the next call not asked), Show
 // Permissions; typing / in the prompt lists the slash commands; in a new session, a
 // prompt's "Fork from here" starts a new session before it and its "Rewind to here…" lists the
-// files (a diff of each), puts them back on disk and takes the conversation back. Then MCP servers,
+// files (a diff of each), puts them back on disk and takes the conversation back. Plan mode, in a
+// new session: the plan's card (Markdown; Keep planning with feedback, then Approve and accept
+// edits, which the mode picker follows) and the task list's checklist above the prompt box as the
+// run goes (after a reload too; none for a new session). Then MCP servers,
 // in a second folder: one in the Machine settings (`pseudoclaude.mcp.servers`: the repository's
 // echo test server), one in the folder's .mcp.json, whose approval question shows in the chat
 // when the folder opens (Allow once); a run calls mcp__echo__echo (its approval card, then the
@@ -187,6 +190,37 @@ const README_WT = [
 ].join('\n');
 const README_WT_LINE = 'Open a pull request with a test.';
 const README_WT_EDIT = 'Open a pull request with a test.\n\nSee RELEASING.md for how to cut a release.';
+// Plan mode with a task list, in a new session: the model keeps a task list (update_tasks) and
+// presents a plan (exit_plan_mode); Keep planning with feedback, then the plan again, approved
+// with edits accepted; the model works through the list (writing files without asking), its
+// checklist above the prompt box following it.
+const PLAN_TASKS_PROMPT = 'Let greet.py greet anyone by name';
+const PLAN_TITLE = 'Add a --name option to greet.py';
+const PLAN_STEPS = [
+  '1. **Parse the option** in a new `src/cli.py` (argparse: `--name`, default `world`).',
+  '2. **Call `greet()`** with the name from `main()`.',
+];
+const PLAN_CHECK = '**Check it**: `python src/cli.py --name Ada` prints `Hello, Ada!`.';
+const PLAN_FIRST = [`## ${PLAN_TITLE}`, '', 'The greeting is fixed to *world* today. The plan:', '', ...PLAN_STEPS, `3. ${PLAN_CHECK}`].join('\n');
+const PLAN_FEEDBACK = 'Also document the option in docs/usage.md';
+const PLAN_SECOND = [
+  `## ${PLAN_TITLE}`, '', 'The greeting is fixed to *world* today. The plan:', '', ...PLAN_STEPS,
+  '3. **Document it** in `docs/usage.md`: the command line and what it prints.', `4. ${PLAN_CHECK}`, '',
+  '`greet()` itself does not change.',
+].join('\n');
+const TASK_NAMES = ['Parse --name in src/cli.py', 'Call greet() with the name', 'Document it in docs/usage.md', 'Check it with --name Ada'];
+/** The task list with the first `done` completed and the next one in progress (`done` < 0: all pending). */
+const taskList = (done, names = TASK_NAMES) =>
+  names.map((content, i) => ({ content, status: done < 0 ? 'pending' : i < done ? 'completed' : i === done ? 'in_progress' : 'pending' }));
+const CLI = [
+  'import argparse', '', 'from greet import greet', '', '', 'def main():',
+  '    parser = argparse.ArgumentParser(description="Greet someone.")',
+  '    parser.add_argument("--name", default="world", help="who to greet (default: world)")',
+  '    print(greet(parser.parse_args().name))', '', '', 'if __name__ == "__main__":', '    main()', '',
+].join('\n');
+const USAGE = '# Usage\n\n    python src/cli.py --name NAME\n\nPrints the greeting for NAME (default: world).\n';
+const PLAN_WRITING = 'Writing the usage page';
+const PLAN_DONE = 'Done: `python src/cli.py --name Ada` prints Hello, Ada!, and docs/usage.md explains the option.';
 const codeServer = join(here, 'node_modules', '.bin', 'code-server');
 mkdirSync(opts.out, { recursive: true });
 
@@ -222,6 +256,67 @@ async function startFakeModel(tmp) {
   }
   const script = JSON.parse(demo.stdout);
   script.rules.unshift(
+    // Plan mode and the task list (each step once, the latest first: a request's body keeps
+    // what every earlier step added to it).
+    {
+      when: { has_tools: true, last_is_tool_result: true, body_contains: '(4 of 4 completed)' },
+      reply: { text: PLAN_DONE },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_is_tool_result: true, body_contains: 'Prints the greeting for NAME' },
+      reply: { text: 'Documented. Checking it.', tool_calls: [{ name: 'update_tasks', arguments: { tasks: taskList(4) } }] },
+      times: 1,
+    },
+    {
+      // Streams a little, then goes silent for a while (the checklist's screenshot), then writes.
+      when: { has_tools: true, last_is_tool_result: true, body_contains: '(2 of 4 completed)' },
+      reply: {
+        text: [`${PLAN_WRITING}:`, ' the command line', ' and what it prints.'],
+        stall: 20,
+        stall_after: 4,
+        tool_calls: [{ name: 'write_file', arguments: { path: 'docs/usage.md', content: USAGE } }],
+      },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_is_tool_result: true, body_contains: 'argparse.ArgumentParser' },
+      reply: { text: 'main() passes the name on. Now the docs.', tool_calls: [{ name: 'update_tasks', arguments: { tasks: taskList(2) } }] },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_is_tool_result: true, body_contains: 'The user approved the plan' },
+      reply: {
+        text: 'Starting with the option.',
+        tool_calls: [
+          { name: 'update_tasks', arguments: { tasks: taskList(0) } },
+          { name: 'write_file', arguments: { path: 'src/cli.py', content: CLI } },
+        ],
+      },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_is_tool_result: true, body_contains: PLAN_FEEDBACK },
+      reply: {
+        text: 'Good point: the plan documents the option too.',
+        tool_calls: [
+          { name: 'update_tasks', arguments: { tasks: taskList(-1) } },
+          { name: 'exit_plan_mode', arguments: { plan: PLAN_SECOND } },
+        ],
+      },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_user_contains: PLAN_TASKS_PROMPT },
+      reply: {
+        text: 'I read greet.py; here is my plan.',
+        tool_calls: [
+          { name: 'update_tasks', arguments: { tasks: taskList(-1, [TASK_NAMES[0], TASK_NAMES[1], TASK_NAMES[3]]) } },
+          { name: 'exit_plan_mode', arguments: { plan: PLAN_FIRST } },
+        ],
+      },
+      times: 1,
+    },
     {
       // Sessions at once: the terminal's run of session A goes silent for a while, then ends.
       when: { has_tools: true, last_user_contains: SIDE_PROMPT },
@@ -1049,6 +1144,8 @@ async function main() {
   await chat.locator('#prompt').fill('');
   log('chat: Rewind to here… (code and conversation): README.md\'s diff from the list, CHANGES.md deleted and README.md back on disk, the conversation rewound');
 
+  chat = await planAndTasks(page, chat, folder, shots);
+
   await mcpServers(page, { tmp, dirs, serverCommand, shots });
   await sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, baseUrl });
 
@@ -1186,6 +1283,103 @@ async function permissionModes(page, chat, folder, shots) {
 }
 
 /**
+ * Plan mode and the task list, in a new session: plan picked in the mode picker, a prompt; the
+ * model keeps a task list (update_tasks: the checklist above the prompt box, `Tasks 0/3`) and
+ * presents its plan (exit_plan_mode): a card with the plan as Markdown. Keep planning… opens a
+ * field; its feedback (Enter) goes to the model, which presents the plan again (four tasks now).
+ * Approve and accept edits: the mode picker shows acceptEdits and the model works through the
+ * list, writing files without asking; the checklist follows it (done struck through, the task
+ * in progress in bold with a spinner), folds to its header, comes back after a reload (from
+ * `pseudoclaude/tasks`) and is not shown for a new session. Returns the chat's frame (reloaded).
+ */
+async function planAndTasks(page, chat, folder, shots) {
+  await runCommand(page, 'View: Close All Editors');
+  await chat.locator('#new').click();
+  await chat.locator('.welcome').waitFor({ state: 'visible' });
+  const modeButton = chat.locator('#mode');
+  await modeButton.click();
+  await chat.locator('#mode-menu .mode-item[data-mode="plan"]').click();
+  await modeButton.locator('.mode-name', { hasText: /^plan$/ }).waitFor({ state: 'visible' });
+  const tasks = chat.locator('#tasks');
+  if (await tasks.isVisible()) {
+    throw new Error('a new session shows a task list');
+  }
+  await ask(chat, PLAN_TASKS_PROMPT);
+  const first = chat.locator('.card.approval.pending.approval-plan');
+  await first.locator('.plan-body h2', { hasText: PLAN_TITLE }).waitFor({ state: 'visible' });
+  await first.locator('.plan-body em', { hasText: 'world' }).waitFor({ state: 'visible' });
+  await tasks.locator('.tasks-count', { hasText: '0/3' }).waitFor({ state: 'visible' });
+  await chat.locator('details.tool.tool-waiting', { hasText: 'exit_plan_mode' }).waitFor({ state: 'visible' });
+  log('plan: the plan in a card (Markdown), the checklist at 0/3');
+
+  // Keep planning…: the feedback field (Enter sends it); the model presents the plan again.
+  await first.locator('button[data-action="planFeedback"]').click();
+  const field = first.locator('input.plan-feedback');
+  await field.waitFor({ state: 'visible' });
+  if (!(await field.evaluate((e) => e === document.activeElement))) {
+    throw new Error('Keep planning… did not put the caret in the feedback field');
+  }
+  await field.pressSequentially(PLAN_FEEDBACK);
+  await field.press('Enter');
+  await chat.locator('.plan-line.approval-keepPlanning', { hasText: `Kept planning: “${PLAN_FEEDBACK}”` }).waitFor({ state: 'visible' });
+  const second = chat.locator('.card.approval.pending.approval-plan', { hasText: 'docs/usage.md' });
+  await second.waitFor({ state: 'visible' });
+  await tasks.locator('.tasks-count', { hasText: '0/4' }).waitFor({ state: 'visible' });
+  await modeButton.locator('.mode-name', { hasText: /^plan$/ }).waitFor({ state: 'visible' });
+  log('plan: Keep planning with feedback; the model presented the plan again (4 tasks)');
+  await second.locator('button[data-mode="acceptEdits"]').focus();
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-plan-approval.png', shots);
+
+  // Approve and accept edits: the session's mode follows; the model works through the list.
+  await second.locator('button[data-decision="approve"][data-mode="acceptEdits"]').click();
+  await chat.locator('.plan-line.approval-approve', { hasText: 'Plan approved: acceptEdits' }).waitFor({ state: 'visible' });
+  await modeButton.locator('.mode-name', { hasText: /^acceptEdits$/ }).waitFor({ state: 'visible' });
+  await chat.locator('.msg.assistant', { hasText: PLAN_WRITING }).waitFor({ state: 'visible' });
+  await tasks.locator('.tasks-count', { hasText: '2/4' }).waitFor({ state: 'visible' });
+  await tasks.locator('.task-completed s', { hasText: TASK_NAMES[0] }).waitFor({ state: 'visible' });
+  await tasks.locator('.task-in_progress', { hasText: TASK_NAMES[2] }).locator('.task-spinner').waitFor({ state: 'visible' });
+  await tasks.locator('.task-pending', { hasText: TASK_NAMES[3] }).waitFor({ state: 'visible' });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-tasks.png', shots);
+  log('plan: approved with accept edits (the mode picker shows acceptEdits); the checklist at 2/4 mid-run');
+
+  await chat.locator('.msg.assistant', { hasText: 'docs/usage.md explains the option' }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  await tasks.locator('.tasks-count.tasks-all-done', { hasText: '4/4' }).waitFor({ state: 'visible' });
+  if (!existsSync(join(folder, 'src', 'cli.py')) || readFileSync(join(folder, 'docs', 'usage.md'), 'utf8') !== USAGE) {
+    throw new Error('the approved plan did not write src/cli.py and docs/usage.md');
+  }
+  if ((await chat.locator('.card.approval:not(.approval-plan), .approval-line:not(.plan-line)', { hasText: /cli\.py|usage\.md/ }).count()) > 0) {
+    throw new Error('acceptEdits asked about a write');
+  }
+  // The header folds the list (the count stays), and unfolds it.
+  await tasks.locator('.tasks-header').click();
+  await tasks.locator('.tasks-list').waitFor({ state: 'hidden' });
+  await tasks.locator('.tasks-count', { hasText: '4/4' }).waitFor({ state: 'visible' });
+  await tasks.locator('.tasks-header').click();
+  await tasks.locator('.task-completed', { hasText: TASK_NAMES[3] }).waitFor({ state: 'visible' });
+  log('plan: the run wrote both files without asking; the checklist at 4/4 folds and unfolds');
+
+  // A reload: the list comes back from the server (pseudoclaude/tasks); a new session has none.
+  await page.reload();
+  await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible' });
+  chat = await chatFrame(page);
+  await chat.locator('.msg.assistant', { hasText: 'docs/usage.md explains the option' }).waitFor({ state: 'visible' });
+  const reloaded = chat.locator('#tasks');
+  await reloaded.locator('.tasks-count', { hasText: '4/4' }).waitFor({ state: 'visible' });
+  await reloaded.locator('.task-completed', { hasText: TASK_NAMES[0] }).waitFor({ state: 'visible' });
+  const planned = await chat.locator('#session').inputValue();
+  await chat.locator('#new').click();
+  await chat.locator('.welcome').waitFor({ state: 'visible' });
+  await reloaded.waitFor({ state: 'hidden' });
+  await chat.locator('#session').selectOption(planned);
+  await reloaded.locator('.tasks-count', { hasText: '4/4' }).waitFor({ state: 'visible' });
+  log('plan: after a reload the checklist is back; a new session shows none, the planned one its own again');
+  return chat;
+}
+
+/**
  * The agent lives in the editor: src/greet.py opened and typed into (unsaved); the prompt box's
  * chip follows the active file and its selection, and its × leaves it out until the selection
  * changes; a prompt goes with the selected (unsaved) line, the chip shows under it, and the run's
@@ -1274,6 +1468,14 @@ async function editorContext(page, chat, folder, shots) {
     await page.locator('.monaco-menu .action-item', { hasText: title }).first().waitFor({ state: 'visible' });
   }
   await explain.click();
+  // A click on a menu just opened is sometimes lost (the menu stays up, its item highlighted):
+  // Enter on that item then.
+  await page.waitForTimeout(1000);
+  if (await explain.isVisible().catch(() => false)) {
+    log('editor: the click on Explain was lost; Enter on it');
+    await explain.hover();
+    await page.keyboard.press('Enter');
+  }
   const explained = chat.locator('.msg.user', { hasText: EXPLAIN_PROMPT });
   await explained.locator('.sent-context .chip', { hasText: 'greet.py' }).filter({ hasText: ':1-2' }).waitFor({ state: 'visible' });
   await chat.locator('.msg.assistant', { hasText: EXPLAIN_ANSWER }).waitFor({ state: 'visible' });

@@ -5,8 +5,12 @@
  * message. `Always allow` reads `Always allow <rule>` (the rule from the message's last line).
  * The question for a project's MCP server (`This project's .mcp.json asks PseudoClaude to start
  * ...`) says what it runs in the detail, and its `Allow for this session` reads `Allow for this
- * project` (it is remembered).
+ * project` (it is remembered). A plan (`exit_plan_mode`) comes as an information message
+ * (`PseudoClaude's plan:` and its Markdown) with `Approve`, an approve with edits accepted and
+ * `Keep planning`: a modal too, its buttons `Approve`, `Approve and accept edits` and `Keep
+ * planning` (Escape keeps planning; a message has no field for feedback).
  */
+import type { PlanMode } from './chat/model';
 import { ApprovalActions } from './protocol';
 
 export interface MessageAction {
@@ -110,4 +114,72 @@ export function approvalAnswer(p: ShowMessageRequest, picked: string | undefined
         ? ApprovalActions.always
         : picked;
   return (p.actions ?? []).find((a) => a.title === title) ?? null;
+}
+
+// ------------------------------------------------------------------------------------ plans
+
+/** The buttons of a plan's modal (the server's own titles may differ a little: see `planAnswer`). */
+export const PlanActions = {
+  approve: 'Approve',
+  approveEdits: 'Approve and accept edits',
+  keep: 'Keep planning',
+} as const;
+
+/** The server's title of the approve with edits accepted (`Approve, accept edits`, or ours). */
+const APPROVE_EDITS = /^approve\b.*\bedits?\b/i;
+
+const PLAN_HEAD = /^PseudoClaude's plan:\s*/;
+
+/** A `window/showMessageRequest` asking to approve a plan: `Approve` and `Keep planning` among its actions. */
+export function isPlanApproval(p: ShowMessageRequest): boolean {
+  const titles = new Set((p.actions ?? []).map((a) => a.title));
+  return titles.has(PlanActions.approve) && titles.has(PlanActions.keep);
+}
+
+/** The plan (Markdown) of a plan's message: without its first line. */
+export function planOf(message: string): string {
+  return message.trim().replace(PLAN_HEAD, '').trim();
+}
+
+/** Whether a message is a plan's (`PseudoClaude's plan:` first). */
+export function isPlanMessage(message: string): boolean {
+  return PLAN_HEAD.test(message.trim());
+}
+
+/** The modal of a plan: the plan as the detail, Approve / Approve and accept edits / Keep planning (Escape). */
+export function planPrompt(p: ShowMessageRequest): ModalPrompt {
+  const edits = (p.actions ?? []).some((a) => APPROVE_EDITS.test(a.title));
+  return {
+    message: 'PseudoClaude: approve this plan and start working?',
+    detail: planOf(p.message) || undefined,
+    buttons: [
+      { title: PlanActions.approve, isCloseAffordance: false },
+      ...(edits ? [{ title: PlanActions.approveEdits, isCloseAffordance: false }] : []),
+      { title: PlanActions.keep, isCloseAffordance: true },
+    ],
+  };
+}
+
+/** The mode a plan's button approves it in; undefined: not an approval (Keep planning, dismissed). */
+export function planModeOf(title: string | undefined | null): PlanMode | undefined {
+  if (!title) {
+    return undefined;
+  }
+  if (title === PlanActions.approve) {
+    return 'default';
+  }
+  return APPROVE_EDITS.test(title) ? 'acceptEdits' : undefined;
+}
+
+/** The LSP answer for a plan's button: the server's action; dismissed: Keep planning. */
+export function planAnswer(p: ShowMessageRequest, picked: string | undefined): MessageAction | null {
+  const actions = p.actions ?? [];
+  const mode = planModeOf(picked);
+  const found =
+    mode === 'default'
+      ? actions.find((a) => a.title === PlanActions.approve)
+      : mode === 'acceptEdits'
+        ? actions.find((a) => APPROVE_EDITS.test(a.title))
+        : actions.find((a) => a.title === PlanActions.keep);
+  return found ?? null;
 }

@@ -69,7 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     },
     onApprovalShown: (message) => chat?.modalApprovalShown(message),
     onApprovalAnswered: (id, title) => chat?.modalApprovalAnswered(id, title),
-    onApprove: (params, token) => (chat ? chat.approve(params, token) : Promise.resolve({ decision: 'deny', message: null })),
+    onApprove: (params, token) => (chat ? chat.approve(params, token) : Promise.resolve({ decision: 'deny', message: null, mode: null, feedback: null })),
     onDiagnostics: (params) => answerDiagnostics(params, editorDiagnostics()),
   }, servers);
   running = client;

@@ -149,6 +149,9 @@ export class Transcript {
   }
 
   event(e: AgentEvent): void {
+    if (e.kind === 'tasks') {
+      return; // the task list shows in the chat (it comes after each change and each resume)
+    }
     if (
       !this.current ||
       !sameUri(this.current.workspace, e.workspace) ||

@@ -404,7 +404,7 @@ describe('ChatHost: approvals', () => {
     await host.handle({ type: 'showDiff', id: card.id });
     assert.equal(env.diffs.length, 2, 'Show diff opens it again');
     await host.handle({ type: 'approve', id: card.id, decision: 'allowOnce' });
-    assert.deepEqual(await answer, { decision: 'allowOnce', message: null });
+    assert.deepEqual(await answer, { decision: 'allowOnce', message: null, mode: null, feedback: null });
     assert.deepEqual(env.closed, [card.id]);
     assert.equal(host.current.items[0]?.kind === 'approval' && host.current.items[0].status, 'allowOnce');
   });
@@ -416,12 +416,12 @@ describe('ChatHost: approvals', () => {
     const answer = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: { command: 'rm -rf build' }, kind: 'runCommand', command: 'rm -rf build', cwd: '/work/app' }, token);
     await flush();
     cancel(undefined);
-    assert.deepEqual(await answer, { decision: 'deny', message: null });
+    assert.deepEqual(await answer, { decision: 'deny', message: null, mode: null, feedback: null });
     assert.equal(host.current.items[0]?.kind === 'approval' && host.current.items[0].status, 'cancelled');
     const second = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: {}, kind: 'runCommand', command: 'ls' });
     await flush();
     await host.handle({ type: 'cancel' });
-    assert.deepEqual(await second, { decision: 'deny', message: null });
+    assert.deepEqual(await second, { decision: 'deny', message: null, mode: null, feedback: null });
   });
 
   it('counts the lines a write adds and removes', () => {
@@ -462,7 +462,7 @@ describe('ChatHost: approvals', () => {
     assert.equal(tool.status, 'waiting');
     assert.deepEqual([card.about, card.server, card.args], ['mcp', 'echo', '{\n  "text": "hi"\n}']);
     await host.handle({ type: 'approve', id: card.id, decision: 'allowSession' });
-    assert.deepEqual(await answer, { decision: 'allowSession', message: null });
+    assert.deepEqual(await answer, { decision: 'allowSession', message: null, mode: null, feedback: null });
     assert.equal(host.current.items[0]?.kind === 'tool' && host.current.items[0].status, 'running');
   });
 
@@ -478,7 +478,7 @@ describe('ChatHost: approvals', () => {
     assert.deepEqual([card.status, card.about], ['pending', 'mcpServer']);
     assert.equal(host.pendingApprovals().length, 1);
     await host.handle({ type: 'approve', id: card.id, decision: 'allowOnce' });
-    assert.deepEqual(await answer, { decision: 'allowOnce', message: null });
+    assert.deepEqual(await answer, { decision: 'allowOnce', message: null, mode: null, feedback: null });
     assert.equal(host.current.items.find((i) => i.kind === 'approval' && i.status === 'allowOnce')?.id, card.id);
     await flush();
     assert.ok(agent.methods().includes('pseudoclaude/mcp/list'), 'the list refreshes after the answer');
@@ -500,7 +500,7 @@ describe('ChatHost: approvals', () => {
     assert.ok(card?.kind === 'approval');
     assert.deepEqual([card.status, card.about], ['pending', 'permissions']);
     await host.handle({ type: 'approve', id: card.id, decision: 'deny' });
-    assert.deepEqual(await answer, { decision: 'deny', message: null });
+    assert.deepEqual(await answer, { decision: 'deny', message: null, mode: null, feedback: null });
     const modal = modalApprovalCard("This folder's .PseudoClaude/config.yaml asks PseudoClaude to use these settings (until you allow them, yours stand):\n- " + rules.join('\n- '));
     assert.deepEqual([modal.about, modal.title, modal.detail.split('\n')[0]], ['permissions', "This folder's .PseudoClaude/config.yaml asks to use its own settings", `- ${rules[0]}`]);
   });
@@ -619,7 +619,7 @@ describe('ChatHost: MCP servers', () => {
     env.menus.push(async (menu) => menu.act({ kind: 'approve', server: 'notes' }));
     env.answers.push('Deny');
     await host.handle({ type: 'mcp' });
-    assert.deepEqual(await answer, { decision: 'deny', message: null });
+    assert.deepEqual(await answer, { decision: 'deny', message: null, mode: null, feedback: null });
     assert.ok(!agent.methods().includes('pseudoclaude/mcp/approve'), 'answered through the question');
   });
 
@@ -1434,7 +1434,7 @@ describe('ChatHost: sessions at once', () => {
     assert.equal(card?.kind === 'approval' && card.status, 'pending');
     assert.deepEqual(host.current.asking, []);
     await host.handle({ type: 'approve', id: card?.id, decision: 'allowOnce' });
-    assert.deepEqual(await answer, { decision: 'allowOnce', message: null });
+    assert.deepEqual(await answer, { decision: 'allowOnce', message: null, mode: null, feedback: null });
     runs.get('s1')?.release(RESULT);
     await first;
   });
@@ -1455,7 +1455,7 @@ describe('ChatHost: sessions at once', () => {
     // the run ends without an answer: its question goes
     runs.get('s1')?.release(RESULT);
     await first;
-    assert.deepEqual(await answer, { decision: 'deny', message: null });
+    assert.deepEqual(await answer, { decision: 'deny', message: null, mode: null, feedback: null });
   });
 
   it('the meter shows the session shown, not a background run\'s', async () => {
@@ -1740,26 +1740,202 @@ describe('ChatHost: permission mode', () => {
     assert.ok(card?.kind === 'approval');
     assert.deepEqual([card.rule, card.reason], ['Bash(npm run test:*)', 'default mode asks before commands']);
     await host.handle({ type: 'approve', id: card.id, decision: 'allowAlways', message: 'ignored' });
-    assert.deepEqual(await always, { decision: 'allowAlways', message: null });
+    assert.deepEqual(await always, { decision: 'allowAlways', message: null, mode: null, feedback: null });
     const answered = host.current.items.at(-1);
     assert.equal(answered?.kind === 'approval' && answered.status, 'allowAlways');
 
     const noRule = ask();
     await flush();
     await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'allowAlways' });
-    assert.deepEqual(await noRule, { decision: 'allowSession', message: null }, 'nothing to add: for this session');
+    assert.deepEqual(await noRule, { decision: 'allowSession', message: null, mode: null, feedback: null }, 'nothing to add: for this session');
 
     const denied = ask('Bash(npm run test:*)');
     await flush();
     const id = host.current.items.at(-1)?.id ?? '';
     await host.handle({ type: 'approve', id, decision: 'deny', message: '  run make check instead  ' });
-    assert.deepEqual(await denied, { decision: 'deny', message: 'run make check instead' });
+    assert.deepEqual(await denied, { decision: 'deny', message: 'run make check instead', mode: null, feedback: null });
     const line = host.current.items.at(-1);
     assert.ok(line?.kind === 'approval' && line.message === 'run make check instead');
 
     const blank = ask();
     await flush();
     await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'deny', message: '   ' });
-    assert.deepEqual(await blank, { decision: 'deny', message: null });
+    assert.deepEqual(await blank, { decision: 'deny', message: null, mode: null, feedback: null });
+  });
+});
+
+describe('ChatHost: plans', () => {
+  const PLAN = '## Add a --name option\n\n1. **Parse** it in `main()`\n2. Document it';
+  const planParams = { workspace: WS, sessionId: 's1', tool: 'exit_plan_mode', arguments: { plan: PLAN }, kind: 'plan' as const, plan: PLAN };
+
+  it('shows the plan in a card (its tool call waiting); Approve and accept edits answers approve with the mode', async () => {
+    const { host, env } = setup();
+    await host.handle({ type: 'ready' });
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'toolCall', id: 'c1', name: 'exit_plan_mode', arguments: { plan: PLAN } });
+    const answer = host.approve(planParams);
+    await flush();
+    const tool = host.current.items.find((i) => i.kind === 'tool');
+    const card = host.current.items.find((i) => i.kind === 'approval');
+    assert.ok(tool?.kind === 'tool' && card?.kind === 'approval');
+    assert.equal(tool.status, 'waiting');
+    assert.deepEqual([card.about, card.tool, card.title, card.detail, card.mode], ['plan', 'exit_plan_mode', 'Approve this plan and start working?', PLAN, 'inline']);
+    assert.ok(env.revealed > 0, 'the chat comes up');
+    assert.deepEqual(env.diffs, [], 'no diff for a plan');
+    await host.handle({ type: 'approve', id: card.id, decision: 'approve', mode: 'acceptEdits' });
+    assert.deepEqual(await answer, { decision: 'approve', mode: 'acceptEdits', message: null, feedback: null });
+    const done = host.current.items.find((i) => i.id === card.id);
+    assert.ok(done?.kind === 'approval');
+    assert.deepEqual([done.status, done.planMode], ['approve', 'acceptEdits']);
+    const after = host.current.items.find((i) => i.kind === 'tool');
+    assert.equal(after?.kind === 'tool' && after.status, 'running');
+  });
+
+  it('Approve alone carries it out in default mode (an unknown mode too)', async () => {
+    const { host } = setup();
+    const first = host.approve(planParams);
+    await flush();
+    await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'approve' });
+    assert.deepEqual(await first, { decision: 'approve', mode: 'default', message: null, feedback: null });
+    const second = host.approve(planParams);
+    await flush();
+    await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'approve', mode: 'bypassPermissions' as never });
+    // the webview's message is checked: an unknown mode is dropped before it reaches the card
+    const card = host.current.items.at(-1);
+    assert.equal(card?.kind === 'approval' && card.status, 'pending');
+    host.decide(card?.id ?? '', 'approve');
+    assert.deepEqual(await second, { decision: 'approve', mode: 'default', message: null, feedback: null });
+  });
+
+  it('Keep planning sends the feedback (trimmed; none: null); a denial or the end of the run keeps planning too', async () => {
+    const { host } = setup();
+    const said = host.approve(planParams);
+    await flush();
+    const id = host.current.items.at(-1)?.id ?? '';
+    await host.handle({ type: 'approve', id, decision: 'keepPlanning', message: '  also update the tests  ' });
+    assert.deepEqual(await said, { decision: 'keepPlanning', feedback: 'also update the tests', message: null, mode: null });
+    const card = host.current.items.find((i) => i.id === id);
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.status, card.message], ['keepPlanning', 'also update the tests']);
+    const blank = host.approve(planParams);
+    await flush();
+    await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'keepPlanning', message: '   ' });
+    assert.deepEqual(await blank, { decision: 'keepPlanning', feedback: null, message: null, mode: null });
+    const denied = host.approve(planParams);
+    await flush();
+    await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'deny', message: 'smaller steps' });
+    assert.deepEqual(await denied, { decision: 'keepPlanning', feedback: 'smaller steps', message: null, mode: null });
+    const stopped = host.approve(planParams);
+    await flush();
+    await host.handle({ type: 'cancel' });
+    assert.deepEqual(await stopped, { decision: 'keepPlanning', feedback: null, message: null, mode: null });
+    const last = host.current.items.at(-1);
+    assert.equal(last?.kind === 'approval' && last.status, 'cancelled');
+  });
+
+  it("a plan's answers to a call's question deny it", async () => {
+    const { host } = setup();
+    const answer = host.approve({ workspace: WS, sessionId: 's1', tool: 'run_command', arguments: {}, kind: 'runCommand', command: 'make' });
+    await flush();
+    await host.handle({ type: 'approve', id: host.current.items.at(-1)?.id ?? '', decision: 'approve', mode: 'acceptEdits' });
+    assert.deepEqual(await answer, { decision: 'deny', message: null, mode: null, feedback: null });
+  });
+
+  it('an older server sends the plan as the call\'s argument only', () => {
+    const card = inlineApprovalCard({ workspace: WS, sessionId: 's', tool: 'exit_plan_mode', arguments: { plan: 'Do it' }, kind: 'plan' });
+    assert.deepEqual(card, { tool: 'exit_plan_mode', title: 'Approve this plan and start working?', detail: 'Do it', about: 'plan' });
+  });
+
+  it('a plan asked with window/showMessageRequest (a modal): its card, then the button picked', () => {
+    const { host } = setup();
+    const id = host.modalApprovalShown(`PseudoClaude's plan:\n\n${PLAN}`);
+    const card = host.current.items.at(-1);
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.about, card.tool, card.detail, card.mode], ['plan', 'exit_plan_mode', PLAN, 'modal']);
+    host.modalApprovalAnswered(id, 'Approve and accept edits');
+    const done = host.current.items.at(-1);
+    assert.ok(done?.kind === 'approval');
+    assert.deepEqual([done.status, done.planMode], ['approve', 'acceptEdits']);
+    const again = host.modalApprovalShown(`PseudoClaude's plan:\n\n${PLAN}`);
+    host.modalApprovalAnswered(again, 'Keep planning');
+    const kept = host.current.items.at(-1);
+    assert.equal(kept?.kind === 'approval' && kept.status, 'keepPlanning');
+    assert.equal(modalStatus('Approve'), 'approve');
+    assert.equal(modalStatus('Approve, accept edits'), 'approve');
+    assert.equal(modalStatus('Keep planning'), 'keepPlanning');
+  });
+});
+
+describe('ChatHost: the task list', () => {
+  const TASKS = [
+    { content: 'Parse the option', status: 'completed' as const },
+    { content: 'Use it', status: 'in_progress' as const },
+    { content: 'Document it', status: 'pending' as const },
+  ];
+
+  it('is asked for with the transcript, then follows the tasks events of the session shown only', async () => {
+    const { host, agent, posted } = setup({ 'pseudoclaude/tasks': { sessionId: 's1', tasks: TASKS } });
+    await host.handle({ type: 'ready' });
+    assert.deepEqual(agent.calls.filter((c) => c.method === 'pseudoclaude/tasks').map((c) => c.params), [{ workspace: WS, sessionId: 's1' }]);
+    assert.deepEqual(host.current.tasks, TASKS);
+    assert.ok(posted.some((m) => m.type === 'tasks'), 'the webview gets it');
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'tasks', tasks: [{ content: 'Parse the option', status: 'completed' }] });
+    assert.deepEqual(host.current.tasks, [{ content: 'Parse the option', status: 'completed' }]);
+    host.onEvent({ workspace: WS, sessionId: 's9', kind: 'tasks', tasks: TASKS });
+    assert.deepEqual(host.current.tasks, [{ content: 'Parse the option', status: 'completed' }], "another session's list is not shown");
+    assert.equal(host.current.sessionId, 's1');
+    host.onEvent({ workspace: 'file:///work/other', sessionId: 's1', kind: 'tasks', tasks: [] });
+    assert.equal(host.current.tasks.length, 1, "another folder's is not either");
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'tasks', tasks: [] });
+    assert.deepEqual(host.current.tasks, [], 'cleared: the checklist hides');
+  });
+
+  it("another session shown: the list goes, that session's is asked for; a new session has none", async () => {
+    const lists: Record<string, typeof TASKS> = { s1: TASKS, s2: [{ content: 'Other work', status: 'pending' }] as typeof TASKS };
+    let current = 's1';
+    const { host, agent } = setup({
+      'pseudoclaude/context': () => ({ ...CONTEXT, sessionId: current }),
+      'pseudoclaude/sessions/resume': (p: unknown) => {
+        current = (p as { sessionId: string }).sessionId;
+        return { sessionId: current, messageCount: 2, badLines: 0, repaired: 0 };
+      },
+      'pseudoclaude/sessions/new': () => {
+        current = 's3';
+        return { sessionId: 's3', worktree: null };
+      },
+      'pseudoclaude/tasks': (p: unknown) => {
+        const id = (p as { sessionId: string }).sessionId;
+        return { sessionId: id, tasks: lists[id] ?? [] };
+      },
+    });
+    await host.handle({ type: 'ready' });
+    assert.equal(host.current.tasks.length, 3);
+    await host.handle({ type: 'resume', sessionId: 's2' });
+    assert.deepEqual(host.current.tasks, [{ content: 'Other work', status: 'pending' }]);
+    await host.handle({ type: 'newSession' });
+    assert.equal(host.current.sessionId, 's3');
+    assert.deepEqual(host.current.tasks, []);
+    assert.deepEqual(agent.calls.filter((c) => c.method === 'pseudoclaude/tasks').map((c) => (c.params as { sessionId: string }).sessionId), ['s1', 's2']);
+  });
+
+  it("a new chat's run shows its session's list; an older server (no pseudoclaude/tasks) shows none", async () => {
+    let release: (r: RunResult) => void = () => undefined;
+    const { host, env } = setup({
+      'pseudoclaude/context': { ...CONTEXT, sessionId: null },
+      'pseudoclaude/run': () => new Promise<RunResult>((resolve) => { release = resolve; }),
+    });
+    await host.handle({ type: 'ready' });
+    assert.deepEqual(host.current.tasks, []);
+    const running = host.ask('plan the option');
+    await flush();
+    host.onEvent({ workspace: WS, sessionId: 's5', kind: 'tasks', tasks: TASKS });
+    assert.deepEqual(host.current.tasks, TASKS);
+    release({ ...RESULT, sessionId: 's5' });
+    await running;
+    assert.deepEqual(host.current.tasks, TASKS);
+    const older = setup();
+    await older.host.handle({ type: 'ready' });
+    assert.deepEqual(older.host.current.tasks, []);
+    assert.ok(older.env.logs.some((l) => l.startsWith('chat: tasks of s1')), older.env.logs.join('\n'));
+    assert.equal(env.logs.filter((l) => l.startsWith('chat: tasks')).length, 0, 'no session yet: nothing asked');
   });
 });

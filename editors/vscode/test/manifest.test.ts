@@ -84,7 +84,7 @@ describe('protocol names', () => {
       'pseudoclaude/mode', 'pseudoclaude/permissions', 'pseudoclaude/permissions/check',
       'pseudoclaude/rewind', 'pseudoclaude/rewind/file', 'pseudoclaude/rewind/preview', 'pseudoclaude/run',
       'pseudoclaude/sessions/fork', 'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages',
-      'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns',
+      'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns', 'pseudoclaude/tasks',
       'pseudoclaude/worktree/apply', 'pseudoclaude/worktree/remove', 'pseudoclaude/worktree/status',
     ]);
     assert.deepEqual(Object.values(Notifications).sort(), [

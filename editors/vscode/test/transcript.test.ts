@@ -90,6 +90,13 @@ describe('Transcript', () => {
     assert.equal(sink.text, '── lib · session s9 ──\nxy');
   });
 
+  it('leaves task lists to the chat (not even a header for another session)', () => {
+    const sink = new StringSink();
+    const t = new Transcript(sink);
+    t.event({ workspace: 'file:///work/lib', sessionId: 's9', kind: 'tasks', tasks: [{ content: 'Write it', status: 'pending' }] });
+    assert.equal(sink.text, '');
+  });
+
   it('replays a resumed history briefly from its items, marking what is out of context', () => {
     const sink = new StringSink();
     const t = new Transcript(sink);

@@ -5,7 +5,7 @@
  * approvals shown in the chat. No `vscode` import: the adapter (`src/vscode/chatView.ts`) gives it
  * a panel to post to and the few editor services it needs (`ChatEnv`); tests give it fakes.
  */
-import { ALLOW_PROJECT, alwaysRuleOf, serverQuestionOf } from '../approvals';
+import { ALLOW_PROJECT, alwaysRuleOf, isPlanMessage, PlanActions, planModeOf, planOf, serverQuestionOf } from '../approvals';
 import { CancelSource } from '../cancel';
 import { previewPlan } from '../compaction';
 import {
@@ -85,8 +85,11 @@ import {
   type ChatItem,
   type ChatState,
   type ItemOf,
+  isPlanMode,
+  type PlanMode,
   worktreeOf,
 } from './model';
+import { cleanTasks, sameTasks } from './tasks';
 
 /** How many items of a session's transcript the restored chat shows (the newest). */
 export const RESTORE_ITEMS = 200;
@@ -220,8 +223,17 @@ export interface ChatEnv {
   notify(message: string, actions: readonly string[]): Promise<string | undefined>;
 }
 
+/** How an approval was answered: a denial's message or a plan's feedback; an approved plan's mode. */
+interface ApprovalAnswer {
+  status: ApprovalStatus;
+  message?: string;
+  mode?: PlanMode;
+}
+
 interface PendingApproval {
-  resolve: (answer: { status: ApprovalStatus; message?: string }) => void;
+  resolve: (answer: ApprovalAnswer) => void;
+  /** A plan (`exit_plan_mode`): answered Approve (with a mode) or Keep planning (with feedback). */
+  plan?: boolean;
   /** The rule "Always allow" adds (absent: only once, for this session, or deny). */
   rule?: string;
   diff?: DiffRequest;
@@ -239,7 +251,12 @@ interface PendingApproval {
 
 /** A `window/showMessageRequest` approval's answer (an action title, or none) as a card status. */
 export function modalStatus(title: string | undefined | null): ApprovalStatus {
+  if (planModeOf(title)) {
+    return 'approve';
+  }
   switch (title) {
+    case PlanActions.keep:
+      return 'keepPlanning';
     case ApprovalActions.once:
       return 'allowOnce';
     case ApprovalActions.session:
@@ -260,10 +277,13 @@ export function modalApprovalCard(message: string): {
   tool: string;
   title: string;
   detail: string;
-  about?: 'mcpServer' | 'permissions';
+  about?: 'mcpServer' | 'permissions' | 'plan';
   server?: string;
   rule?: string;
 } {
+  if (isPlanMessage(message)) {
+    return { tool: EXIT_PLAN_MODE, title: PLAN_TITLE, detail: planOf(message), about: 'plan' };
+  }
   const always = alwaysRuleOf(message);
   const text = always ? always.message : message.trim();
   const settings = /^This folder's (\S+) asks PseudoClaude to use these settings[^\n]*\n([\s\S]*)$/.exec(text);
@@ -322,6 +342,11 @@ export function lineChanges(before: string, after: string): { added: number; rem
   }
   return { added, removed };
 }
+
+/** The tool that presents a plan. */
+const EXIT_PLAN_MODE = 'exit_plan_mode';
+/** The title of a plan's card. */
+export const PLAN_TITLE = 'Approve this plan and start working?';
 
 export interface InlineCard {
   /** The tool card it is about (an MCP tool's: the model's name of it). */
@@ -423,8 +448,9 @@ function callCard(p: ApproveParams): InlineCard {
     return { tool: p.tool, title: `Allow ${p.tool} to read ${path}?`, detail: '' };
   }
   if (p.kind === 'plan') {
-    const plan = typeof given.plan === 'string' ? given.plan : '';
-    return { tool: p.tool, title: 'Approve this plan and start working?', detail: plan, ...(!plan && args && args !== '{}' ? { args } : {}) };
+    // The plan as Markdown (the request's own field; an older server's: the call's argument).
+    const plan = p.plan ?? (typeof given.plan === 'string' ? given.plan : '');
+    return { tool: p.tool, title: PLAN_TITLE, detail: plan, about: 'plan', ...(!plan && args && args !== '{}' ? { args } : {}) };
   }
   // A read of something else (a search), a hook, a tool the server knows better: its arguments.
   return { tool: p.tool, title: `Allow ${p.tool}?`, detail: '', ...(args && args !== '{}' ? { args } : {}) };
@@ -658,7 +684,7 @@ export class ChatHost {
         await this.switchFolder(m.uri);
         return;
       case 'approve':
-        this.answer(m.id, m.decision, m.message);
+        this.answer(m.id, m.decision, m.message, m.mode);
         return;
       case 'setMode':
         await this.setMode(m.mode);
@@ -972,6 +998,17 @@ export class ChatHost {
         // A run of the session shown goes on in the background.
         await this.newSession(run.name === 'worktree' ? { worktree: true } : {});
         return;
+      case 'plan': {
+        // plan mode; `/plan <task>` then sends the task
+        const set = await this.setMode('plan');
+        if (set && 'message' in set && run.argument) {
+          await this.ask(run.argument);
+        }
+        return;
+      }
+      case 'do':
+        await this.setMode('default');
+        return;
       case 'rewind': {
         const args = parseRewind(run.argument);
         if ('error' in args) {
@@ -1042,8 +1079,9 @@ export class ChatHost {
       this.runs.set(e.sessionId, pending);
     }
     const run = e.sessionId ? this.runs.get(e.sessionId) : this.shownRun();
-    if (e.kind === 'mode') {
-      // The mode of the session shown (a chat with no session yet: of its run's) changed.
+    if (e.kind === 'mode' || e.kind === 'tasks') {
+      // The mode or the task list of the session shown (a chat with no session yet: of its
+      // run's) changed; another session's is asked for when the chat shows it.
       if (e.sessionId === this.state.sessionId || (pending !== undefined && run === pending)) {
         this.dispatch({ type: 'event', event: e });
       }
@@ -1205,7 +1243,32 @@ export class ChatHost {
     // A refused change of mode was about the session shown before.
     const base = sessionId === this.state.sessionId ? this.state : { ...this.state, modeError: null };
     this.restore(fromItems(base, sessionId, items, earlier, run !== undefined));
-    await this.refreshPermissions();
+    await Promise.all([this.refreshPermissions(), this.refreshTasks()]);
+  }
+
+  /**
+   * The task list of the session shown (`pseudoclaude/tasks`): the checklist above the prompt
+   * box, after a load (a resume, a reload, another folder); then `tasks` events keep it. A
+   * server without the request (an older one) shows none.
+   */
+  async refreshTasks(): Promise<void> {
+    const folder = this.state.folder;
+    const sessionId = this.state.sessionId;
+    if (!folder || !sessionId) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.tasks, { workspace: folder.uri, sessionId });
+      if (!this.isChatFolder(folder.uri) || this.state.sessionId !== sessionId || (r.sessionId && r.sessionId !== sessionId)) {
+        return; // the chat shows another session now: its own list follows
+      }
+      const tasks = cleanTasks(r.tasks);
+      if (!sameTasks(tasks, this.state.tasks)) {
+        this.dispatch({ type: 'tasks', tasks });
+      }
+    } catch (e) {
+      this.env.log(`chat: tasks of ${sessionId}: ${errorMessage(e)}`);
+    }
   }
 
   private async switchFolder(uri: string): Promise<void> {
@@ -2067,13 +2130,16 @@ export class ChatHost {
   }
 
   modalApprovalAnswered(id: string, title: string | undefined | null): void {
-    this.dispatch({ type: 'approvalDone', id, status: modalStatus(title) });
+    const mode = planModeOf(title);
+    this.dispatch({ type: 'approvalDone', id, status: modalStatus(title), ...(mode ? { mode } : {}) });
   }
 
   /**
    * `pseudoclaude/approve`: a card with Allow once / Allow for this session / Deny in the chat
    * (and the change in the diff editor for a write) until the user answers; a cancelled request
-   * or run answers `deny`.
+   * or run answers `deny`. A plan (`kind: plan`): its Markdown with Approve (`default`), Approve
+   * and accept edits (`acceptEdits`) and Keep planning (with feedback); anything but an approval
+   * (a cancelled request, the end of the run) keeps planning.
    */
   async approve(p: ApproveParams, token?: CancelToken): Promise<ApproveResult> {
     const id = this.key('ap');
@@ -2090,9 +2156,11 @@ export class ChatHost {
     }
     const outside = server !== undefined || p.kind === 'permissions';
     const sessionId = outside ? undefined : p.sessionId || undefined;
-    const status = new Promise<{ status: ApprovalStatus; message?: string }>((resolve) => {
+    const plan = p.kind === 'plan';
+    const status = new Promise<ApprovalAnswer>((resolve) => {
       this.approvals.set(id, {
         resolve,
+        ...(plan ? { plan } : {}),
         ...(card.rule ? { rule: card.rule } : {}),
         ...(diff ? { diff } : {}),
         ...(server ? { server } : {}),
@@ -2130,8 +2198,14 @@ export class ChatHost {
         await this.env.showDiff(diff).catch((e: unknown) => this.env.log(`chat: diff of ${diff.path}: ${errorMessage(e)}`));
       }
     }
-    const { status: answer, message } = await status;
+    const { status: answer, message, mode } = await status;
     cancelled?.dispose();
+    if (plan) {
+      // Approved (in the mode chosen), else kept planning (with the feedback, if any).
+      return answer === 'approve'
+        ? { decision: 'approve', mode: mode ?? 'default', message: null, feedback: null }
+        : { decision: 'keepPlanning', feedback: answer === 'keepPlanning' && message ? message : null, message: null, mode: null };
+    }
     const allowed = answer === 'allowOnce' || answer === 'allowSession' || answer === 'allowAlways';
     if (server) {
       if (allowed) {
@@ -2139,7 +2213,7 @@ export class ChatHost {
       }
       void this.refreshMcp();
     }
-    return { decision: allowed ? answer : 'deny', message: !allowed && message ? message : null };
+    return { decision: allowed ? answer : 'deny', message: !allowed && message ? message : null, mode: null, feedback: null };
   }
 
   /** Whether the chat shows `sessionId` of `folder` (a chat with no session yet shows its first run's). */
@@ -2198,28 +2272,39 @@ export class ChatHost {
   /**
    * An answer from the card: "Always allow" only where a rule was offered (else it counts as
    * for this session, as the server takes it); a denial's message (trimmed) goes to the agent.
+   * A plan is approved (in `mode`: default unless acceptEdits) or kept planning (any other
+   * answer), with the feedback (trimmed); a plan's answers to anything else deny.
    */
-  private answer(id: string, decision: ApprovalDecision, message?: string): void {
+  private answer(id: string, decision: ApprovalDecision, message?: string, mode?: PlanMode): void {
     const pending = this.approvals.get(id);
-    const status = decision === 'allowAlways' && !pending?.rule ? 'allowSession' : decision;
+    if (pending?.plan) {
+      if (decision === 'approve') {
+        this.settle(id, 'approve', undefined, isPlanMode(mode) ? mode : 'default');
+      } else {
+        this.settle(id, 'keepPlanning', message?.trim() || undefined);
+      }
+      return;
+    }
+    const plain = decision === 'approve' || decision === 'keepPlanning' ? 'deny' : decision;
+    const status = plain === 'allowAlways' && !pending?.rule ? 'allowSession' : plain;
     const said = decision === 'deny' ? message?.trim() : undefined;
     this.settle(id, status, said || undefined);
   }
 
-  private settle(id: string, status: ApprovalStatus, message?: string): void {
+  private settle(id: string, status: ApprovalStatus, message?: string, mode?: PlanMode): void {
     const pending = this.approvals.get(id);
     if (!pending) {
       return;
     }
     this.approvals.delete(id);
-    this.dispatch({ type: 'approvalDone', id, status, ...(message ? { message } : {}) });
+    this.dispatch({ type: 'approvalDone', id, status, ...(message ? { message } : {}), ...(mode ? { mode } : {}) });
     if (pending.sessionId !== undefined) {
       this.asking();
     }
     if (pending.diff) {
       this.env.closeDiff(id);
     }
-    pending.resolve(message ? { status, message } : { status });
+    pending.resolve({ status, ...(message ? { message } : {}), ...(mode ? { mode } : {}) });
   }
 
   /**

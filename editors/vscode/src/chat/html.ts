@@ -60,6 +60,7 @@ export function chatHtml(d: ChatDocument): string {
 <section id="meter" class="meter" aria-label="Context window"></section>
 <main id="transcript" class="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="-1"></main>
 <footer class="composer">
+  <section id="tasks" class="tasks" aria-label="Task list" hidden></section>
   <ul id="slash" class="slash-list" role="listbox" aria-label="Slash commands" hidden></ul>
   <div id="chip" class="chip-row" aria-label="Goes with your prompt" hidden></div>
   <textarea id="prompt" rows="3" placeholder="Ask PseudoClaude… (/ for commands)" aria-label="Prompt. Enter sends, Shift+Enter adds a line, Up and Down browse earlier prompts, / lists commands, Shift+Tab switches the permission mode" aria-describedby="status" aria-autocomplete="list" aria-controls="slash"></textarea>

@@ -4,7 +4,7 @@
  * Webview → host: what the user did. `isFromWebview` checks what arrives from the webview (it is
  * untrusted input as far as the host is concerned).
  */
-import type { ChatAction, ChatState } from './model';
+import { isPlanMode, type ChatAction, type ChatState, type PlanMode } from './model';
 import { isMode } from '../permissions';
 import type { ApprovalDecision, PermissionMode } from '../protocol';
 
@@ -32,8 +32,11 @@ export type FromWebview =
   | { type: 'newSession' }
   | { type: 'resume'; sessionId: string }
   | { type: 'folder'; uri: string }
-  /** An approval card's answer; `message`: a denial's words for the agent (why, or what to do instead). */
-  | { type: 'approve'; id: string; decision: ApprovalDecision; message?: string }
+  /**
+   * An approval card's answer; `message`: a denial's words for the agent (why, or what to do
+   * instead), or a plan's feedback (`keepPlanning`); `mode`: what an approved plan runs in.
+   */
+  | { type: 'approve'; id: string; decision: ApprovalDecision; message?: string; mode?: PlanMode }
   /** The mode picker (or Shift+Tab in the prompt box): the permission mode of the session shown. */
   | { type: 'setMode'; mode: PermissionMode }
   /** Open the diff of a write approval again. */
@@ -58,7 +61,7 @@ export type FromWebview =
   | { type: 'worktreeApply' }
   | { type: 'worktreeRemove' };
 
-const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'allowAlways', 'deny'];
+const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'allowAlways', 'deny', 'approve', 'keepPlanning'];
 
 function str(v: unknown): v is string {
   return typeof v === 'string';
@@ -103,7 +106,13 @@ export function isFromWebview(m: unknown): m is FromWebview {
     case 'folder':
       return str(o.uri);
     case 'approve':
-      return str(o.id) && str(o.decision) && DECISIONS.includes(o.decision) && (o.message === undefined || str(o.message));
+      return (
+        str(o.id) &&
+        str(o.decision) &&
+        DECISIONS.includes(o.decision) &&
+        (o.message === undefined || str(o.message)) &&
+        (o.mode === undefined || isPlanMode(o.mode))
+      );
     case 'setMode':
       return isMode(o.mode);
     case 'copy':

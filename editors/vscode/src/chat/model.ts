@@ -6,6 +6,7 @@
 import { cleanContext, type EditorChip } from '../editorContext';
 import type { MeterState } from '../meter';
 import { isMode } from '../permissions';
+import { cleanTasks, type ChatTask } from './tasks';
 import type {
   AgentEvent,
   ApprovalDecision,
@@ -31,11 +32,19 @@ export type ApprovalStatus = 'pending' | ApprovalDecision | 'dismissed' | 'cance
 
 /**
  * What an approval is about, beyond a tool call of the run: a tool of an MCP server (`mcp`),
- * starting a project's MCP server (`mcpServer`) or applying what a folder's own settings file
- * asks for (`permissions`). The last two are asked when the folder opens, not in a run; they
- * stay until answered.
+ * starting a project's MCP server (`mcpServer`), applying what a folder's own settings file
+ * asks for (`permissions`) or the plan `exit_plan_mode` presents (`plan`: approved, or kept
+ * planning with feedback). `mcpServer` and `permissions` are asked when the folder opens, not in
+ * a run; they stay until answered.
  */
-export type ApprovalAbout = 'mcp' | 'mcpServer' | 'permissions';
+export type ApprovalAbout = 'mcp' | 'mcpServer' | 'permissions' | 'plan';
+
+/** The modes an approved plan may be carried out in. */
+export type PlanMode = 'default' | 'acceptEdits';
+
+export function isPlanMode(value: unknown): value is PlanMode {
+  return value === 'default' || value === 'acceptEdits';
+}
 
 /** Whether an approval is asked outside a run (the end of a run leaves it pending). */
 export function outsideRun(about: ApprovalAbout | undefined): boolean {
@@ -100,8 +109,10 @@ export type ChatItem = (
       rule?: string;
       /** Why it is asked (the mode, or the rule that asks). */
       reason?: string;
-      /** What a denial told the agent. */
+      /** What a denial told the agent (a plan kept planning: the feedback). */
       message?: string;
+      /** An approved plan: the mode it is carried out in. */
+      planMode?: PlanMode;
     }
   /** The summary an earlier compaction put first (from the transcript). */
   | { kind: 'summary'; id: string; text: string }
@@ -192,6 +203,8 @@ export interface ChatState {
   sandbox: SandboxState | null;
   /** Why the last change of mode failed (shown by the picker until the next change). */
   modeError: string | null;
+  /** The task list of the session shown (the checklist above the prompt box); empty: hidden. */
+  tasks: ChatTask[];
 }
 
 export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder[] = []): ChatState {
@@ -212,6 +225,7 @@ export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder
     modes: null,
     sandbox: null,
     modeError: null,
+    tasks: [],
   };
 }
 
@@ -255,7 +269,10 @@ export type ChatAction =
       rule?: string;
       reason?: string;
     }
-  | { type: 'approvalDone'; id: string; status: ApprovalStatus; message?: string }
+  /** `message`: what a denial told the agent, or a plan's feedback; `mode`: an approved plan's. */
+  | { type: 'approvalDone'; id: string; status: ApprovalStatus; message?: string; mode?: PlanMode }
+  /** The task list of the session shown (`pseudoclaude/tasks`, after a load). */
+  | { type: 'tasks'; tasks: ChatTask[] }
   | { type: 'preview'; id: string; preview: CompactPreviewResult }
   | { type: 'previewDone'; id: string; status: PreviewStatus; result?: string }
   | { type: 'notice'; level: NoticeLevel; text: string }
@@ -440,6 +457,9 @@ function onEvent(state: ChatState, e: AgentEvent): ChatState {
     case 'mode':
       // The session's mode changed (a request, a command, an approved plan): the picker follows.
       return isMode(e.mode) ? { ...state, mode: e.mode, modeError: null } : state;
+    case 'tasks':
+      // The whole list, after each change (and after a resume, a fork, a rewind).
+      return { ...state, tasks: cleanTasks(e.tasks) };
   }
 }
 
@@ -577,7 +597,9 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
     case 'approvalDone': {
       const card = state.items.find((i) => i.id === a.id);
       const answered = updateById(state, a.id, (i) =>
-        i.kind === 'approval' ? { ...i, status: a.status, ...(a.message ? { message: a.message } : {}) } : i,
+        i.kind === 'approval'
+          ? { ...i, status: a.status, ...(a.message ? { message: a.message } : {}), ...(a.mode ? { planMode: a.mode } : {}) }
+          : i,
       );
       return card?.kind === 'approval' && !outsideRun(card.about)
         ? updateLast(answered, 'tool', (t) => t.name === card.tool && t.status === 'waiting', (t) => ({ ...t, status: 'running' }))
@@ -602,6 +624,8 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       return updateById(state, a.id, (i) =>
         i.kind === 'busy' ? { ...i, status: a.status, ...(a.error ? { error: a.error } : {}) } : i,
       );
+    case 'tasks':
+      return { ...state, tasks: cleanTasks(a.tasks) };
     case 'worktreeResult': {
       const { level, title, files, note } = a;
       return withItem(state, (id) => ({ kind: 'worktree', id, level, title, files, ...(note ? { note } : {}) }));
@@ -730,7 +754,9 @@ export function fromItems(
   earlier = 0,
   live = false,
 ): ChatState {
-  let state: ChatState = { ...base, sessionId, items: [], earlier, running: live };
+  // Another session's task list is not this one's (its own is asked for after the load).
+  const tasks = sessionId === base.sessionId ? base.tasks : [];
+  let state: ChatState = { ...base, sessionId, items: [], earlier, running: live, tasks };
   for (const t of items) {
     if ((t.kind === 'user' || t.kind === 'assistant') && t.text.trim() === '' && !(t.kind === 'assistant' && t.thinking)) {
       continue;

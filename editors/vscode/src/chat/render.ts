@@ -14,7 +14,8 @@ import { BREAKDOWN_CATEGORIES, type Breakdown, type EditorContext, type McpServe
 import { summarizeArguments } from '../transcript';
 import { escapeHtml, renderMarkdown } from './markdown';
 import { mcpBadge } from './mcp';
-import { worktreeOf, type ApprovalStatus, type ChatItem, type ChatState, type ItemOf, type ToolStatus } from './model';
+import { cleanTasks, tasksLine } from './tasks';
+import { worktreeOf, type ApprovalStatus, type ChatItem, type ChatState, type ItemOf, type PlanMode, type ToolStatus } from './model';
 
 const esc = escapeHtml;
 
@@ -44,11 +45,28 @@ function outOf(item: ChatItem): { cls: string; attr: string; badge: string } {
     : { cls: '', attr: '', badge: '' };
 }
 
+/**
+ * A tool card's one-line summary of its arguments: the session's own tools say what they do
+ * (`update_tasks`: the count and the task in progress; `exit_plan_mode`: the plan's first line),
+ * the others show their arguments.
+ */
+export function toolSummary(name: string, args: unknown, max = 80): string {
+  const given = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+  if (name === 'update_tasks' && given && Array.isArray(given.tasks)) {
+    return oneLine(tasksLine(cleanTasks(given.tasks)), max);
+  }
+  if (name === 'exit_plan_mode' && given && typeof given.plan === 'string') {
+    const first = given.plan.split('\n').map((l) => l.replace(/^\s*#+\s*/, '').trim()).find((l) => l !== '');
+    return oneLine(first ?? '', max);
+  }
+  return summarizeArguments(args, max);
+}
+
 function toolCard(item: ItemOf<'tool'>, open: boolean): string {
   const status = TOOL_STATUS[item.status];
   const out = outOf(item);
   const size = item.bytes !== undefined && item.status !== 'running' ? ` · ${formatBytes(item.bytes)}` : '';
-  const args = summarizeArguments(item.arguments, 80);
+  const args = toolSummary(item.name, item.arguments);
   const body: string[] = [];
   const pretty = prettyArguments(item.arguments);
   if (pretty) {
@@ -90,8 +108,16 @@ const APPROVAL_DONE: Record<Exclude<ApprovalStatus, 'pending'>, string> = {
   allowSession: 'Allowed for this session',
   allowAlways: 'Always allowed',
   deny: 'Denied',
+  approve: 'Plan approved',
+  keepPlanning: 'Kept planning',
   dismissed: 'Dismissed: denied',
   cancelled: 'No longer asked (the run ended)',
+};
+
+/** The answered line's words for a plan (any answer but Approve keeps planning). */
+const PLAN_DONE: Partial<Record<Exclude<ApprovalStatus, 'pending'>, string>> = {
+  deny: 'Kept planning',
+  dismissed: 'Dismissed: kept planning',
 };
 
 /** The answered line's words for a project server's start (remembered for the project, not a session). */
@@ -131,7 +157,78 @@ function approvalArgs(item: ItemOf<'approval'>): string {
   );
 }
 
-function approvalCard(item: ItemOf<'approval'>): string {
+/** What each mode an approved plan may run in means, for its buttons' tooltips. */
+const PLAN_BUTTONS: { mode: PlanMode; label: string }[] = [
+  { mode: 'default', label: 'Approve' },
+  { mode: 'acceptEdits', label: 'Approve and accept edits' },
+];
+
+/**
+ * A plan to approve (`exit_plan_mode`): the plan as Markdown, then Approve (in default mode, or
+ * with edits accepted) and Keep planning…, which opens a field for what should change (`open`:
+ * it is open; Enter sends it). Answered: one line (`Plan approved: acceptEdits`, `Kept planning:
+ * “…”`) that unfolds to the plan again.
+ */
+function planCard(item: ItemOf<'approval'>, open: boolean): string {
+  const id = esc(item.id);
+  const plan = item.detail.trim()
+    ? `<div class="plan-body markdown">${renderMarkdown(item.detail)}</div>`
+    : item.args
+      ? `<pre class="card-pre">${esc(item.args)}</pre>`
+      : '<div class="plan-body muted">(the plan is empty)</div>';
+  if (item.status !== 'pending') {
+    const approved = item.status === 'approve';
+    const done = PLAN_DONE[item.status] ?? APPROVAL_DONE[item.status];
+    const what = approved
+      ? esc(item.planMode ?? 'default')
+      : item.status === 'keepPlanning' && item.message
+        ? `“${esc(oneLine(item.message, 300))}”`
+        : '';
+    return (
+      `<details class="event approval-line plan-line approval-${item.status}" data-id="${id}"${open ? ' open' : ''}>` +
+      `<summary title="Show the plan"><span class="event-icon approval-icon" aria-hidden="true">${approved ? '✓' : item.status === 'keepPlanning' ? '↺' : '✗'}</span>` +
+      `<strong>${done}${what ? ':' : ''}</strong>${what ? ` <span>${what}</span>` : ''}` +
+      '<span class="plan-show muted"> · <span class="when-closed">show the plan</span><span class="when-open">hide the plan</span></span></summary>' +
+      `${plan}</details>`
+    );
+  }
+  const parts = [
+    `<section class="card approval pending approval-plan" data-id="${id}" role="group" aria-label="The agent's plan, for your approval">`,
+    `<div class="card-title"><span class="approval-icon plan-icon" aria-hidden="true">☰</span>${esc(item.title)}</div>`,
+    plan,
+  ];
+  if (item.mode === 'inline') {
+    parts.push(
+      '<div class="buttons plan-buttons">',
+      '<span class="plan-approve" role="group" aria-label="Approve the plan">',
+      ...PLAN_BUTTONS.map(
+        (b, i) =>
+          `<button type="button"${i === 0 ? ' class="primary"' : ''} data-action="approve" data-decision="approve" data-mode="${b.mode}" data-id="${id}" ` +
+          `title="${esc(`Carry the plan out in ${b.mode} mode: ${MODE_MEANINGS[b.mode]}`)}">${b.label}</button>`,
+      ),
+      '</span>',
+      `<button type="button" data-action="planFeedback" data-id="${id}" aria-expanded="${open}" ` +
+        `title="Stay in plan mode: tell the agent what to change in the plan">Keep planning…</button>`,
+      '</div>',
+      `<div class="deny-row plan-feedback-row"${open ? '' : ' hidden'}>` +
+        `<input type="text" class="plan-feedback" data-id="${id}" placeholder="What should change in the plan?" ` +
+        `aria-label="What the agent should change in the plan; Enter sends it and the agent keeps planning">` +
+        `<button type="button" data-action="approve" data-decision="keepPlanning" data-id="${id}">Keep planning</button>` +
+        '</div>',
+    );
+  } else {
+    parts.push(
+      `<div class="muted">Waiting for your answer in the dialog: ${PLAN_BUTTONS.map((b) => b.label).join(', ')} or Keep planning.</div>`,
+    );
+  }
+  parts.push('</section>');
+  return parts.join('');
+}
+
+function approvalCard(item: ItemOf<'approval'>, open = false): string {
+  if (item.about === 'plan') {
+    return planCard(item, open);
+  }
   const id = esc(item.id);
   const status = item.status;
   const server = item.about === 'mcpServer';
@@ -526,7 +623,7 @@ export function renderItem(item: ChatItem, open = false): string {
     case 'tool':
       return toolCard(item, open);
     case 'approval':
-      return approvalCard(item);
+      return approvalCard(item, open);
     case 'summary':
       return (
         `<details class="card summary${out.cls}" data-id="${id}"${out.attr}${open ? ' open' : ''}>` +

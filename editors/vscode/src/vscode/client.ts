@@ -18,7 +18,7 @@ import {
   State,
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { approvalAnswer, approvalPrompt, isApproval } from '../approvals';
+import { approvalAnswer, approvalPrompt, isApproval, isPlanApproval, planAnswer, planPrompt } from '../approvals';
 import { errorMessage } from '../errors';
 import type { AgentClient, RequestOptions } from '../ports';
 import {
@@ -332,10 +332,28 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
 }
 
 /**
- * Approvals as modal dialogs (Esc = Deny), shown as a pending card in the chat meanwhile; other
- * message requests as usual.
+ * Approvals as modal dialogs (Esc = Deny), shown as a pending card in the chat meanwhile; a plan
+ * too (Approve, Approve and accept edits, Keep planning; Esc = Keep planning); other message
+ * requests as usual.
  */
 async function showMessageRequest(p: ShowMessageRequestParams, listeners: Listeners): Promise<{ title: string } | null> {
+  if (isPlanApproval(p)) {
+    const prompt = planPrompt(p);
+    const card = listeners.onApprovalShown?.(p.message);
+    let picked: { title: string } | undefined;
+    try {
+      picked = await vscode.window.showInformationMessage(
+        prompt.message,
+        { modal: true, detail: prompt.detail },
+        ...prompt.buttons,
+      );
+    } finally {
+      if (card !== undefined) {
+        listeners.onApprovalAnswered?.(card, picked?.title);
+      }
+    }
+    return planAnswer(p, picked?.title);
+  }
   if (isApproval(p)) {
     const prompt = approvalPrompt(p);
     const card = listeners.onApprovalShown?.(p.message);

@@ -23,6 +23,7 @@ import {
 import { EndPin, atEnd } from '../chat/scroll';
 import { escapeHtml } from '../chat/markdown';
 import { completeSlash, renderSlashList, slashCompletions, slashKey, slashWord } from '../chat/slash';
+import { renderTasks } from '../chat/tasks';
 import { nextMode, offeredModes } from '../permissions';
 import type { PermissionMode, SlashCommand } from '../protocol';
 
@@ -36,6 +37,8 @@ declare function acquireVsCodeApi(): VsCodeApi;
 interface Saved {
   history?: string[];
   draft?: string;
+  /** The task list shows its header only. */
+  tasksCollapsed?: boolean;
 }
 
 const api = acquireVsCodeApi();
@@ -66,10 +69,12 @@ const worktreeBar = el<HTMLElement>('worktree');
 const modeButton = el<HTMLButtonElement>('mode');
 const modeMenu = el<HTMLElement>('mode-menu');
 const modeError = el<HTMLElement>('mode-error');
+const tasksBox = el<HTMLElement>('tasks');
 
 const saved = (api.getState() ?? {}) as Saved;
 const history = new PromptHistory(saved.history ?? []);
 prompt.value = saved.draft ?? '';
+let tasksCollapsed = saved.tasksCollapsed === true;
 
 let state: ChatState = emptyState();
 let restored = false;
@@ -79,12 +84,12 @@ let scheduled = false;
 const shown = new Map<string, { item: ChatItem; node: Element }>();
 /** Cards (tool calls, summaries) the user unfolded. */
 const unfolded = new Set<string>();
-const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '', worktree: '', mode: '', modeMenu: '' };
+const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '', worktree: '', mode: '', modeMenu: '', tasks: '' };
 /** Whether the transcript follows its end (kept there when the view gets shorter). */
 const pin = new EndPin();
 
 function save(): void {
-  api.setState({ history: history.all(), draft: prompt.value } satisfies Saved);
+  api.setState({ history: history.all(), draft: prompt.value, tasksCollapsed } satisfies Saved);
 }
 
 function fromHtml(html: string): Element {
@@ -199,6 +204,7 @@ function render(): void {
     last.worktree = worktree;
   }
   renderMode();
+  renderTaskList();
   const running = state.running;
   cancelButton.hidden = !running;
   sendButton.disabled = running;
@@ -210,10 +216,14 @@ function render(): void {
     b.disabled = running || !state.folder;
   }
   transcript.setAttribute('aria-busy', String(running));
-  const waiting = state.items.some((i) => i.kind === 'approval' && i.status === 'pending');
+  const pending = state.items.filter((i) => i.kind === 'approval' && i.status === 'pending');
+  const waiting = pending.length > 0;
+  const planWait = pending.some((i) => i.kind === 'approval' && i.about === 'plan');
   const busyWait = state.items.some((i) => i.kind === 'busy' && i.status === 'waiting');
   status.textContent = waiting
-    ? 'Waiting for your approval'
+    ? planWait
+      ? 'Waiting for your approval of the plan'
+      : 'Waiting for your approval'
     : busyWait
       ? 'Waiting for the session to be free… (Stop cancels)'
       : running
@@ -223,6 +233,30 @@ function render(): void {
     transcript.scrollTop = transcript.scrollHeight;
   }
   pin.seen(transcript);
+}
+
+// ------------------------------------------------------------------------ the task list
+
+/** The checklist above the prompt box (hidden when the session has no task list). */
+function renderTaskList(): void {
+  const html = renderTasks(state.tasks, { collapsed: tasksCollapsed, running: state.running });
+  if (html !== last.tasks) {
+    const focused = tasksBox.contains(document.activeElement);
+    tasksBox.innerHTML = html;
+    tasksBox.hidden = html === '';
+    last.tasks = html;
+    if (focused) {
+      tasksBox.querySelector<HTMLElement>('.tasks-header')?.focus();
+    }
+    // The task in progress in view (a long list scrolls).
+    tasksBox.querySelector('.task-in_progress')?.scrollIntoView({ block: 'nearest' });
+  }
+}
+
+function toggleTasks(): void {
+  tasksCollapsed = !tasksCollapsed;
+  save();
+  renderTaskList();
 }
 
 // ------------------------------------------------------------------------ the mode picker
@@ -499,6 +533,50 @@ function denyMessageOf(id: string): string | undefined {
   return text ? text : undefined;
 }
 
+/** What a plan card's feedback field holds (trimmed), if anything. */
+function feedbackOf(id: string): string | undefined {
+  const input = transcript.querySelector<HTMLInputElement>(`input.plan-feedback[data-id="${CSS.escape(id)}"]`);
+  const text = input?.value.trim();
+  return text ? text : undefined;
+}
+
+/** Draw item `id` again (`unfolded` changed for it). */
+function redraw(id: string): void {
+  const item = state.items.find((i) => i.id === id);
+  const was = shown.get(id);
+  if (!item || !was) {
+    return;
+  }
+  const node = fromHtml(renderItem(item, unfolded.has(id)));
+  was.node.replaceWith(node);
+  shown.set(id, { item, node });
+}
+
+/** A plan card's Keep planning…: its feedback field opens (with the keyboard), or closes. */
+function togglePlanFeedback(id: string, open: boolean): void {
+  if (open) {
+    unfolded.add(id);
+  } else {
+    unfolded.delete(id);
+  }
+  redraw(id);
+  const input = transcript.querySelector<HTMLInputElement>(`input.plan-feedback[data-id="${CSS.escape(id)}"]`);
+  if (open) {
+    input?.focus();
+    input?.scrollIntoView({ block: 'nearest' });
+  } else {
+    transcript.querySelector<HTMLElement>(`button[data-action="planFeedback"][data-id="${CSS.escape(id)}"]`)?.focus();
+  }
+}
+
+/** Keep planning, with what the feedback field says. */
+function keepPlanning(id: string): void {
+  const feedback = feedbackOf(id);
+  post(feedback ? { type: 'approve', id, decision: 'keepPlanning', message: feedback } : { type: 'approve', id, decision: 'keepPlanning' });
+  unfolded.delete(id);
+  prompt.focus();
+}
+
 function instructionsOf(id: string): string | undefined {
   const input = transcript.querySelector<HTMLInputElement>(`input.instructions[data-id="${CSS.escape(id)}"]`);
   const text = input?.value.trim();
@@ -564,9 +642,22 @@ document.addEventListener('click', (e) => {
       } else if (decision === 'allowOnce' || decision === 'allowSession' || decision === 'allowAlways') {
         post({ type: 'approve', id, decision });
         prompt.focus();
+      } else if (decision === 'approve') {
+        const mode = button.dataset.mode === 'acceptEdits' ? 'acceptEdits' : 'default';
+        post({ type: 'approve', id, decision, mode });
+        unfolded.delete(id);
+        prompt.focus();
+      } else if (decision === 'keepPlanning') {
+        keepPlanning(id);
       }
       break;
     }
+    case 'planFeedback':
+      togglePlanFeedback(id, !unfolded.has(id));
+      break;
+    case 'toggleTasks':
+      toggleTasks();
+      break;
     case 'modeMenu':
       if (modePicker.open) {
         closeModeMenu(false);
@@ -640,6 +731,17 @@ transcript.addEventListener('keydown', (e) => {
     const text = target.value.trim();
     post(text ? { type: 'approve', id, decision: 'deny', message: text } : { type: 'approve', id, decision: 'deny' });
     prompt.focus();
+    return;
+  }
+  // Enter in a plan's feedback field keeps planning, with it; Escape closes the field.
+  if (target instanceof HTMLInputElement && target.classList.contains('plan-feedback')) {
+    if (e.key === 'Enter' && !e.isComposing) {
+      e.preventDefault();
+      keepPlanning(target.dataset.id ?? '');
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      togglePlanFeedback(target.dataset.id ?? '', false);
+    }
     return;
   }
   // Enter in a preview's instructions field confirms the compaction.
