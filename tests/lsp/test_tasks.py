@@ -57,3 +57,34 @@ async def test_plan_mode_offers_reading_tools_and_an_approved_plan_runs(
     [asked] = env.approve_requests
     assert asked["kind"] == "plan" and asked["plan"].startswith("# Plan")
     assert (env.folders[0] / "new.txt").read_text() == "x\n"  # acceptEdits: not asked
+
+
+async def test_keep_planning_fork_rewind_and_a_plan_outside_plan_mode(
+        approving: LanguageClient, env: Any) -> None:
+    first = {"name": "update_tasks", "arguments": {"tasks": [
+        {"content": "step one", "status": "pending"}]}}
+    second = {"name": "update_tasks", "arguments": {"tasks": [
+        {"content": "step one", "status": "completed"}]}}
+    env.fake.add_turns({"tool_calls": [first, PLAN]}, {"text": "revising"},
+                       {"tool_calls": [second]}, {"text": "ticked"})
+    await env.call(approving, MODE, {"mode": "plan"})
+    env.approve_answer = {"decision": "keepPlanning", "feedback": "add a test first"}
+    sid = (await env.call(approving, RUN, {"prompt": "plan it"}))["sessionId"]
+    kept = [e for e in env.envelopes() if e["tool"] == "exit_plan_mode"][-1]
+    assert "add a test first" in kept["content"] and kept["ok"] is True
+    assert (await env.call(approving, "pseudoclaude/context", {}))["mode"] == "plan"
+    await env.call(approving, RUN, {"prompt": "tick it"})
+    done = [{"content": "step one", "status": "completed"}]
+    assert (await env.call(approving, TASKS, {}))["tasks"] == done
+    fork = await env.call(approving, "pseudoclaude/sessions/fork", {"sessionId": sid, "turn": 2})
+    await env.call(approving, "pseudoclaude/sessions/resume", {"sessionId": fork["sessionId"]})
+    assert (await env.call(approving, TASKS, {}))["tasks"] == first["arguments"]["tasks"]
+    await env.call(approving, "pseudoclaude/sessions/resume", {"sessionId": sid})
+    await env.call(approving, "pseudoclaude/rewind",
+                   {"sessionId": sid, "turn": 2, "mode": "conversation"})
+    assert (await env.call(approving, TASKS, {}))["tasks"] == first["arguments"]["tasks"]
+    await env.call(approving, MODE, {"mode": "default"})
+    env.fake.add_turns({"tool_calls": [PLAN]}, {"text": "fine"})
+    await env.call(approving, RUN, {"prompt": "present a plan"})
+    outside = [e for e in env.envelopes() if e["tool"] == "exit_plan_mode"][-1]
+    assert outside["error_type"] == "not_in_plan_mode"
