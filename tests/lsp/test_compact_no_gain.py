@@ -22,6 +22,9 @@ async def test_a_summary_that_cannot_shrink_is_neither_promised_nor_asked_for(
                                      "times": None})
     for i in range(4):
         await env.call(client, RUN, {"prompt": f"question {i}"})
+    # each run's memory update asks the model after the run: all four asked before counting
+    await env.until(lambda: sum(e["kind"] == "memory" for e in env.events) >= 4,
+                    what="the memory updates of the four runs")
     asked = len(env.fake.requests)
     preview = await env.call(client, COMPACT_PREVIEW, {})
     assert not preview["wouldSummarize"] and preview["reason"] == "would not shrink", preview
