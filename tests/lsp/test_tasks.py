@@ -88,3 +88,24 @@ async def test_keep_planning_fork_rewind_and_a_plan_outside_plan_mode(
     await env.call(approving, RUN, {"prompt": "present a plan"})
     outside = [e for e in env.envelopes() if e["tool"] == "exit_plan_mode"][-1]
     assert outside["error_type"] == "not_in_plan_mode"
+
+
+async def test_the_task_list_survives_a_compaction(client: LanguageClient, env: Any) -> None:
+    bare = {"when": {"summary": True}, "reply": {"text": "<summary>Work continues.</summary>"},
+            "times": None}
+    env.fake.script.rules.insert(0, bare)  # the summary itself says nothing of the list
+    env.fake.add_turns({"tool_calls": [TASKS_CALL]}, {"text": "listed"},
+                       *({"text": f"answer {i} " + "x" * 20_000} for i in range(6)),
+                       {"text": "after"})
+    for i in range(7):
+        await env.call(client, RUN, {"prompt": f"question {i}"})
+    result = await env.call(client, "pseudoclaude/compact", {})
+    assert result["summarized"], result
+    summaries = [json.dumps(r["body"]) for r in env.fake.requests
+                 if "Keep the session's current task list" in json.dumps(r["body"])]
+    assert summaries and "[~] write the summary" in summaries[-1]  # the summary request
+    await env.call(client, RUN, {"prompt": "go on"})
+    runs = [r for r in env.fake.requests if r["body"].get("tools")]
+    last = json.dumps(runs[-1]["body"]["messages"])
+    assert '"name": "update_tasks"' not in last  # the call that made it was summarised away
+    assert "[x] read the notes" in last and "[~] write the summary" in last  # re-sent
