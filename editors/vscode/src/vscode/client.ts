@@ -18,7 +18,7 @@ import {
   State,
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { approvalAnswer, approvalPrompt, isApproval, isPlanApproval, planAnswer, planPrompt } from '../approvals';
+import { approvalAnswer, approvalPrompt, isApproval, isPlanApproval, type ModalPrompt, planAnswer, planPrompt } from '../approvals';
 import { errorMessage } from '../errors';
 import type { AgentClient, RequestOptions } from '../ports';
 import {
@@ -336,40 +336,31 @@ export class AgentLanguageClient implements AgentClient, vscode.Disposable {
  * too (Approve, Approve and accept edits, Keep planning; Esc = Keep planning); other message
  * requests as usual.
  */
+/** A modal question whose answer the chat also shows as a card (shown, then answered). */
+async function askInChat(
+  p: ShowMessageRequestParams,
+  listeners: Listeners,
+  prompt: ModalPrompt,
+  show: typeof vscode.window.showWarningMessage,
+): Promise<string | undefined> {
+  const card = listeners.onApprovalShown?.(p.message);
+  let picked: { title: string } | undefined;
+  try {
+    picked = await show(prompt.message, { modal: true, detail: prompt.detail }, ...prompt.buttons);
+  } finally {
+    if (card !== undefined) {
+      listeners.onApprovalAnswered?.(card, picked?.title);
+    }
+  }
+  return picked?.title;
+}
+
 async function showMessageRequest(p: ShowMessageRequestParams, listeners: Listeners): Promise<{ title: string } | null> {
   if (isPlanApproval(p)) {
-    const prompt = planPrompt(p);
-    const card = listeners.onApprovalShown?.(p.message);
-    let picked: { title: string } | undefined;
-    try {
-      picked = await vscode.window.showInformationMessage(
-        prompt.message,
-        { modal: true, detail: prompt.detail },
-        ...prompt.buttons,
-      );
-    } finally {
-      if (card !== undefined) {
-        listeners.onApprovalAnswered?.(card, picked?.title);
-      }
-    }
-    return planAnswer(p, picked?.title);
+    return planAnswer(p, await askInChat(p, listeners, planPrompt(p), vscode.window.showInformationMessage));
   }
   if (isApproval(p)) {
-    const prompt = approvalPrompt(p);
-    const card = listeners.onApprovalShown?.(p.message);
-    let picked: { title: string } | undefined;
-    try {
-      picked = await vscode.window.showWarningMessage(
-        prompt.message,
-        { modal: true, detail: prompt.detail },
-        ...prompt.buttons,
-      );
-    } finally {
-      if (card !== undefined) {
-        listeners.onApprovalAnswered?.(card, picked?.title);
-      }
-    }
-    return approvalAnswer(p, picked?.title);
+    return approvalAnswer(p, await askInChat(p, listeners, approvalPrompt(p), vscode.window.showWarningMessage));
   }
   const show =
     p.type === 1
