@@ -121,6 +121,7 @@ def sandbox_state(status: SandboxStatus | None) -> p.SandboxState:
 
 
 async def context(ws: Workspace, params: p.SessionParams) -> p.ContextResult:
+    await asyncio.to_thread(ws.permissions.sandbox_status)  # probed once, off the loop
     return context_now(ws, params)
 
 
