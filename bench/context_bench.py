@@ -69,10 +69,11 @@ def history(n: int) -> tuple[list[Message], Ledger]:
 def overhead(root: Path) -> dict[str, int]:
     (root / "PSEUDOCLAUDE.md").write_text("Run the tests with make test.\n" * 20)
     prompt = system_prompt_parts(root, memory_index="- [Build](build.md): make build\n" * 30)
-    system, rules, memory = prompt.sizes()
+    system, rules, memory, skills = prompt.sizes()
     tools = json_bytes([{"name": s.name, "description": s.description,
                          "input_schema": s.input_schema} for s in ToolRegistry(root).specs()])
-    return {"system": system, "rules": rules, "memory": memory, "tools": tools}
+    return {"system": system, "rules": rules, "memory": memory, "skills": skills,
+            "tools": tools}
 
 
 def percentiles(times: list[float]) -> dict[str, float]:

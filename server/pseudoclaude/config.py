@@ -53,8 +53,9 @@ at once in one server), the permission engine's ``permissions.allow``,
 :data:`ADDED_UP_KEYS`), ``permissions.defaultMode`` and ``permissions.allowBypass`` (read from
 the user's settings only: :data:`USER_ONLY_KEYS`), and the sandbox's ``sandbox.enabled``
 (``auto``, ``true`` or ``false``), ``sandbox.network``, ``sandbox.hide`` (paths, added up too)
-and ``sandbox.autoAllow``. What a workspace's own ``config.yaml`` may set only once the user
-approved it is :data:`WAITING_KEYS` (:class:`PendingSettings`).
+and ``sandbox.autoAllow``, and ``hooks`` (entries as in ``hooks.yaml``, user settings only). What a
+workspace's own ``config.yaml`` may set only once the user approved it is :data:`WAITING_KEYS`
+(:class:`PendingSettings`).
 """
 
 from __future__ import annotations
@@ -264,6 +265,14 @@ def _mapping(value: Any) -> dict[str, Any]:
     return {str(k): v for k, v in value.items()}
 
 
+def _entries(value: Any) -> tuple[Any, ...]:
+    """A list of objects (``hooks``): each entry is checked where it is used, so one bad entry
+    never hides the others."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, Mapping) for v in value):
+        raise _Invalid("a list of objects")
+    return tuple(dict(v) for v in value)
+
+
 def _secret(value: Any) -> Secret:
     if not isinstance(value, str):
         raise _Invalid("a string")
@@ -431,6 +440,12 @@ SANDBOX_AUTO_ALLOW: Key[bool] = Key(
     "sandbox.autoAllow", _boolean, True,
     "Run a sandboxed command that no permission rule names without asking")
 
+HOOKS: Key[tuple[Any, ...]] = Key(
+    "hooks", _entries, (),
+    "Hooks as in hooks.yaml: [{name, event, action: {type: shell, command}, if?, only_once?, "
+    "async?, timeout?}], beside ~/.PseudoClaude/hooks.yaml (see docs/hooks.md). Read from your "
+    "own settings only; a project's hooks go in its .PseudoClaude/hooks.yaml, asked first")
+
 KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     PROVIDER, MODEL, BASE_URL, API_KEY, CONTEXT_WINDOW, MAX_ITERATIONS, THINKING,
     THINKING_BUDGET, MAX_TOKENS, MAX_RETRIES, REQUEST_TIMEOUT, CONNECT_TIMEOUT,
@@ -440,6 +455,7 @@ KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     APPROVALS_MCP, MCP_SERVERS, MCP_START_TIMEOUT, MCP_TOOL_TIMEOUT, SESSIONS_MAX_PARALLEL,
     PERMISSIONS_ALLOW, PERMISSIONS_ASK, PERMISSIONS_DENY, PERMISSIONS_DEFAULT_MODE,
     PERMISSIONS_ALLOW_BYPASS, SANDBOX_ENABLED, SANDBOX_NETWORK, SANDBOX_HIDE, SANDBOX_AUTO_ALLOW,
+    HOOKS,
 )}
 """Every setting key by name, in documentation order."""
 
@@ -450,9 +466,10 @@ ADDED_UP_KEYS: tuple[str, ...] = (PERMISSIONS_ALLOW.name, PERMISSIONS_ASK.name,
 """Lists whose layers add up (in order, each entry once) rather than the later one replacing
 the others: a workspace's file or the editor's settings add rules and hidden paths to the
 user's file, never remove them."""
-USER_ONLY_KEYS: tuple[str, ...] = (PERMISSIONS_ALLOW_BYPASS.name,)
+USER_ONLY_KEYS: tuple[str, ...] = (PERMISSIONS_ALLOW_BYPASS.name, HOOKS.name)
 """Read from the user's settings only (``~/.PseudoClaude/config.yaml``, the editor's, the CLI):
-a workspace's own ``config.yaml`` setting them is ignored."""
+a workspace's own ``config.yaml`` setting them is ignored (a project's hooks are its
+``.PseudoClaude/hooks.yaml``, which waits for the user's approval)."""
 WAITING_KEYS: tuple[str, ...] = (BASE_URL.name, PROVIDER.name, API_KEY.name,
                                  MEMORY_USER_DIR.name, *APPROVAL_KEYS, PERMISSIONS_ALLOW.name,
                                  PERMISSIONS_DEFAULT_MODE.name, SANDBOX_ENABLED.name,
@@ -617,6 +634,9 @@ class Settings:
     base_url: str | None = BASE_URL.default
     api_key: Secret | None = API_KEY.default
     context_window: int = CONTEXT_WINDOW.default
+    context_window_set: bool = False
+    """Whether ``contextWindow`` was set (else a local server is asked for its window:
+    :mod:`pseudoclaude.llm.window`)."""
     max_iterations: int = MAX_ITERATIONS.default
     thinking: bool = THINKING.default
     thinking_mode: Literal["enabled", "adaptive"] = "enabled"
@@ -635,6 +655,8 @@ class Settings:
     mcp: McpSettings = field(default_factory=McpSettings)
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    hooks: tuple[Any, ...] = HOOKS.default
+    """The ``hooks`` setting's entries, as given (read by :mod:`pseudoclaude.hooks`)."""
     workspace: Path | None = None
     sources: tuple[str, ...] = ()
     """The config files that were read, lowest precedence first."""
@@ -965,12 +987,12 @@ def _shown(name: str, value: Any, standing: Any = None) -> str:
     return str(value)
 
 
-def settings_trust(settings: Settings) -> TrustStore:
-    """Where approvals of workspace settings files are remembered: the user-level data folder
-    (:attr:`Settings.trust_dir`)."""
+def settings_trust(settings: Settings, filename: str = PERMISSIONS_FILE) -> TrustStore:
+    """Where approvals of workspace settings files (or, with ``filename``, of another kind of
+    file) are remembered: the user-level data folder (:attr:`Settings.trust_dir`)."""
     folder = settings.trust_dir or _with_trust_dir(settings).trust_dir
     assert folder is not None
-    return trust_store(folder, PERMISSIONS_FILE)
+    return trust_store(folder, filename)
 
 
 def remember_approval(settings: Settings) -> PendingSettings | None:
@@ -1019,6 +1041,7 @@ def _resolve(
             fields[MODEL.attr] = DEFAULT_MODELS[provider]
         if API_KEY.name not in override_layer.values and _env_key(env, provider):
             fields[API_KEY.attr] = _env_key(env, provider)
+    fields["context_window_set"] = CONTEXT_WINDOW.name in values
     if CONTEXT_WINDOW.name not in values:
         fields[CONTEXT_WINDOW.attr] = DEFAULT_CONTEXT_WINDOWS.get(provider or "",
                                                                  FALLBACK_CONTEXT_WINDOW)

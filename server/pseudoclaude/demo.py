@@ -47,7 +47,7 @@ FOLLOW_UP = "Remind me what we found, in one sentence."
 SHUTDOWN_SECONDS = 30
 """How long a server may take to shut down (it drains a memory update) before it is told
 to exit."""
-BREAKDOWN = ("system", "rules", "memory", "tools", "summary", "messages", "toolCalls",
+BREAKDOWN = ("system", "rules", "memory", "skills", "tools", "summary", "messages", "toolCalls",
              "toolResults", "spilled")
 
 MEMORY_OPS = [{"action": "create", "level": "project", "type": "project_knowledge",

@@ -24,6 +24,8 @@ class StopReason(StrEnum):
     CANCELED = "canceled"
     UNKNOWN_TOOL_LIMIT = "unknown_tool_limit"
     ERROR = "error"
+    BLOCKED = "blocked"
+    """A ``UserPromptSubmit`` hook refused the prompt: nothing was sent or logged."""
 
 
 ToolStatus = Literal["done", "error", "denied", "canceled", "pending"]

@@ -39,6 +39,8 @@ log = logging.getLogger("pseudoclaude.trust")
 VERSION = 1
 PERMISSIONS_FILE = "permissions-approvals.json"
 """The approvals of a workspace's settings and permission files (kind ``permissions``)."""
+HOOKS_FILE = "hooks-approvals.json"
+"""The approvals of a workspace's ``hooks.yaml`` (kind ``hooks``)."""
 
 
 def workspace_key(workspace: Path | str) -> str:

@@ -41,8 +41,10 @@ from acp.schema import (
 
 from permission_table import ROWS, permissions_yaml
 from pseudoclaude.api import commands as api_commands
+from pseudoclaude.config import DEFAULT_ANTHROPIC_MODEL
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session
+from pseudoclaude.session.lock import holder
 from support import Listener, until
 
 SERVER = [sys.executable, "-m", "pseudoclaude", "acp"]
@@ -248,7 +250,8 @@ async def test_initialize_advertises_load_and_list(env: Env) -> None:
     [answer] = [m for m in env.received if m.get("id") == 0]
     capabilities = answer["result"]["agentCapabilities"]
     assert capabilities["loadSession"] is True
-    assert capabilities["sessionCapabilities"] == {"list": {}}
+    assert capabilities["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {},
+                                                   "delete": {}}
     assert capabilities["promptCapabilities"] == {"image": False, "audio": False,
                                                   "embeddedContext": True}
     assert answer["result"]["agentInfo"]["name"] == "pseudoclaude"
@@ -266,10 +269,12 @@ async def test_new_prompt_streams_chunks_and_usage(env: Env) -> None:
         [commands] = client.of(sid, "available_commands_update")
         expected = [c for c in api_commands.COMMANDS  # new sessions: the client's own
                     if c.request != "pseudoclaude/sessions/new"]
-        assert [(c["name"], c["description"]) for c in commands["availableCommands"]] == [
+        listed = commands["availableCommands"]  # then the skills (the built-in ones)
+        assert [(c["name"], c["description"]) for c in listed[:len(expected)]] == [
             (c.name, c.description) for c in expected]
-        assert [c.get("input") for c in commands["availableCommands"]] == [
+        assert [c.get("input") for c in listed[:len(expected)]] == [
             None if c.hint is None else {"hint": c.hint} for c in expected]
+        assert [c["name"] for c in listed[len(expected):]] == ["commit", "review", "test"]
         client.clear()
         answer = await call(conn.prompt(session_id=sid, prompt=prompt("what do the notes say?")))
         assert answer.stop_reason == "end_turn"
@@ -835,14 +840,19 @@ async def test_run_error_is_an_error_response(env: Env) -> None:
     assert failed["error"]["data"] == {"stopReason": "error", "sessionId": sid}
     loaded = await raw.request("session/load", {"cwd": str(ws), "sessionId": sid,
                                                 "mcpServers": []})
-    assert loaded["result"] == {  # the session's permission mode, and the modes to pick
+    assert loaded["result"] == {  # the session's permission mode and model, and the choices
         "modes": {"currentModeId": "default", "availableModes": [
             {"id": mode, "name": name, "description": meaning} for mode, name, meaning in MODES]},
         "configOptions": [{
-            "type": "select", "id": "mode", "name": "Permission mode",
+            "type": "select", "id": "mode", "name": "Permission mode", "category": "mode",
             "description": "What the agent may do without asking", "currentValue": "default",
             "options": [{"value": mode, "name": name, "description": meaning}
-                        for mode, name, meaning in MODES]}]}
+                        for mode, name, meaning in MODES]}, {
+            "type": "select", "id": "model", "name": "Model", "category": "model",
+            "description": "The model this session's next requests use",
+            "currentValue": DEFAULT_ANTHROPIC_MODEL,
+            "options": [{"value": DEFAULT_ANTHROPIC_MODEL, "name": DEFAULT_ANTHROPIC_MODEL,
+                         "description": "the model setting"}]}]}
     [echo] = [u for u in raw.updates(sid, "user_message_chunk")]
     assert echo["content"]["text"] == "my key is [redacted]"  # never written as it is
     assert await raw.close() == 0
@@ -933,7 +943,7 @@ async def test_permission_modes_and_the_decision_table(env: Env) -> None:
         assert made.modes.current_mode_id == "default"
         assert [m.id for m in made.modes.available_modes] == [
             *(mode for mode, _, _ in MODES), "bypassPermissions"]
-        [option] = made.config_options
+        option = made.config_options[0]
         assert option.id == "mode" and option.current_value == "default"
         with pytest.raises(RequestError) as bad:
             await call(conn.set_session_mode(session_id=sid, mode_id="yolo"))
@@ -1003,3 +1013,172 @@ async def test_plan_mode_the_task_list_as_plan_updates_and_the_plan_approval(env
         modes = [u["currentModeId"] for u in client.of(sid, "current_mode_update")]
         assert modes == ["plan", "acceptEdits"]
         assert (ws / "new.txt").read_text() == "x\n"  # carried out, not asked (acceptEdits)
+
+
+# -- resume, close, delete and the model option ----------------------------------------------------
+
+
+STALLED = {"text": ["Working", " on it", " slowly"], "delay": 0.05, "stall": 30, "stall_after": 5}
+"""A prompt that runs until it is cancelled (after its first words)."""
+
+
+def model_requests(env: Env) -> list[dict[str, Any]]:
+    """The bodies of the requests of runs (memory updates send no tools)."""
+    return [r["body"] for r in env.fake.requests if r["body"].get("tools")]
+
+
+async def test_resume_without_replay_then_close_releases_the_session(env: Env) -> None:
+    """``session/resume`` opens a session another process made, replays nothing, and answers
+    modes and config options; commands, usage and the task list follow. While the other process
+    runs a prompt in it, it cannot write it; ``session/close`` there cancels that prompt and
+    releases the session's lock before it answers, and this process then writes it."""
+    ws = env.folder()
+    tasks = {"name": "update_tasks", "arguments": {"tasks": [
+        {"content": "say hello", "status": "in_progress"}]}}
+    env.fake.add_turns({"tool_calls": [tasks]}, {"text": "Hello."},
+                       STALLED,
+                       {"text": "Picked up here."})
+    first, second = Recorder(), Recorder()
+    async with agent(env, first) as one, agent(env, second) as two:
+        sid = (await call(one.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        await call(one.prompt(session_id=sid, prompt=prompt("hi")))
+
+        resumed = await call(two.resume_session(cwd=str(ws), session_id=sid, mcp_servers=[]))
+        assert resumed.modes.current_mode_id == "default"
+        assert [(o.id, o.current_value) for o in resumed.config_options] == [
+            ("mode", "default"), ("model", DEFAULT_ANTHROPIC_MODEL)]
+        await until(lambda: second.of(sid, "plan"))
+        assert [u["sessionUpdate"] for u in second.of(sid)] == [
+            "available_commands_update", "usage_update", "plan"]  # no history replayed
+        assert second.of(sid, "plan")[0]["entries"] == [
+            {"content": "say hello", "priority": "medium", "status": "in_progress"}]
+
+        running = asyncio.ensure_future(one.prompt(session_id=sid,
+                                                   prompt=prompt("take your time")))
+        await until(lambda: "Working" in first.text(sid))
+        with pytest.raises(RequestError) as busy:
+            await call(two.prompt(session_id=sid, prompt=prompt("me too")))
+        assert busy.value.code == -32001 and busy.value.data["pid"]
+        await call(one.close_session(session_id=sid))
+        assert holder(SessionStore(ws / ".PseudoClaude").session_dir(sid)) is None
+        assert (await call(running)).stop_reason == "cancelled"
+        with pytest.raises(RequestError) as closed:
+            await call(one.prompt(session_id=sid, prompt=prompt("still there?")))
+        assert closed.value.code == -32002
+
+        second.clear()
+        answer = await call(two.prompt(session_id=sid, prompt=prompt("now me")))
+        assert answer.stop_reason == "end_turn" and second.text(sid) == "Picked up here."
+        sent = json.dumps(model_requests(env)[-1]["messages"])
+        assert "hi" in sent and "take your time" in sent  # the other process's turns
+
+        again = await call(one.resume_session(cwd=str(ws), session_id=sid, mcp_servers=[]))
+        assert again.config_options[0].id == "mode"
+        with pytest.raises(RequestError) as unknown:
+            await call(one.resume_session(cwd=str(ws), session_id="20200101-000000-abcd",
+                                          mcp_servers=[]))
+        assert unknown.value.code == -32002
+    shown = env.cli("sessions", "show", sid, "--workspace", str(ws))
+    assert [m["content"] for m in shown["messages"] if m["role"] == "user"
+            and m.get("content")] == ["hi", "take your time", "now me"]
+    assert shown["bad_lines"] == 0
+
+
+async def test_delete_removes_the_folder_unless_a_prompt_runs(env: Env) -> None:
+    """``session/delete`` (served although the package has no route for it): refused with
+    ``-32001`` while a prompt runs in the session, in another process or this one; then the
+    session's folder is gone and it is no longer listed; an unknown session is ``-32002``."""
+    ws = env.folder()
+    env.fake.add_turns({"text": "Hello."},
+                       STALLED,
+                       STALLED)
+    store = SessionStore(ws / ".PseudoClaude")
+    client = Recorder()
+    raw = await Raw.start(env)
+    await raw.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    async with agent(env, client) as other:
+        sid = (await call(other.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        await call(other.prompt(session_id=sid, prompt=prompt("hi")))
+        listed = await raw.request("session/list", {"cwd": str(ws)})
+        assert [s["sessionId"] for s in listed["result"]["sessions"]] == [sid]
+
+        running = asyncio.ensure_future(other.prompt(session_id=sid, prompt=prompt("go on")))
+        await until(lambda: "Working" in client.text(sid))
+        refused = await raw.request("session/delete", {"sessionId": sid})
+        assert refused["error"]["code"] == -32001 and refused["error"]["data"]["pid"]
+        assert store.session_dir(sid).is_dir()
+        await other.cancel(session_id=sid)
+        assert (await call(running)).stop_reason == "cancelled"
+
+        deleted = await raw.request("session/delete", {"sessionId": sid})
+        assert deleted["result"] == {}
+        assert not store.session_dir(sid).exists()
+        listed = await raw.request("session/list", {"cwd": str(ws)})
+        assert listed["result"]["sessions"] == []
+        gone = await raw.request("session/delete", {"sessionId": sid})
+        assert gone["error"]["code"] == -32002 and "unknown session" in gone["error"]["message"]
+        bad = await raw.request("session/delete", {})
+        assert bad["error"]["code"] == -32602 and "sessionId" in bad["error"]["message"]
+
+    own = (await raw.request("session/new", {"cwd": str(ws), "mcpServers": []}))["result"][
+        "sessionId"]  # a prompt of this process
+    running_id = raw.send("session/prompt", {"sessionId": own, "prompt": [
+        {"type": "text", "text": "mine"}]})
+    await until(lambda: raw.updates(own, "agent_message_chunk"))
+    refused = await raw.request("session/delete", {"sessionId": own})
+    assert refused["error"]["code"] == -32001 and "running" in refused["error"]["message"]
+    raw.write({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": own}})
+    assert (await raw.answer(running_id))["result"]["stopReason"] == "cancelled"
+    assert (await raw.request("session/delete", {"sessionId": own}))["result"] == {}
+    assert not store.session_dir(own).exists()
+    unknown = await raw.request("session/prompt", {"sessionId": own, "prompt": [
+        {"type": "text", "text": "hello?"}]})
+    assert unknown["error"]["code"] == -32002
+    assert await raw.close() == 0
+    assert env.cli("sessions", "list", "--workspace", str(ws))["sessions"] == []
+
+
+async def test_the_model_option_switches_the_sessions_model(env: Env) -> None:
+    """The ``model`` config option lists the ``model`` setting and ``compact.model``; a choice
+    applies to that session's next requests only and is written nowhere."""
+    user_config = env.home / ".PseudoClaude" / "config.yaml"
+    user_config.write_text(user_config.read_text() + "compact:\n  model: claude-haiku-4-5\n")
+    ws = env.folder()
+    settings_before = {path: path.read_text() for path in
+                       (user_config, ws / ".PseudoClaude" / "config.yaml")}
+    env.fake.add_turns({"text": "one"}, {"text": "two"}, {"text": "three"})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        made = await call(conn.new_session(cwd=str(ws), mcp_servers=[]))
+        sid = made.session_id
+        model = made.config_options[1]
+        assert (model.id, model.category, model.current_value) == (
+            "model", "model", DEFAULT_ANTHROPIC_MODEL)
+        assert [o.value for o in model.options] == [DEFAULT_ANTHROPIC_MODEL, "claude-haiku-4-5"]
+        await call(conn.prompt(session_id=sid, prompt=prompt("first")))
+        assert model_requests(env)[-1]["model"] == DEFAULT_ANTHROPIC_MODEL
+
+        client.clear()
+        answer = await call(conn.set_config_option(config_id="model", session_id=sid,
+                                                   value="claude-haiku-4-5"))
+        assert answer.config_options[1].current_value == "claude-haiku-4-5"
+        [update] = client.of(sid, "config_option_update")
+        assert [o["currentValue"] for o in update["configOptions"]] == [
+            "default", "claude-haiku-4-5"]
+        await call(conn.prompt(session_id=sid, prompt=prompt("second")))
+        assert model_requests(env)[-1]["model"] == "claude-haiku-4-5"
+
+        other = await call(conn.new_session(cwd=str(ws), mcp_servers=[]))
+        assert other.config_options[1].current_value == DEFAULT_ANTHROPIC_MODEL
+        await call(conn.prompt(session_id=other.session_id, prompt=prompt("third")))
+        assert model_requests(env)[-1]["model"] == DEFAULT_ANTHROPIC_MODEL
+
+        with pytest.raises(RequestError) as bad:
+            await call(conn.set_config_option(config_id="model", session_id=sid,
+                                              value="gpt-9"))
+        assert bad.value.code == -32602 and "claude-haiku-4-5" in str(bad.value.data)
+        with pytest.raises(RequestError) as unknown:
+            await call(conn.set_config_option(config_id="effort", session_id=sid, value="x"))
+        assert unknown.value.code == -32602 and "model" in str(unknown.value.data)
+    assert {path: path.read_text() for path in settings_before} == settings_before
+

@@ -418,6 +418,17 @@ test('context: the breakdown float lines', function()
     'Auto-compact at 167,000 tokens',
     'q or <Esc> closes · :PseudoClaudePreview · :PseudoClaudeUndo',
   })
+  local with_rules = context.breakdown_lines({ sessionId = 's1', messageCount = 14, estimatedTokens = 12000,
+    contextWindow = 200000, autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false,
+    breakdown = BREAKDOWN, rules = { { path = 'AGENTS.md', tokens = 400, source = 'project' },
+      { path = 'sub/CLAUDE.md', tokens = 100, source = 'nested' } } })
+  eq({ with_rules[4], with_rules[5], with_rules[6], with_rules[7] }, {
+    'Rules              500   <1%  ▏',
+    '  AGENTS.md        400  project',
+    '  sub/CLAUDE.md      100  nested',
+    'Memory             300   <1%  ▏',
+  })
+  eq(#with_rules, #lines + 2)
   local rows = context.rows(BREAKDOWN, 200000)
   eq(#rows, 11)
   eq(rows[8], { key = 'toolResults', label = 'Tool results', tokens = 1400, share = '1%', bar = '▏' })
@@ -1232,6 +1243,88 @@ test('chat: slash commands come from the server, complete after / in the prompt,
   prompt.forget()
 end)
 
+test('chat: /status shows the server\'s words for the chat\'s session in a float', function()
+  local protocol = require('pseudoclaude.protocol')
+  local r = protocol.requests
+  local prompt = require('pseudoclaude.chat.prompt')
+  local ws = 'file:///work/status'
+  local text = 'session: s7\nmode: plan\nmodel: m1 (anthropic)\nMCP: none\nhooks: none\nskills: none'
+  local answers = {
+    [r.context] = { sessionId = 's7', messageCount = 0, estimatedTokens = 0, contextWindow = 200000,
+      autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false, breakdown = BREAKDOWN },
+    [r.sessions_messages] = { sessionId = 's7', total = 0, items = {} },
+    [r.tasks] = { sessionId = 's7', tasks = {} },
+    [r.slash_commands] = { commands = { { name = 'status', description = 'The session at a glance' } } },
+    [r.status] = { session = 's7', mode = 'plan', provider = 'anthropic', model = 'm1',
+      tokens = { used = 0, window = 200000, autoCompactThreshold = 167000, billed = vim.NIL },
+      sandbox = { enabled = false }, mcp = {}, hooks = {}, skills = {}, ignoredSettings = {}, text = text },
+  }
+  local c
+  with_fake_server(answers, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  local ran, real_run = {}, pc.run
+  pc.run = function(t) ran[#ran + 1] = t end
+  local shown, title
+  local seen = with_fake_server(answers, nil, function()
+    chat.submit(c, '/status')
+    local f = assert(context.float, 'no float')
+    shown = vim.api.nvim_buf_get_lines(f.buf, 0, -1, false)
+    title = vim.api.nvim_win_get_config(f.win).title[1][1]
+  end)
+  pc.run = real_run
+  eq(ran, {}, 'not a prompt')
+  local asked = vim.tbl_filter(function(x) return x.method == r.status end, seen.sent)
+  eq(vim.tbl_map(function(x) return x.params end, asked), { { workspace = ws, sessionId = 's7' } })
+  eq(shown, { 'session: s7', 'mode: plan', 'model: m1 (anthropic)', 'MCP: none', 'hooks: none', 'skills: none',
+    '', 'q or <Esc> closes' })
+  eq(title, ' PseudoClaude status · status ')
+  eq(require('pseudoclaude.status').lines({})[1], '(this server sends no status text)')
+  wipe_chats()
+  prompt.forget()
+end)
+
+test('chat: /hooks and :PseudoClaudeHooks show the server\'s words in a float', function()
+  local protocol = require('pseudoclaude.protocol')
+  local r = protocol.requests
+  local prompt = require('pseudoclaude.chat.prompt')
+  local ws = 'file:///work/hooks'
+  local text = 'PostToolUse:\n  lint  shell: npm run lint  (.PseudoClaude/hooks.yaml): waits for your approval'
+  local answers = {
+    [r.context] = { sessionId = 's8', messageCount = 0, estimatedTokens = 0, contextWindow = 200000,
+      autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false, breakdown = BREAKDOWN },
+    [r.sessions_messages] = { sessionId = 's8', total = 0, items = {} },
+    [r.tasks] = { sessionId = 's8', tasks = {} },
+    [r.slash_commands] = { commands = { { name = 'hooks', description = 'Show the hooks' } } },
+    [r.hooks_list] = { hooks = { { name = 'lint', event = 'PostToolUse', source = 'workspace',
+      status = 'needsApproval', action = 'shell: npm run lint' } }, text = text },
+  }
+  local c
+  with_fake_server(answers, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  local ran, real_run = {}, pc.run
+  pc.run = function(t) ran[#ran + 1] = t end
+  local shown, title
+  local seen = with_fake_server(answers, nil, function()
+    chat.submit(c, '/hooks')
+    local f = assert(context.float, 'no float')
+    shown = vim.api.nvim_buf_get_lines(f.buf, 0, -1, false)
+    title = vim.api.nvim_win_get_config(f.win).title[1][1]
+  end)
+  pc.run = real_run
+  eq(ran, {}, 'not a prompt')
+  local asked = vim.tbl_filter(function(x) return x.method == r.hooks_list end, seen.sent)
+  eq(vim.tbl_map(function(x) return x.params.workspace end, asked), { ws })
+  eq(shown, { 'PostToolUse:', '  lint  shell: npm run lint  (.PseudoClaude/hooks.yaml): waits for your approval',
+    '', 'q or <Esc> closes' })
+  eq(title, ' PseudoClaude hooks · hooks ')
+  eq(vim.fn.exists(':PseudoClaudeHooks'), 2)
+  eq(require('pseudoclaude.hooks').lines({})[1], '(this server sends no hooks text)')
+  wipe_chats()
+  prompt.forget()
+end)
+
 test('format.wrap and age of epoch seconds', function()
   eq(fmt.wrap('one two three four', 9), { 'one two', 'three', 'four' })
   eq(fmt.wrap('  a\n b  ', 10), { 'a b' })
@@ -1668,6 +1761,16 @@ test('approvals: an MCP tool call and an MCP server are asked in words; old kind
     .. 'stand until you allow it): baseUrl: http://127.0.0.1:9 (your prompts and API key would be sent there); '
     .. 'approvals.runCommand: allow (commands would run without asking)')
   eq(vim.tbl_map(function(c) return c.label end, settings_choices), { 'Allow once', 'Allow for this project', 'Deny' })
+  -- A folder's own hooks file: each hook and what it runs; allowed for the project.
+  local hooks = { workspace = 'file:///w', sessionId = '', tool = '.PseudoClaude/hooks.yaml', kind = 'hooks',
+    arguments = vim.empty_dict(), path = '.PseudoClaude/hooks.yaml',
+    hooks = { { name = 'lint', event = 'PostToolUse', action = 'shell: npm run lint' },
+      { name = 'guard', event = 'PreToolUse', action = 'shell: ./guard.sh' } } }
+  local hooks_choices, hooks_prompt = approvals.choices(hooks)
+  eq(hooks_prompt, "PseudoClaude: this folder's .PseudoClaude/hooks.yaml has hooks that would run on your machine "
+    .. '(they do not until you allow them): lint (PostToolUse): shell: npm run lint; guard (PreToolUse): shell: ./guard.sh')
+  eq(vim.tbl_map(function(c) return c.decision end, hooks_choices), { 'allowOnce', 'allowSession', 'deny' })
+  eq(hooks_choices[2].label, 'Allow for this project')
   -- The older kinds keep their words.
   local _, cmd_prompt = approvals.choices({ tool = 'run_command', kind = 'runCommand', command = 'ls', cwd = '/w' })
   eq(cmd_prompt, 'PseudoClaude: run_command wants to run: ls (in /w)')

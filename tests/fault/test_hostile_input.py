@@ -645,6 +645,8 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/permissions": ["sessionId"],
     "pseudoclaude/permissions/check": ["sessionId", "tool", "arguments"],
     "pseudoclaude/tasks": ["sessionId"],
+    "pseudoclaude/status": ["sessionId"],
+    "pseudoclaude/hooks/list": [],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",

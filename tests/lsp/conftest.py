@@ -81,6 +81,8 @@ class Env:
         """Written as each folder's ``.mcp.json`` (project MCP servers)."""
         self.mcp_settings: dict[str, Any] = {}
         """The ``mcp`` settings (``servers``, ``startTimeout``, ...)."""
+        self.hook_settings: list[dict[str, Any]] = []
+        """The ``hooks`` setting (hooks given in the editor's settings)."""
         self.editor: Any = None
         """The documents of a client that plays the editor (:class:`Editor`)."""
 
@@ -102,7 +104,8 @@ class Env:
                 "sandbox": dict(self.sandbox_settings),
                 **({"permissions": self.permission_settings}
                    if self.permission_settings else {}),
-                **({"mcp": self.mcp_settings} if self.mcp_settings else {})}
+                **({"mcp": self.mcp_settings} if self.mcp_settings else {}),
+                **({"hooks": self.hook_settings} if self.hook_settings else {})}
 
     async def second_server(self, capabilities: str = "visual-studio-code",
                             handlers: dict[str, Callable[[Any], None]] | None = None

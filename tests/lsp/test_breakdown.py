@@ -17,7 +17,7 @@ from pseudoclaude.api.protocol import CONTEXT, RUN, SESSIONS_NEW, SESSIONS_RESUM
 
 pytestmark = pytest.mark.timeout(180)
 
-CATEGORIES = ("system", "rules", "memory", "tools", "summary", "messages", "toolCalls",
+CATEGORIES = ("system", "rules", "memory", "skills", "tools", "summary", "messages", "toolCalls",
               "toolResults", "spilled")
 SERVER = [sys.executable, "-m", "pseudoclaude", "lsp"]
 

@@ -84,7 +84,9 @@ async def test_latest_names_the_session(client: LanguageClient, env: Any) -> Non
 
 async def test_slash_commands_are_the_servers_list(client: LanguageClient, env: Any) -> None:
     listed = (await env.call(client, SLASH_COMMANDS))["commands"]
-    assert [c["name"] for c in listed] == [c.name for c in commands.COMMANDS]
+    assert [c["name"] for c in listed] == [c.name for c in commands.COMMANDS] + [
+        "commit", "review", "test"]  # then the skills (the built-in ones)
+    assert all(c.get("skill") for c in listed[len(commands.COMMANDS):])
     assert {"compact", "undo", "context", "memory", "new"} <= {c["name"] for c in listed}
     compact = next(c for c in listed if c["name"] == "compact")
     assert compact["description"] and compact["hint"]

@@ -10,11 +10,13 @@ import re
 import tomllib
 from pathlib import Path
 
-from pseudoclaude.agent.prompt import (
-    INSTRUCTIONS_FILE,
+from pseudoclaude.agent.instructions import (
+    LOCAL_FILE,
     MAX_INCLUDE_DEPTH,
     MAX_INSTRUCTION_BYTES,
-    instruction_sources,
+    NESTED_FILES,
+    PROJECT_FILES,
+    instruction_files,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,21 +61,21 @@ def test_the_readme_is_a_users_guide_first() -> None:
     assert "SPEC" not in readme
 
 
-def test_the_instructions_file_is_documented_where_the_agent_reads_it() -> None:
-    user, root, data = instruction_sources(Path("/w"), Path("/u"))
-    assert [s.path for s in (user, root, data)] == [
-        Path("/u") / INSTRUCTIONS_FILE, Path("/w") / INSTRUCTIONS_FILE,
-        Path("/w/.PseudoClaude") / INSTRUCTIONS_FILE]
-    places = ("~/.PseudoClaude/PSEUDOCLAUDE.md", "`PSEUDOCLAUDE.md` in the workspace root",
-              "<workspace>/.PseudoClaude/PSEUDOCLAUDE.md")
-    readme = (ROOT / "README.md").read_text()
-    found = [readme.find(p) for p in places]
-    assert -1 not in found and found == sorted(found), found  # in the order they are read
+def test_the_instructions_files_are_documented_where_the_agent_reads_them() -> None:
+    files = instruction_files(Path("/w"), Path("/u"))
+    assert [str(f.path) for f in files] == ["/u/PSEUDOCLAUDE.md", *(
+        f"/w/{name}" for name in PROJECT_FILES), f"/w/{LOCAL_FILE}"]
     config = (ROOT / "docs" / "configuration.md").read_text()
-    found = [config.find(p) for p in ("`~/.PseudoClaude/PSEUDOCLAUDE.md`",
-                                      "`<workspace>/PSEUDOCLAUDE.md`",
-                                      "`<workspace>/.PseudoClaude/PSEUDOCLAUDE.md`")]
+    # the reference lists each file, in the order they are read
+    places = ["`~/.PseudoClaude/PSEUDOCLAUDE.md`", *(f"`<workspace>/{name}`"
+                                                    for name in PROJECT_FILES),
+              *(f"`<workspace>/<folder>/{name}`" for name in NESTED_FILES),
+              f"`<workspace>/{LOCAL_FILE}`"]
+    found = [config.find(p) for p in places]
     assert -1 not in found and found == sorted(found), found
+    readme = (ROOT / "README.md").read_text()
+    for name in ("~/.PseudoClaude/PSEUDOCLAUDE.md", *PROJECT_FILES, LOCAL_FILE):
+        assert name in readme, name
     for text in (readme, config):
         assert f"{MAX_INSTRUCTION_BYTES // 1024} KiB" in text
         assert f"up to {MAX_INCLUDE_DEPTH} levels" in text

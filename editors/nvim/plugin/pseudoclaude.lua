@@ -207,6 +207,12 @@ local commands = {
       desc = 'PseudoClaude: the permission mode of the session [strict|default|acceptEdits|plan|bypassPermissions]',
     },
   },
+  PseudoClaudeHooks = {
+    function()
+      pc().hooks()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: the hooks of the folder by event, and whether each runs (in a float)' },
+  },
   PseudoClaudePermissions = {
     function()
       pc().permissions()

@@ -52,6 +52,9 @@ export const Requests = {
   permissions: 'pseudoclaude/permissions',
   permissionsCheck: 'pseudoclaude/permissions/check',
   tasks: 'pseudoclaude/tasks',
+  status: 'pseudoclaude/status',
+  hooksList: 'pseudoclaude/hooks/list',
+  skillsList: 'pseudoclaude/skills/list',
 } as const;
 
 /** Server → client notifications. */
@@ -125,6 +128,8 @@ export const DIAGNOSTICS_CAPABILITY = 'diagnostics';
 
 export const PROTOCOL_VERSION = 1;
 
+export type RuleSource = 'user' | 'project' | 'local' | 'nested';
+
 /**
  * Why a preview would summarise nothing (`wouldSummarize: false`), or a compaction
  * summarised nothing (`summarized: false`): no conversation, nothing older than the recent
@@ -163,7 +168,26 @@ export type PermissionMode = 'strict' | 'default' | 'acceptEdits' | 'plan' | 'by
 
 export type PermissionDecision = 'allow' | 'ask' | 'deny';
 
-export type PermissionSource = 'user' | 'project' | 'local' | 'settings' | 'session' | 'mode' | 'blacklist' | 'sandbox';
+/**
+ * Where a verdict comes from: a rule's source, the mode, the dangerous-command list, the
+ * workspace boundary, or a PreToolUse hook that allowed or asked (`hook`, in a run only).
+ */
+export type PermissionSource = 'user' | 'project' | 'local' | 'settings' | 'session' | 'mode' | 'blacklist' | 'sandbox' | 'hook';
+
+/**
+ * Where a hook is defined: `~/.PseudoClaude/hooks.yaml`, the folder's
+ * `.PseudoClaude/hooks.yaml`, or the `hooks` setting.
+ */
+export type HookSource = 'user' | 'workspace' | 'settings';
+
+export type HookStatus = 'active' | 'needsApproval' | 'denied' | 'invalid';
+
+/**
+ * Where a skill is defined: the folder's `.PseudoClaude/skills/`, the user's
+ * `~/.PseudoClaude/skills/`, the folder's `.claude/skills/` or `.agents/skills/`, or
+ * PseudoClaude itself.
+ */
+export type SkillSource = 'workspace' | 'user' | 'claude' | 'agents' | 'builtin';
 
 export type ReviewDecision = 'accept' | 'reject';
 
@@ -176,8 +200,8 @@ export const MEMORY_LEVELS = ['project', 'user'] as const;
 /** The types of a memory note. */
 export const MEMORY_TYPES = ['user_preference', 'correction_feedback', 'project_knowledge', 'reference_material'] as const;
 
-/** The nine categories of a breakdown that add up to `estimatedTokens`, in display order. */
-export const BREAKDOWN_CATEGORIES = ['system', 'rules', 'memory', 'tools', 'summary', 'messages', 'toolCalls', 'toolResults', 'spilled'] as const;
+/** The ten categories of a breakdown that add up to `estimatedTokens`, in display order. */
+export const BREAKDOWN_CATEGORIES = ['system', 'rules', 'memory', 'skills', 'tools', 'summary', 'messages', 'toolCalls', 'toolResults', 'spilled'] as const;
 
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
@@ -222,10 +246,11 @@ export const SERVER_SETTING_KEYS = [
   'sandbox.network',
   'sandbox.hide',
   'sandbox.autoAllow',
+  'hooks',
 ] as const;
 
 /** Why a run ended. */
-export type StopReason = 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error';
+export type StopReason = 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error' | 'blocked';
 
 /** Params of the requests that take nothing but the workspace. */
 export type EmptyParams = WorkspaceParams;
@@ -587,6 +612,11 @@ export interface ContextResult {
   autoCompactFailures: number;
   autoCompactTripped: boolean;
   breakdown: Breakdown;
+  /**
+   * The instruction files of the system prompt, in its order: their tokens add up to
+   * `breakdown.rules`.
+   */
+  rules: RuleFile[];
 }
 
 /** What a rewind of code can restore in this workspace. */
@@ -602,16 +632,24 @@ export interface CheckpointStatus {
 }
 
 /**
- * What fills the context, in tokens: the nine categories add up to `estimatedTokens`;
+ * What fills the context, in tokens: the ten categories add up to `estimatedTokens`;
  * `free` and `reserved` are beside them (the wire's `Breakdown`).
  */
 export interface Breakdown {
   /** Identity and tool instructions of the system prompt. */
   system: number;
-  /** `PSEUDOCLAUDE.md` files. */
+  /**
+   * Instruction files (`PSEUDOCLAUDE.md`, `AGENTS.md`, `CLAUDE.md`...): the sum of
+   * the context's `rules` list.
+   */
   rules: number;
   /** The injected memory index. */
   memory: number;
+  /**
+   * The skill list of the system prompt, the skills loaded (`load_skill` results) and
+   * the `/<skill>` prompts.
+   */
+  skills: number;
   /** Tool schemas. */
   tools: number;
   /** The compaction summary message and its acknowledgement. */
@@ -628,6 +666,22 @@ export interface Breakdown {
   free: number;
   /** Summary reserve plus safety margin, as applied after small-window caps. */
   reserved: number;
+}
+
+/** One instruction file in the system prompt, its share of the breakdown's `rules`. */
+export interface RuleFile {
+  /**
+   * Relative to the workspace for the project's files; `~/...` (or absolute) for the
+   * user's.
+   */
+  path: string;
+  /** Its share of `rules`: the files' tokens add up to `breakdown.rules`. */
+  tokens: number;
+  /**
+   * `user`, `project`, `local` (`CLAUDE.local.md`) or `nested` (a subfolder's
+   * `AGENTS.md` or `CLAUDE.md`, joined when the session read a file under it).
+   */
+  source: RuleSource;
 }
 
 export interface MemoryNote {
@@ -953,6 +1007,11 @@ export interface SlashCommand {
   description: string;
   /** What the text after the name means, when it takes any. */
   hint?: string;
+  /**
+   * `true`: a skill (`/review src`): the chat sends the text as a prompt (the server
+   * turns it into the skill's instructions).
+   */
+  skill?: boolean;
 }
 
 export interface CommandsResult {
@@ -990,6 +1049,82 @@ export interface McpChangedParams {
 export interface McpListResult {
   /** Every configured server, by name. */
   servers: McpServer[];
+}
+
+/** One hook of a folder (`pseudoclaude/hooks/list`). */
+export interface HookEntry {
+  name: string;
+  event: string;
+  source: HookSource;
+  /**
+   * `needsApproval`: the folder's own file waits for the user's approval; `denied`: the
+   * user declined it (in this server process); `invalid`: it cannot be read (`error`).
+   */
+  status: HookStatus;
+  /** What it runs, in one line (`shell: npm run lint`), with its flags. */
+  action: string;
+  /** `invalid`: the file, the line and why (`.../hooks.yaml:12: unknown event "X"`). */
+  error?: string;
+}
+
+export interface HooksListResult {
+  /**
+   * Every hook (the user's file, the settings, the folder's file, in that order), and every
+   * entry that cannot be read.
+   */
+  hooks: HookEntry[];
+  /**
+   * All of it by event as a person reads it (what `/hooks` and `pseudoclaude hooks list`
+   * show).
+   */
+  text: string;
+}
+
+/** One skill of a folder (`pseudoclaude/skills/list`). */
+export interface SkillEntry {
+  name: string;
+  description: string;
+  /**
+   * Where the skill that has this name is defined (the folder's own first, then
+   * `.claude/skills`, `.agents/skills`, the user's, the built-in ones).
+   */
+  source: SkillSource;
+  /** The session loaded it (`load_skill`, or a `/<skill>` prompt). */
+  loaded: boolean;
+  /** Its file (relative to the folder, `~/...`, or absolute). */
+  path: string;
+  /** What its `/<name>` command takes (`argument-hint`). */
+  hint?: string;
+  /** The model may load it (`false`: `disable-model-invocation`). */
+  model: boolean;
+  /** The user may run it as `/<name>` (`false`: `user-invocable: false`). */
+  command: boolean;
+  /** The tools of its `tools.json` (offered once it is loaded). */
+  tools: string[];
+}
+
+/** A skill, or a tool of its `tools.json`, that cannot be used: the others load. */
+export interface SkillProblem {
+  path: string;
+  line: number | null;
+  message: string;
+  source: SkillSource;
+  /** The skill's name, when it is known. */
+  name: string;
+}
+
+export interface SkillsListResult {
+  sessionId: string | null;
+  /** Every skill, by name. */
+  skills: SkillEntry[];
+  problems: SkillProblem[];
+}
+
+/** One hook of the folder's `hooks.yaml` as its approval shows it. */
+export interface ApproveHook {
+  name: string;
+  event: string;
+  action: string;
 }
 
 /** `pseudoclaude/approve` (server → client): approve one tool call, shown as a diff. */
@@ -1033,6 +1168,8 @@ export interface ApproveParams {
   reason?: string;
   /** `plan`: the plan the agent asks to carry out (Markdown). */
   plan?: string;
+  /** `hooks`: the hooks of the folder's file (`path`) that would run once approved. */
+  hooks?: ApproveHook[];
 }
 
 export interface ApproveResult {
@@ -1056,6 +1193,63 @@ export interface TaskItem {
 export interface TasksResult {
   sessionId: string | null;
   tasks: TaskItem[];
+}
+
+/**
+ * What a session's model requests were billed so far, as the provider reported each turn
+ * (summed from its log, across restarts and compactions).
+ */
+export interface SessionUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** The context meter's numbers, and the session's usage. */
+export interface StatusTokens {
+  /** The estimated tokens of the next request (`estimatedTokens` of the context). */
+  used: number;
+  window: number;
+  autoCompactThreshold: number;
+  /** `null`: no usage reported yet (no session, or no answer in it). */
+  billed: SessionUsage | null;
+}
+
+/** A hook as `/status` lists it. */
+export interface StatusHook {
+  name: string;
+  event: string;
+  source: string;
+  status: string;
+}
+
+/** A skill as `/status` lists it. */
+export interface StatusSkill {
+  name: string;
+  source: string;
+  loaded: boolean;
+}
+
+/** A session at a glance (`/status`, `pseudoclaude status`). */
+export interface StatusResult {
+  /** The session's id (`null`: the folder has none yet). */
+  session: string | null;
+  /** The session's permission mode (with no session, the mode the next one starts in). */
+  mode: Mode;
+  /** The provider the next request goes to (`null`: none configured). */
+  provider: string | null;
+  model: string;
+  tokens: StatusTokens;
+  sandbox: SandboxState;
+  /** Every configured MCP server and its state, as `pseudoclaude/mcp/list` answers. */
+  mcp: McpServer[];
+  hooks: StatusHook[];
+  skills: StatusSkill[];
+  /** What the folder's own settings file sets that is not applied, and why. */
+  ignoredSettings: IgnoredSetting[];
+  /** All of it as a person reads it (what `pseudoclaude status` prints). */
+  text: string;
 }
 
 /** `pseudoclaude/diagnostics` (server → client): the diagnostics the editor shows. */
@@ -1163,7 +1357,7 @@ export interface ErrorEvent {
 /** Base of every event; `kind` is the tag. */
 export interface StopEvent {
   kind: 'stop';
-  stopReason: 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error';
+  stopReason: 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error' | 'blocked';
 }
 
 /** The session's permission mode changed (by a request, a command or an approved plan). */
@@ -1247,6 +1441,9 @@ export interface RequestTypes {
   'pseudoclaude/permissions': [SessionParams, PermissionsResult];
   'pseudoclaude/permissions/check': [PermissionsCheckParams, PermissionsCheckResult];
   'pseudoclaude/tasks': [SessionParams, TasksResult];
+  'pseudoclaude/status': [SessionParams, StatusResult];
+  'pseudoclaude/hooks/list': [EmptyParams, HooksListResult];
+  'pseudoclaude/skills/list': [SessionParams, SkillsListResult];
 }
 
 /** Notification → params. */

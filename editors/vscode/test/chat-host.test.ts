@@ -18,9 +18,9 @@ import type { McpExit, McpMenu } from '../src/chat/mcp';
 import type { KeepOpenItem } from '../src/chat/rewind';
 import type { ToWebview } from '../src/chat/messages';
 import { worktreeOf } from '../src/chat/model';
-import { renderSessionOptions } from '../src/chat/render';
+import { renderItem, renderSessionOptions } from '../src/chat/render';
 import type { RequestOptions } from '../src/ports';
-import type { ContextResult, McpServer, RunResult, TranscriptItem } from '../src/protocol';
+import type { ContextResult, McpServer, RunResult, StatusResult, TranscriptItem } from '../src/protocol';
 import { FakeAgent, fakeEditor, flush, rpcError } from './fakes';
 
 const WS = 'file:///work/app';
@@ -29,6 +29,7 @@ const CONTEXT: ContextResult = {
   sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], mode: 'default', sandbox: { enabled: true }, messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
+  rules: [],
 };
 const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true, running: false, worktree: null, answered: true }] };
 const ITEMS: TranscriptItem[] = [{ kind: 'user', text: 'hello', inContext: true }, { kind: 'assistant', text: 'Hi **there**.', inContext: true }];
@@ -729,6 +730,44 @@ describe('ChatHost: slash commands', () => {
     assert.ok(!agent.methods().includes('pseudoclaude/run'));
     await host.handle({ type: 'send', prompt: '/etc/hosts: what is it for?' });
     assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/run')?.params, { prompt: '/etc/hosts: what is it for?', workspace: WS, sessionId: 's7' });
+  });
+});
+
+describe('ChatHost: /status', () => {
+  const TEXT = 'session: s1\nmode: acceptEdits\nmodel: claude-sonnet-4-6 (anthropic)\nMCP: none\nhooks: none\nskills: none';
+  const STATUS: StatusResult = {
+    session: 's1', mode: 'acceptEdits', provider: 'anthropic', model: 'claude-sonnet-4-6',
+    tokens: { used: 12_000, window: 200_000, autoCompactThreshold: 167_000, billed: null },
+    sandbox: { enabled: false, reason: 'not installed' }, mcp: [], hooks: [], skills: [], ignoredSettings: [], text: TEXT,
+  };
+  const LISTED = { commands: [{ name: 'status', description: 'Show the session at a glance' }] };
+
+  it('shows the server\'s text as a card, for the chat\'s session; it is not a prompt', async () => {
+    const { host, agent, posted } = setup({ 'pseudoclaude/commands': LISTED, 'pseudoclaude/status': STATUS });
+    await host.handle({ type: 'ready' });
+    await host.loadCommands();
+    await host.handle({ type: 'send', prompt: '/status' });
+    assert.deepEqual(agent.calls.filter((c) => c.method === 'pseudoclaude/status').map((c) => c.params), [{ workspace: WS, sessionId: 's1' }]);
+    assert.ok(!agent.methods().includes('pseudoclaude/run'), 'not a prompt');
+    const shown = host.current.items.at(-1);
+    assert.ok(shown?.kind === 'status');
+    assert.equal(shown.text, TEXT);
+    assert.ok(posted.some((m) => m.type === 'statusShown'), 'the webview gets it too');
+    const html = renderItem(shown);
+    assert.match(html, /<section class="card status-card"[^>]*aria-label="Status">/);
+    assert.ok(html.includes('<pre class="card-pre">session: s1\nmode: acceptEdits\n'), html);
+  });
+
+  it('a failure is a notice; a server that does not list /status sends it to the model', async () => {
+    const { host } = setup({ 'pseudoclaude/commands': LISTED, 'pseudoclaude/status': () => { throw rpcError(-32803, 'no active session'); } });
+    await host.loadCommands();
+    await host.handle({ type: 'send', prompt: '/status' });
+    const notice = host.current.items.at(-1);
+    assert.ok(notice?.kind === 'notice' && notice.level === 'error' && notice.text.includes('no active session'), JSON.stringify(notice));
+    const old = setup({ 'pseudoclaude/commands': { commands: [] }, 'pseudoclaude/run': RESULT });
+    await old.host.loadCommands();
+    await old.host.handle({ type: 'send', prompt: '/status' });
+    assert.ok(old.agent.methods().includes('pseudoclaude/run') && !old.agent.methods().includes('pseudoclaude/status'));
   });
 });
 
@@ -1937,5 +1976,55 @@ describe('ChatHost: the task list', () => {
     assert.deepEqual(older.host.current.tasks, []);
     assert.ok(older.env.logs.some((l) => l.startsWith('chat: tasks of s1')), older.env.logs.join('\n'));
     assert.equal(env.logs.filter((l) => l.startsWith('chat: tasks')).length, 0, 'no session yet: nothing asked');
+  });
+});
+
+describe('ChatHost: hooks', () => {
+  const HOOKS = [{ name: 'lint', event: 'PostToolUse', action: 'shell: npm run lint' }];
+  const TEXT = 'PostToolUse:\n  lint  shell: npm run lint  (.PseudoClaude/hooks.yaml): waits for your approval';
+
+  it("a folder's hooks.yaml asks with each hook and what it runs, and stays past a run", async () => {
+    const params = { workspace: WS, sessionId: '', tool: '.PseudoClaude/hooks.yaml', arguments: {}, kind: 'hooks' as const, path: '.PseudoClaude/hooks.yaml', hooks: HOOKS };
+    assert.deepEqual(inlineApprovalCard(params), {
+      tool: '', title: "This folder's .PseudoClaude/hooks.yaml has hooks that would run", detail: 'lint (PostToolUse): shell: npm run lint', about: 'hooks',
+    });
+    assert.equal(inlineApprovalCard(params, 'api').title, "api's .PseudoClaude/hooks.yaml has hooks that would run");
+    const { host } = setup({ 'pseudoclaude/run': RESULT });
+    const answer = host.approve(params);
+    await flush();
+    await host.ask('hello');
+    await host.handle({ type: 'cancel' });
+    const card = host.current.items.find((i) => i.kind === 'approval');
+    assert.ok(card?.kind === 'approval');
+    assert.deepEqual([card.status, card.about], ['pending', 'hooks']);
+    assert.match(renderItem(card), /aria-label="Approval of this folder&#39;s hooks"/);
+    await host.handle({ type: 'approve', id: card.id, decision: 'allowSession' });
+    assert.deepEqual(await answer, { decision: 'allowSession', message: null, mode: null, feedback: null });
+    const answered = host.current.items.find((i) => i.id === card.id);
+    assert.ok(answered?.kind === 'approval');
+    assert.match(renderItem(answered), /Allowed for this project:<\/strong> <span>this folder&#39;s \.PseudoClaude\/hooks\.yaml&#39;s hooks/);
+    const modal = modalApprovalCard("This folder's .PseudoClaude/hooks.yaml has hooks that would run on your machine (until you allow them, they do not):\n- lint (PostToolUse): shell: npm run lint");
+    assert.deepEqual([modal.about, modal.title, modal.detail], ['hooks', "This folder's .PseudoClaude/hooks.yaml has hooks that would run", '- lint (PostToolUse): shell: npm run lint']);
+  });
+
+  it('/hooks shows the server\'s text as a card titled Hooks; it is not a prompt', async () => {
+    const LISTED = { commands: [{ name: 'hooks', description: 'Show the hooks' }] };
+    const { host, agent } = setup({ 'pseudoclaude/commands': LISTED, 'pseudoclaude/hooks/list': { hooks: [], text: TEXT } });
+    await host.handle({ type: 'ready' });
+    await host.loadCommands();
+    await host.handle({ type: 'send', prompt: '/hooks' });
+    assert.deepEqual(agent.calls.filter((c) => c.method === 'pseudoclaude/hooks/list').map((c) => c.params), [{ workspace: WS }]);
+    assert.ok(!agent.methods().includes('pseudoclaude/run'), 'not a prompt');
+    const shown = host.current.items.at(-1);
+    assert.ok(shown?.kind === 'status' && shown.title === 'Hooks' && shown.text === TEXT);
+    const html = renderItem(shown);
+    assert.match(html, /aria-label="Hooks"><div class="card-title">Hooks<\/div>/);
+    assert.ok(html.includes('waits for your approval'), html);
+  });
+
+  it('a prompt a hook refused ends with its reason', () => {
+    const html = renderItem({ kind: 'end', id: 'e', stopReason: 'blocked', error: '[hook no-secrets] no secrets in prompts' });
+    assert.match(html, /Not sent: a hook refused the prompt/);
+    assert.match(html, /\[hook no-secrets\] no secrets in prompts/);
   });
 });

@@ -14,6 +14,7 @@ const CONTEXT: ContextResult = {
     system: 2_000, rules: 500, memory: 300, tools: 3_000, summary: 0, messages: 4_000, toolCalls: 700,
     toolResults: 1_500, spilled: 0, free: 188_000, reserved: 33_000,
   },
+  rules: [{ path: 'AGENTS.md', tokens: 500, source: 'project' }],
 };
 const RESULT: RunResult = {
   sessionId: 's1', stopReason: 'completed', text: 'It keeps sessions.', iterations: 2,

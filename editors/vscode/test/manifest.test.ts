@@ -79,12 +79,13 @@ describe('protocol names', () => {
   it('match SPEC §8', () => {
     assert.deepEqual(Object.values(Requests).sort(), [
       'pseudoclaude/commands', 'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
-      'pseudoclaude/context', 'pseudoclaude/mcp/approve', 'pseudoclaude/mcp/list', 'pseudoclaude/mcp/restart', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
+      'pseudoclaude/context', 'pseudoclaude/hooks/list', 'pseudoclaude/mcp/approve', 'pseudoclaude/mcp/list', 'pseudoclaude/mcp/restart', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
       'pseudoclaude/memory/remember', 'pseudoclaude/memory/review', 'pseudoclaude/memory/show',
       'pseudoclaude/mode', 'pseudoclaude/permissions', 'pseudoclaude/permissions/check',
       'pseudoclaude/rewind', 'pseudoclaude/rewind/file', 'pseudoclaude/rewind/preview', 'pseudoclaude/run',
       'pseudoclaude/sessions/fork', 'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages',
-      'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns', 'pseudoclaude/tasks',
+      'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns', 'pseudoclaude/status',
+      'pseudoclaude/tasks',
       'pseudoclaude/worktree/apply', 'pseudoclaude/worktree/remove', 'pseudoclaude/worktree/status',
     ]);
     assert.deepEqual(Object.values(Notifications).sort(), [

@@ -102,7 +102,7 @@ describe('MeterStore', () => {
     const m = new MeterStore();
     m.context(WS, {
       sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], mode: 'default', sandbox: null, messageCount: 4, estimatedTokens: 1000, contextWindow: 200_000,
-      autoCompactThreshold: 167_000, autoCompactFailures: 3, autoCompactTripped: true, breakdown: BREAKDOWN,
+      autoCompactThreshold: 167_000, autoCompactFailures: 3, autoCompactTripped: true, breakdown: BREAKDOWN, rules: [],
     });
     m.usage({ workspace: `${WS}/`, sessionId: 's1', estimatedTokens: 2000, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: { ...BREAKDOWN, messages: 5_000 } });
     assert.equal(m.get(WS)?.estimatedTokens, 2000);

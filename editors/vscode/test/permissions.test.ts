@@ -154,8 +154,8 @@ describe('approvals: Always allow and the denial\'s message', () => {
     const search = inlineApprovalCard({ workspace: WS, sessionId: 's1', tool: 'search_code', arguments: { query: 'TODO' }, kind: 'read' });
     assert.equal(search.title, 'Allow search_code?');
     assert.match(search.args ?? '', /"query": "TODO"/);
-    const hook = inlineApprovalCard({ workspace: WS, sessionId: 's1', tool: 'hooks', arguments: {}, kind: 'hooks' });
-    assert.equal(hook.title, 'Allow hooks?');
+    const hook = inlineApprovalCard({ workspace: WS, sessionId: 's1', tool: '.PseudoClaude/hooks.yaml', arguments: {}, kind: 'hooks', path: '.PseudoClaude/hooks.yaml', hooks: [{ name: 'lint', event: 'Stop', action: 'shell: make lint' }] });
+    assert.deepEqual([hook.title, hook.detail, hook.about], ["This folder's .PseudoClaude/hooks.yaml has hooks that would run", 'lint (Stop): shell: make lint', 'hooks']);
   });
 
   it('renders Always allow with its rule (only with one), the reason, and Deny with its message field', () => {

@@ -6,10 +6,16 @@ turns and their live updates (:mod:`.turns`), a loaded session's replay (:mod:`.
 slash commands (:mod:`.slash`), approvals (:mod:`.permission`), the updates sent
 (:mod:`.outbox`) and errors (:mod:`.errors`).
 
-``session/load`` takes any session of the folder. A workspace holds one session at a time: a
-prompt for another session of the same folder resumes it from its log first. Each workspace
-runs one thing at a time (a prompt, ``/compact``, ``/undo``, a load): a second one fails with
-:data:`~.errors.BUSY`.
+``session/load`` takes any session of the folder; ``session/resume`` opens one the same way
+without replaying it; ``session/close`` cancels a session's prompt and closes it (its lock
+released); ``session/delete`` removes a session's folder unless it is being written. A prompt
+for another session of the same folder makes it the folder's current one (resumed from its log
+first). A session runs one thing at a time (a prompt, ``/compact``, ``/undo``): a second one
+fails with :data:`~.errors.BUSY`.
+
+``session/delete`` is in ACP's schema, but the package (0.12) routes no request to a handler
+for it: the transport hands it over as the extension method ``_session/delete``
+(:data:`UNROUTED`), which :meth:`PseudoClaudeAgent.ext_method` serves.
 """
 
 from __future__ import annotations
@@ -23,10 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION
+from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
+from acp.meta import AGENT_METHODS
 from acp.schema import (
     AgentCapabilities,
+    CloseSessionResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -35,9 +45,13 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
@@ -47,13 +61,8 @@ from pseudoclaude.acp import slash, turns
 from pseudoclaude.acp.editor import AcpEditor, offers_fs
 from pseudoclaude.acp.errors import answers, busy, invalid, unknown_session
 from pseudoclaude.acp.folders import Folders, SettingsFor
-from pseudoclaude.acp.modes import (
-    MODE_OPTION,
-    config_options,
-    mode_state,
-    mode_updates,
-    plan_update,
-)
+from pseudoclaude.acp.modes import current_mode, current_plan, mode_state, plan_update
+from pseudoclaude.acp.options import MODEL_OPTION, OPTIONS, config_options, options_update
 from pseudoclaude.acp.outbox import Outbox
 from pseudoclaude.acp.permission import AcpApprover
 from pseudoclaude.acp.replay import replay
@@ -67,6 +76,7 @@ from pseudoclaude.workspace import (
     MODES,
     Hooks,
     PermissionsError,
+    UnknownModel,
     Workspace,
     is_session_id,
     rfc3339,
@@ -78,6 +88,10 @@ log = logging.getLogger("pseudoclaude.acp")
 
 PAGE = 100
 """Sessions per ``session/list`` page (``nextCursor`` gives the next one)."""
+SESSION_DELETE = AGENT_METHODS["session_delete"]
+UNROUTED = (SESSION_DELETE,)
+"""ACP requests the package has no route for: received as extension methods
+(:meth:`PseudoClaudeAgent.ext_method`)."""
 
 
 class PseudoClaudeAgent:
@@ -93,8 +107,12 @@ class PseudoClaudeAgent:
         self._loop_thread = threading.get_ident()
         self.turns: dict[str, Turn] = {}
         self._intro: set[str] = set()
-        transport.on_message = self.outbox.peek
+        """Sessions whose commands, usage and tasks follow the response (new, resumed)."""
+        self._resuming: dict[Any, str] = {}
+        """The ``session/resume`` requests not answered yet: request id → session id."""
+        transport.on_message = self._received
         transport.on_sent = self._after_sent
+        transport.route_as_extensions(UNROUTED)
         for name in API_KEY_ENV.values():
             transport.add_secret(os.environ.get(name))
 
@@ -127,7 +145,9 @@ class PseudoClaudeAgent:
                 prompt_capabilities=PromptCapabilities(image=False, audio=False,
                                                        embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities())),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(), delete=SessionDeleteCapabilities())),
             agent_info=Implementation(name="pseudoclaude", title="PseudoClaude",
                                       version=__version__),
             auth_methods=[])
@@ -145,37 +165,112 @@ class PseudoClaudeAgent:
         return NewSessionResponse(session_id=session_id, modes=mode_state(ws, session_id),
                                   config_options=list(config_options(ws, session_id)))
 
+    def _received(self, message: dict[str, Any]) -> None:
+        self.outbox.peek(message)
+        params = message.get("params")
+        if message.get("method") == AGENT_METHODS["session_resume"] and "id" in message \
+                and isinstance(params, dict):
+            self._resuming[message["id"]] = str(params.get("sessionId"))
+
     def _after_sent(self, message: dict[str, Any]) -> None:
+        if "method" in message:  # a request or notification of ours, not an answer
+            return
         result = message.get("result")
-        session_id = result.get("sessionId") if isinstance(result, dict) else None
-        if isinstance(session_id, str) and session_id in self._intro:
+        resumed = self._resuming.pop(message.get("id"), None)  # its answer says no session
+        session_id = resumed or (result.get("sessionId") if isinstance(result, dict) else None)
+        if "result" in message and isinstance(session_id, str) and session_id in self._intro:
             self._intro.discard(session_id)
             self._introduce(session_id)
 
     def _introduce(self, session_id: str) -> None:
-        self.outbox.post(session_id, slash.available_commands())
+        """What a client learns of a session it opened: the commands, the usage, and the task
+        list when it has one."""
+        root = self.folders.sessions.get(session_id)
+        self.outbox.post(session_id, slash.available_commands(
+            self.folders.workspaces.get(root) if root else None))
         self._send_usage(session_id)
+        plan = current_plan(self.folders.workspaces[root], session_id) if root else None
+        if plan is not None:
+            self.outbox.post(session_id, plan)
 
     @answers
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
-        ws = self.folders.workspace(cwd)
-        _use_mcp(ws, mcp_servers)
-        if not is_session_id(session_id):
-            raise unknown_session(f"not a session id: {session_id[:100]!r}", session_id)
         if session_id in self.turns:
             raise busy(f"a prompt is running in session {session_id}; cancel it or wait for it "
                        "to finish")
-        if ws.session_id != session_id:
-            ws.keep_current(session_id)
-            await ws.resume(session_id)
+        ws = await self._open(cwd, session_id, mcp_servers)
         items = (await ws.transcript(session_id)).items
-        self.folders.sessions[session_id] = ws.root
         for update in replay(items, ws.root, compaction_updates=self.outbox.compaction):
             self.outbox.post(session_id, update)
         self._introduce(session_id)
         return LoadSessionResponse(modes=mode_state(ws, session_id),
                                    config_options=list(config_options(ws, session_id)))
+
+    @answers
+    async def resume_session(self, cwd: str, session_id: str,
+                             mcp_servers: list[Any] | None = None,
+                             **kwargs: Any) -> ResumeSessionResponse:
+        """``session/load`` without the replay: the client shows the history it has."""
+        ws = await self._open(cwd, session_id, mcp_servers)
+        self._intro.add(session_id)  # commands, usage and tasks follow the response
+        return ResumeSessionResponse(modes=mode_state(ws, session_id),
+                                     config_options=list(config_options(ws, session_id)))
+
+    async def _open(self, cwd: str, session_id: str, mcp_servers: list[Any] | None
+                    ) -> Workspace:
+        """A session of ``cwd`` made the folder's current one (resumed from its log when it
+        is not) and an ACP session of this process from now on."""
+        ws = self.folders.workspace(cwd)
+        _use_mcp(ws, mcp_servers)
+        if not is_session_id(session_id):
+            raise unknown_session(f"not a session id: {session_id[:100]!r}", session_id)
+        if ws.session_id != session_id:
+            ws.keep_current(session_id)
+            await ws.resume(session_id)
+        self.folders.sessions[session_id] = ws.root
+        return ws
+
+    @answers
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Cancel the session's prompt (it answers ``cancelled``) and wait for it to end,
+        then close the session: its log closed, its lock released (another process may write
+        it now). It stays on disk: ``session/load`` or ``session/resume`` open it again."""
+        ws = self.folders.of_session(session_id)
+        turn = self.turns.get(session_id)
+        if turn is not None and turn.task is not None:
+            turn.cancelled = True
+            turn.task.cancel()
+            await asyncio.gather(turn.task, return_exceptions=True)
+        await ws.close_session(session_id)
+        self._forget(session_id)
+        return CloseSessionResponse()
+
+    @answers
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Remove the session's folder (its log and tool results): a session of a folder
+        this process opened. Refused (``-32001``) while a prompt runs in it, in this process or
+        another."""
+        if session_id in self.turns:
+            raise busy(f"a prompt is running in session {session_id}: cancel it, or close the "
+                       "session, before deleting it")
+        ws = self.folders.having(session_id)
+        await ws.delete_session(session_id)
+        self._forget(session_id)
+        return DeleteSessionResponse()
+
+    def _forget(self, session_id: str) -> None:
+        self.folders.sessions.pop(session_id, None)
+        self._intro.discard(session_id)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The requests of :data:`UNROUTED` (the package validates nothing of them: this
+        does), and nothing else."""
+        if method != SESSION_DELETE:
+            raise RequestError.method_not_found(f"_{method}")
+        request = DeleteSessionRequest.model_validate(params)
+        answer = await self.delete_session(session_id=request.session_id)
+        return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     # -- permission modes -------------------------------------------------------------------------
     @answers
@@ -187,14 +282,26 @@ class PseudoClaudeAgent:
     @answers
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **kwargs: Any) -> SetSessionConfigOptionResponse:
-        if config_id != MODE_OPTION:
+        if config_id not in OPTIONS:
             raise invalid("configId", f"unknown config option {config_id[:60]!r} (known: "
-                                      f"{MODE_OPTION})")
+                                      f"{', '.join(OPTIONS)})")
         if not isinstance(value, str):
-            raise invalid("value", "must be one of the mode option's values")
-        ws = await self._set_mode(session_id, value, "value")
+            raise invalid("value", f"must be one of the {config_id} option's values")
+        if config_id == MODEL_OPTION:
+            ws = await self._set_model(session_id, value)
+        else:
+            ws = await self._set_mode(session_id, value, "value")
         return SetSessionConfigOptionResponse(
             config_options=list(config_options(ws, session_id)))
+
+    async def _set_model(self, session_id: str, model: str) -> Workspace:
+        ws = self.folders.of_session(session_id)
+        try:
+            await ws.set_model(model, session_id)
+        except UnknownModel as exc:
+            raise invalid("value", str(exc)) from None
+        self.outbox.post(session_id, options_update(ws, session_id))
+        return ws
 
     async def _set_mode(self, session_id: str, mode: str, field: str) -> Workspace:
         ws = self.folders.of_session(session_id)
@@ -295,8 +402,9 @@ class PseudoClaudeAgent:
         if not session_id or self.folders.sessions.get(session_id) != root:
             return
         if isinstance(event, ModeEvent):
-            for update in mode_updates(self.folders.workspaces[root], session_id, event.mode):
-                self.outbox.post(session_id, update)
+            self.outbox.post(session_id, current_mode(event.mode))
+            self.outbox.post(session_id, options_update(self.folders.workspaces[root],
+                                                        session_id))
             return
         if isinstance(event, TasksEvent):
             self.outbox.post(session_id, plan_update(event))

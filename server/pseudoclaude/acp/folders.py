@@ -17,7 +17,7 @@ from typing import Any
 from pseudoclaude.acp.errors import invalid, unknown_session
 from pseudoclaude.acp.transport import StdioTransport
 from pseudoclaude.config import Settings
-from pseudoclaude.workspace import Workspace
+from pseudoclaude.workspace import Workspace, is_session_id
 
 SettingsFor = Callable[[Path], Settings]
 MakeWorkspace = Callable[[Path, Settings], Workspace]
@@ -73,6 +73,20 @@ class Folders:
             raise unknown_session(f"unknown session {session_id[:100]!r}: start one with "
                                   "session/new or open it with session/load first", session_id)
         return self.workspaces[root]
+
+    def having(self, session_id: str) -> Workspace:
+        """The workspace of a session: an ACP session of this process, else a session on disk
+        in a folder this process has opened (one ``session/list`` lists); ``-32002`` else."""
+        root = self.sessions.get(session_id)
+        if root is not None:
+            return self.workspaces[root]
+        if is_session_id(session_id):
+            for ws in self.workspaces.values():
+                if (ws.sessions_dir / session_id).is_dir():
+                    return ws
+        raise unknown_session(f"unknown session {session_id[:100]!r}: not a session of a folder "
+                              "this agent has opened (list the folder's sessions first)",
+                              session_id)
 
     def current(self, session_id: str | None) -> Workspace | None:
         """The workspace whose current session is ``session_id``, if any."""

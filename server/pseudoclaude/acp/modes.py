@@ -1,18 +1,17 @@
-"""Permission modes and the task list over ACP: session modes, a ``mode`` config option, and
+"""Permission modes and the task list over ACP: session modes, the ``mode`` config option, and
 ``plan`` updates (SPEC §13).
 
-``session/new`` and ``session/load`` answer ``modes`` (the modes this user may pick, the
-session's current one) and ``configOptions`` (one select, ``mode``, with the same values);
-``session/set_mode`` and ``session/set_config_option`` (``mode``) switch the session's mode
-through the workspace, and a change from anywhere (a request, a slash command) is sent as a
-``current_mode_update`` and a ``config_option_update``.
+``session/new``, ``session/load`` and ``session/resume`` answer ``modes`` (the modes this user
+may pick, the session's current one); ``session/set_mode`` and ``session/set_config_option``
+(``mode``, :mod:`.options`) switch the session's mode through the workspace, and a change from
+anywhere (a request, a slash command, an approved plan) is sent as a ``current_mode_update``
+and a ``config_option_update``.
 """
 
 from __future__ import annotations
 
 from acp.schema import (
     AgentPlanUpdate,
-    ConfigOptionUpdate,
     CurrentModeUpdate,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
@@ -21,7 +20,7 @@ from acp.schema import (
 )
 from acp.schema import PlanEntry as AcpPlanEntry
 
-from pseudoclaude.events import TasksEvent
+from pseudoclaude.events import Task, TasksEvent
 from pseudoclaude.words import MODE_MEANINGS
 from pseudoclaude.workspace import Workspace
 
@@ -40,22 +39,18 @@ def mode_state(ws: Workspace, session_id: str | None) -> SessionModeState:
                          for mode in ws.permissions.modes()])
 
 
-def config_options(ws: Workspace, session_id: str | None) -> list[SessionConfigOptionSelect]:
-    """The session's config options: its permission mode."""
-    return [SessionConfigOptionSelect(
-        type="select", id=MODE_OPTION, name="Permission mode",
+def mode_option(ws: Workspace, session_id: str | None) -> SessionConfigOptionSelect:
+    """The ``mode`` config option: the session's permission mode, and the modes to pick."""
+    return SessionConfigOptionSelect(
+        type="select", id=MODE_OPTION, name="Permission mode", category="mode",
         description="What the agent may do without asking", current_value=ws.mode_of(session_id),
         options=[SessionConfigSelectOption(value=mode, name=NAMES.get(mode, mode),
                                            description=MODE_MEANINGS.get(mode))
-                 for mode in ws.permissions.modes()])]
+                 for mode in ws.permissions.modes()])
 
 
-def mode_updates(ws: Workspace, session_id: str, mode: str
-                 ) -> tuple[CurrentModeUpdate, ConfigOptionUpdate]:
-    """What tells the client that the session's mode is now ``mode``."""
-    return (CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode),
-            ConfigOptionUpdate(session_update="config_option_update",
-                               config_options=list(config_options(ws, session_id))))
+def current_mode(mode: str) -> CurrentModeUpdate:
+    return CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode)
 
 
 def plan_update(event: TasksEvent) -> AgentPlanUpdate:
@@ -64,3 +59,11 @@ def plan_update(event: TasksEvent) -> AgentPlanUpdate:
         AcpPlanEntry(content=task.content, priority="medium",
                      status=task.status)  # type: ignore[arg-type]  # checked by update_tasks
         for task in event.tasks])
+
+
+def current_plan(ws: Workspace, session_id: str) -> AgentPlanUpdate | None:
+    """The task list an open session has now as a ``plan`` update (``None``: it has none)."""
+    session = ws.open_sessions.get(session_id)
+    if session is None or not session.tasks:
+        return None
+    return plan_update(TasksEvent([Task(content, status) for content, status in session.tasks]))

@@ -59,7 +59,7 @@ def options(request: ApprovalRequest) -> list[PermissionOption]:
     """The options of a request: with a rule to keep, also "Always allow <rule>"."""
     if request.approval_class == "plan":
         return PLAN_OPTIONS
-    if request.rule is None or request.approval_class == "permissions":
+    if request.rule is None or request.approval_class in ("permissions", "hooks"):
         return OPTIONS
     return [*OPTIONS[:2],
             PermissionOption(option_id="allow_always", name=f"Always allow {request.rule}",
@@ -110,7 +110,7 @@ class AcpApprover:
 def diff(request: ApprovalRequest, root: Path) -> list[ToolCallContent] | None:
     """A write's change as ACP diff content (SPEC §11 "Diff approvals": the gate computed the
     whole file without and with the change; no ``oldText`` for a new file); what a folder's
-    settings file asks for as text, a line each."""
+    settings file asks for, or the hooks of its ``hooks.yaml``, as text, a line each."""
     if request.approval_class == "plan":
         return [ContentToolCallContent(type="content", content=text_block(request.plan or ""))]
     if request.approval_class == "permissions":
@@ -118,6 +118,11 @@ def diff(request: ApprovalRequest, root: Path) -> list[ToolCallContent] | None:
         return [ContentToolCallContent(type="content", content=text_block(
             f"This folder's {request.path} asks to use these settings (until you allow them, "
             f"yours stand):\n{lines}"))]
+    if request.approval_class == "hooks":
+        lines = "\n".join(f"- {h.name} ({h.event}): {h.action}" for h in request.hooks)
+        return [ContentToolCallContent(type="content", content=text_block(
+            f"This folder's {request.path} has hooks that would run on your machine (until "
+            f"you allow them, they do not):\n{lines}"))]
     if request.path is None or request.after is None:
         return None
     content: list[ToolCallContent] = [FileEditToolCallContent(

@@ -50,7 +50,9 @@ async def serve(settings: SettingsFor) -> int:
     def to_agent(client: Client) -> Agent:
         return cast(Agent, agent)
 
-    connection = AgentSideConnection(to_agent, transport, listening=False)
+    # the package (0.12) routes session/resume and session/close with its unstable protocol on
+    connection = AgentSideConnection(to_agent, transport, listening=False,
+                                     use_unstable_protocol=True)
     try:
         await connection.listen()
     finally:

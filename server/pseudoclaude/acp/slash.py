@@ -3,7 +3,8 @@
 
 A prompt that is a command runs it instead of the model, and its answer is one agent message:
 the result's own line (``message``) for ``/compact`` and ``/undo``, the context breakdown and
-the memory view as text (:mod:`pseudoclaude.words`) for ``/context`` and ``/memory``.
+the memory view as text (:mod:`pseudoclaude.words`) for ``/context`` and ``/memory``, the
+status's own text for ``/status``, the hooks by event for ``/hooks``.
 
 ``/new`` is not listed: an ACP session is one session log, and the client starts another with
 ``session/new`` (its own "new thread" action); typed anyway, it answers with that.
@@ -46,14 +47,19 @@ REWOUND_THREAD = ("This thread still shows the messages that were taken back; re
                   "session to see the conversation as the model now sees it.")
 
 
-def available_commands() -> AvailableCommandsUpdate:
+def available_commands(ws: Workspace | None = None) -> AvailableCommandsUpdate:
+    """The commands, then the skills of ``ws`` (as last read) the user may run: a skill's
+    ``/review src`` is a prompt (the server turns it into the skill's instructions)."""
+    listed = [(c.name, c.description, c.hint) for c in COMMANDS] + [
+        (s.name, s.description, s.hint if isinstance(s.hint, str) else None)
+        for s in (commands.skill_commands(ws.skills.cached().skills) if ws else [])]
     return AvailableCommandsUpdate(
         session_update="available_commands_update",
         available_commands=[
-            AvailableCommand(name=c.name, description=c.description, input=None
-                             if c.hint is None else AvailableCommandInput(
-                                 UnstructuredCommandInput(hint=c.hint)))
-            for c in COMMANDS])
+            AvailableCommand(name=name, description=description, input=None
+                             if hint is None else AvailableCommandInput(
+                                 UnstructuredCommandInput(hint=hint)))
+            for name, description, hint in listed])
 
 
 async def run(ws: Workspace, turn: Turn, outbox: Outbox, command: Command,
@@ -130,6 +136,10 @@ def shown(result: p.Wire) -> str:
         return fenced(views.describe_memory(result))
     if isinstance(result, p.McpListResult):
         return fenced(views.describe_mcp(result))
+    if isinstance(result, p.HooksListResult):
+        return fenced(result.text)
+    if isinstance(result, p.StatusResult):
+        return fenced(result.text)
     raise TypeError(f"no text for a {type(result).__name__}")
 
 

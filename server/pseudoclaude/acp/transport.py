@@ -14,7 +14,9 @@ the package's stdio helpers so that:
 - a parameter error from the package's validation says which field and why in its message
   (``Invalid params: sessionId: Field required``) instead of only ``Invalid params``;
 - session updates are written in emission order: :meth:`StdioTransport.post` writes at once,
-  so every update of a turn is on the wire before the turn's response.
+  so every update of a turn is on the wire before the turn's response;
+- ACP requests the package does not route (``session/delete`` in 0.12) reach the agent: they
+  are handed to the connection as extension methods (:meth:`StdioTransport.route_as_extensions`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO, Protocol
 
 from pseudoclaude.errors import one_line
@@ -118,6 +120,7 @@ class StdioTransport:
         """Called with every valid incoming message before the connection handles it."""
         self.on_sent: Callable[[dict[str, Any]], None] | None = None
         """Called after each message is written (it may :meth:`post` more)."""
+        self._as_extensions: frozenset[str] = frozenset()
 
     # -- out ---------------------------------------------------------------------------------
     def post(self, message: dict[str, Any]) -> None:
@@ -145,6 +148,12 @@ class StdioTransport:
     async def send(self, message: dict[str, Any]) -> None:
         self.post(message)
         await self._output.drain()
+
+    def route_as_extensions(self, methods: Iterable[str]) -> None:
+        """Hand incoming requests of ``methods`` to the connection as ``_<method>``: the
+        package routes an extension method to the agent's ``ext_method`` (with ``<method>``)
+        where it has no route of its own for ``<method>``."""
+        self._as_extensions = frozenset(methods)
 
     def add_secret(self, secret: str | None) -> None:
         if secret and len(secret.strip()) >= 8:
@@ -183,6 +192,8 @@ class StdioTransport:
                     self.on_message(message)
                 except Exception:
                     log.exception("on_message failed")
+            if message.get("method") in self._as_extensions:
+                message["method"] = f"_{message['method']}"
             return message
 
     async def _read_line(self) -> bytes | int | None:

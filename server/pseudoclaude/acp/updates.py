@@ -55,8 +55,11 @@ STOP_REASONS: dict[StopReason, AcpStopReason] = {
     StopReason.MAX_ITERATIONS: "max_turn_requests",
     StopReason.UNKNOWN_TOOL_LIMIT: "max_turn_requests",
     StopReason.CANCELED: "cancelled",
+    StopReason.BLOCKED: "refusal",
 }
-"""Ours → ACP's. ``error`` has none: the prompt is answered with a JSON-RPC error instead."""
+"""Ours → ACP's. ``error`` has none: the prompt is answered with a JSON-RPC error instead.
+``blocked`` (a ``UserPromptSubmit`` hook refused the prompt, which was neither sent nor
+logged) is ACP's ``refusal``."""
 
 TITLE_CHARS = 300
 TOOL_KINDS: dict[str, ToolKind] = {

@@ -36,9 +36,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
 from pseudoclaude.agent.tools.base import ApprovalClass, Preview
+from pseudoclaude.hooks import Decided
 from pseudoclaude.llm.types import ToolCall
 from pseudoclaude.names import plural
 from pseudoclaude.permissions import PLAN_REASON, Call, PermissionEngine, RuleError, Verdict
+from pseudoclaude.permissions.engine import INSTALL_SKILL
 
 Decision = Literal["allow_once", "allow_session", "allow_always", "deny", "approve",
                    "keep_planning"]
@@ -95,6 +97,16 @@ class ApprovalUnavailable(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class ApprovalHook:
+    """One hook of a folder's ``hooks.yaml`` as its approval shows it."""
+
+    name: str
+    event: str
+    action: str
+    """What it runs, in one line (``shell: npm run lint``, ``http: POST <url>``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     """What the user is asked to approve.
 
@@ -132,6 +144,8 @@ class ApprovalRequest:
     """``permissions``: the mode the folder's file would start sessions in."""
     plan: str | None = None
     """``plan``: the plan to approve (Markdown)."""
+    hooks: tuple[ApprovalHook, ...] = ()
+    """``hooks``: the hooks of the folder's ``hooks.yaml`` (``path``) that would run."""
 
     @classmethod
     def of(cls, call: ToolCall, approval_class: ApprovalClass,
@@ -161,6 +175,13 @@ class ApprovalRequest:
         return cls(server, {}, f"start the MCP server {server} of this project: {summary}",
                    "mcpServer", server=server, command=None if url else summary,
                    url=summary if url else None)
+
+    @classmethod
+    def hooks_file(cls, path: str, hooks: list[ApprovalHook]) -> ApprovalRequest:
+        """Letting the hooks of a folder's own ``hooks.yaml`` (``path``, relative) run."""
+        names = ", ".join(hook.name for hook in hooks)
+        return cls(path, {}, f"run the hooks of this folder's {path}: {names}", "hooks",
+                   path=path, hooks=tuple(hooks))
 
     @classmethod
     def permissions(cls, path: str, rules: list[str], url: str | None,
@@ -219,9 +240,13 @@ _KINDS: dict[str, ApprovalClass] = {"none": "read"}
 (a read in ``strict`` mode, or one a rule asks for)."""
 
 
-def _remembered(approval_class: ApprovalClass, mcp: tuple[str, str] | None) -> str | None:
+def _remembered(approval_class: ApprovalClass, mcp: tuple[str, str] | None,
+                tool: str = "") -> str | None:
     """What "allow for this session" keeps in the gate rather than as a rule: writes (every
-    write and edit), and an MCP tool by its server's and its own name."""
+    write and edit), and an MCP tool by its server's and its own name. An install of a skill
+    is never kept (asked each time), nor covered by the writes allowed."""
+    if tool == INSTALL_SKILL:
+        return None
     if approval_class == "write":
         return "write"
     if approval_class == "mcp" and mcp is not None:
@@ -236,12 +261,15 @@ class Gate:
 
     def __init__(self, engine: PermissionEngine, approver: Approver, *,
                  session_id: str | None = None, mcp_servers: Mapping[str, str] | None = None,
-                 remember: Remember | None = None) -> None:
+                 remember: Remember | None = None,
+                 on_ask: Callable[[ApprovalRequest], None] | None = None) -> None:
         self.engine = engine
         self.approver = approver
         self.session_id = session_id
         self.mcp_servers: dict[str, str] = dict(mcp_servers or {})
         self.remember = remember
+        self.on_ask = on_ask
+        """Told of each question before it is asked (the ``Notification`` hooks)."""
         self.allowed_for_session: set[str] = set()
         """What the user allowed for the rest of the session besides rules: ``write`` (every
         write and edit), and MCP tools by their server's and their own name."""
@@ -252,11 +280,13 @@ class Gate:
         self.allowed_for_session.clear()
 
     def verdict(self, call: ToolCall, approval_class: ApprovalClass = "none",
-                mcp: tuple[str, str] | None = None, read_only: bool = False) -> Verdict:
+                mcp: tuple[str, str] | None = None, read_only: bool = False,
+                allowed_by: str | None = None) -> Verdict:
         """The engine's verdict, with what this session's gate adds: an MCP server's own
-        approval entry and "allow for this session" of writes, where no rule decided."""
+        approval entry and "allow for this session" of writes, where no rule decided.
+        ``allowed_by``: a hook that allowed the call (as an allow rule would)."""
         arguments = call.arguments if isinstance(call.arguments, dict) else {}
-        verdict = self.engine.check(Call(call.name, arguments, read_only))
+        verdict = self.engine.check(Call(call.name, arguments, read_only, allowed_by))
         if verdict.source != "mode" or (verdict.decision == "deny" and \
                 verdict.reason == PLAN_REASON):
             return verdict
@@ -266,23 +296,36 @@ class Gate:
             if policy != verdict.decision:
                 return Verdict(policy, None, "settings",  # type: ignore[arg-type]
                                f"the MCP server {mcp[0]}'s approval is {policy}")
-        remembered = _remembered(approval_class, mcp)
+        remembered = _remembered(approval_class, mcp, call.name)
         if verdict.decision == "ask" and remembered in self.allowed_for_session:
             return Verdict("allow", None, "session", f"{call.name} allowed for this session")
         return verdict
 
+    def _judged(self, call: ToolCall, approval_class: ApprovalClass,
+                mcp: tuple[str, str] | None, read_only: bool, hook: Decided | None) -> Verdict:
+        """The verdict with the PreToolUse hooks' decision: ``allow`` counts as an allow rule;
+        ``ask`` asks what would run unasked (a refusal stays one)."""
+        if hook is not None and hook.decision == "allow":
+            return self.verdict(call, approval_class, mcp, read_only, hook.hook)
+        verdict = self.verdict(call, approval_class, mcp, read_only)
+        if hook is not None and hook.decision == "ask" and verdict.decision != "deny":
+            why = f"hook {hook.hook} asks first" + (f": {hook.reason}" if hook.reason else "")
+            return Verdict("ask", verdict.rule, "hook", why, verdict.part)
+        return verdict
+
     async def check(self, call: ToolCall, approval_class: ApprovalClass,
                     prepare: Callable[[], Awaitable[Preview]] | None = None,
-                    mcp: tuple[str, str] | None = None, read_only: bool = False
-                    ) -> Denial | None:
+                    mcp: tuple[str, str] | None = None, read_only: bool = False,
+                    hook: Decided | None = None) -> Denial | None:
         """``None`` to proceed, or why the call does not run.
 
         ``prepare`` computes what the user must see (:meth:`ToolRegistry.prepare
         <pseudoclaude.agent.tools.ToolRegistry.prepare>`); it is awaited only when the user is
         about to be asked, and a :class:`~pseudoclaude.agent.tools.ToolError` it raises (the
-        change cannot apply) propagates: nobody is asked.
+        change cannot apply) propagates: nobody is asked. ``hook``: what the PreToolUse hooks
+        decided (``allow`` or ``ask``; a refusal never reaches the gate).
         """
-        verdict = self.verdict(call, approval_class, mcp, read_only)
+        verdict = self._judged(call, approval_class, mcp, read_only, hook)
         if verdict.decision == "allow":
             return None
         if verdict.decision == "deny":
@@ -292,9 +335,9 @@ class Gate:
             return Denial(f"{call.name} is not allowed: {verdict.reason}", verdict.source,
                           error_type, verdict.rule)
         async with self._lock:
-            verdict = self.verdict(call, approval_class, mcp, read_only)  # an answer meanwhile
+            verdict = self._judged(call, approval_class, mcp, read_only, hook)  # answered since?
             if verdict.decision != "ask":
-                return await self.check(call, approval_class, prepare, mcp, read_only)
+                return await self.check(call, approval_class, prepare, mcp, read_only, hook)
             arguments = call.arguments if isinstance(call.arguments, dict) else {}
             rule = self.engine.suggest_rule(call.name, arguments)
             preview = await prepare() if prepare is not None else None
@@ -302,6 +345,8 @@ class Gate:
             request = dataclasses.replace(ApprovalRequest.of(call, kind, preview, mcp),
                                           session_id=self.session_id, rule=rule,
                                           reason=verdict.reason)
+            if self.on_ask is not None:
+                self.on_ask(request)
             try:
                 answer = await self.approver.ask(request)
             except ApprovalUnavailable as exc:
@@ -313,7 +358,8 @@ class Gate:
             if decision in ("approve", "keep_planning"):
                 decision = "deny"  # a plan's answers, to a question about a call
             if decision in ("allow_session", "allow_always"):
-                await self._allow_later(approval_class, mcp, rule, decision == "allow_always")
+                await self._allow_later(approval_class, mcp, rule, decision == "allow_always",
+                                        call.name)
                 return None
             if decision == "allow_once":
                 return None
@@ -325,11 +371,11 @@ class Gate:
             return Denial(f"{call.name} was denied by the user{said}", "user")
 
     async def _allow_later(self, approval_class: ApprovalClass, mcp: tuple[str, str] | None,
-                           rule: str | None, always: bool) -> None:
+                           rule: str | None, always: bool, tool: str = "") -> None:
         """"Allow for this session" or "always allow": the rule from now on (for a write
         without an "always", every write; for an MCP tool, that tool of that server by their
         own names: a model name can later stand for another server's tool)."""
-        remembered = _remembered(approval_class, mcp)
+        remembered = _remembered(approval_class, mcp, tool)
         if remembered is not None and not always:
             self.allowed_for_session.add(remembered)
             return

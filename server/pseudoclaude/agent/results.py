@@ -58,7 +58,7 @@ def tool_view(content: str, is_error: bool) -> ToolView:
         return ToolView("done", short(text))
     error_type = envelope.get("error_type")
     metadata = envelope.get("metadata")
-    refused = error_type in ("denied", "tool_not_allowed") or (
+    refused = error_type in ("denied", "tool_not_allowed", "hook_blocked") or (
         error_type == "permission_denied" and isinstance(metadata, dict) and "source" in metadata)
     status: ToolStatus = ("denied" if refused else
                           "canceled" if error_type in _CANCELED_TYPES else "error")

@@ -42,6 +42,7 @@ from pseudoclaude.events import (
     UsageUpdate,
     WarningEvent,
 )
+from pseudoclaude.hooks import Decided, SessionHooks
 from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.errors import MaxTokensTruncated, ProviderError, scrub
 from pseudoclaude.llm.provider import (
@@ -87,6 +88,8 @@ class Runner:
         after_change: Callable[[ToolCall], Awaitable[None]] | None = None,
         secrets: Sequence[str] = (),
         reminder: Callable[[int], str | None] | None = None,
+        environment: Callable[[Provider], Awaitable[str]] | None = None,
+        hooks: SessionHooks | None = None,
     ) -> None:
         self.conversation = conversation
         self.compact = compact
@@ -105,7 +108,15 @@ class Runner:
         self.reminder = reminder
         """What request number N (from 1) of the run carries after the conversation, never
         logged (the plan reminder, the task list)."""
+        self.environment = environment
+        """The environment block of the next request (rebuilt for each, never logged)."""
+        self.hooks = hooks
+        """The session's hooks: PreUserMessage, PreToolUse (before the gate), PostToolUse,
+        Stop (every end), Notification (a failed model request)."""
         self.result = RunOutcome(stop_reason=StopReason.ERROR)
+        self._unrunnable: dict[str, str] = {}
+        """The calls of the last turn that cannot run, by id: why (cut off by the output
+        limit); each gets a failed result the model reads."""
 
     def _append(self, message: Message, appended: list[Message]) -> None:
         """Append and remember it for this run.
@@ -124,19 +135,31 @@ class Runner:
         except asyncio.CancelledError:
             result.stop_reason = StopReason.CANCELED
             self.emit(StopEvent(StopReason.CANCELED))
+            self._stopped_later(result)
             raise
         except Exception as exc:  # e.g. the session log cannot be written: say so, then fail
             self.emit(ErrorEvent(f"the run stopped: {exc}"))
             self.emit(StopEvent(StopReason.ERROR))
+            self._stopped_later(result)
             raise
         self.emit(StopEvent(result.stop_reason))
+        if self.hooks is not None:
+            await self.hooks.stop(result.stop_reason, result.iterations, result.text)
         if result.stop_reason == StopReason.COMPLETED and self.on_completed is not None:
             self.on_completed(list(result.appended))
         return result
 
+    def _stopped_later(self, result: RunOutcome) -> None:
+        """The Stop hooks of a run that ended by an exception: nothing waits for them."""
+        if self.hooks is not None:
+            self.hooks.fire_later("Stop", stop_reason=str(result.stop_reason),
+                                  iter=result.iterations, last_assistant_message=result.text)
+
     async def _run(self, prompt: str, context: EditorContext | None, result: RunOutcome
                    ) -> None:
         appended = result.appended
+        if self.hooks is not None:
+            await self.hooks.pre_user_message(prompt)
         self._append(Message(role="user", content=prompt, context=context), appended)
         try:
             system = await self._system_prompt()
@@ -148,6 +171,8 @@ class Runner:
         while result.iterations < self.max_iterations:
             result.iterations += 1
             await self.compact.manage_context()
+            if result.iterations > 1:  # an instructions file edited or joined since: now
+                system = await self._system_prompt()
             turn = TurnBuilder()
             specs = self.tools.specs()  # (an approved plan changes the mode, and the offer)
             try:
@@ -162,6 +187,7 @@ class Runner:
                 self._fail(result, str(exc))
                 return
             message = turn.message()
+            self._unrunnable = turn.unrunnable
             if message.content or message.tool_calls:  # an empty answer adds nothing
                 message.usage = turn.usage  # stamped on the log line, restores the anchor
                 self._append(message, appended)
@@ -190,6 +216,8 @@ class Runner:
         result.stop_reason = StopReason.ERROR
         result.error = error
         self.emit(ErrorEvent(error))
+        if self.hooks is not None:
+            self.hooks.notify("stream_error", error)
 
     async def _stream(self, provider: Provider, system: str, specs: list[ToolSpec],
                       turn: TurnBuilder, round_: int = 1) -> None:
@@ -197,9 +225,11 @@ class Runner:
         extra = self.reminder(round_) if self.reminder is not None else None
         if extra:  # the last text of the request, outside the cached prefix; never logged
             messages = [*messages, Message(role="user", content=extra)]
+        environment = await self.environment(provider) if self.environment is not None else ""
         loop = asyncio.get_running_loop()
         next_yield = loop.time() + YIELD_EVERY
-        async with contextlib.aclosing(provider.stream(system, messages, specs)) as events:
+        async with contextlib.aclosing(provider.stream(system, messages, specs,
+                                                       environment=environment)) as events:
             async for event in events:
                 if loop.time() >= next_yield:
                     # A fast stream never waits on the network: give the loop a turn so the
@@ -256,10 +286,38 @@ class Runner:
         return unknown_in_a_row
 
     async def _execute(self, call: ToolCall) -> ToolResult:
-        invalid = self.tools.validate(call)  # unknown tool, bad arguments: nobody is asked
+        """One call's result (reported), with its PreToolUse and PostToolUse hooks."""
+        ran, result = await self._call(call)
+        if any(secret in result.content for secret in self.secrets):
+            # e.g. a command that printed /proc/<server pid>/environ: never log or send a key
+            result = ToolResult(result.call_id, result.name,
+                                scrub(result.content, self.secrets), result.is_error)
+        self._report(result)
+        if self.hooks is not None:
+            await self.hooks.post_tool_use(ran, result)
+        return result
+
+    async def _call(self, call: ToolCall) -> tuple[ToolCall, ToolResult]:
+        """The call as it ran (a PreToolUse hook may change its arguments) and its result."""
+        if call.id in self._unrunnable:
+            invalid: ToolResult | None = ToolResult(call.id, call.name, error_envelope(
+                call.name, "invalid_arguments", self._unrunnable[call.id]), is_error=True)
+        else:  # unknown tool, bad arguments: nobody is asked
+            invalid = self.tools.validate(call)
         if invalid is not None:
-            self._report(invalid)
-            return invalid
+            return call, invalid
+        decided: Decided | None = None
+        if self.hooks is not None:
+            ruled = await self.hooks.pre_tool_use(call)
+            decided = ruled.decided
+            if decided is not None and decided.decision == "deny":
+                return call, self.tools.error_result(call, ToolError(
+                    "hook_blocked", decided.message(), metadata={"hook": decided.hook}))
+            if ruled.updated_input is not None:  # checked again, as the model's would be
+                call = ToolCall(call.id, call.name, ruled.updated_input)
+                invalid = self.tools.validate(call)
+                if invalid is not None:
+                    return call, invalid
         approval = self.tools.approval_class(call.name)
         shown: list[Preview] = []  # what the user approved, when they were asked
 
@@ -271,27 +329,17 @@ class Runner:
         mcp = self.tools.mcp_tool(call.name)
         try:
             denial = await self.gate.check(
-                call, approval, prepare,
+                self.tools.as_command(call), approval, prepare,
                 mcp=(mcp.server, mcp.tool) if mcp is not None else None,
-                read_only=mcp.read_only_hint if mcp is not None else False)
+                read_only=mcp.read_only_hint if mcp is not None else False, hook=decided)
         except ToolError as exc:  # the change cannot apply: nobody was asked
-            result = self.tools.error_result(call, exc)
-            self._report(result)
-            return result
+            return call, self.tools.error_result(call, exc)
         if denial is not None:
-            result = self.tools.error_result(call, ToolError(
+            return call, self.tools.error_result(call, ToolError(
                 denial.error_type, denial.reason,
                 metadata={"source": denial.source,
                           **({"rule": denial.rule} if denial.rule else {})}))
-            self._report(result)
-            return result
-        result = await self.tools.execute(call, shown[-1] if shown else None)
-        if any(secret in result.content for secret in self.secrets):
-            # e.g. a command that printed /proc/<server pid>/environ: never log or send a key
-            result = ToolResult(result.call_id, result.name,
-                                scrub(result.content, self.secrets), result.is_error)
-        self._report(result)
-        return result
+        return call, await self.tools.execute(call, shown[-1] if shown else None)
 
     def _report(self, result: ToolResult) -> None:
         size = len(result.content.encode("utf-8", "surrogatepass"))

@@ -591,6 +591,7 @@ SETTING_EXTRAS: dict[str, dict[str, Any]] = {
     # Commands to run: never from a workspace's own .vscode/settings.json (a cloned repository
     # would run them by being opened); a project's servers go in its .mcp.json, asked first.
     "mcp.servers": {"scope": "machine"},
+    "hooks": {"scope": "machine"},  # the same: a project's hooks.yaml is asked first
     # The user's own say only: never from a workspace's .vscode/settings.json (a cloned
     # repository would let itself run more by being opened); a project narrows, or asks for
     # more, in its .PseudoClaude/ files, which wait for the user's approval.
@@ -646,6 +647,10 @@ def setting_schema(key: config.Key[Any]) -> dict[str, Any]:
     elif kind == "mapping":
         schema["type"] = "object"
         default = key.default
+    elif kind == "entries":
+        schema["type"] = "array"
+        schema["items"] = {"type": "object"}
+        default = list(key.default)
     elif kind == "strings":
         schema["type"] = "array"
         schema["items"] = {"type": "string", "minLength": 1}

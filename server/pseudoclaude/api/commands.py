@@ -2,17 +2,21 @@
 
 The VS Code chat, the Neovim chat and ACP's ``available_commands_update`` all list these, with
 these words, and each runs a command by the request named here. Commands of capabilities this
-server does not have are not listed (a chat never offers what cannot run).
+server does not have are not listed (a chat never offers what cannot run). After them come the
+folder's skills (``/review src``: ``skill: true``), which a chat sends as a prompt: the server
+turns it into the skill's instructions. A skill named as a command here has no command.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from msgspec import UNSET
 
 from pseudoclaude.api import protocol as p
 from pseudoclaude.rewind import MODES, Mode
+from pseudoclaude.skills import Skill
 
 
 @dataclass(frozen=True)
@@ -37,11 +41,15 @@ COMMANDS: tuple[Command, ...] = (
             hint="what the summary should focus on (optional)", arg="instructions"),
     Command("undo", "Bring back what the last compaction summarized", p.COMPACT_UNDO),
     Command("context", "Show what fills the context window", p.CONTEXT),
+    Command("status", "Show the session, its mode and model, tokens, the sandbox, MCP servers, "
+            "hooks and skills", p.STATUS),
     Command("memory", "Show the memory index the model sees, and the notes", p.MEMORY_SHOW),
     Command("rewind", "Take the code, the conversation or both back to before a prompt",
             p.REWIND, hint="a prompt's number, then code, conversation or both (none: list "
             "the prompts)"),
     Command("mcp", "Show the MCP servers, their status and tools", p.MCP_LIST),
+    Command("hooks", "Show the hooks: their event, where each is defined and whether it runs",
+            p.HOOKS_LIST),
     Command("new", "Start a new session", p.SESSIONS_NEW),
     Command("worktree", "Start a new session in a git worktree of its own (its changes reach "
             "the folder when you apply them)", p.SESSIONS_NEW, preset=(("worktree", True),)),
@@ -91,5 +99,12 @@ def rewind_arguments(argument: str) -> tuple[int | None, Mode | None]:
     return turn, mode
 
 
-def listing() -> p.CommandsResult:
-    return p.CommandsResult(commands=[c.wire() for c in COMMANDS])
+def skill_commands(skills: Sequence[Skill]) -> list[p.SlashCommand]:
+    """The ``/<name>`` commands of skills the user may run (not those named as a command)."""
+    return [p.SlashCommand(name=s.name, description=s.description,
+                           hint=s.argument_hint or UNSET, skill=True)
+            for s in skills if s.user_invocable and s.name not in BY_NAME]
+
+
+def listing(skills: Sequence[Skill] = ()) -> p.CommandsResult:
+    return p.CommandsResult(commands=[*(c.wire() for c in COMMANDS), *skill_commands(skills)])

@@ -13,13 +13,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, cast
 
+import msgspec
 from msgspec import UNSET
 from msgspec.structs import asdict
 
 from pseudoclaude import words
 from pseudoclaude.agent.approvals import SimpleDecision
 from pseudoclaude.agent.runner import RunOutcome
-from pseudoclaude.api import commands
+from pseudoclaude.api import commands, views
 from pseudoclaude.api import protocol as p
 from pseudoclaude.compact import CompactOutcome
 from pseudoclaude.compact.plan import UndoOutcome
@@ -122,6 +123,7 @@ def sandbox_state(status: SandboxStatus | None) -> p.SandboxState:
 
 async def context(ws: Workspace, params: p.SessionParams) -> p.ContextResult:
     await asyncio.to_thread(ws.permissions.sandbox_status)  # probed once, off the loop
+    await ws.discover_window()  # a local server's window, asked once
     return context_now(ws, params)
 
 
@@ -241,11 +243,13 @@ async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.Messag
 
 
 def slash_commands_now(ws: Workspace, params: p.EmptyParams) -> p.CommandsResult:
-    return commands.listing()
+    """The commands, and the skills as last read."""
+    return commands.listing(ws.skills.cached().skills)
 
 
 async def slash_commands(ws: Workspace, params: p.EmptyParams) -> p.CommandsResult:
-    return slash_commands_now(ws, params)
+    """The commands, and the skills read now."""
+    return commands.listing((await asyncio.to_thread(ws.skills.scan)).skills)
 
 
 async def sessions_turns(ws: Workspace, params: p.TurnsParams) -> p.TurnsResult:
@@ -376,6 +380,51 @@ async def tasks(ws: Workspace, params: p.SessionParams) -> p.TasksResult:
         for content, status in items])
 
 
+async def status(ws: Workspace, params: p.SessionParams) -> p.StatusResult:
+    """A session at a glance; the sandbox probed first when it has not been yet."""
+    s = await ws.status(_session(ws, params.session_id))
+    c, u = s.context, s.usage
+    result = p.StatusResult(
+        session=s.session_id, mode=cast(p.PermissionMode, s.mode), provider=s.provider,
+        model=s.model,
+        tokens=p.StatusTokens(
+            used=c.estimated_tokens, window=c.context_window,
+            auto_compact_threshold=c.auto_compact_threshold,
+            billed=None if u is None else p.SessionUsage(
+                input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                cache_read_tokens=u.cache_read, cache_write_tokens=u.cache_write)),
+        sandbox=sandbox_state(s.sandbox), mcp=s.mcp,
+        hooks=[p.StatusHook(name=h.name, event=h.event, source=h.source, status=h.status)
+               for h in s.hooks],
+        skills=[p.StatusSkill(name=k.name, source=k.source, loaded=k.loaded) for k in s.skills],
+        ignored_settings=[p.IgnoredSetting(key=i.key, value=i.value, reason=i.reason)
+                          for i in s.ignored_settings])
+    return msgspec.structs.replace(result, text=views.render_status(result))
+
+
+async def skills_list(ws: Workspace, params: p.SessionParams) -> p.SkillsListResult:
+    catalog, session_id, loaded = await ws.skill_list(_session(ws, params.session_id))
+    shown = ws.skills.shown
+    return p.SkillsListResult(
+        session_id=session_id,
+        skills=[p.SkillEntry(name=s.name, description=s.description, source=s.source,
+                             loaded=s.name in loaded, path=shown(s.path),
+                             hint=s.argument_hint or UNSET, model=s.model_invocable,
+                             command=s.user_invocable, tools=[t.name for t in s.tools])
+                for s in catalog.skills],
+        problems=[p.SkillProblem(path=k.path, line=k.line, message=k.message,
+                                 source=k.source, name=k.name) for k in catalog.problems])
+
+
+async def hooks_list(ws: Workspace, params: p.EmptyParams) -> p.HooksListResult:
+    result = p.HooksListResult(hooks=[
+        p.HookEntry(name=h.name, event=h.event, source=cast(p.HookSource, h.source),
+                    status=cast(p.HookStatus, h.status), action=h.action,
+                    error=h.error if h.error is not None else UNSET)
+        for h in await ws.hook_list()])
+    return msgspec.structs.replace(result, text=views.describe_hooks(result))
+
+
 HANDLERS: dict[str, Handler] = {
     p.RUN: run,
     p.COMPACT: compact,
@@ -407,6 +456,9 @@ HANDLERS: dict[str, Handler] = {
     p.PERMISSIONS: permissions,
     p.PERMISSIONS_CHECK: permissions_check,
     p.TASKS: tasks,
+    p.STATUS: status,
+    p.HOOKS_LIST: hooks_list,
+    p.SKILLS_LIST: skills_list,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

@@ -25,6 +25,8 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from pseudoclaude.checkpoints.status import CheckpointStatus as CheckpointStatus  # on the wire
 from pseudoclaude.compact.breakdown import CATEGORIES, TokenBreakdown
+from pseudoclaude.compact.breakdown import RuleFile as RuleFile  # on the wire
+from pseudoclaude.compact.breakdown import RuleSource as RuleSource  # on the wire
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
 from pseudoclaude.compact.plan import PreviewReason as PreviewReason  # on the wire
 from pseudoclaude.compact.plan import SpillPreview as SpillPreview  # on the wire
@@ -79,13 +81,17 @@ MODE = "pseudoclaude/mode"
 PERMISSIONS = "pseudoclaude/permissions"
 PERMISSIONS_CHECK = "pseudoclaude/permissions/check"
 TASKS = "pseudoclaude/tasks"
+STATUS = "pseudoclaude/status"
+HOOKS_LIST = "pseudoclaude/hooks/list"
+SKILLS_LIST = "pseudoclaude/skills/list"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
     MEMORY_FORGET, MEMORY_PROPOSALS, MEMORY_REVIEW, SESSIONS_LIST, SESSIONS_RESUME,
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
     REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART, WORKTREE_STATUS,
-    WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK, TASKS,
+    WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK, TASKS, STATUS,
+    HOOKS_LIST, SKILLS_LIST,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -177,7 +183,7 @@ class Wire(Struct, rename="camel", kw_only=True):
 MEMORY_TYPES: tuple[str, ...] = tuple(NOTE_TYPES)
 """The types of a memory note."""
 BREAKDOWN_CATEGORIES: tuple[str, ...] = tuple(camel(c) for c in CATEGORIES)
-"""The nine categories of a breakdown that add up to ``estimatedTokens``, in display order."""
+"""The ten categories of a breakdown that add up to ``estimatedTokens``, in display order."""
 
 MemoryLevel = Literal["project", "user"]
 MEMORY_LEVELS: tuple[str, ...] = ("project", "user")
@@ -198,7 +204,17 @@ PERMISSION_MODES: tuple[str, ...] = MODES
 """Every permission mode, from the most careful."""
 PermissionDecision = Literal["allow", "ask", "deny"]
 PermissionSource = Literal["user", "project", "local", "settings", "session", "mode",
-                           "blacklist", "sandbox"]
+                           "blacklist", "sandbox", "hook"]
+"""Where a verdict comes from: a rule's source, the mode, the dangerous-command list, the
+workspace boundary, or a PreToolUse hook that allowed or asked (``hook``, in a run only)."""
+HookSource = Literal["user", "workspace", "settings"]
+"""Where a hook is defined: ``~/.PseudoClaude/hooks.yaml``, the folder's
+``.PseudoClaude/hooks.yaml``, or the ``hooks`` setting."""
+HookStatus = Literal["active", "needsApproval", "denied", "invalid"]
+SkillSource = Literal["workspace", "user", "claude", "agents", "builtin"]
+"""Where a skill is defined: the folder's ``.PseudoClaude/skills/``, the user's
+``~/.PseudoClaude/skills/``, the folder's ``.claude/skills/`` or ``.agents/skills/``, or
+PseudoClaude itself."""
 ReviewDecision = Literal["accept", "reject"]
 ProposalAction = Literal["create", "update", "delete"]
 """The effect of a memory proposal on its note file."""
@@ -701,6 +717,9 @@ class SlashCommand(Wire):
     description: str
     hint: str | UnsetType = UNSET
     """What the text after the name means, when it takes any."""
+    skill: bool | UnsetType = UNSET
+    """``true``: a skill (``/review src``): the chat sends the text as a prompt (the server
+    turns it into the skill's instructions)."""
 
 
 class CommandsResult(Wire):
@@ -742,6 +761,78 @@ class McpListResult(Wire):
     """Every configured server, by name."""
 
 
+class HookEntry(Wire):
+    """One hook of a folder (``pseudoclaude/hooks/list``)."""
+
+    name: str
+    event: str
+    source: HookSource
+    status: HookStatus
+    """``needsApproval``: the folder's own file waits for the user's approval; ``denied``: the
+    user declined it (in this server process); ``invalid``: it cannot be read (``error``)."""
+    action: str = ""
+    """What it runs, in one line (``shell: npm run lint``), with its flags."""
+    error: str | UnsetType = UNSET
+    """``invalid``: the file, the line and why (``.../hooks.yaml:12: unknown event "X"``)."""
+
+
+class HooksListResult(Wire):
+    hooks: list[HookEntry]
+    """Every hook (the user's file, the settings, the folder's file, in that order), and every
+    entry that cannot be read."""
+    text: str = ""
+    """All of it by event as a person reads it (what ``/hooks`` and ``pseudoclaude hooks list``
+    show)."""
+
+
+class SkillEntry(Wire):
+    """One skill of a folder (``pseudoclaude/skills/list``)."""
+
+    name: str
+    description: str
+    source: SkillSource
+    """Where the skill that has this name is defined (the folder's own first, then
+    ``.claude/skills``, ``.agents/skills``, the user's, the built-in ones)."""
+    loaded: bool
+    """The session loaded it (``load_skill``, or a ``/<skill>`` prompt)."""
+    path: str = ""
+    """Its file (relative to the folder, ``~/...``, or absolute)."""
+    hint: str | UnsetType = UNSET
+    """What its ``/<name>`` command takes (``argument-hint``)."""
+    model: bool = True
+    """The model may load it (``false``: ``disable-model-invocation``)."""
+    command: bool = True
+    """The user may run it as ``/<name>`` (``false``: ``user-invocable: false``)."""
+    tools: list[str] = msgspec.field(default_factory=list)
+    """The tools of its ``tools.json`` (offered once it is loaded)."""
+
+
+class SkillProblem(Wire):
+    """A skill, or a tool of its ``tools.json``, that cannot be used: the others load."""
+
+    path: str
+    line: int | None
+    message: str
+    source: SkillSource
+    name: str = ""
+    """The skill's name, when it is known."""
+
+
+class SkillsListResult(Wire):
+    session_id: str | None
+    skills: list[SkillEntry]
+    """Every skill, by name."""
+    problems: list[SkillProblem]
+
+
+class ApproveHook(Wire):
+    """One hook of the folder's ``hooks.yaml`` as its approval shows it."""
+
+    name: str
+    event: str
+    action: str
+
+
 class ApproveParams(Wire):
     """``pseudoclaude/approve`` (server → client): approve one tool call, shown as a diff."""
 
@@ -776,6 +867,8 @@ class ApproveParams(Wire):
     """Why the call is asked (the mode, or the rule that asks)."""
     plan: str | UnsetType = UNSET
     """``plan``: the plan the agent asks to carry out (Markdown)."""
+    hooks: list[ApproveHook] | UnsetType = UNSET
+    """``hooks``: the hooks of the folder's file (``path``) that would run once approved."""
 
 
 class ApproveResult(Wire):
@@ -797,6 +890,64 @@ class TaskItem(Wire):
 class TasksResult(Wire):
     session_id: str | None
     tasks: list[TaskItem]
+
+
+class SessionUsage(RunUsage):
+    """What a session's model requests were billed so far, as the provider reported each turn
+    (summed from its log, across restarts and compactions)."""
+
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class StatusTokens(Wire):
+    """The context meter's numbers, and the session's usage."""
+
+    used: int
+    """The estimated tokens of the next request (``estimatedTokens`` of the context)."""
+    window: int
+    auto_compact_threshold: int
+    billed: SessionUsage | None = None
+    """``null``: no usage reported yet (no session, or no answer in it)."""
+
+
+class StatusHook(Wire):
+    """A hook as ``/status`` lists it."""
+
+    name: str
+    event: str
+    source: str
+    status: str
+
+
+class StatusSkill(Wire):
+    """A skill as ``/status`` lists it."""
+
+    name: str
+    source: str
+    loaded: bool
+
+
+class StatusResult(Wire):
+    """A session at a glance (``/status``, ``pseudoclaude status``)."""
+
+    session: str | None
+    """The session's id (``null``: the folder has none yet)."""
+    mode: PermissionMode
+    """The session's permission mode (with no session, the mode the next one starts in)."""
+    provider: str | None
+    """The provider the next request goes to (``null``: none configured)."""
+    model: str
+    tokens: StatusTokens
+    sandbox: SandboxState
+    mcp: list[McpServer]
+    """Every configured MCP server and its state, as ``pseudoclaude/mcp/list`` answers."""
+    hooks: list[StatusHook]
+    skills: list[StatusSkill]
+    ignored_settings: list[IgnoredSetting] = msgspec.field(default_factory=list)
+    """What the folder's own settings file sets that is not applied, and why."""
+    text: str = ""
+    """All of it as a person reads it (what ``pseudoclaude status`` prints)."""
 
 
 class DiagnosticsParams(Wire):
@@ -852,6 +1003,9 @@ PARAMS: dict[str, type[Wire]] = {
     PERMISSIONS: SessionParams,
     PERMISSIONS_CHECK: PermissionsCheckParams,
     TASKS: SessionParams,
+    STATUS: SessionParams,
+    HOOKS_LIST: EmptyParams,
+    SKILLS_LIST: SessionParams,
 }
 """The params shape of every request (the handlers' input)."""
 SESSION_SCOPED: frozenset[str] = frozenset(

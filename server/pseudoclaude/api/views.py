@@ -1,5 +1,6 @@
-"""The context, the memory and rewinds as text: the views the CLI prints and ACP's
-``/context``, ``/memory`` and ``/rewind`` show (one wording, over the wire results)."""
+"""The context, the memory, rewinds and the status as text: the views the CLI prints and ACP's
+``/context``, ``/memory``, ``/rewind`` and ``/status`` show (one wording, over the wire
+results; the chats show the status's own ``text``)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,19 @@ def describe_context(c: p.ContextResult) -> str:
         lines.append(f"not applied: {ignored.key}: {ignored.value} ({ignored.reason})")
     lines.append("")
     lines.extend(breakdown_table(c.breakdown, c.context_window))
+    if c.rules:
+        lines.append("")
+        lines.extend(rules_table(c.rules))
     return "\n".join(lines)
+
+
+def rules_table(rules: list[p.RuleFile]) -> list[str]:
+    """The instruction files counted under ``rules``, in the prompt's order: path, tokens
+    (they add up to the breakdown's ``rules``), source."""
+    width = max(len("instructions"), *(len(r.path) for r in rules))
+    digits = max(len("tokens"), *(len(f"{r.tokens:,}") for r in rules))
+    return [f"{'instructions':<{width}} {'tokens':>{digits}}  source",
+            *(f"{r.path:<{width}} {r.tokens:>{digits},}  {r.source}" for r in rules)]
 
 
 def sandbox_line(s: p.SandboxState) -> str:
@@ -92,7 +105,8 @@ def _one_line(text: str, limit: int = 80) -> str:
 
 
 BREAKDOWN_ROWS = (
-    ("system", "system"), ("rules", "rules"), ("memory", "memory"), ("tools", "tools"),
+    ("system", "system"), ("rules", "rules"), ("memory", "memory"), ("skills", "skills"),
+    ("tools", "tools"),
     ("summary", "summary"), ("messages", "messages"), ("tool calls", "tool_calls"),
     ("tool results", "tool_results"), ("spilled", "spilled"), ("free", "free"),
     ("reserved", "reserved"))
@@ -101,7 +115,7 @@ BREAKDOWN_ROWS = (
 
 def breakdown_table(b: p.Breakdown, window: int) -> list[str]:
     """What fills the context, one row per category: tokens and share of the window (the
-    first nine add up to the estimate; ``free`` and ``reserved`` are beside them)."""
+    first ten add up to the estimate; ``free`` and ``reserved`` are beside them)."""
     rows = [(label, getattr(b, name)) for label, name in BREAKDOWN_ROWS]
     width = max(len(f"{tokens:,}") for _, tokens in rows)
     lines = [f"{'category':<13} {'tokens':>{width}}   share"]
@@ -153,3 +167,92 @@ def describe_mcp(r: p.McpListResult) -> str:
         if s.tools:
             lines.append("  " + ", ".join(s.tools))
     return "\n".join(lines)
+
+
+HOOK_STATUS = {"active": "runs", "needsApproval": "waits for your approval",
+               "denied": "declined (it does not run)", "invalid": "cannot be read"}
+HOOK_SOURCE = {"user": "~/.PseudoClaude/hooks.yaml", "workspace": ".PseudoClaude/hooks.yaml",
+               "settings": "the hooks setting"}
+
+
+def describe_hooks(r: p.HooksListResult) -> str:
+    """The hooks by event: name, what each runs, where it is defined and whether it runs (or
+    why it cannot be read)."""
+    if not r.hooks:
+        return ("no hooks are defined (add them to ~/.PseudoClaude/hooks.yaml, the folder's "
+                ".PseudoClaude/hooks.yaml or the hooks setting)")
+    lines: list[str] = []
+    events = list(dict.fromkeys(h.event for h in r.hooks))
+    for event in events:
+        lines.append(f"{event or '(no event)'}:")
+        for h in (h for h in r.hooks if h.event == event):
+            lines.append(f"  {h.name}  {h.action}".rstrip() + f"  ({HOOK_SOURCE[h.source]}): "
+                         f"{HOOK_STATUS[h.status]}")
+            if isinstance(h.error, str):
+                lines.append(f"    {h.error}")
+    return "\n".join(lines)
+
+
+SKILL_SOURCE = {"workspace": ".PseudoClaude/skills", "user": "~/.PseudoClaude/skills",
+                "claude": ".claude/skills", "agents": ".agents/skills", "builtin": "built-in"}
+"""Where a skill is defined, as a person reads it."""
+
+
+def describe_skills(r: p.SkillsListResult) -> str:
+    """The skills: name, where each is defined, whether the session loaded it, what it
+    does; then the problems (file, line, why)."""
+    lines: list[str] = []
+    if not r.skills:
+        lines.append("no skills (add them to the folder's .PseudoClaude/skills/, .claude/skills/"
+                     " or .agents/skills/, or to ~/.PseudoClaude/skills/)")
+    for s in r.skills:
+        head = s.name + (f" {s.hint}" if isinstance(s.hint, str) else "")
+        flags = [SKILL_SOURCE[s.source]] + (["loaded"] if s.loaded else []) + (
+            [] if s.model else ["you run it only"]) + ([] if s.command else ["no /command"]) + (
+            [plural(len(s.tools), "tool")] if s.tools else [])
+        lines += [f"/{head}  ({', '.join(flags)})", f"    {s.description}"]
+    if r.problems:
+        lines += ["", f"{plural(len(r.problems), 'problem')} (these are not loaded):"]
+        lines += [f"  {k.path}" + (f":{k.line}" if k.line is not None else "") +
+                  f": {k.message}" for k in r.problems]
+    return "\n".join(lines)
+
+
+def render_status(r: p.StatusResult) -> str:
+    """A session at a glance (``/status``, ``pseudoclaude status``): the session, its mode,
+    the model, the tokens, the sandbox, the MCP servers, the hooks and the skills."""
+    t = r.tokens
+    share = t.used / t.window if t.window else 0.0
+    lines = [f"session: {r.session or 'none yet (the next prompt starts one)'}",
+             f"mode: {r.mode}",
+             f"model: {r.model} ({r.provider})" if r.provider
+             else "model: none (no model provider is configured)",
+             f"tokens: {t.used:,} of {t.window:,} in context ({share:.0%}); automatic "
+             f"compaction at {t.auto_compact_threshold:,}",
+             "billed: " + billed_text(t.billed),
+             sandbox_line(r.sandbox)]
+    lines += _listed("MCP", [f"{s.name} ({MCP_SOURCE.get(s.source, s.source)}): "
+                             f"{MCP_STATUS.get(s.status, s.status)}"
+                             + (f", {plural(len(s.tools), 'tool')}" if s.status == "ready"
+                                else "") + (f" ({s.error})" if s.error else "")
+                             for s in r.mcp])
+    lines += _listed("hooks", [f"{h.name} ({h.event}, {h.source}): {h.status}"
+                               for h in r.hooks])
+    lines += _listed("skills", [f"{s.name} ({s.source})" + (", loaded" if s.loaded else "")
+                                for s in r.skills])
+    lines += [f"not applied: {i.key}: {i.value} ({i.reason})" for i in r.ignored_settings]
+    return "\n".join(lines)
+
+
+def billed_text(u: p.SessionUsage | None) -> str:
+    """What the session's model requests were billed, in tokens."""
+    if u is None:
+        return "nothing reported yet"
+    cache = [f"{n:,} {what}" for n, what in ((u.cache_read_tokens, "cache read"),
+                                            (u.cache_write_tokens, "cache write")) if n]
+    return ", ".join([f"{u.input_tokens:,} input", *cache, f"{u.output_tokens:,} output"])
+
+
+def _listed(label: str, rows: list[str]) -> list[str]:
+    """``label: none``, or ``label:`` and one indented row each."""
+    return [f"{label}: none"] if not rows else [f"{label}:", *(f"  {row}" for row in rows)]

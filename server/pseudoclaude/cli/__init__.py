@@ -1,9 +1,11 @@
 """The ``pseudoclaude`` command (SPEC §9, §11 "CLI parity"): the parser and the exit codes.
 
 The commands live beside it: :mod:`.run` (``run``), :mod:`.state` (``context``, ``compact``,
-``memory``, ``mcp``, ``permissions``, ``sessions``), :mod:`.rewind` (``rewind``,
-``sessions fork``) and :mod:`.approver` (the terminal's approvals). ``lsp``, ``acp``,
-``fake-model`` and ``demo`` are dispatched lazily to the modules that serve them.
+``memory``, ``mcp``, ``permissions``, ``sessions``), :mod:`.status` (``status``),
+:mod:`.hooks` (``hooks list``),
+:mod:`.rewind` (``rewind``, ``sessions fork``) and :mod:`.approver` (the terminal's
+approvals). ``lsp``, ``acp``, ``fake-model`` and ``demo`` are dispatched lazily to the modules
+that serve them.
 
 Exit codes: 0 ok, 1 failure (one line on stderr), 2 usage (argparse, bad params such as an
 empty prompt or text, a session id that is not one); ``run`` adds 3 (iteration or unknown-tool
@@ -24,8 +26,11 @@ from typing import Any, NoReturn
 
 from pseudoclaude import __version__
 from pseudoclaude.api.protocol import PERMISSION_MODES, ParamError
+from pseudoclaude.cli import hooks as cli_hooks
 from pseudoclaude.cli import rewind as cli_rewind
+from pseudoclaude.cli import skills as cli_skills
 from pseudoclaude.cli import state as cli_state
+from pseudoclaude.cli import status as cli_status
 from pseudoclaude.cli import worktree as cli_worktree
 from pseudoclaude.cli.state import CliError, run_async, settings_for, workspace_root
 from pseudoclaude.config import PROVIDERS, ConfigError
@@ -207,7 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "session", cli_state.context, provider=True)
     compact = _state_command(commands, "compact", "compact the latest session now",
                              cli_state.compact, provider=True)
-    for command in (context, compact):
+    status = _state_command(commands, "status", "the latest session at a glance: its mode, "
+                            "model, tokens, sandbox, MCP servers, hooks and skills",
+                            cli_status.status)
+    for command in (context, compact, status):
         command.add_argument("--session", metavar="ID|latest",
                              help="another session than the latest (the newest one the model "
                                   "answered in)")
@@ -252,6 +260,18 @@ def build_parser() -> argparse.ArgumentParser:
              cli_state.mcp_deny)):
         decided = _state_command(mcp, name, help, handler)
         decided.add_argument("name", metavar="NAME", help="the server's name (mcp list)")
+
+    hooks = _group(commands, "hooks", "the hooks of a folder")
+    _state_command(hooks, "list", "every hook by event: what it runs, where it is defined, "
+                   "whether it runs (or why it cannot be read)", cli_hooks.hooks_list)
+
+    skills = _group(commands, "skills", "the skills of a folder")
+    skills_list = _state_command(skills, "list", "every skill: where it is defined, whether the "
+                                 "latest session loaded it, what it does (and the skills that "
+                                 "cannot be read, with their file, line and why)",
+                                 cli_skills.skills_list)
+    skills_list.add_argument("--session", metavar="ID|latest",
+                             help="another session than the latest")
 
     permissions = commands.add_parser(
         "permissions", help="the permission mode, rules and sandbox of a folder, and the "

@@ -181,7 +181,7 @@ class TerminalApprover:
         if streams is None:
             streams, close = _open_terminal(self._tty_path)
         if streams is None:
-            if request.approval_class == "permissions":
+            if request.approval_class in ("permissions", "hooks"):
                 raise ApprovalUnavailable("no terminal to ask")
             hint = f"add a rule such as {request.rule} to the allow list of " \
                 ".PseudoClaude/permissions.local.yaml, or run with --mode" \
@@ -198,12 +198,21 @@ class TerminalApprover:
                     writer.write(f"  - {_printable(rule)}\n")
                 writer.write("Until you allow them, your own settings stand "
                              "(s: remembered for this folder until the file changes).\n")
+            elif request.approval_class == "hooks":
+                writer.write(f"\nThis folder's {_printable(request.path or '')} has hooks that "
+                             "would run on your machine:\n")
+                for hook in request.hooks:
+                    writer.write(f"  - {_printable(hook.name)} ({hook.event}): "
+                                 f"{_printable(hook.action)}\n")
+                writer.write("Until you allow them, they do not run "
+                             "(s: remembered for this folder until the file changes).\n")
             else:
                 writer.write(f"\nPseudoClaude wants to {_printable(request.summary)}\n")
                 self._show_change(request, writer)
             if request.approval_class == "plan":
                 return self._plan(request, reader, writer)
-            always = request.rule is not None and request.approval_class != "permissions"
+            always = request.rule is not None and request.approval_class not in ("permissions",
+                                                                                 "hooks")
             if always:
                 writer.write(f"  [a]lways adds the rule {_printable(request.rule or '')} to "
                              ".PseudoClaude/permissions.local.yaml\n")

@@ -51,7 +51,7 @@ from pseudoclaude.workspace import (
 EXIT_OK, EXIT_FAILURE, EXIT_LIMIT, EXIT_CANCELED = 0, 1, 3, 130
 EXIT_CODES = {StopReason.COMPLETED: EXIT_OK, StopReason.MAX_ITERATIONS: EXIT_LIMIT,
               StopReason.UNKNOWN_TOOL_LIMIT: EXIT_LIMIT, StopReason.CANCELED: EXIT_CANCELED,
-              StopReason.ERROR: EXIT_FAILURE}
+              StopReason.ERROR: EXIT_FAILURE, StopReason.BLOCKED: EXIT_FAILURE}
 
 
 def silence(stream: TextIO) -> None:

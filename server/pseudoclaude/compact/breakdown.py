@@ -1,6 +1,6 @@
 """What fills the context (SPEC §11 "Context breakdown"): token counts per category.
 
-The nine categories add up to the estimate of the whole next request; ``free`` and
+The ten categories add up to the estimate of the whole next request; ``free`` and
 ``reserved`` are beside them.
 """
 
@@ -9,28 +9,34 @@ from __future__ import annotations
 from array import array
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import msgspec
 
 from pseudoclaude.compact.estimate import message_parts
 from pseudoclaude.conversation.summary import is_summary
 from pseudoclaude.llm.types import Message
+from pseudoclaude.skills import LOAD_SKILL, invoked
 
-CATEGORIES = ("system", "rules", "memory", "tools", "summary", "messages", "tool_calls",
-              "tool_results", "spilled")
-"""The nine categories, in the order of :meth:`TokenBreakdown.scaled`'s byte counts."""
+CATEGORIES = ("system", "rules", "memory", "skills", "tools", "summary", "messages",
+              "tool_calls", "tool_results", "spilled")
+"""The ten categories, in the order of :meth:`TokenBreakdown.scaled`'s byte counts."""
 
 
 class TokenBreakdown(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """What fills the context, in tokens: the nine categories add up to ``estimatedTokens``;
+    """What fills the context, in tokens: the ten categories add up to ``estimatedTokens``;
     ``free`` and ``reserved`` are beside them (the wire's ``Breakdown``)."""
 
     system: int = 0
     """Identity and tool instructions of the system prompt."""
     rules: int = 0
-    """``PSEUDOCLAUDE.md`` files."""
+    """Instruction files (``PSEUDOCLAUDE.md``, ``AGENTS.md``, ``CLAUDE.md``...): the sum of
+    the context's ``rules`` list."""
     memory: int = 0
     """The injected memory index."""
+    skills: int = 0
+    """The skill list of the system prompt, the skills loaded (``load_skill`` results) and
+    the ``/<skill>`` prompts."""
     tools: int = 0
     """Tool schemas."""
     summary: int = 0
@@ -50,21 +56,23 @@ class TokenBreakdown(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
     @property
     def total(self) -> int:
-        """The nine categories: the estimate they describe."""
-        return (self.system + self.rules + self.memory + self.tools + self.summary
-                + self.messages + self.tool_calls + self.tool_results + self.spilled)
+        """The ten categories: the estimate they describe."""
+        return (self.system + self.rules + self.memory + self.skills + self.tools
+                + self.summary + self.messages + self.tool_calls + self.tool_results
+                + self.spilled)
 
     @classmethod
     def scaled(cls, byte_counts: Sequence[int], estimate: int, *, window: int,
                reserved: int) -> TokenBreakdown:
-        """The nine categories' byte counts (in :data:`CATEGORIES` order) scaled to
+        """The ten categories' byte counts (in :data:`CATEGORIES` order) scaled to
         ``estimate`` tokens with largest-remainder rounding: they add up to it exactly and
         none is negative. ``free`` is ``window − estimate``, not below 0."""
-        (system, rules, memory, tools, summary, messages, tool_calls, tool_results,
+        (system, rules, memory, skills, tools, summary, messages, tool_calls, tool_results,
          spilled) = scale(byte_counts, estimate)
-        return cls(system=system, rules=rules, memory=memory, tools=tools, summary=summary,
-                   messages=messages, tool_calls=tool_calls, tool_results=tool_results,
-                   spilled=spilled, free=max(0, window - estimate), reserved=max(0, reserved))
+        return cls(system=system, rules=rules, memory=memory, skills=skills, tools=tools,
+                   summary=summary, messages=messages, tool_calls=tool_calls,
+                   tool_results=tool_results, spilled=spilled, free=max(0, window - estimate),
+                   reserved=max(0, reserved))
 
 
 def scale(counts: Sequence[int], total: int) -> list[int]:
@@ -88,6 +96,46 @@ def scale(counts: Sequence[int], total: int) -> list[int]:
     return out
 
 
+RuleSource = Literal["user", "project", "local", "nested"]
+"""Where an instruction file comes from: ``user`` (the user folder's, for every project),
+``project`` (the workspace root's shared files), ``local`` (``CLAUDE.local.md``: the user's own
+file in the workspace), ``nested`` (a subfolder's, joined when the session read a file under
+it)."""
+
+
+@dataclass(frozen=True)
+class RuleSize:
+    """One instruction file of the system prompt: its bytes there (heading and separator
+    included), under the name the context shows."""
+
+    path: str
+    source: RuleSource
+    bytes: int
+
+
+class RuleFile(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """One instruction file in the system prompt, its share of the breakdown's ``rules``."""
+
+    path: str
+    """Relative to the workspace for the project's files; ``~/...`` (or absolute) for the
+    user's."""
+    tokens: int
+    """Its share of ``rules``: the files' tokens add up to ``breakdown.rules``."""
+    source: RuleSource
+    """``user``, ``project``, ``local`` (``CLAUDE.local.md``) or ``nested`` (a subfolder's
+    ``AGENTS.md`` or ``CLAUDE.md``, joined when the session read a file under it)."""
+
+
+def rule_files(sizes: Sequence[RuleSize], rules_tokens: int) -> list[RuleFile]:
+    """``rules_tokens`` (the breakdown's ``rules``) split between the files in proportion to
+    their bytes: the tokens add up to it exactly."""
+    if not sizes:
+        return []
+    tokens = scale([max(1, s.bytes) for s in sizes], rules_tokens)
+    return [RuleFile(path=s.path, tokens=t, source=s.source)
+            for s, t in zip(sizes, tokens, strict=True)]
+
+
 @dataclass(frozen=True, kw_only=True)
 class RequestOverhead:
     """What a request carries besides the messages, in bytes: the system prompt's parts and
@@ -96,15 +144,28 @@ class RequestOverhead:
     system: int = 0
     rules: int = 0
     memory: int = 0
+    skills: int = 0
+    """The skill list of the system prompt."""
     tools: int = 0
 
     @property
     def total(self) -> int:
-        return self.system + self.rules + self.memory + self.tools
+        return self.system + self.rules + self.memory + self.skills + self.tools
 
 
-SUMMARY, MESSAGES, TOOL_CALLS, TOOL_RESULTS, SPILLED = range(4, 9)
-"""Indexes in :data:`CATEGORIES` of the message categories."""
+SKILLS = CATEGORIES.index("skills")
+SUMMARY, MESSAGES, TOOL_CALLS, TOOL_RESULTS, SPILLED = range(SKILLS + 2, SKILLS + 7)
+"""Indexes in :data:`CATEGORIES` of the message categories (``skills`` is one too: a loaded
+skill's result, a ``/<skill>`` prompt)."""
+
+
+def is_skill(message: Message) -> bool:
+    """Whether a message counts under ``skills``: a ``load_skill`` result that loaded one, or
+    the prompt of a ``/<skill>`` command."""
+    result = message.tool_result
+    if result is not None:
+        return result.name == LOAD_SKILL and not result.is_error
+    return message.role == "user" and invoked(message.content) is not None
 
 
 class MessageSizes:
@@ -113,9 +174,10 @@ class MessageSizes:
     saved, :meth:`reset` after a replace.
 
     A message counts as a whole under ``summary`` (the summary an earlier compaction put
-    first, and the assistant message right after it), ``tool_results`` (a result carried
-    verbatim or not decided yet) or ``spilled`` (a result whose call id is in the spilled
-    set: its preview); any other message is split between ``messages`` (role and text) and
+    first, and the assistant message right after it), ``spilled`` (a result whose call id is
+    in the spilled set: its preview), ``skills`` (a ``load_skill`` result, a ``/<skill>``
+    prompt: :func:`is_skill`) or ``tool_results`` (another result, carried verbatim or not
+    decided yet); any other message is split between ``messages`` (role and text) and
     ``tool_calls`` (ids, names, arguments; also the role of a message with calls and no
     text).
     """
@@ -154,8 +216,12 @@ class MessageSizes:
                 kind = SUMMARY
                 by[SUMMARY] += size
             elif m.tool_result is not None:
-                kind = SPILLED if m.tool_result.call_id in spilled else TOOL_RESULTS
+                kind = SPILLED if m.tool_result.call_id in spilled else \
+                    SKILLS if is_skill(m) else TOOL_RESULTS
                 by[kind] += size
+            elif m.role == "user" and is_skill(m):
+                kind = SKILLS
+                by[SKILLS] += size
             elif calls and not m.content:
                 kind = TOOL_CALLS
                 by[TOOL_CALLS] += size
@@ -179,7 +245,7 @@ class MessageSizes:
         self.sizes[index] = new
         self.total -= n
         self.by_category[kind] -= size
-        if kind == TOOL_RESULTS:
+        if kind in (TOOL_RESULTS, SKILLS):
             kind = self.kinds[index] = SPILLED
         self.by_category[kind] += new
 

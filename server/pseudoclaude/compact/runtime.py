@@ -24,12 +24,13 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Protocol, cast
 
 from msgspec import UNSET
 
 from pseudoclaude.compact import factcheck, layer2
 from pseudoclaude.compact.breakdown import (
+    SKILLS,
     SUMMARY,
     MessageSizes,
     RequestOverhead,
@@ -78,10 +79,20 @@ PrefixSource = Callable[[], Awaitable[RequestPrefix | None]]
 read the provider's prompt cache."""
 log = logging.getLogger(__name__)
 
+
+class CompactHooks(Protocol):
+    """Told before and after a summary (the ``PreCompact`` and ``PostCompact`` hooks);
+    ``trigger`` is ``auto`` or ``manual``."""
+
+    async def compacting(self, trigger: str, before_tokens: int, instructions: str) -> None: ...
+
+    async def compacted(self, trigger: str, before_tokens: int, after_tokens: int) -> None: ...
+
+
 __all__ = [  # the public names, re-exported from the modules they now live in
     "ASSUMED_SUMMARY_TOKENS", "BREAKER_LIMIT", "MIN_CHUNK_TOKENS", "SUMMARY_OVERHEAD",
     "SUMMARY_RESERVE_TOKENS", "SUMMARY_RETRIES", "CompactConfig", "CompactError",
-    "CompactOutcome", "CompactRuntime", "ContextState", "Layer1Pending", "NoGain",
+    "CompactHooks", "CompactOutcome", "CompactRuntime", "ContextState", "Layer1Pending", "NoGain",
     "PrefixSource", "ProviderSource", "RequestPrefix", "Summarized", "smaller_budget",
 ]
 
@@ -146,6 +157,8 @@ class CompactRuntime:
         self._retry_from: int | None = None  # earliest round with a failed spill
         self.breaker = Breaker()
         self._undone = False  # after an undo, automatic compaction waits for window − reserve
+        self.hooks: CompactHooks | None = None
+        """Told before and after each summary (the session's hooks)."""
 
     # -- estimate ----------------------------------------------------------------------------
     def _label(self, path: Path) -> str:
@@ -213,16 +226,18 @@ class CompactRuntime:
                 Anchor(tokens, count), self._sized_gen, self._sizes.prefix(count))
 
     def set_request_overhead(self, *, system: int | None = None, rules: int | None = None,
-                             memory: int | None = None, tools: int | None = None) -> None:
+                             memory: int | None = None, tools: int | None = None,
+                             skills: int | None = None) -> None:
         """What the next request carries besides the messages, in bytes: the system prompt's
-        identity and tool instructions, its ``PSEUDOCLAUDE.md`` rules, its memory index, and
-        the tool schemas (None: unchanged). Counted by the byte estimate and the breakdown;
-        an anchored estimate already holds them (the provider counted them)."""
+        identity and tool instructions, its ``PSEUDOCLAUDE.md`` rules, its memory index, its
+        skill list, and the tool schemas (None: unchanged). Counted by the byte estimate and
+        the breakdown; an anchored estimate already holds them (the provider counted them)."""
         old = self._overhead
         self._overhead = RequestOverhead(
             system=old.system if system is None else system,
             rules=old.rules if rules is None else rules,
             memory=old.memory if memory is None else memory,
+            skills=old.skills if skills is None else skills,
             tools=old.tools if tools is None else tools)
 
     @property
@@ -247,8 +262,9 @@ class CompactRuntime:
         with self._lock:
             estimate = self.estimate()
             overhead = self._overhead
-            counts = [overhead.system, overhead.rules, overhead.memory, overhead.tools,
-                      *self._sizes.by_category[SUMMARY:]]
+            by = self._sizes.by_category
+            counts = [overhead.system, overhead.rules, overhead.memory,
+                      overhead.skills + by[SKILLS], overhead.tools, *by[SUMMARY:]]
         return ContextState(
             message_count=len(self.conversation),
             estimated_tokens=estimate,
@@ -317,7 +333,8 @@ class CompactRuntime:
                                           anchor.count)
 
     # -- Layer 2 -----------------------------------------------------------------------------
-    async def _summarize(self, instructions: str) -> Summarized | PreviewReason:
+    async def _summarize(self, instructions: str, trigger: str = "manual"
+                         ) -> Summarized | PreviewReason:
         """Replace old context with a summary; else why nothing is summarised (nothing old, or
         an old part too small for a summary to shrink: no model call then).
 
@@ -332,6 +349,8 @@ class CompactRuntime:
             return cast(PreviewReason, planned.reason)
         start = planned.start
         old = messages[:start]
+        if self.hooks is not None:
+            await self.hooks.compacting(trigger, before, instructions)
         provider = await self._provider()
         carried = self.carry()
         if carried:
@@ -358,6 +377,8 @@ class CompactRuntime:
         after = self.estimate()
         self.emit(CompactEvent(layer=2, before_tokens=before, after_tokens=after,
                                fact_check=counts))
+        if self.hooks is not None:
+            await self.hooks.compacted(trigger, before, after)
         return Summarized(before_tokens=before, after_tokens=after, fact_check=counts)
 
     async def _summary_in_place(self, provider: Provider, messages: list[Message],
@@ -460,7 +481,7 @@ class CompactRuntime:
         if self.estimate() < threshold:
             return
         try:
-            done = await self._summarize("")
+            done = await self._summarize("", "auto")
         except (CompactError, ProviderError) as exc:
             self.breaker.failed(exc, self.emit)
             return

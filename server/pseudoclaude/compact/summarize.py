@@ -32,6 +32,8 @@ class RequestPrefix:
     model: str
     system: str
     tools: list[ToolSpec]
+    environment: str = ""
+    """The environment block the last turn sent after the system prompt."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,7 +129,8 @@ async def summarize_in_place(provider: Provider, prefix: RequestPrefix,
     prompt = layer2.cached_prompt(instructions, earlier_summary=bool(messages)
                                   and is_summary(messages[0]))
     completion = await complete(provider, prefix.system,
-                                [*messages, Message(role="user", content=prompt)], prefix.tools)
+                                [*messages, Message(role="user", content=prompt)], prefix.tools,
+                                environment=prefix.environment)
     if completion.message.tool_calls:
         raise NotCacheFriendly("the model called a tool instead of summarising")
     try:

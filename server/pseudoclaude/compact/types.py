@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import msgspec
 
 from pseudoclaude.compact import layer2
-from pseudoclaude.compact.breakdown import TokenBreakdown
+from pseudoclaude.compact.breakdown import RuleFile, TokenBreakdown
 from pseudoclaude.compact.estimate import estimate_messages
 from pseudoclaude.compact.plan import PreviewReason
 from pseudoclaude.config import (
@@ -109,6 +109,9 @@ class ContextState(msgspec.Struct, kw_only=True, rename="camel"):
     auto_compact_failures: int
     auto_compact_tripped: bool
     breakdown: TokenBreakdown = msgspec.field(default_factory=TokenBreakdown)
+    rules: list[RuleFile] = msgspec.field(default_factory=list)
+    """The instruction files of the system prompt, in its order: their tokens add up to
+    ``breakdown.rules``."""
 
 
 class CompactError(PseudoClaudeError):

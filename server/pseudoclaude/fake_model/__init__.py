@@ -29,7 +29,9 @@ the ``#`` comments below are for illustration only; the user's guide to it is
       ],
       "default": {"text": "..."},      # when no rule matches and no turn is left
       "limit": {"max_tokens": 30000},   # optional: the provider's real context window
-      "cache": true                     # optional: bill prompts through the cache simulation
+      "cache": true,                    # optional: bill prompts through the cache simulation
+      "local": {"props": {"default_generation_settings": {"n_ctx": 8192}}}
+                                        # optional: a local server's answers about itself
     }
 
 ``when`` conditions (all must hold): ``last_user_contains`` (text of the last user message),
@@ -64,6 +66,11 @@ The two modes the compaction tests use, as examples::
     {"limit": {"max_tokens": 20000}}   # "provider limit": prompt-too-long above 20,000 tokens
     {"rules": [{"when": {"has_tools": false},            # "bare summary": a summary that
                 "reply": {"text": "<summary>Work continues.</summary>"}}]}  # omits everything
+
+``local`` (an object with any of ``props``, ``models``, ``show``): the JSON a local
+OpenAI-compatible server answers about itself at ``/props`` (llama.cpp), ``/v1/models`` (vLLM)
+and ``/api/show`` (Ollama); any other path, and those without an answer, get 404. Such
+requests are recorded apart, in :attr:`FakeModelServer.probes`.
 
 Reply keys: ``text`` (a string, or a list of stream chunks), ``chunks`` (split a string into
 this many stream pieces, default 3), ``thinking`` (a string, or a list of strings /

@@ -62,8 +62,11 @@ REPLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
 WHEN_KEYS = {"last_user_contains", "system_contains", "body_contains", "has_tools",
              "last_is_tool_result", "protocol", "summary"}
 """The conditions of a rule's ``when``."""
-SCRIPT_KEYS = {"turns", "rules", "default", "limit", "cache"}
+SCRIPT_KEYS = {"turns", "rules", "default", "limit", "cache", "local"}
 """The keys of a script."""
+LOCAL_KEYS = {"props": "/props", "models": "/v1/models", "show": "/api/show"}
+"""The ``local`` mode's keys: what a local server answers at these paths (llama.cpp, vLLM,
+Ollama); a path without one answers 404."""
 
 
 class ScriptError(ValueError):
@@ -81,6 +84,19 @@ def _check_limit(limit: Any) -> int | None:
         raise ScriptError(f"fake-model script: limit.max_tokens must be a whole number >= 1, "
                           f"got {value!r}"[:160])
     return value
+
+
+def _check_local(local: Any) -> dict[str, Any]:
+    if local is None:
+        return {}
+    if not isinstance(local, dict) or set(local) - set(LOCAL_KEYS):
+        raise ScriptError(f"fake-model script: local must be an object with keys from "
+                          f"{sorted(LOCAL_KEYS)}")
+    for key, value in local.items():
+        if not isinstance(value, dict):
+            raise ScriptError(f"fake-model script: local.{key} must be an object (the JSON "
+                              f"{LOCAL_KEYS[key]} answers), got {type(value).__name__}")
+    return {LOCAL_KEYS[key]: value for key, value in local.items()}
 
 
 def _list(spec: dict[str, Any], key: str) -> list[Any]:
@@ -158,6 +174,8 @@ class Script:
                               [:160])
         self.cache = cache
         """Bill prompts through the prefix-cache simulation (:mod:`.cache`)."""
+        self.local = _check_local(spec.get("local"))
+        """The ``local`` mode: path → the JSON answered there (a local server's facts)."""
         self._next_turn = 0
 
     def add_turns(self, *turns: dict[str, Any]) -> None:

@@ -51,7 +51,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/_requests":
             self.send_json(200, self.server.owner.requests)
         else:
-            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self.server.owner.answer_local(self, "GET", self.path, None)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -68,7 +68,7 @@ class _Handler(BaseHTTPRequestHandler):
         protocol = {"/v1/messages": "anthropic", "/messages": "anthropic",
                     "/v1/chat/completions": "openai", "/chat/completions": "openai"}.get(path)
         if protocol is None:
-            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self.server.owner.answer_local(self, "POST", path, raw)
             return
         try:
             body = json.loads(raw or b"{}")
@@ -130,6 +130,7 @@ class FakeModelServer:
             raise ValueError(f"fake-model: port must be 0-{MAX_PORT}, got {port!r}")
         self.script = script if isinstance(script, Script) else Script(script)
         self._records: list[dict[str, Any]] = []
+        self._probes: list[dict[str, Any]] = []
         self.cache = PrefixCache()
         """The prompt cache of the ``"cache": true`` mode (all models; keys name the model)."""
         self._lock = threading.Lock()
@@ -150,6 +151,30 @@ class FakeModelServer:
     def requests(self) -> list[dict[str, Any]]:
         with self._lock:
             return copy.deepcopy(self._records)
+
+    @property
+    def probes(self) -> list[dict[str, Any]]:
+        """The requests to other paths (``{"method", "path", "body", "status"}``: what a
+        client asked a local server about itself), oldest first; not in :attr:`requests`."""
+        with self._lock:
+            return copy.deepcopy(self._probes)
+
+    def answer_local(self, handler: _Handler, method: str, path: str, raw: bytes | None
+                     ) -> None:
+        """A request to another path than the two APIs: the script's ``local`` answer for
+        it (a local server's ``/props``, ``/v1/models``, ``/api/show``), else 404."""
+        path = path.split("?", 1)[0].rstrip("/")
+        payload = self.script.local.get(path)
+        status = 404 if payload is None else 200
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        with self._lock:
+            self._probes.append({"method": method, "path": path, "body": body,
+                                 "status": status})
+        handler.send_json(status, payload if payload is not None else {
+            "error": {"message": f"no route {path}"}})
 
     def add_turns(self, *turns: dict[str, Any]) -> None:
         self.script.add_turns(*turns)

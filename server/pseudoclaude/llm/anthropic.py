@@ -201,9 +201,10 @@ class AnthropicProvider(SdkProvider[_Turn]):
         await self._client.close()
 
     def request(self, system: str, messages: list[Message], tools: list[ToolSpec],
-                cache: bool = True) -> dict[str, Any]:
+                cache: bool = True, environment: str = "") -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` (without ``stream``); without
-        ``cache``, no breakpoint (a request no later one repeats writes nothing)."""
+        ``cache``, no breakpoint (a request no later one repeats writes nothing). The
+        ``environment`` block is a second system block, after the breakpoint."""
         opts = self.options
         params: dict[str, Any] = {
             "model": opts.model,
@@ -214,6 +215,8 @@ class AnthropicProvider(SdkProvider[_Turn]):
             params["system"] = [{"type": "text", "text": system}]
             if cache:
                 params["system"][0]["cache_control"] = dict(CACHE)
+        if environment:
+            params.setdefault("system", []).append({"type": "text", "text": environment})
         if tools:
             params["tools"] = to_anthropic_tools(tools)
         if opts.thinking:
@@ -244,7 +247,7 @@ class AnthropicProvider(SdkProvider[_Turn]):
     async def _open(self, params: dict[str, Any]) -> Any:
         return await self._client.messages.create(**params, stream=True)
 
-    def _new_turn(self) -> _Turn:
+    def _new_turn(self, params: dict[str, Any]) -> _Turn:
         return _Turn()
 
     def _stopped(self, turn: _Turn) -> bool:

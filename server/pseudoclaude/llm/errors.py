@@ -33,6 +33,15 @@ PROMPT_TOO_LONG_MARKERS: tuple[str, ...] = (
 """Lower-case fragments by which the Anthropic, OpenAI and OpenAI-compatible APIs say the
 request does not fit the model's context window."""
 
+TOOLS_UNSUPPORTED_MARKERS: tuple[str, ...] = (
+    "does not support tools",  # Ollama (400): "<model> does not support tools"
+    "tools param requires",  # llama.cpp without --jinja (500): "tools param requires --jinja flag"
+    "unsupported param: tools",  # older llama.cpp (500)
+    "enable-auto-tool-choice",  # vLLM (400): '"auto" tool choice requires
+                                # --enable-auto-tool-choice and --tool-call-parser to be set'
+)
+"""Lower-case fragments by which local OpenAI-compatible servers refuse a request with tools."""
+
 
 
 class ProviderError(PseudoClaudeError):
@@ -115,6 +124,11 @@ class MaxTokensTruncated(ProviderError):
         self.partial_text = partial_text
 
 
+class ToolsUnsupported(BadRequest):
+    """The server refuses tool calls for the configured model (a local server whose model or
+    chat template has no tool support): retrying cannot help."""
+
+
 class NoProviderConfigured(ProviderError):
     """No provider could be chosen: the message names the setting or variable to set."""
 
@@ -123,6 +137,23 @@ def is_prompt_too_long(message: str) -> bool:
     """Whether an API error message says the prompt does not fit the context window."""
     lowered = message.lower()
     return any(marker in lowered for marker in PROMPT_TOO_LONG_MARKERS)
+
+
+def refuses_tools(message: str) -> bool:
+    """Whether an API error message says the server or model does not take tools."""
+    lowered = message.lower()
+    return any(marker in lowered for marker in TOOLS_UNSUPPORTED_MARKERS)
+
+
+def tools_unsupported(model: str, *, provider: str, detail: str = "",
+                      status: int | None = None) -> ToolsUnsupported:
+    """The one error for a model its server runs without tool support; ``detail`` is what the
+    server said (already scrubbed), when it said something."""
+    said = f" (the server said: {detail})" if detail else ""
+    return ToolsUnsupported(
+        f"{provider}: the model {model} does not support tool calls on this server{said}; "
+        "choose a model with tool support, or start the server with a chat template that has "
+        "tools (llama-server: --jinja)", provider=provider, status=status)
 
 
 def from_status(

@@ -4,11 +4,12 @@ Imported lazily by :func:`pseudoclaude.llm.provider.create_provider` (it imports
 Works with any OpenAI-compatible ``base_url`` (Ollama, vLLM, llama.cpp server, ...).
 
 Request shape: the system prompt as a ``system`` message; tool results as ``tool`` messages;
-assistant tool calls with their arguments serialised to JSON (a raw-string argument is sent
-as-is); consecutive user texts, and consecutive assistant messages, merged (some chat
-templates need alternation); thinking blocks are Anthropic-only and not sent. ``max_tokens``
-goes out as ``max_completion_tokens`` to api.openai.com and as ``max_tokens`` elsewhere (what
-compatible servers understand). ``stream_options.include_usage`` is always requested.
+assistant tool calls with their arguments serialised to JSON (raw-string arguments that are not
+a JSON object are sent as ``{}``: compatible servers parse them); consecutive user texts, and
+consecutive assistant messages, merged (some chat templates need alternation); thinking blocks
+are Anthropic-only and not sent. ``max_tokens`` goes out as ``max_completion_tokens`` to
+api.openai.com and as ``max_tokens`` elsewhere (what compatible servers understand).
+``stream_options.include_usage`` is always requested.
 
 Stream reassembly: tool calls are put together from their fragments by ``index`` and
 announced when the turn ends. ``reasoning_content``/``reasoning`` deltas (DeepSeek, vLLM,
@@ -18,8 +19,16 @@ Tolerance rule for compatible servers: a stream that ends cleanly without ``[DON
 ``finish_reason`` or without usage is accepted (the stop reason is then inferred; no
 :class:`UsageEvent`); a connection lost *after* the ``finish_reason`` loses nothing and is
 accepted too. A connection lost before it raises :class:`NetworkError`, and a stream that
-ended without any output at all raises :class:`NetworkError`. ``finish_reason == "length"``
-with tool calls in the turn raises :class:`MaxTokensTruncated`.
+ended without any output at all raises :class:`NetworkError`.
+
+Local servers (SPEC §13 "Local models"): with ``finish_reason == "length"`` the turn's last
+tool call was cut off: it is announced with an ``error`` (the runner answers it with a failed
+result, so the run goes on) instead of failing the turn. A turn without calls whose whole text
+is calls (:mod:`.text_calls`) announces those calls. A server that refuses tools (Ollama's
+"does not support tools", llama.cpp's "tools param requires --jinja flag", vLLM's auto tool
+choice) is :class:`~pseudoclaude.llm.errors.ToolsUnsupported`, never retried; a llama.cpp
+server whose ``/props`` says its template has no tools gets it before the first request
+(:mod:`.window`, asked once per process).
 
 Usage: ``input_tokens`` is ``prompt_tokens`` minus the cached part, which is reported as
 ``cache_read`` (``prompt_tokens_details.cached_tokens``), so that the four counts add up to the
@@ -29,6 +38,7 @@ request's size as they do for Anthropic. ``cache_write`` is always 0.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +52,9 @@ from pseudoclaude.llm.errors import (
     connection_failed,
     from_status,
     from_transport,
+    refuses_tools,
     scrub,
+    tools_unsupported,
 )
 from pseudoclaude.llm.provider import (
     ProviderOptions,
@@ -54,9 +66,13 @@ from pseudoclaude.llm.provider import (
     ToolCallComplete,
     ToolSpec,
     UsageEvent,
-    truncated_tool_call,
+    cut_off_call,
 )
+from pseudoclaude.llm.text_calls import calls_in_text
 from pseudoclaude.llm.types import Message, ToolCall, Usage, parse_arguments, prompt_texts
+from pseudoclaude.llm.window import server_facts
+
+log = logging.getLogger("pseudoclaude.llm")
 
 FINISH_REASONS = {
     "stop": "end_turn",
@@ -68,16 +84,24 @@ FINISH_REASONS = {
 
 
 def _arguments_text(arguments: Any) -> str:
+    """A call's arguments as sent back: JSON text of an object. Arguments the model got wrong
+    (kept as their raw text, answered by a failed result) go as ``{}``: compatible servers
+    parse them (llama.cpp answers 500, Ollama 400 to invalid JSON)."""
     if isinstance(arguments, str):
-        return arguments
+        return arguments if isinstance(parse_arguments(arguments), dict) and (
+            arguments.strip()) else "{}"
     return json.dumps(arguments, ensure_ascii=False)
 
 
-def to_openai_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
-    """Our history as Chat Completions messages (system first)."""
+def to_openai_messages(system: str, messages: list[Message], environment: str = ""
+                       ) -> list[dict[str, Any]]:
+    """Our history as Chat Completions messages (the system prompt first, then the
+    environment block as a second system message: the prefix servers cache stays the same)."""
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
+    if environment:
+        out.append({"role": "system", "content": environment})
 
     def add_text(role: str, text: str) -> None:
         prev = out[-1] if out else None
@@ -133,6 +157,8 @@ class _Call:
 
 @dataclass
 class _Turn:
+    tools: frozenset[str] = frozenset()
+    """The names of the tools the request offered."""
     calls: dict[int, _Call] = field(default_factory=dict)
     text: list[str] = field(default_factory=list)
     finish_raw: str = ""
@@ -170,12 +196,12 @@ class OpenAIProvider(SdkProvider[_Turn]):
         await self._client.close()
 
     def request(self, system: str, messages: list[Message], tools: list[ToolSpec],
-                cache: bool = True) -> dict[str, Any]:
+                cache: bool = True, environment: str = "") -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` (without ``stream``); OpenAI
         caches prefixes by itself, so ``cache`` changes nothing."""
         params: dict[str, Any] = {
             "model": self.options.model,
-            "messages": to_openai_messages(system, messages),
+            "messages": to_openai_messages(system, messages, environment),
             "stream_options": {"include_usage": True},
         }
         params["max_completion_tokens" if self._official else "max_tokens"] = (
@@ -199,6 +225,9 @@ class OpenAIProvider(SdkProvider[_Turn]):
             message = str(error.get("message") or exc.message)
             status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
             response = exc.response if isinstance(exc, openai.APIStatusError) else None
+            if refuses_tools(message):  # not retried: the model or its template lacks tools
+                return tools_unsupported(self.options.model, provider=self.name,
+                                         detail=scrub(message, secrets), status=status)
             return from_status(
                 status, scrub(message, secrets), provider=self.name,
                 error_type=_str(error.get("type")), error_code=_str(error.get("code")),
@@ -207,10 +236,24 @@ class OpenAIProvider(SdkProvider[_Turn]):
         return from_transport(exc, provider=self.name, secrets=secrets)
 
     async def _open(self, params: dict[str, Any]) -> Any:
+        if params.get("tools") and not self._official:
+            await self._check_tools()
         return await self._client.chat.completions.create(**params, stream=True)
 
-    def _new_turn(self) -> _Turn:
-        return _Turn()
+    async def _check_tools(self) -> None:
+        """Before the first request with tools to a local server: a llama.cpp server whose
+        chat template takes no tools says so in ``/props`` (asked once per process)."""
+        facts = await server_facts(self.options.base_url or "", self.options.model,
+                                   self.options.key())
+        if facts.supports_tools is False:
+            raise tools_unsupported(
+                self.options.model, provider=self.name,
+                detail="its chat template has no tools (/props chat_template_caps."
+                       "supports_tools: false)")
+
+    def _new_turn(self, params: dict[str, Any]) -> _Turn:
+        return _Turn(tools=frozenset(
+            str(t.get("function", {}).get("name", "")) for t in params.get("tools") or []))
 
     def _stopped(self, turn: _Turn) -> bool:
         return bool(turn.finish_raw)
@@ -263,17 +306,11 @@ class OpenAIProvider(SdkProvider[_Turn]):
     def _finish(self, turn: _Turn) -> list[StreamEvent]:
         if not turn.finish_raw and not turn.text and not turn.calls:
             raise NetworkError("openai: the stream ended without any output", provider=self.name)
-        if turn.finish_raw == "length" and turn.calls:
-            raise truncated_tool_call(self.name, self.options.max_tokens, "".join(turn.text))
-        out: list[StreamEvent] = []
-        for index in sorted(turn.calls):
-            call = turn.calls[index]
-            call_id = call.id or f"call_{index}_{uuid.uuid4().hex[:12]}"
-            out.append(ToolCallComplete(ToolCall(
-                id=call_id, name=call.name, arguments=parse_arguments("".join(call.parts)))))
+        calls = self._calls(turn)
+        out: list[StreamEvent] = [*calls]
         if turn.usage is not None:
             out.append(UsageEvent(turn.usage))
-        if turn.calls and turn.finish_raw in ("", "stop"):
+        if calls and turn.finish_raw in ("", "stop"):
             reason = "tool_use"  # compatible servers often say "stop" after tool calls
         elif turn.finish_raw:
             reason = FINISH_REASONS.get(turn.finish_raw, turn.finish_raw)
@@ -281,6 +318,32 @@ class OpenAIProvider(SdkProvider[_Turn]):
             reason = "end_turn"
         out.append(Stop(reason=reason, raw=turn.finish_raw))
         return out
+
+
+    def _calls(self, turn: _Turn) -> list[ToolCallComplete]:
+        """The turn's calls. The last one of a turn cut by the output limit never runs (the
+        runner answers it with a failed result the model reads); those before it are whole.
+        A turn without calls whose whole text is calls (:mod:`.text_calls`) is those calls."""
+        out: list[ToolCallComplete] = []
+        cut = max(turn.calls) if turn.calls and turn.finish_raw == "length" else None
+        for index in sorted(turn.calls):
+            call = turn.calls[index]
+            error = cut_off_call(call.name, self.options.max_tokens) if index == cut else ""
+            out.append(ToolCallComplete(ToolCall(
+                id=call.id or _call_id(index), name=call.name,
+                arguments=parse_arguments("".join(call.parts))), error))
+        if out or turn.finish_raw == "length":
+            return out
+        found = calls_in_text("".join(turn.text), turn.tools)
+        if found:
+            log.info("openai: %s printed %d tool call(s) as text; taken as calls",
+                     self.options.model, len(found))
+        return [ToolCallComplete(ToolCall(_call_id(i), c.name, c.arguments), from_text=True)
+                for i, c in enumerate(found)]
+
+
+def _call_id(index: int) -> str:
+    return f"call_{index}_{uuid.uuid4().hex[:12]}"
 
 
 def _str(value: Any) -> str | None:

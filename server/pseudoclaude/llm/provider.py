@@ -16,7 +16,8 @@ A provider turns ``(system prompt, messages, tool specs)`` into an async stream 
 
 Errors are **raised** as :mod:`pseudoclaude.llm.errors` exceptions from the iterator (there
 is no error event): ``async for`` ends with the exception, so no caller can miss one. A
-``max_tokens`` stop in the middle of a tool call raises :class:`MaxTokensTruncated`.
+``max_tokens`` stop in the middle of a tool call raises :class:`MaxTokensTruncated` (Anthropic);
+the OpenAI adapter announces the cut call with :attr:`ToolCallComplete.error` instead.
 
 Retries: the SDKs' own retries are disabled (``max_retries=0``) and :class:`BaseProvider`
 retries a retryable error itself, with exponential backoff (honouring ``Retry-After``), at most
@@ -85,6 +86,12 @@ class ThinkingComplete:
 @dataclass(frozen=True, slots=True)
 class ToolCallComplete:
     call: ToolCall
+    error: str = ""
+    """Why the call cannot run, when it cannot (it was cut off by the output limit): the
+    runner answers it with a failed result carrying this text instead of running it."""
+    from_text: bool = False
+    """The model printed the call as text (:mod:`pseudoclaude.llm.text_calls`): the turn's
+    text was this call, and is not kept as text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,11 +173,14 @@ class Provider(Protocol):
     model: str
 
     def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec], *, cache: bool = True
+        self, system: str, messages: list[Message], tools: list[ToolSpec], *, cache: bool = True,
+        environment: str = "",
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one model turn. Raises a ``ProviderError`` subclass on failure. ``cache``:
         mark the prompt for the provider's prompt cache (Anthropic's breakpoints; off for a
         request no later one repeats, since a cache write costs more than plain input).
+        ``environment``: the environment block, sent after the cached system prompt (a second
+        system block or message) so that a change in it leaves the system prompt's cache whole.
 
         A consumer that may stop early should close the generator
         (``async with contextlib.aclosing(provider.stream(...))``) so the HTTP response is
@@ -192,7 +202,8 @@ class BaseProvider:
         self.model = options.model
 
     def _stream_once(
-        self, system: str, messages: list[Message], tools: list[ToolSpec], cache: bool
+        self, system: str, messages: list[Message], tools: list[ToolSpec], cache: bool,
+        environment: str = "",
     ) -> AsyncGenerator[StreamEvent, None]:
         """One attempt: an async generator of events raising ``ProviderError`` on failure."""
         raise NotImplementedError
@@ -210,12 +221,13 @@ class BaseProvider:
         return min(delay * random.uniform(0.8, 1.2), opts.retry_max_delay)
 
     async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec], *, cache: bool = True
+        self, system: str, messages: list[Message], tools: list[ToolSpec], *, cache: bool = True,
+        environment: str = "",
     ) -> AsyncGenerator[StreamEvent, None]:
         attempt = 0
         while True:
             produced = False
-            events = self._stream_once(system, messages, tools, cache)
+            events = self._stream_once(system, messages, tools, cache, environment)
             try:
                 async for event in events:
                     produced = True
@@ -245,7 +257,7 @@ class SdkProvider(BaseProvider, Generic[TurnT]):
     """
 
     def request(self, system: str, messages: list[Message], tools: list[ToolSpec],
-                cache: bool = True) -> dict[str, Any]:
+                cache: bool = True, environment: str = "") -> dict[str, Any]:
         raise NotImplementedError
 
     def map_error(self, exc: BaseException) -> ProviderError | None:
@@ -255,7 +267,7 @@ class SdkProvider(BaseProvider, Generic[TurnT]):
     async def _open(self, params: dict[str, Any]) -> Any:
         raise NotImplementedError
 
-    def _new_turn(self) -> TurnT:
+    def _new_turn(self, params: dict[str, Any]) -> TurnT:
         raise NotImplementedError
 
     def _on_item(self, turn: TurnT, item: Any) -> list[StreamEvent]:
@@ -268,9 +280,10 @@ class SdkProvider(BaseProvider, Generic[TurnT]):
         raise NotImplementedError
 
     async def _stream_once(
-        self, system: str, messages: list[Message], tools: list[ToolSpec], cache: bool
+        self, system: str, messages: list[Message], tools: list[ToolSpec], cache: bool,
+        environment: str = "",
     ) -> AsyncGenerator[StreamEvent, None]:
-        params = self.request(system, messages, tools, cache)
+        params = self.request(system, messages, tools, cache, environment)
         try:
             stream = await self._open(params)
         except Exception as exc:
@@ -278,7 +291,7 @@ class SdkProvider(BaseProvider, Generic[TurnT]):
             if mapped is None:
                 raise
             raise mapped from None
-        turn = self._new_turn()
+        turn = self._new_turn(params)
         try:
             try:
                 async for item in stream:
@@ -314,6 +327,8 @@ class TurnBuilder:
     def __init__(self) -> None:
         self.text: list[str] = []
         self.tool_calls: list[ToolCall] = []
+        self.unrunnable: dict[str, str] = {}
+        """Calls that cannot run, by id: why (:attr:`ToolCallComplete.error`)."""
         self.thinking: list[ThinkingBlock] = []
         self.usage: Usage | None = None
         self.stop_reason = ""
@@ -324,7 +339,11 @@ class TurnBuilder:
         elif isinstance(event, ThinkingComplete):
             self.thinking.append(event.block)
         elif isinstance(event, ToolCallComplete):
+            if event.from_text:
+                self.text.clear()
             self.tool_calls.append(event.call)
+            if event.error:
+                self.unrunnable[event.call.id] = event.error
         elif isinstance(event, UsageEvent):
             self.usage = event.usage
         elif isinstance(event, Stop):
@@ -343,11 +362,14 @@ class TurnBuilder:
 async def complete(
     provider: Provider, system: str, messages: list[Message], tools: list[ToolSpec] | None = None,
     on_event: Callable[[StreamEvent], None] | None = None, *, cache: bool = True,
+    environment: str = "",
 ) -> Completion:
     """Run one turn to the end and return ``(assistant message, usage, stop reason)``;
-    ``on_event`` sees every event as it arrives; ``cache`` as for :meth:`Provider.stream`."""
+    ``on_event`` sees every event as it arrives; ``cache`` and ``environment`` as for
+    :meth:`Provider.stream`."""
     builder = TurnBuilder()
-    async for event in provider.stream(system, messages, list(tools or []), cache=cache):
+    async for event in provider.stream(system, messages, list(tools or []), cache=cache,
+                                       environment=environment):
         if on_event is not None:
             on_event(event)
         builder.add(event)
@@ -385,6 +407,13 @@ async def create_provider(settings: Settings | ProviderOptions) -> Provider:
         return provider
 
     return await asyncio.to_thread(build)
+
+
+def cut_off_call(name: str, max_tokens: int) -> str:
+    """The failed result of a call the output limit cut before its arguments were whole."""
+    return (f"{name or 'the tool call'}: the call was cut off by the output limit (maxTokens "
+            f"{max_tokens}) before its arguments were complete, so it did not run; make it "
+            "again with shorter arguments (write a large file in several steps)")
 
 
 def truncated_tool_call(provider: str, max_tokens: int, text: str) -> MaxTokensTruncated:

@@ -93,7 +93,9 @@ class LspApprover:
             cwd=_given(request.cwd), server=_given(request.server), url=_given(request.url),
             rules=list(request.rules) if request.approval_class == "permissions" else UNSET,
             rule=_given(request.rule), reason=_given(request.reason),
-            plan=_given(request.plan))
+            plan=_given(request.plan),
+            hooks=[p.ApproveHook(name=h.name, event=h.event, action=h.action)
+                   for h in request.hooks] if request.approval_class == "hooks" else UNSET)
 
     async def _approve(self, request: ApprovalRequest) -> Decision | Answer:
         try:
@@ -133,6 +135,8 @@ class LspApprover:
             message = (f"This folder's {request.path} asks PseudoClaude to use these settings "
                        "(until you allow them, yours stand):\n"
                        + "\n".join(f"- {rule}" for rule in request.rules))
+        elif request.approval_class == "hooks":
+            message = hooks_message(request)
         if request.approval_class == "plan":
             return await self._show_plan(request)
         titles = [t for t in _DECISIONS if t != ALLOW_ALWAYS or request.rule is not None]
@@ -184,6 +188,13 @@ class LspApprover:
         except Exception as exc:
             raise ApprovalUnavailable(
                 f"the editor could not ask for approval: {one_line(exc)}") from None
+
+
+def hooks_message(request: ApprovalRequest) -> str:
+    """A folder's ``hooks.yaml`` as its approval shows it: each hook's event and what it runs."""
+    return (f"This folder's {request.path} has hooks that would run on your machine (until you "
+            "allow them, they do not):\n"
+            + "\n".join(f"- {h.name} ({h.event}): {h.action}" for h in request.hooks))
 
 
 def _given(value: T | None) -> T | UnsetType:

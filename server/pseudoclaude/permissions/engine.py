@@ -4,7 +4,8 @@ Order (the first that applies decides): ``load_skill`` runs; in ``plan`` mode a 
 read-only is refused (source ``mode``); a path outside the workspace is refused (``sandbox``); a
 command on the dangerous-command list is refused (``blacklist``); a deny rule of any source
 refuses; a part of a command that cannot be understood asks (in every mode); an ask rule asks
-(not in ``bypassPermissions``); an allow rule allows; else the mode decides. A command line is
+(not in ``bypassPermissions``); an allow rule (or a hook that allowed the call: ``Call.allowed_by``,
+source ``hook``) allows; else the mode decides. A command line is
 judged part by part (:mod:`pseudoclaude.permissions.shell`): one refused part refuses the call,
 one part that asks asks, and it runs unasked only when every part may.
 
@@ -18,7 +19,8 @@ bookkeeping and ``agent``):
   read-only ones allow, the others are refused;
 * ``bypassPermissions``: allow everywhere.
 
-A tool the engine does not know asks (``bypassPermissions``: runs; ``plan``: refused).
+A tool the engine does not know asks (``bypassPermissions``: runs; ``plan``: refused), as
+``install_skill`` does every time (no rule or hook lets it run unasked).
 Pure but for ``realpath`` calls of the paths checked; not thread-safe for changes (mode,
 session rules), safe for concurrent :meth:`PermissionEngine.check` calls.
 """
@@ -59,11 +61,14 @@ Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = get_args(Decision)
 RuleSource = Literal["user", "project", "local", "settings", "session"]
 Source = Literal["user", "project", "local", "settings", "session", "mode", "blacklist",
-                 "sandbox"]
+                 "sandbox", "hook"]
 RULE_SOURCES: tuple[RuleSource, ...] = ("session", "local", "project", "user", "settings")
 """The order rule sources are searched for the rule a verdict names."""
 
 LOAD_SKILL = "load_skill"
+INSTALL_SKILL = "install_skill"
+"""Installs into the user's skills folder, for every project: asked each time (but in
+``bypassPermissions``); no rule names it."""
 GET_DIAGNOSTICS = "get_diagnostics"
 AGENT = "agent"
 BOOKKEEPING = frozenset({"update_tasks", "exit_plan_mode"})
@@ -136,6 +141,10 @@ class Call:
     tool: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     read_only: bool = False
+    allowed_by: str | None = None
+    """A hook that allowed the call (its name): it counts as an allow rule that names the call
+    (deny and ask rules, the dangerous-command list, the workspace boundary and plan mode still
+    decide first)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,19 +373,24 @@ class PermissionEngine:
             return Verdict("allow", None, "mode", "loading a skill runs without asking")
         if self._mode == "plan" and not _plan_allows(tool, args, call.read_only):
             return Verdict("deny", None, "mode", PLAN_REASON)
+        hook = call.allowed_by
         if tool == RUN_COMMAND:
-            return self._command(args)
+            return self._command(args, hook)
         if tool in PATH_TOOLS:
-            return self._file(tool, args)
+            return self._file(tool, args, hook)
         if tool.startswith(MCP_PREFIX):
-            return self._decide(tool, "mcp", [_Subject(tool, (tool,), (tool,))])
+            return self._decide(tool, "mcp", [_Subject(tool, (tool,), (tool,))], hook)
         if tool in (GET_DIAGNOSTICS,):
-            return self._decide(tool, "read", [])
+            return self._decide(tool, "read", [], hook)
         if tool in BOOKKEEPING or tool.startswith("task_") or tool == AGENT:
-            return self._decide(tool, "bookkeeping", [])
-        return self._decide(tool, "unknown", [])
+            return self._decide(tool, "bookkeeping", [], hook)
+        if tool == INSTALL_SKILL:
+            return Verdict("allow", None, "mode", "bypassPermissions mode asks nothing") \
+                if self._mode == "bypassPermissions" else \
+                Verdict("ask", None, "mode", "installing a skill asks every time")
+        return self._decide(tool, "unknown", [], hook)
 
-    def _command(self, args: Mapping[str, Any]) -> Verdict:
+    def _command(self, args: Mapping[str, Any], hook: str | None = None) -> Verdict:
         parsed = self._parse_command(args)
         if parsed is None:
             return Verdict("ask", None, "mode", "the call does not say which command to run")
@@ -393,7 +407,7 @@ class PermissionEngine:
                                    form.text)
         subjects = [_Subject(part.text or part.forms[-1].text, part.subjects(),
                              (part.allow_subject(),), part.problem) for part in parsed.parts]
-        return self._decide(RUN_COMMAND, "command", subjects)
+        return self._decide(RUN_COMMAND, "command", subjects, hook)
 
     @staticmethod
     def _parse_command(args: Mapping[str, Any]) -> Parsed | None:
@@ -407,7 +421,7 @@ class PermissionEngine:
             return parse_argv([command, *extra])
         return parse_line(command)
 
-    def _file(self, tool: str, args: Mapping[str, Any]) -> Verdict:
+    def _file(self, tool: str, args: Mapping[str, Any], hook: str | None = None) -> Verdict:
         pattern = ""
         if tool == FIND_FILES:
             given = args.get("pattern")
@@ -433,9 +447,10 @@ class PermissionEngine:
         forms = (clean_pattern(self.workspace, pattern),) if tool == FIND_FILES \
             else target.forms
         kind: _Kind = "write" if tool in (WRITE_FILE, EDIT_FILE) else "read"
-        return self._decide(tool, kind, [_Subject(raw, forms, forms)])
+        return self._decide(tool, kind, [_Subject(raw, forms, forms)], hook)
 
-    def _decide(self, tool: str, kind: _Kind, subjects: list[_Subject]) -> Verdict:
+    def _decide(self, tool: str, kind: _Kind, subjects: list[_Subject],
+                hook: str | None = None) -> Verdict:
         for subject in subjects:
             found = self._find("deny", tool, subject.forms)
             if found is not None:
@@ -454,6 +469,9 @@ class PermissionEngine:
                     return Verdict("ask", rule.text, rs.source,
                                    f"permission rule {rule.text} ({rs.source}) asks first",
                                    subject.label)
+        if hook is not None:  # as an allow rule that names every part
+            return Verdict("allow", None, "hook", f"allowed by hook {hook}",
+                           subjects[0].label if len(subjects) == 1 else None)
         allowed: list[tuple[Rule, RuleSet, str]] = []
         fallback: Verdict | None = None
         for subject in subjects:

@@ -2,7 +2,8 @@
 
 :class:`Workspace` (``folder``) holds what a folder shares and one
 :class:`~pseudoclaude.workspace.session.Session` per open session; :mod:`.mcp` wires its MCP
-servers; :mod:`.frontend` has what a front end calls around its requests.
+servers; :mod:`.frontend` has what a front end calls around its requests; :mod:`.lifecycle`
+deletes a session's folder safely and lists the models a session may switch to.
 
 This package is the core's public interface: front ends (the LSP server, the ACP agent, the
 CLI) import it, ``api``, ``config``, ``errors``, ``events`` and the leaves (``names``,
@@ -57,6 +58,12 @@ from pseudoclaude.workspace.folder import (
     WorkspaceError,
 )
 from pseudoclaude.workspace.frontend import OnWrite, on_write, preload_provider
+from pseudoclaude.workspace.lifecycle import (
+    ModelChoice,
+    UnknownModel,
+    delete_session_folder,
+    model_choices,
+)
 from pseudoclaude.workspace.session import Session
 
 __all__ = [
@@ -78,6 +85,7 @@ __all__ = [
     "IgnoredSetting",
     "Item",
     "Mode",
+    "ModelChoice",
     "NoticeItem",
     "OnWrite",
     "OpenText",
@@ -98,15 +106,18 @@ __all__ = [
     "ToolError",
     "TranscriptPage",
     "UndoItem",
+    "UnknownModel",
     "UserItem",
     "Workspace",
     "WorkspaceBusy",
     "WorkspaceError",
     "compact_json",
+    "delete_session_folder",
     "describe_age",
     "describe_size",
     "is_session_id",
     "message_to_json",
+    "model_choices",
     "on_write",
     "preload_provider",
     "render_message",

@@ -20,7 +20,7 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,7 +58,7 @@ from pseudoclaude.compact import (
     ContextState,
     Ledger,
 )
-from pseudoclaude.compact.breakdown import TokenBreakdown
+from pseudoclaude.compact.breakdown import RuleSize, TokenBreakdown, rule_files
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.factcheck import WRITE_TOOLS
 from pseudoclaude.compact.plan import CompactPlan, UndoOutcome
@@ -67,7 +67,8 @@ from pseudoclaude.config import API_KEY_ENV, PendingSettings, Settings, settings
 from pseudoclaude.conversation import Conversation
 from pseudoclaude.conversation.summary import is_summary, summary_text
 from pseudoclaude.errors import PseudoClaudeError
-from pseudoclaude.events import Event, WarningEvent
+from pseudoclaude.events import Event, StopReason, WarningEvent
+from pseudoclaude.llm import window
 from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
 from pseudoclaude.llm.types import Message, ToolCall
@@ -94,10 +95,12 @@ from pseudoclaude.session import (
     LoadedSession,
     OpenSession,
     SessionInfo,
+    SessionNotFound,
     SessionStore,
     SessionWriter,
     cleanup_expired,
     compaction_history,
+    is_session_id,
     latest_id,
     list_sessions,
     load_session,
@@ -108,10 +111,20 @@ from pseudoclaude.session import (
 from pseudoclaude.session.lock import SessionBusy, SessionLock, holder
 from pseudoclaude.session.timeline import Timeline, timeline
 from pseudoclaude.session.turns import count_prompts
+from pseudoclaude.skills import Catalog, listing
 from pseudoclaude.transcript import Item, build_transcript
+from pseudoclaude.workspace.hooks import FolderHooks, HookInfo
+from pseudoclaude.workspace.lifecycle import (
+    ModelChoice,
+    check_model,
+    delete_session_folder,
+    model_choices,
+)
 from pseudoclaude.workspace.mcp import WorkspaceMcp
 from pseudoclaude.workspace.permissions import FolderPermissions
-from pseudoclaude.workspace.session import Session
+from pseudoclaude.workspace.session import Session, logged_instructions
+from pseudoclaude.workspace.skills import FolderSkills, logged_skills
+from pseudoclaude.workspace.status import FolderStatus, folder_status
 from pseudoclaude.worktrees import (
     ApplyResult,
     Worktree,
@@ -214,6 +227,13 @@ class Workspace:
             user_dir=self._user_dir() or Path.home() / ".PseudoClaude", data_dir=data_dir,
             warn=lambda message: self._emit(WarningEvent(message)))
         """The permission rules, the approvals of the folder's own files, the sandbox."""
+        self.hooks = FolderHooks(self.root, settings, approver,
+                                 user_dir=self._user_dir() or Path.home() / ".PseudoClaude",
+                                 warn=lambda message: self._emit(WarningEvent(message)))
+        """The hooks (the user's, the settings', the folder's own once approved)."""
+        self.skills = FolderSkills(self.root, self._user_dir() or Path.home() / ".PseudoClaude")
+        """The skills (the folder's, Claude Code's, the user's, the built-in ones)."""
+        self._hooks_asking: asyncio.Future[bool] | None = None
         self.next_mode: str | None = None
         """The mode chosen while no session was open: the next session opened without a mode
         of its own starts in it."""
@@ -253,6 +273,7 @@ class Workspace:
         if self.settings.pending is not None:  # the folder's own settings: asked once opened
             self._settings_asking = asyncio.ensure_future(self._ask_settings())
         self._permissions_asking = asyncio.ensure_future(self._ask_permissions())
+        self._hooks_asking = asyncio.ensure_future(self._ask_hooks())
         threading.Thread(target=self._probe_sandbox, daemon=True,
                          name=f"sandbox {self.root.name}").start()
         if self.store.sessions_dir.is_dir():  # the agent worked here: it will again
@@ -277,6 +298,26 @@ class Workspace:
 
     def _apply_permissions(self) -> None:
         self.permissions.apply(s.engine for s in list(self.open_sessions.values()))
+
+    async def _ask_hooks(self) -> bool:
+        """The folder's own ``hooks.yaml``: asked (once per content in this process), after
+        the questions about its settings and permission files."""
+        permissions = self._permissions_asking
+        if permissions is not None:
+            await asyncio.shield(permissions)
+        return await self.hooks.ask()
+
+    async def prepare_hooks(self) -> None:
+        """Before a run: the folder's ``hooks.yaml`` asked when it waits (edited since)."""
+        asking = self._hooks_asking
+        if asking is None or asking.done():
+            asking = self._hooks_asking = asyncio.ensure_future(self._ask_hooks())
+        await asyncio.shield(asking)
+
+    async def hook_list(self) -> list[HookInfo]:
+        """Every hook of the folder and its status (``pseudoclaude/hooks/list``); the files
+        read off the loop."""
+        return await asyncio.to_thread(self.hooks.listing)
 
     async def prepare_permissions(self) -> None:
         """Before a run: the permission files read again when changed, what waits asked,
@@ -318,8 +359,16 @@ class Workspace:
     # -- settings and provider -------------------------------------------------------------
     @property
     def context_window(self) -> int:
-        """The settings' window (the provider's default unless ``contextWindow`` is set)."""
-        return self.settings.context_window
+        """The settings' window: ``contextWindow``, else the one a local server said it runs
+        with (:mod:`pseudoclaude.llm.window`), else the provider's default."""
+        return window.context_window(self.settings)
+
+    async def discover_window(self) -> None:
+        """Ask a local server for its window, when that is wanted (once per process); the
+        open sessions then work with it."""
+        if await window.discover_window(self.settings) is not None:
+            for session in self.open_sessions.values():
+                session.runtime.config = self.compact_config()
 
     def update_settings(self, settings: Settings) -> None:
         """New settings apply to the next run (a run in progress keeps its own)."""
@@ -328,6 +377,7 @@ class Workspace:
         with contextlib.suppress(RuntimeError):  # no loop: the next run configures them
             self.mcp.configure(settings)
         self.permissions.update_settings(settings)
+        self.hooks.update_settings(settings)
         for session in self.open_sessions.values():
             session.tools.set_sandbox(self.permissions.sandbox)
             session.gate.mcp_servers = dict(self.mcp.approvals())
@@ -401,10 +451,11 @@ class Workspace:
         return dataclasses.replace(options, model=model) if model else options
 
     async def _provider_for(self, options: ProviderOptions) -> Provider:
-        """The provider of ``options``, made on first use; those no setting names any more
-        (the settings changed) are closed."""
+        """The provider of ``options``, made on first use; those no setting or open session
+        names any more (the settings changed, a session chose another model) are closed."""
         wanted = [self._options(), self._options(self.settings.compact.model),
-                  self._options(self.settings.memory.model)]
+                  self._options(self.settings.memory.model),
+                  *(self._options(s.model) for s in self.open_sessions.values() if s.model)]
         keep = [(o, p) for o, p in self._providers if o in wanted]
         for o, p in self._providers:
             if o not in wanted:
@@ -417,9 +468,10 @@ class Workspace:
         self._providers.append((options, provider))
         return provider
 
-    async def provider(self) -> Provider:
-        """The sessions' provider (the runs')."""
-        return await self._provider_for(self._options())
+    async def provider(self, model: str = "") -> Provider:
+        """The sessions' provider (the runs'); with ``model``, the same provider's for that
+        model (a session's own choice)."""
+        return await self._provider_for(self._options(model))
 
     async def summary_provider(self) -> Provider:
         """The summaries' provider: ``compact.model``, else the session's."""
@@ -496,9 +548,23 @@ class Workspace:
                     pass  # (reloaded on entering)
         self.current = sid
         session.emit_tasks()
+        session.hooks.resumed()  # its only_once hooks may run again
         was = session.opened.loaded
         return ResumeInfo(sid, len(session.conversation),
                           was.bad_lines if was else 0, was.repaired if was else 0)
+
+    async def _hooks_start(self, session: Session, source: str) -> None:
+        """Its ``SessionStart`` hooks (``startup``: a new session), or ``SessionResume``
+        (``resume``: the first prompt of a session this process opened from its log); what
+        they say waits for its next request. Opening a session to read it fires nothing."""
+        session.started = True
+        await session.hooks.session_start(source)
+
+    async def _hooks_end(self, session: Session, reason: str) -> None:
+        """Its ``SessionEnd`` hooks, when its start was told to them."""
+        if session.started:
+            session.started = False
+            await session.hooks.session_end(reason)
 
     async def _open_new(self, worktree: bool = False) -> Session:
         if worktree and not git_available():
@@ -517,6 +583,7 @@ class Workspace:
         session = self.open_sessions[opened.session_id] = Session(self, opened, made)
         self.current = session.id
         await session.restore_estimate()
+        await self._hooks_start(session, "startup")
         return session
 
     def _make_worktree(self, opened: OpenSession) -> Worktree:
@@ -599,6 +666,48 @@ class Workspace:
         if session is not None and session.id != target and not session.writer.path.is_file():
             session.writer.touch()
             session.known_size = session.log_size()
+
+    async def close_session(self, session_id: str) -> None:
+        """Close a session open in this process: its log is closed, its lock released, and it
+        is no longer the current session (it stays on disk, to be resumed later). Refused while
+        this process writes it (:class:`SessionBusy`: cancel its run first); nothing to do for a
+        session that is not open here."""
+        session = self.open_sessions.get(session_id)
+        if session is None:
+            return
+        if session.busy is not None:
+            raise SessionBusy(session_id, os.getpid())
+        if not session.writer.path.is_file():  # never prompted: it can still be resumed
+            await asyncio.to_thread(session.writer.touch)
+        del self.open_sessions[session_id]
+        await self._hooks_end(session, "close")
+        session.close()
+        if self.current == session_id:
+            self.current = None
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session of the folder: its folder (log, tool results) is removed, under
+        its lock, so it is refused while any process writes it, this one included
+        (:class:`SessionBusy`). :class:`SessionNotFound` when the folder has no such session;
+        a session that works in a worktree keeps it: refused until the worktree is removed. A
+        session open here is closed."""
+        if not is_session_id(session_id):
+            raise SessionNotFound(f"not a session id: {session_id[:100]!r}")
+        session = self.open_sessions.get(session_id)
+        if session is not None and session.busy is not None:
+            raise SessionBusy(session_id, os.getpid())
+        worktree = await asyncio.to_thread(self.worktree_of, session_id)
+        if worktree is not None:
+            raise WorkspaceError(f"session {session_id} works in the worktree {worktree.path}: "
+                                 "remove the worktree first")
+        if session is not None:
+            await self._hooks_end(session, "delete")
+        await asyncio.to_thread(delete_session_folder, self.store, session_id)
+        if session is not None:
+            del self.open_sessions[session_id]
+            session.close()
+        if self.current == session_id:
+            self.current = None
 
     def check_session(self, session_id: str) -> str:
         """``session_id`` when this workspace has that session, open here (maybe without a
@@ -710,10 +819,16 @@ class Workspace:
         self._cleanup = asyncio.ensure_future(asyncio.to_thread(clean))
 
     # -- runs --------------------------------------------------------------------------------
-    def build_system_prompt(self) -> SystemPrompt:
-        """Blocking: reads the ``PSEUDOCLAUDE.md`` files (and the memory index once)."""
+    def build_system_prompt(self, nested: Sequence[str] = (), nested_root: Path | None = None,
+                            skills: Catalog | None = None) -> SystemPrompt:
+        """Blocking: reads the instruction files and the skills (and the memory index once);
+        ``nested``: the subfolders' files a session joined, under ``nested_root`` (its
+        worktree); ``skills``: as a session just read them (default: read now)."""
         index = self.memory.index_text() if self.settings.memory.enabled else ""
-        return system_prompt_parts(self.root, user_dir=self._user_dir(), memory_index=index)
+        catalog = self.skills.scan() if skills is None else skills
+        return system_prompt_parts(self.root, user_dir=self._user_dir(), memory_index=index,
+                                   nested=nested, nested_root=nested_root,
+                                   skills=listing(catalog.listed))
 
     def _on_memory_change(self, level: str, source: str) -> None:
         """The memory index changed (the manager's cache is fresh; this may run on the
@@ -766,9 +881,19 @@ class Workspace:
             raise WorkspaceError("the prompt is empty")
         await self.approve_settings()  # the folder's own settings, before they would apply
         await self.prepare_permissions()
+        await self.prepare_hooks()
         ProviderOptions.from_settings(self.settings)  # no provider: fail before any change
+        await self.discover_window()
         s = await self._session_for_run(session)
+        if s.busy is not None:  # refused before its hooks hear of the prompt
+            raise SessionBusy(s.id, os.getpid())
+        if not s.started:
+            await self._hooks_start(s, "resume")
+        refused = await s.hooks.user_prompt_submit(prompt)
+        if refused is not None:  # nothing sent, nothing logged
+            return s.id, RunOutcome(StopReason.BLOCKED, error=refused.message())
         async with s.writing(RUNNING):
+            prompt = await s.invoke_skill(prompt)  # `/review src`: the skill's prompt
             s.runs = await self._runs_so_far(s) + 1
             if s.worktree is not None and not s.root.is_dir():
                 raise WorkspaceError(
@@ -794,12 +919,13 @@ class Workspace:
             await s.offer_mcp_tools()
             runner = Runner(
                 s.conversation, compact=s.runtime,
-                provider=self.provider, tools=s.tools, gate=s.gate,
+                provider=s.provider, tools=s.tools, gate=s.gate,
                 system_prompt=s.system_prompt, emit=s.emit,
                 max_iterations=self.settings.max_iterations,
                 on_completed=completed, before_change=before_change,
                 after_change=after_change,
-                secrets=self._secrets(), reminder=s.reminder,
+                secrets=self._secrets(), reminder=s.reminder, environment=s.environment,
+                hooks=s.hooks,
             )
             s.last_run = runner
             try:
@@ -1092,6 +1218,30 @@ class Workspace:
         """Every configured MCP server and its state (``pseudoclaude/mcp/list``)."""
         return await self.mcp.listing()
 
+    async def skill_list(self, session_id: str | None = None
+                         ) -> tuple[Catalog, str | None, list[str]]:
+        """Every skill (read now) and problem, the session (the current one by default; an id
+        or ``latest``) and the skills it loaded (from its log when this process has not opened
+        it; no session: none)."""
+        catalog = await asyncio.to_thread(self.skills.scan)
+        sid = self.current if session_id in (None, "") else session_id
+        if sid is None:
+            return catalog, None, []
+        session = self.open_sessions.get(sid)
+        if session is not None:
+            return catalog, sid, await asyncio.to_thread(session.skills.loaded)
+        sid = await asyncio.to_thread(resolve, self.store, sid)
+        session = self.open_sessions.get(sid)
+        loaded = await asyncio.to_thread(session.skills.loaded) if session is not None else \
+            await asyncio.to_thread(logged_skills, self.store.log_path(sid))
+        return catalog, sid, loaded
+
+    async def status(self, session_id: str | None = None) -> FolderStatus:
+        """What ``/status`` shows of a session (the current one by default; with none, of the
+        folder and the mode the next session starts in): :mod:`.status`."""
+        no_session = session_id in (None, "") and self.session is None
+        return await folder_status(self, None if no_session else await self._target(session_id))
+
     def last_outcome(self, session_id: str | None = None) -> RunOutcome | None:
         """What the latest run of a session (the current one) did (a cancelled run's too:
         what it had done by then)."""
@@ -1188,6 +1338,27 @@ class Workspace:
             return self.next_mode
         return self.permissions.loaded().start_mode
 
+    # -- the model ---------------------------------------------------------------------------
+    def models(self) -> list[ModelChoice]:
+        """The models a session may switch to (the ``model`` setting's first)."""
+        return model_choices(self.settings)
+
+    def model_of(self, session_id: str | None = None) -> str:
+        """The model a session's requests use (the current one by default; with none, the
+        ``model`` setting)."""
+        sid = self.current if session_id in (None, "") else session_id
+        session = self.open_sessions.get(sid) if sid is not None else None
+        return session.model if session is not None and session.model else self.settings.model
+
+    async def set_model(self, model: str, session_id: str | None = None) -> str:
+        """Make a session's next requests (the current one's by default) use ``model``, one of
+        :meth:`models` (else :class:`~.lifecycle.UnknownModel`): for that session in this
+        process, written to no settings file. Returns the session's id."""
+        check_model(self.settings, model)
+        session = await self._target(session_id)
+        session.model = "" if model == self.settings.model else model
+        return session.id
+
     async def permission_engine(self, session_id: str | None = None) -> PermissionEngine:
         """The engine of a session (the current one), or of the next new session when there
         is none, with the rules as they are now. Blocking parts run off the loop."""
@@ -1269,7 +1440,7 @@ class Workspace:
                                                          reserved=config.reserved))
         if session.busy is None and session.grew():
             return self._context_from_log(session.id, session.tools_bytes)
-        return session.runtime.state()
+        return with_rules(session.runtime.state(), session.rule_sizes)
 
     def _context_from_log(self, sid: str, tools_bytes: int | None = None) -> ContextState:
         """The context of a session as its log is now (not open here, or another process
@@ -1290,25 +1461,35 @@ class Workspace:
                                    loaded.anchor.saved)
         else:
             runtime.estimate()
-        system, rules, memory = self.build_system_prompt().sizes()
+        prompt = self.build_system_prompt(logged_instructions(self.store.log_path(sid)))
+        system, rules, memory, skills = prompt.sizes()
         if tools_bytes is None:
             tools_bytes = json_bytes([
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema}
                 for t in ToolRegistry(self.root).specs()])
         runtime.set_request_overhead(system=system, rules=rules, memory=memory,
-                                     tools=tools_bytes)
-        return runtime.state()
+                                     skills=skills, tools=tools_bytes)
+        return with_rules(runtime.state(), prompt.rule_sizes())
 
     async def close(self, memory_timeout: float = 10.0) -> None:
         """Wait (bounded) for pending memory updates, then close the logs and the provider."""
-        if self._settings_asking is not None and not self._settings_asking.done():
-            self._settings_asking.cancel()
+        for asking in (self._settings_asking, self._hooks_asking):
+            if asking is not None and not asking.done():
+                asking.cancel()
         await self.memory.close(timeout=memory_timeout)
         await self.mcp.close()
         if self._cleanup is not None:
             await asyncio.gather(self._cleanup, return_exceptions=True)
+        for session in list(self.open_sessions.values()):
+            await self._hooks_end(session, "exit")
+        await self.hooks.aclose()
         for session in self.open_sessions.values():
             session.close()
         providers, self._providers = self._providers, []
         for _, provider in providers:
             await provider.aclose()
+
+
+def with_rules(state: ContextState, sizes: Sequence[RuleSize]) -> ContextState:
+    """``state`` with its instruction files, which share its breakdown's ``rules``."""
+    return msgspec.structs.replace(state, rules=rule_files(sizes, state.breakdown.rules))

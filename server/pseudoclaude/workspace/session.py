@@ -16,16 +16,22 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pseudoclaude import __version__
 from pseudoclaude.agent.approvals import Answer, ApprovalRequest, ApprovalUnavailable, Gate
+from pseudoclaude.agent.environment import environment
+from pseudoclaude.agent.instructions import INSTRUCTIONS_KEY, NestedInstructions, logged_nested
 from pseudoclaude.agent.reminders import (
     PLAN_EXITS,
+    block,
     plan_reminder,
     tasks_instruction,
     tasks_reminder,
 )
 from pseudoclaude.agent.runner import Runner
+from pseudoclaude.agent.skills import SessionSkills
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.agent.tools.base import PlanAnswer
 from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, digest, ledger_entries
@@ -34,7 +40,8 @@ from pseudoclaude.compact import CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import json_bytes
 from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.conversation import Conversation
-from pseudoclaude.events import Event, ModeEvent, Task, TasksEvent
+from pseudoclaude.events import Event, ModeEvent, Task, TasksEvent, WarningEvent
+from pseudoclaude.hooks import SessionHooks
 from pseudoclaude.mcp import McpTool
 from pseudoclaude.permissions import MODES, PermissionEngine, PermissionsError
 from pseudoclaude.session import (
@@ -44,11 +51,15 @@ from pseudoclaude.session import (
 )
 from pseudoclaude.session.lock import SessionBusy, SessionLock
 from pseudoclaude.session.results import tool_results
+from pseudoclaude.skills import command, invocation
 from pseudoclaude.workspace.frontend import announce_write
+from pseudoclaude.workspace.skills import logged_skills
 from pseudoclaude.worktrees import Worktree
 
 if TYPE_CHECKING:
     from pseudoclaude.agent.prompt import SystemPrompt
+    from pseudoclaude.compact.breakdown import RuleSize
+    from pseudoclaude.llm.provider import Provider
     from pseudoclaude.workspace.folder import Workspace
 
 
@@ -60,6 +71,13 @@ class Session:
         self.ws = ws
         self.id = opened.session_id
         self.lock = SessionLock(ws.store.session_dir(self.id), self.id)
+        self.hooks = SessionHooks(ws.hooks.dispatcher, ws.hooks.active, session_id=self.id,
+                                  transcript_path=ws.store.log_path(self.id),
+                                  cwd=lambda: self.root, mode=lambda: self.mode,
+                                  warn=lambda message: self.emit(WarningEvent(message)))
+        """Its hooks (the folder's), with what they said for its next request."""
+        self.started = False
+        """Its SessionStart (or SessionResume) hooks ran in this process."""
         self.worktree = worktree
         """The session's own git worktree (``None``: it works in the folder itself)."""
         self.root = ws.root
@@ -71,7 +89,12 @@ class Session:
         self.tools.set_editor(ws.editor)
         self.tools.set_sandbox(ws.permissions.sandbox)
         self.track_files()
+        self.track_instructions()
+        self.track_skills()
         self.opened = opened
+        self.model = ""
+        """The model its requests use instead of the ``model`` setting (``""``: the setting's),
+        chosen by a front end for this session only; never written to a settings file."""
         self.runtime = self._runtime(opened)
         loaded = opened.loaded
         logged = loaded.mode if loaded is not None and loaded.mode in MODES else None
@@ -81,7 +104,8 @@ class Session:
         self.gate = Gate(ws.permissions.engine(self.root, self.tools.extra_read_roots,
                                                logged or chosen),
                          ws.approver, session_id=self.id, mcp_servers=ws.mcp.approvals(),
-                         remember=ws.permissions.remember_rule)
+                         remember=ws.permissions.remember_rule,
+                         on_ask=lambda request: self.hooks.notify("approval", request.summary))
         self.mode_unlogged = chosen is not None
         """It started in the mode chosen before it existed: its first write logs it."""
         self.tasks: list[tuple[str, str]] = list(loaded.tasks or []) if loaded else []
@@ -98,8 +122,14 @@ class Session:
         self.last_run: Runner | None = None
         self.last_system: str | None = None
         """The system prompt of its last run (the one the provider cached)."""
+        self.last_environment = ""
+        """The environment block its last request sent (a summary request repeats it)."""
         self.tools_bytes: int | None = None
+        self.rule_sizes: tuple[RuleSize, ...] = ()
+        """The instruction files of its system prompt as last built, with their bytes."""
         self.mcp_offered: list[McpTool] = []
+        self.offered: tuple[str, ...] = ()
+        """The names of the tools its last request offered (their schemas: ``tools_bytes``)."""
         self.known_size = self.log_size()
 
     # -- what it is made of ------------------------------------------------------------------
@@ -169,13 +199,25 @@ class Session:
 
     def reminder(self, round_: int) -> str | None:
         """What the next request carries after the conversation, never logged: in plan mode
-        the plan reminder (in full on rounds 1, 5, 9…), and the task list when there is one."""
+        the plan reminder (in full on rounds 1, 5, 9…), the task list when there is one, and
+        what its hooks said since its last request (their context, once)."""
         parts = []
         if self.mode == "plan":
             parts.append(plan_reminder(round_))
         if self.tasks:
             parts.append(tasks_reminder(self.tasks))
+        said = self.hooks.take_context()  # what its hooks said since the last request
+        if said:
+            parts.append(block(said))
         return "\n\n".join(parts) or None
+
+    async def environment(self, provider: Provider) -> str:
+        """The environment block of its next request: where it works (its worktree for a
+        worktree session), the date, git, the model it talks to and its mode."""
+        facts = await environment(self.root, version=__version__, provider=provider.name,
+                                  model=provider.model, mode=self.mode)
+        self.last_environment = facts.render()
+        return self.last_environment
 
     def carried(self) -> str:
         """What a summary must keep: the task list."""
@@ -192,6 +234,45 @@ class Session:
                                   self.tools.workspace)
 
         self.tools.set_files(FileLedger(self.id, self.ws.file_writes, load))
+
+    def track_instructions(self) -> None:
+        """A new record of the subfolders' instruction files the session joined (a read
+        under their folder), filled from its log on first use, so a resume keeps them."""
+        log = self.ws.store.log_path(self.id)
+        self.instructions = NestedInstructions(lambda: logged_instructions(log))
+        self.tools.set_instructions(self.instructions)
+
+    def track_skills(self) -> None:
+        """A new record of the skills the session loaded, filled from its log on first use,
+        so a resume keeps them (and the tools they brought)."""
+        log = self.ws.store.log_path(self.id)
+        folder = self.ws.skills
+        self.skills = SessionSkills(folder.scan, folder.cached(),
+                                    load=lambda: logged_skills(log), session_id=self.id,
+                                    workspace=self.root, install_dir=folder.install_dir)
+        self.tools.set_skills(self.skills)
+
+    async def invoke_skill(self, prompt: str) -> str:
+        """What a prompt sends: ``/<skill> [arguments]`` of a skill the user may run becomes
+        that line and the skill's instructions with the arguments (the skill is loaded from
+        then on); any other prompt is sent as it is."""
+        found = command(prompt)
+        if found is None:
+            return prompt
+        name, arguments = found
+        skill = (await asyncio.to_thread(self.skills.catalog)).get(name)
+        if skill is None or not skill.user_invocable:
+            return prompt
+        self.skills.mark(skill.name)
+        return invocation(skill, prompt, arguments, session_id=self.id,
+                          folder_label=self.skills.folder_label(skill))
+
+    def build_prompt(self) -> SystemPrompt:
+        """Its system prompt now: the folder's, with the subfolders' instruction files it
+        joined (read in its worktree for a worktree session) and the skills (read again: the
+        tools of those it loaded follow). Blocking."""
+        return self.ws.build_system_prompt(self.instructions.joined(), self.root,
+                                           self.skills.catalog())
 
     def knows_files(self, paths: list[str]) -> None:
         """The files (relative) a rewind of code and conversation put back: the session knows
@@ -218,11 +299,14 @@ class Session:
         ledger = None if loaded is None else Ledger(dict(loaded.offloads), set(loaded.kept))
         spill_dir = self.ws.store.spill_dir(self.id)
         self.tools.set_extra_read_roots([spill_dir,
-                                         *(store.dir for store in self.ws.memory.stores)])
-        return CompactRuntime(
+                                         *(store.dir for store in self.ws.memory.stores),
+                                         self.ws.skills.install_dir])  # a skill's other files
+        runtime = CompactRuntime(
             opened.conversation, config=self.ws.compact_config(), spill_dir=spill_dir,
-            workspace=self.root, provider=self.ws.summary_provider,
+            workspace=self.root, provider=self.summary_provider,
             prefix=self.request_prefix, ledger=ledger, emit=self.emit)
+        runtime.hooks = self.hooks  # PreCompact, PostCompact
+        return runtime
 
     def emit(self, event: Event) -> None:
         self.ws.emit_of(self.id, event)
@@ -249,7 +333,7 @@ class Session:
                                         anchor.count, anchor.saved)
             else:
                 await asyncio.to_thread(self.runtime.estimate)
-        self.set_request_overhead(await asyncio.to_thread(self.ws.build_system_prompt))
+        self.set_request_overhead(await asyncio.to_thread(self.build_prompt))
 
     async def reload(self) -> None:
         """The session again from its log (another client wrote it): a new conversation and
@@ -261,6 +345,8 @@ class Session:
         self.writer.close()
         self.opened = opened
         self.track_files()
+        self.track_instructions()
+        self.track_skills()
         self.runtime = self._runtime(opened)
         logged = opened.loaded.mode if opened.loaded is not None else None
         if logged in MODES and logged != self.mode:
@@ -297,7 +383,7 @@ class Session:
     # -- the requests' parts -----------------------------------------------------------------
     async def system_prompt(self) -> str:
         """The system prompt of a run (its parts also go to the context estimate)."""
-        prompt = await asyncio.to_thread(self.ws.build_system_prompt)
+        prompt = await asyncio.to_thread(self.build_prompt)
         self.set_request_overhead(prompt)
         self.last_system = prompt.text
         return prompt.text
@@ -308,18 +394,21 @@ class Session:
         the tools and the session's model."""
         system = self.last_system
         if system is None:
-            system = (await asyncio.to_thread(self.ws.build_system_prompt)).text
-        return RequestPrefix(model=(await self.ws.provider()).model, system=system,
-                             tools=self.tools.specs())
+            system = (await asyncio.to_thread(self.build_prompt)).text
+        return RequestPrefix(model=(await self.provider()).model, system=system,
+                             tools=self.tools.specs(), environment=self.last_environment)
 
     def set_request_overhead(self, prompt: SystemPrompt) -> None:
-        if self.tools_bytes is None:
+        offered = tuple(self.tools.names)
+        if self.tools_bytes is None or offered != self.offered:  # a skill brought tools
+            self.offered = offered
             self.tools_bytes = json_bytes([
                 {"name": s.name, "description": s.description, "input_schema": s.input_schema}
                 for s in self.tools.specs()])
-        system, rules, memory = prompt.sizes()
+        system, rules, memory, skills = prompt.sizes()
+        self.rule_sizes = prompt.rule_sizes()
         self.runtime.set_request_overhead(system=system, rules=rules, memory=memory,
-                                          tools=self.tools_bytes)
+                                          skills=skills, tools=self.tools_bytes)
 
     async def offer_mcp_tools(self) -> None:
         """The MCP servers' tools for the next run (servers started as needed; a broken one
@@ -331,6 +420,20 @@ class Session:
         self.tools.set_mcp_tools(tools)
         self.gate.mcp_servers = dict(self.ws.mcp.approvals())
 
+    async def provider(self) -> Provider:
+        """The provider of its runs: its model (:attr:`model`), else the ``model`` setting's."""
+        return await self.ws.provider(self.model)
+
+    async def summary_provider(self) -> Provider:
+        """The provider of its summaries: ``compact.model``, else its own model's."""
+        return await self.ws.provider(self.ws.settings.compact.model or self.model)
+
     def close(self) -> None:
         self.writer.close()
         self.lock.release()
+
+
+def logged_instructions(log: Path) -> list[str]:
+    """The subfolders' instruction files a session joined, as its log says (blocking: one
+    read of the log)."""
+    return logged_nested(tool_results(log, containing=INSTRUCTIONS_KEY.encode()))

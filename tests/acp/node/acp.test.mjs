@@ -1,8 +1,9 @@
 // `pseudoclaude acp` driven by the official ACP TypeScript SDK (@agentclientprotocol/sdk) as
 // the client, the way an editor would: new session -> prompt (a tool call asked with
 // session/request_permission) -> cancel -> list -> load in a new process, then the session as
-// `pseudoclaude sessions show` has it. The SDK validates every message it receives against
-// the ACP schema, so this also checks that what the agent writes is protocol-valid.
+// `pseudoclaude sessions show` has it; and the model option, close, resume and delete. The SDK
+// validates every message it receives against the ACP schema, so this also checks that what
+// the agent writes is protocol-valid.
 //
 // The model is `pseudoclaude fake-model` (scripted); settings come from the user's and the
 // workspace's .PseudoClaude/config.yaml and the API key from the environment, as ACP has no
@@ -12,7 +13,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -24,6 +25,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const PYTHON = process.env.PSEUDOCLAUDE_PYTHON
   ?? path.resolve(here, '..', '..', '..', '.venv', 'bin', 'python');
 const API_KEY = 'sk-ant-test-node-0123456789abcdef';
+const DEFAULT_MODEL = 'claude-sonnet-4-6'; // the `model` setting when none is set
+const SUMMARY_MODEL = 'claude-haiku-4-5';
 const TIMEOUT = 60_000;
 
 const SCRIPT = {
@@ -53,9 +56,9 @@ async function until(predicate, what) {
 }
 
 /** `pseudoclaude fake-model --script FILE`: resolves with its base URL and the process. */
-function fakeModel(dir) {
+function fakeModel(dir, turns = SCRIPT.turns) {
   const script = path.join(dir, 'script.json');
-  writeFileSync(script, JSON.stringify(SCRIPT));
+  writeFileSync(script, JSON.stringify({ ...SCRIPT, turns }));
   const proc = spawn(PYTHON, ['-m', 'pseudoclaude', 'fake-model', '--script', script],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
@@ -120,16 +123,22 @@ test('new, prompt with a permission, cancel, list, load in a new process', async
       });
       assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION);
       assert.equal(init.agentCapabilities.loadSession, true);
-      assert.deepEqual(init.agentCapabilities.sessionCapabilities.list, {});
+      assert.deepEqual(init.agentCapabilities.sessionCapabilities,
+        { list: {}, resume: {}, close: {}, delete: {} });
 
       const made = await ctx.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
       const { sessionId } = made;
       assert.equal(made.modes.currentModeId, 'default');
       assert.deepEqual(made.modes.availableModes.map((m) => m.id), ['strict', 'default', 'acceptEdits', 'plan']);
-      assert.deepEqual(made.configOptions.map((o) => [o.id, o.currentValue]), [['mode', 'default']]);
+      assert.deepEqual(made.configOptions.map((o) => [o.id, o.currentValue]),
+        [['mode', 'default'], ['model', DEFAULT_MODEL]]);
       await until(() => ofKind(first.updates, sessionId, 'available_commands_update').length, 'commands');
       const [commands] = ofKind(first.updates, sessionId, 'available_commands_update');
-      assert.deepEqual(commands.availableCommands.map((c) => c.name), ['compact', 'undo', 'context', 'memory', 'rewind', 'mcp', 'plan', 'do']);
+      const names = commands.availableCommands.map((c) => c.name);
+      for (const name of ['compact', 'undo', 'context', 'memory', 'rewind', 'mcp', 'plan', 'do']) {
+        assert.ok(names.includes(name), `${name} in ${names}`);
+      }
+      assert.ok(!names.includes('new')); // the client starts new threads itself
 
       const done = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
         sessionId, prompt: [{ type: 'text', text: 'say hi there' }],
@@ -216,6 +225,94 @@ test('new, prompt with a permission, cancel, list, load in a new process', async
 
     assert.ok(!JSON.stringify(log).includes(API_KEY));
     assert.ok(!Buffer.concat([...first.stderr, ...second.stderr]).toString().includes(API_KEY));
+  } finally {
+    fake.proc.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A folder with the user's settings (the fake model's URL, and `extra` lines) in `dir`. */
+function setUp(dir, fakeUrl, extra = []) {
+  const home = path.join(dir, 'home');
+  const ws = path.join(dir, 'ws');
+  mkdirSync(path.join(home, '.PseudoClaude'), { recursive: true });
+  mkdirSync(path.join(ws, '.PseudoClaude'), { recursive: true });
+  writeFileSync(path.join(ws, 'README.md'), '# ws\n');
+  writeFileSync(path.join(home, '.PseudoClaude', 'config.yaml'), [
+    'provider: anthropic', `baseUrl: ${fakeUrl}`,
+    'memory:', `  userDir: ${path.join(dir, 'user-memory')}`,
+    'sandbox:', '  enabled: false', ...extra, ''].join('\n'));
+  writeFileSync(path.join(ws, '.PseudoClaude', 'config.yaml'), 'maxRetries: 0\n');
+  return { ws, env: { PATH: process.env.PATH, HOME: home, ANTHROPIC_API_KEY: API_KEY } };
+}
+
+test('the model option, then close, resume and delete', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pseudoclaude-acp-node-'));
+  const fake = await fakeModel(dir, [
+    { text: 'First answer.' },
+    { text: ['Working', ' on it', ' slowly'], delay: 0.05, stall: 30, stall_after: 5 },
+    { text: 'Resumed answer.' },
+  ]);
+  const { ws, env } = setUp(dir, fake.url, ['compact:', `  model: ${SUMMARY_MODEL}`]);
+  const modelsAsked = async () => (await (await fetch(`${fake.url}/_requests`)).json())
+    .filter((r) => r.body.tools).map((r) => r.body.model);
+  const log = [];
+  try {
+    const agent = startAgent(env, dir, log);
+    await agent.app.connectWith(agent.stream, async (ctx) => {
+      await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      const { sessionId, configOptions } = await ctx.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+      const model = configOptions.find((o) => o.id === 'model');
+      assert.deepEqual(model.options.map((o) => o.value), [DEFAULT_MODEL, SUMMARY_MODEL]);
+
+      // the model option: the session's next requests use the model chosen
+      const set = await ctx.request(acp.methods.agent.session.setConfigOption, {
+        sessionId, configId: 'model', value: SUMMARY_MODEL,
+      });
+      assert.equal(set.configOptions.find((o) => o.id === 'model').currentValue, SUMMARY_MODEL);
+      await until(() => ofKind(agent.updates, sessionId, 'config_option_update').length, 'the option update');
+      const [changed] = ofKind(agent.updates, sessionId, 'config_option_update');
+      assert.equal(changed.configOptions.find((o) => o.id === 'model').currentValue, SUMMARY_MODEL);
+      const first = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
+        sessionId, prompt: [{ type: 'text', text: 'hello' }],
+      }), 'the first prompt');
+      assert.equal(first.stopReason, 'end_turn');
+      assert.deepEqual(await modelsAsked(), [SUMMARY_MODEL]);
+
+      // delete is refused while a prompt runs; close cancels it
+      const running = ctx.request(acp.methods.agent.session.prompt, {
+        sessionId, prompt: [{ type: 'text', text: 'take your time' }],
+      });
+      await until(() => text(agent.updates, sessionId).includes('Working'), 'a chunk');
+      const refused = await ctx.request(acp.methods.agent.session.delete, { sessionId })
+        .then(() => null, (error) => error);
+      assert.equal(refused?.code, -32001);
+      await withTimeout(ctx.request(acp.methods.agent.session.close, { sessionId }), 'close');
+      assert.equal((await withTimeout(running, 'the closed prompt')).stopReason, 'cancelled');
+
+      // resume: no history replayed; modes, options and commands as for a new session
+      const before = agent.updates.length;
+      const resumed = await ctx.request(acp.methods.agent.session.resume, { sessionId, cwd: ws, mcpServers: [] });
+      assert.equal(resumed.modes.currentModeId, 'default');
+      assert.deepEqual(resumed.configOptions.map((o) => o.id), ['mode', 'model']);
+      await until(() => ofKind(agent.updates.slice(before), sessionId, 'available_commands_update').length, 'commands');
+      assert.equal(ofKind(agent.updates.slice(before), sessionId, 'user_message_chunk').length, 0);
+      const again = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
+        sessionId, prompt: [{ type: 'text', text: 'go on' }],
+      }), 'the prompt after resume');
+      assert.equal(again.stopReason, 'end_turn');
+      assert.match(text(agent.updates, sessionId), /Resumed answer\.$/);
+
+      // delete: the folder goes; a second delete resolves too (the SDK treats -32002 as done)
+      assert.deepEqual(await ctx.request(acp.methods.agent.session.delete, { sessionId }), {});
+      assert.ok(!existsSync(path.join(ws, '.PseudoClaude', 'sessions', sessionId)));
+      const listed = await ctx.request(acp.methods.agent.session.list, { cwd: ws });
+      assert.deepEqual(listed.sessions, []);
+      await ctx.request(acp.methods.agent.session.delete, { sessionId });
+    });
+    agent.proc.stdin.end();
+    assert.equal(await withTimeout(agent.exited, 'the agent to exit'), 0);
+    assert.ok(!JSON.stringify(log).includes(API_KEY));
   } finally {
     fake.proc.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

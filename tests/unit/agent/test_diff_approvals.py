@@ -67,8 +67,8 @@ class OneTurn:
     def __init__(self, calls: list[ToolCall]) -> None:
         self.calls = calls
 
-    async def stream(self, system: str, messages: list[Message], tools: list[ToolSpec]
-                     ) -> AsyncGenerator[StreamEvent, None]:
+    async def stream(self, system: str, messages: list[Message], tools: list[ToolSpec],
+                     **_: object) -> AsyncGenerator[StreamEvent, None]:
         calls, self.calls = self.calls, []
         for call in calls:
             yield ToolCallComplete(call)

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pseudoclaude.agent.prompt import build_system_prompt
+from pseudoclaude.agent.prompt import IDENTITY, RULES, build_system_prompt
+from pseudoclaude.agent.tools.registry import default_tools
 
 
 def test_instructions_from_every_source_in_order(tmp_path: Path) -> None:
@@ -49,3 +50,10 @@ def test_a_cycle_is_skipped(tmp_path: Path) -> None:
 def test_no_instructions_no_memory(tmp_path: Path) -> None:
     prompt = build_system_prompt(tmp_path)
     assert "Instructions from" not in prompt and "Memory" not in prompt
+
+
+def test_the_identity_names_no_tool_and_run_command_takes_a_shell_line() -> None:
+    identity = IDENTITY.format(workspace="/w")
+    assert "the tools you are offered" in identity
+    assert not [t.name for t in default_tools() if t.name in identity]  # it would drift
+    assert "/bin/sh -c" in RULES and "`args`" in RULES and "no shell;" not in RULES

@@ -429,8 +429,8 @@ class ScriptedProvider:
         self.requests: list[list[Message]] = []
         self.tools: list[list[str]] = []
 
-    async def stream(self, system: str, messages: list[Message], tools: list[ToolSpec]
-                     ) -> AsyncGenerator[StreamEvent, None]:
+    async def stream(self, system: str, messages: list[Message], tools: list[ToolSpec],
+                     **_: object) -> AsyncGenerator[StreamEvent, None]:
         assert system == "SYSTEM PROMPT"
         self.requests.append(messages)
         self.tools.append([t.name for t in tools])
@@ -448,8 +448,8 @@ class ScriptedProvider:
 class Hold(ScriptedProvider):
     """Streams its turn, then never ends (until cancelled)."""
 
-    async def stream(self, system: str, messages: list[Message], tools: list[ToolSpec]
-                     ) -> AsyncGenerator[StreamEvent, None]:
+    async def stream(self, system: str, messages: list[Message], tools: list[ToolSpec],
+                     **_: object) -> AsyncGenerator[StreamEvent, None]:
         async for event in super().stream(system, messages, tools):
             yield event
         await asyncio.sleep(60)

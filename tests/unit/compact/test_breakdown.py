@@ -1,4 +1,4 @@
-"""The context breakdown (SPEC §11): nine categories that add up exactly to the estimate of
+"""The context breakdown (SPEC §11): ten categories that add up exactly to the estimate of
 the whole next request (system prompt, rules, memory, tool schemas, messages), before and after
 the provider's anchor, after a Layer-1 spill and after a summary; never negative; kept
 incrementally."""

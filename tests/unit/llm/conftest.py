@@ -58,7 +58,8 @@ class ProviderTurns:
 
     def run_turn(self, fake: FakeModelServer, messages: list[Message] = HELLO,
                  tools: list[ToolSpec] | None = None, system: str = "SYSTEM PROMPT",
-                 cache: bool = True, **options: Any) -> tuple[list[StreamEvent], Completion]:
+                 cache: bool = True, environment: str = "", **options: Any
+                 ) -> tuple[list[StreamEvent], Completion]:
         """One streamed turn; returns every event and the folded completion."""
         async def go() -> tuple[list[StreamEvent], Completion]:
             provider = await self.provider_for(fake, **options)
@@ -66,7 +67,8 @@ class ProviderTurns:
             try:
                 return events, await complete(provider, system, messages,
                                               self.tools if tools is None else tools,
-                                              events.append, cache=cache)
+                                              events.append, cache=cache,
+                                              environment=environment)
             finally:
                 await provider.aclose()
         return asyncio.run(go())

@@ -138,13 +138,17 @@ function M.plan_prompt(p)
   return 'PseudoClaude: approve this plan and leave plan mode? ' .. fmt.one_line(plan, 300)
 end
 
---- The words of a hook's approval (a command the folder's settings run around tool calls).
+--- The words of the question about a folder's own hooks file (kind `hooks`): each hook's name,
+--- event and what it runs, one `;` apart.
 --- @param p pseudoclaude.ApproveParams
 --- @return string
 function M.hooks_prompt(p)
-  local what = given(p.command) or fmt.arguments(p.arguments, 300)
-  local where = given(p.path) and (" (from this folder's " .. p.path .. ')') or ''
-  return string.format('PseudoClaude: a hook wants to run: %s%s', what, where)
+  local hooks = {}
+  for _, h in ipairs(type(p.hooks) == 'table' and p.hooks or {}) do
+    hooks[#hooks + 1] = string.format('%s (%s): %s', tostring(h.name), tostring(h.event), fmt.one_line(tostring(h.action), 200))
+  end
+  return string.format("PseudoClaude: this folder's %s has hooks that would run on your machine (they do not until you allow them): %s",
+    tostring(p.path or '.PseudoClaude/hooks.yaml'), table.concat(hooks, '; '))
 end
 
 --- The prompt with the reason it is asked (`… — default mode asks before commands`).
@@ -154,9 +158,10 @@ local function with_reason(prompt, p)
 end
 
 --- What `vim.ui.select` offers for an approval: `{label, decision}` each, and its prompt.
---- Commands, writes, reads, plans and hooks: `Allow once`, `Allow for this session`, `Always
+--- Commands, writes, reads and plans: `Allow once`, `Allow for this session`, `Always
 --- allow <rule>` (when the request names the rule it would add), `Deny`; an MCP tool: the
---- session's allowance is for that tool; an MCP server: `Allow for this project` (remembered).
+--- session's allowance is for that tool; an MCP server, a folder's settings or hooks file:
+--- `Allow for this project` (remembered).
 --- The prompt ends with why it is asked (the request's `reason`), when it says.
 --- @param p pseudoclaude.ApproveParams
 --- @return {label: string, decision: string}[], string
@@ -167,6 +172,9 @@ function M.choices(p)
   end
   if p.kind == kinds.permissions then
     return require('pseudoclaude.mcp').APPROVE_CHOICES, M.settings_prompt(p)
+  end
+  if p.kind == kinds.hooks then
+    return require('pseudoclaude.mcp').APPROVE_CHOICES, M.hooks_prompt(p)
   end
   local session = actions.session
   local prompt
@@ -179,8 +187,6 @@ function M.choices(p)
     prompt = M.read_prompt(p)
   elseif p.kind == kinds.plan then
     prompt = M.plan_prompt(p)
-  elseif p.kind == kinds.hooks then
-    prompt = M.hooks_prompt(p)
   else
     prompt = M.command_prompt(p)
   end
@@ -346,12 +352,14 @@ local function ask_select(pending)
     return dismiss(pending, true)
   end
   local function decided(decision)
-    if decision == DECISION.deny and p.kind ~= kinds.mcp_server and p.kind ~= kinds.permissions then
+    if decision == DECISION.deny and p.kind ~= kinds.mcp_server and p.kind ~= kinds.permissions
+      and p.kind ~= kinds.hooks then
       return M.deny_with_message(pending)
     end
     pending.settle(decision)
   end
-  if p.kind ~= kinds.mcp and p.kind ~= kinds.mcp_server and p.kind ~= kinds.permissions then
+  if p.kind ~= kinds.mcp and p.kind ~= kinds.mcp_server and p.kind ~= kinds.permissions
+    and p.kind ~= kinds.hooks then
     -- The labels themselves, as before (what UI plugins and scripts see).
     local labels, by_label = {}, {}
     for i, c in ipairs(choices) do

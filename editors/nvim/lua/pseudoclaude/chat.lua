@@ -265,7 +265,7 @@ end
 function M.approval(params, waiting)
   local sid = type(params.sessionId) == 'string' and params.sessionId or nil
   local chat = (sid and get(params.workspace, sid)) or get(params.workspace)
-  if not chat or params.kind == 'mcpServer' or params.kind == 'permissions' then -- (no call, no card)
+  if not chat or params.kind == 'mcpServer' or params.kind == 'permissions' or params.kind == 'hooks' then -- (no call)
     return
   end
   -- An MCP tool is asked by its own name; its card has the model's (`mcp__<server>__<tool>`).

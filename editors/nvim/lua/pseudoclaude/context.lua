@@ -98,8 +98,23 @@ local function row_line(row)
   return (string.format('%-13s%9s %5s  %s', row.label, fmt.count(row.tokens), row.share, row.bar):gsub('%s+$', ''))
 end
 
+--- The instruction files under the Rules row, indented: path, tokens, source (`rules` of the
+--- context; nothing from a server that does not send it).
+--- @param rules? pseudoclaude.RuleFile[]
+--- @return string[]
+function M.rule_lines(rules)
+  local out = {}
+  for _, r in ipairs(type(rules) == 'table' and rules or {}) do
+    if type(r) == 'table' and type(r.path) == 'string' then
+      out[#out + 1] = string.format('  %-11s%9s  %s', r.path, fmt.count(count(r.tokens)), tostring(r.source or ''))
+    end
+  end
+  return out
+end
+
 --- The lines of `:PseudoClaudeContext`: the totals, one line per category (tokens, share of the
---- window, a bar), a rule, free and reserved, the auto-compact state and how to close.
+--- window, a bar; the instruction files under Rules), a rule, free and reserved, the auto-compact
+--- state and how to close.
 --- @param c pseudoclaude.ContextResult
 --- @return string[]
 function M.breakdown_lines(c)
@@ -117,6 +132,9 @@ function M.breakdown_lines(c)
         lines[#lines + 1] = string.rep('─', 13 + 9 + 1 + 5 + 2 + M.BAR_WIDTH)
       end
       lines[#lines + 1] = row_line(row)
+      if row.key == 'rules' then
+        vim.list_extend(lines, M.rule_lines(c.rules))
+      end
     end
   else
     lines[#lines + 1] = '(this server sends no breakdown)'

@@ -918,6 +918,13 @@ function M.mcp(workspace)
   require('pseudoclaude.mcp').open(workspace)
 end
 
+--- `:PseudoClaudeHooks`: the folder's hooks by event (what each runs, where it is defined,
+--- whether it runs, and the entries that cannot be read), in a float.
+--- @param workspace? string
+function M.hooks(workspace)
+  require('pseudoclaude.hooks').open(workspace)
+end
+
 --- `:PseudoClaudeMode [mode]`: set the permission mode of the session (the chat's, else the
 --- folder's current one; with no session yet, the mode the next one starts in), or pick one of
 --- the allowed modes with `vim.ui.select`.

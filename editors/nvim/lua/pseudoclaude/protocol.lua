@@ -36,6 +36,9 @@ M.requests = {
   permissions = 'pseudoclaude/permissions',
   permissions_check = 'pseudoclaude/permissions/check',
   tasks = 'pseudoclaude/tasks',
+  status = 'pseudoclaude/status',
+  hooks_list = 'pseudoclaude/hooks/list',
+  skills_list = 'pseudoclaude/skills/list',
 }
 
 --- Server → client notifications.
@@ -99,6 +102,14 @@ M.diagnostics_capability = 'diagnostics'
 
 --- The protocol's version.
 M.version = 1
+
+--- The values of `RuleSource`.
+M.rule_sources = {
+  user = 'user',
+  project = 'project',
+  ['local'] = 'local',
+  nested = 'nested',
+}
 
 --- Why a preview would summarise nothing (`wouldSummarize: false`), or a compaction
 --- summarised nothing (`summarized: false`): no conversation, nothing older than the recent
@@ -191,7 +202,8 @@ M.permission_decisions = {
   deny = 'deny',
 }
 
---- The values of `PermissionSource`.
+--- Where a verdict comes from: a rule's source, the mode, the dangerous-command list, the
+--- workspace boundary, or a PreToolUse hook that allowed or asked (`hook`, in a run only).
 M.permission_sources = {
   user = 'user',
   project = 'project',
@@ -201,6 +213,34 @@ M.permission_sources = {
   mode = 'mode',
   blacklist = 'blacklist',
   sandbox = 'sandbox',
+  hook = 'hook',
+}
+
+--- Where a hook is defined: `~/.PseudoClaude/hooks.yaml`, the folder's
+--- `.PseudoClaude/hooks.yaml`, or the `hooks` setting.
+M.hook_sources = {
+  user = 'user',
+  workspace = 'workspace',
+  settings = 'settings',
+}
+
+--- The values of `HookStatus`.
+M.hook_statuss = {
+  active = 'active',
+  needs_approval = 'needsApproval',
+  denied = 'denied',
+  invalid = 'invalid',
+}
+
+--- Where a skill is defined: the folder's `.PseudoClaude/skills/`, the user's
+--- `~/.PseudoClaude/skills/`, the folder's `.claude/skills/` or `.agents/skills/`, or
+--- PseudoClaude itself.
+M.skill_sources = {
+  workspace = 'workspace',
+  user = 'user',
+  claude = 'claude',
+  agents = 'agents',
+  builtin = 'builtin',
 }
 
 --- The values of `ReviewDecision`.
@@ -222,8 +262,8 @@ M.memory_levels = { 'project', 'user' }
 --- The types of a memory note.
 M.memory_types = { 'user_preference', 'correction_feedback', 'project_knowledge', 'reference_material' }
 
---- The nine categories of a breakdown that add up to `estimatedTokens`, in display order.
-M.breakdown_categories = { 'system', 'rules', 'memory', 'tools', 'summary', 'messages', 'toolCalls', 'toolResults', 'spilled' }
+--- The ten categories of a breakdown that add up to `estimatedTokens`, in display order.
+M.breakdown_categories = { 'system', 'rules', 'memory', 'skills', 'tools', 'summary', 'messages', 'toolCalls', 'toolResults', 'spilled' }
 
 --- Why a run ended.
 M.stop_reasons = {
@@ -232,6 +272,7 @@ M.stop_reasons = {
   canceled = 'canceled',
   unknown_tool_limit = 'unknown_tool_limit',
   error = 'error',
+  blocked = 'blocked',
 }
 
 --- @class pseudoclaude.EmptyParams
@@ -457,7 +498,7 @@ M.stop_reasons = {
 --- @class pseudoclaude.PermissionRule
 --- @field rule string
 --- @field decision 'allow'|'ask'|'deny'
---- @field source 'blacklist'|'local'|'mode'|'project'|'sandbox'|'session'|'settings'|'user'
+--- @field source 'blacklist'|'hook'|'local'|'mode'|'project'|'sandbox'|'session'|'settings'|'user'
 
 --- @class pseudoclaude.PermissionsResult
 --- @field mode 'acceptEdits'|'bypassPermissions'|'default'|'plan'|'strict'
@@ -475,7 +516,7 @@ M.stop_reasons = {
 
 --- @class pseudoclaude.PermissionsCheckResult
 --- @field decision 'allow'|'ask'|'deny'
---- @field source 'blacklist'|'local'|'mode'|'project'|'sandbox'|'session'|'settings'|'user'
+--- @field source 'blacklist'|'hook'|'local'|'mode'|'project'|'sandbox'|'session'|'settings'|'user'
 --- @field reason string
 --- @field rule? string The rule that decided (absent: the mode, the dangerous-command list or the workspace boundary did).
 
@@ -493,6 +534,7 @@ M.stop_reasons = {
 --- @field autoCompactFailures integer
 --- @field autoCompactTripped boolean
 --- @field breakdown pseudoclaude.Breakdown
+--- @field rules pseudoclaude.RuleFile[] The instruction files of the system prompt, in its order: their tokens add up to `breakdown.rules`.
 
 --- What a rewind of code can restore in this workspace.
 --- @class pseudoclaude.CheckpointStatus
@@ -500,12 +542,13 @@ M.stop_reasons = {
 --- @field problem? string What cannot be restored and why (the checkpoints failed, or cover only the agent's own writes); absent when every file is covered.
 --- @field skipped string[] Files over 1 MiB left out of the latest checkpoint (never restored), relative, `/`.
 
---- What fills the context, in tokens: the nine categories add up to `estimatedTokens`;
+--- What fills the context, in tokens: the ten categories add up to `estimatedTokens`;
 --- `free` and `reserved` are beside them (the wire's `Breakdown`).
 --- @class pseudoclaude.Breakdown
 --- @field system integer Identity and tool instructions of the system prompt.
---- @field rules integer `PSEUDOCLAUDE.md` files.
+--- @field rules integer Instruction files (`PSEUDOCLAUDE.md`, `AGENTS.md`, `CLAUDE.md`...): the sum of the context's `rules` list.
 --- @field memory integer The injected memory index.
+--- @field skills integer The skill list of the system prompt, the skills loaded (`load_skill` results) and the `/<skill>` prompts.
 --- @field tools integer Tool schemas.
 --- @field summary integer The compaction summary message and its acknowledgement.
 --- @field messages integer User and assistant text.
@@ -514,6 +557,12 @@ M.stop_reasons = {
 --- @field spilled integer Previews of spilled results.
 --- @field free integer The window minus the estimate, not below 0.
 --- @field reserved integer Summary reserve plus safety margin, as applied after small-window caps.
+
+--- One instruction file in the system prompt, its share of the breakdown's `rules`.
+--- @class pseudoclaude.RuleFile
+--- @field path string Relative to the workspace for the project's files; `~/...` (or absolute) for the user's.
+--- @field tokens integer Its share of `rules`: the files' tokens add up to `breakdown.rules`.
+--- @field source 'local'|'nested'|'project'|'user' `user`, `project`, `local` (`CLAUDE.local.md`) or `nested` (a subfolder's `AGENTS.md` or `CLAUDE.md`, joined when the session read a file under it).
 
 --- @class pseudoclaude.MemoryNote
 --- @field filename string
@@ -742,6 +791,7 @@ M.stop_reasons = {
 --- @field name string
 --- @field description string
 --- @field hint? string What the text after the name means, when it takes any.
+--- @field skill? boolean `true`: a skill (`/review src`): the chat sends the text as a prompt (the server turns it into the skill's instructions).
 
 --- @class pseudoclaude.CommandsResult
 --- @field commands pseudoclaude.SlashCommand[]
@@ -771,6 +821,50 @@ M.stop_reasons = {
 --- @class pseudoclaude.McpListResult
 --- @field servers pseudoclaude.McpServer[] Every configured server, by name.
 
+--- One hook of a folder (`pseudoclaude/hooks/list`).
+--- @class pseudoclaude.HookEntry
+--- @field name string
+--- @field event string
+--- @field source 'settings'|'user'|'workspace'
+--- @field status 'active'|'denied'|'invalid'|'needsApproval' `needsApproval`: the folder's own file waits for the user's approval; `denied`: the user declined it (in this server process); `invalid`: it cannot be read (`error`).
+--- @field action string What it runs, in one line (`shell: npm run lint`), with its flags.
+--- @field error? string `invalid`: the file, the line and why (`.../hooks.yaml:12: unknown event "X"`).
+
+--- @class pseudoclaude.HooksListResult
+--- @field hooks pseudoclaude.HookEntry[] Every hook (the user's file, the settings, the folder's file, in that order), and every entry that cannot be read.
+--- @field text string All of it by event as a person reads it (what `/hooks` and `pseudoclaude hooks list` show).
+
+--- One skill of a folder (`pseudoclaude/skills/list`).
+--- @class pseudoclaude.SkillEntry
+--- @field name string
+--- @field description string
+--- @field source 'agents'|'builtin'|'claude'|'user'|'workspace' Where the skill that has this name is defined (the folder's own first, then `.claude/skills`, `.agents/skills`, the user's, the built-in ones).
+--- @field loaded boolean The session loaded it (`load_skill`, or a `/<skill>` prompt).
+--- @field path string Its file (relative to the folder, `~/...`, or absolute).
+--- @field hint? string What its `/<name>` command takes (`argument-hint`).
+--- @field model boolean The model may load it (`false`: `disable-model-invocation`).
+--- @field command boolean The user may run it as `/<name>` (`false`: `user-invocable: false`).
+--- @field tools string[] The tools of its `tools.json` (offered once it is loaded).
+
+--- A skill, or a tool of its `tools.json`, that cannot be used: the others load.
+--- @class pseudoclaude.SkillProblem
+--- @field path string
+--- @field line integer|nil
+--- @field message string
+--- @field source 'agents'|'builtin'|'claude'|'user'|'workspace'
+--- @field name string The skill's name, when it is known.
+
+--- @class pseudoclaude.SkillsListResult
+--- @field sessionId string|nil
+--- @field skills pseudoclaude.SkillEntry[] Every skill, by name.
+--- @field problems pseudoclaude.SkillProblem[]
+
+--- One hook of the folder's `hooks.yaml` as its approval shows it.
+--- @class pseudoclaude.ApproveHook
+--- @field name string
+--- @field event string
+--- @field action string
+
 --- `pseudoclaude/approve` (server → client): approve one tool call, shown as a diff.
 --- @class pseudoclaude.ApproveParams
 --- @field workspace string
@@ -789,6 +883,7 @@ M.stop_reasons = {
 --- @field rule? string The permission rule `allowAlways` would add (e.g. `Bash(npm run test:*)`); absent: `allowAlways` is not offered.
 --- @field reason? string Why the call is asked (the mode, or the rule that asks).
 --- @field plan? string `plan`: the plan the agent asks to carry out (Markdown).
+--- @field hooks? pseudoclaude.ApproveHook[] `hooks`: the hooks of the folder's file (`path`) that would run once approved.
 
 --- @class pseudoclaude.ApproveResult
 --- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'approve'|'deny'|'keepPlanning'
@@ -803,6 +898,48 @@ M.stop_reasons = {
 --- @class pseudoclaude.TasksResult
 --- @field sessionId string|nil
 --- @field tasks pseudoclaude.TaskItem[]
+
+--- What a session's model requests were billed so far, as the provider reported each turn
+--- (summed from its log, across restarts and compactions).
+--- @class pseudoclaude.SessionUsage
+--- @field inputTokens integer
+--- @field outputTokens integer
+--- @field cacheReadTokens integer
+--- @field cacheWriteTokens integer
+
+--- The context meter's numbers, and the session's usage.
+--- @class pseudoclaude.StatusTokens
+--- @field used integer The estimated tokens of the next request (`estimatedTokens` of the context).
+--- @field window integer
+--- @field autoCompactThreshold integer
+--- @field billed pseudoclaude.SessionUsage|nil `null`: no usage reported yet (no session, or no answer in it).
+
+--- A hook as `/status` lists it.
+--- @class pseudoclaude.StatusHook
+--- @field name string
+--- @field event string
+--- @field source string
+--- @field status string
+
+--- A skill as `/status` lists it.
+--- @class pseudoclaude.StatusSkill
+--- @field name string
+--- @field source string
+--- @field loaded boolean
+
+--- A session at a glance (`/status`, `pseudoclaude status`).
+--- @class pseudoclaude.StatusResult
+--- @field session string|nil The session's id (`null`: the folder has none yet).
+--- @field mode 'acceptEdits'|'bypassPermissions'|'default'|'plan'|'strict' The session's permission mode (with no session, the mode the next one starts in).
+--- @field provider string|nil The provider the next request goes to (`null`: none configured).
+--- @field model string
+--- @field tokens pseudoclaude.StatusTokens
+--- @field sandbox pseudoclaude.SandboxState
+--- @field mcp pseudoclaude.McpServer[] Every configured MCP server and its state, as `pseudoclaude/mcp/list` answers.
+--- @field hooks pseudoclaude.StatusHook[]
+--- @field skills pseudoclaude.StatusSkill[]
+--- @field ignoredSettings pseudoclaude.IgnoredSetting[] What the folder's own settings file sets that is not applied, and why.
+--- @field text string All of it as a person reads it (what `pseudoclaude status` prints).
 
 --- `pseudoclaude/diagnostics` (server → client): the diagnostics the editor shows.
 --- @class pseudoclaude.DiagnosticsParams
@@ -886,7 +1023,7 @@ M.stop_reasons = {
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.StopEvent
 --- @field kind 'stop'
---- @field stopReason 'completed'|'max_iterations'|'canceled'|'unknown_tool_limit'|'error'
+--- @field stopReason 'completed'|'max_iterations'|'canceled'|'unknown_tool_limit'|'error'|'blocked'
 
 --- The session's permission mode changed (by a request, a command or an approved plan).
 --- @class pseudoclaude.ModeEvent

@@ -277,7 +277,7 @@ export function modalApprovalCard(message: string): {
   tool: string;
   title: string;
   detail: string;
-  about?: 'mcpServer' | 'permissions' | 'plan';
+  about?: 'mcpServer' | 'permissions' | 'hooks' | 'plan';
   server?: string;
   rule?: string;
 } {
@@ -293,6 +293,15 @@ export function modalApprovalCard(message: string): {
       title: `This folder's ${settings[1] ?? ''} asks to use its own settings`,
       detail: (settings[2] ?? '').trim(),
       about: 'permissions',
+    };
+  }
+  const hooks = /^This folder's (\S+) has hooks that would run on your machine[^\n]*\n([\s\S]*)$/.exec(text);
+  if (hooks) {
+    return {
+      tool: '',
+      title: `This folder's ${hooks[1] ?? ''} has hooks that would run`,
+      detail: (hooks[2] ?? '').trim(),
+      about: 'hooks',
     };
   }
   const project = serverQuestionOf(text);
@@ -368,7 +377,7 @@ export interface InlineCard {
  * the window has several (a project server's question comes when a folder opens).
  */
 export function inlineApprovalCard(p: ApproveParams, folderName?: string): InlineCard {
-  if (p.kind === 'permissions' || p.kind === 'mcpServer') {
+  if (p.kind === 'permissions' || p.kind === 'mcpServer' || p.kind === 'hooks') {
     return folderCard(p, folderName);
   }
   const card = callCard(p);
@@ -379,8 +388,18 @@ export function inlineApprovalCard(p: ApproveParams, folderName?: string): Inlin
   };
 }
 
-/** A question asked when a folder opens: its own settings file, a project's MCP server. */
+/** A question asked when a folder opens: its own settings file or hooks, a project's MCP server. */
 function folderCard(p: ApproveParams, folderName?: string): InlineCard {
+  if (p.kind === 'hooks') {
+    const file = p.path ?? '.PseudoClaude/hooks.yaml';
+    const where = folderName ? `${folderName}'s ${file}` : `This folder's ${file}`;
+    return {
+      tool: '',
+      title: `${where} has hooks that would run`,
+      detail: (p.hooks ?? []).map((h) => `${h.name} (${h.event}): ${h.action}`).join('\n'),
+      about: 'hooks',
+    };
+  }
   if (p.kind === 'permissions') {
     const file = p.path ?? '.PseudoClaude/config.yaml';
     const where = folderName ? `${folderName}'s ${file}` : `This folder's ${file}`;
@@ -987,11 +1006,17 @@ export class ChatHost {
         await this.refreshContext();
         this.dispatch({ type: 'contextShown' });
         return;
+      case 'status':
+        await this.showStatus();
+        return;
       case 'memory':
         await this.env.showMemory().catch((e: unknown) => this.notice('error', describeFailure('Show Memory', e)));
         return;
       case 'mcp':
         await this.openMcp();
+        return;
+      case 'hooks':
+        await this.showHooks();
         return;
       case 'new':
       case 'worktree':
@@ -1018,6 +1043,39 @@ export class ChatHost {
         await this.rewind(args.turn, args.mode);
         return;
       }
+    }
+  }
+
+  /**
+   * `/status`: the chat's session at a glance (its mode, model, tokens, the sandbox, MCP servers,
+   * hooks and skills), in the server's words, as a card in the transcript. Read-only: it shows
+   * during a run too.
+   */
+  private async showStatus(): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    const sessionId = this.state.sessionId;
+    try {
+      const r = await this.agent.request(Requests.status, { workspace: folder.uri, ...(sessionId ? { sessionId } : {}) });
+      this.dispatch({ type: 'statusShown', text: r.text });
+    } catch (e) {
+      this.notice('error', describeFailure('Status', e));
+    }
+  }
+
+  /** `/hooks`: the folder's hooks by event, in the server's words (a card). */
+  private async showHooks(): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.hooksList, { workspace: folder.uri });
+      this.dispatch({ type: 'statusShown', title: 'Hooks', text: r.text });
+    } catch (e) {
+      this.notice('error', describeFailure('Hooks', e));
     }
   }
 
@@ -2154,7 +2212,7 @@ export class ChatHost {
     if (server && (p.command ?? p.url)) {
       this.serverCommands.set(serverKey(server.folder, server.name), (p.command ?? p.url) as string);
     }
-    const outside = server !== undefined || p.kind === 'permissions';
+    const outside = server !== undefined || p.kind === 'permissions' || p.kind === 'hooks';
     const sessionId = outside ? undefined : p.sessionId || undefined;
     const plan = p.kind === 'plan';
     const status = new Promise<ApprovalAnswer>((resolve) => {

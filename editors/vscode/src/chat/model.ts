@@ -37,7 +37,7 @@ export type ApprovalStatus = 'pending' | ApprovalDecision | 'dismissed' | 'cance
  * planning with feedback). `mcpServer` and `permissions` are asked when the folder opens, not in
  * a run; they stay until answered.
  */
-export type ApprovalAbout = 'mcp' | 'mcpServer' | 'permissions' | 'plan';
+export type ApprovalAbout = 'mcp' | 'mcpServer' | 'permissions' | 'hooks' | 'plan';
 
 /** The modes an approved plan may be carried out in. */
 export type PlanMode = 'default' | 'acceptEdits';
@@ -48,7 +48,7 @@ export function isPlanMode(value: unknown): value is PlanMode {
 
 /** Whether an approval is asked outside a run (the end of a run leaves it pending). */
 export function outsideRun(about: ApprovalAbout | undefined): boolean {
-  return about === 'mcpServer' || about === 'permissions';
+  return about === 'mcpServer' || about === 'permissions' || about === 'hooks';
 }
 
 export type PreviewStatus = 'asking' | 'compacting' | 'done' | 'cancelled' | 'failed';
@@ -119,6 +119,8 @@ export type ChatItem = (
   | { kind: 'marker'; id: string; marker: MarkerKind; text: string }
   /** The context breakdown at one moment (`/context`). */
   | { kind: 'context'; id: string; meter: MeterState | null }
+  /** The session at a glance (`/status`), or the hooks (`/hooks`, `title`), in the server's words. */
+  | { kind: 'status'; id: string; text: string; title?: string }
   | {
       kind: 'compact';
       id: string;
@@ -255,6 +257,8 @@ export type ChatAction =
     }
   /** The context breakdown as the meter has it, shown in the transcript (`/context`). */
   | { type: 'contextShown' }
+  /** The session at a glance, shown in the transcript (`/status`). */
+  | { type: 'statusShown'; text: string; title?: string }
   | {
       type: 'approval';
       id: string;
@@ -563,6 +567,10 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
     case 'contextShown': {
       const meter = state.meter;
       return withItem(state, (id) => ({ kind: 'context', id, meter }));
+    }
+    case 'statusShown': {
+      const { text, title } = a;
+      return withItem(state, (id) => ({ kind: 'status', id, text, ...(title ? { title } : {}) }));
     }
     case 'approval': {
       const { id, tool, title, detail, mode, path, about, server, args, rule, reason } = a;

@@ -135,6 +135,9 @@ function asked(item: ItemOf<'approval'>): string {
   if (item.about === 'permissions') {
     return item.title.replace(/ asks to use its own settings$/, "'s settings").replace(/^This folder's/, "this folder's");
   }
+  if (item.about === 'hooks') {
+    return item.title.replace(/ has hooks that would run$/, "'s hooks").replace(/^This folder's/, "this folder's");
+  }
   if (item.about === 'mcpServer') {
     return `start the MCP server ${item.server ?? item.tool} (.mcp.json)`;
   }
@@ -233,7 +236,8 @@ function approvalCard(item: ItemOf<'approval'>, open = false): string {
   const status = item.status;
   const server = item.about === 'mcpServer';
   const settings = item.about === 'permissions';
-  const project = server || settings; // remembered for the folder, not a session
+  const hooks = item.about === 'hooks';
+  const project = server || settings || hooks; // remembered for the folder, not a session
   if (status !== 'pending') {
     // Answered: one line (what was asked stays in its tooltip).
     const allowed = status === 'allowOnce' || status === 'allowSession' || status === 'allowAlways';
@@ -254,7 +258,9 @@ function approvalCard(item: ItemOf<'approval'>, open = false): string {
     ? `Approval to start the MCP server ${item.server ?? item.tool}`
     : settings
       ? "Approval of this folder's settings"
-      : `Approval for ${item.tool}`;
+      : hooks
+        ? "Approval of this folder's hooks"
+        : `Approval for ${item.tool}`;
   const parts = [
     `<section class="card approval pending${item.about ? ` approval-${item.about}` : ''}" data-id="${id}" role="group" aria-label="${esc(label)}">`,
     `<div class="card-title"><span class="approval-icon" aria-hidden="true">⚠</span>${esc(item.title)}</div>`,
@@ -483,6 +489,9 @@ function endLine(item: ItemOf<'end'>): string {
     case 'unknown_tool_limit':
       bits.push('Stopped: the model called unknown tools twice in a row');
       break;
+    case 'blocked':
+      bits.push('Not sent: a hook refused the prompt');
+      break;
     default:
       bits.push(`Stopped: ${item.stopReason}`);
   }
@@ -516,6 +525,16 @@ function contextCard(item: ItemOf<'context'>): string {
     `<section class="card context-card" data-id="${esc(item.id)}" role="group" aria-label="Context">` +
     '<div class="card-title">What fills the context</div>' +
     `${renderMeter(item.meter, true)}</section>`
+  );
+}
+
+/** `/status` (and `/hooks`): the server's text as it lines up (a preformatted block). */
+function statusCard(item: ItemOf<'status'>): string {
+  const title = esc(item.title ?? 'Status');
+  return (
+    `<section class="card status-card" data-id="${esc(item.id)}" role="group" aria-label="${title}">` +
+    `<div class="card-title">${title}</div>` +
+    `<pre class="card-pre">${esc(item.text)}</pre></section>`
   );
 }
 
@@ -634,6 +653,8 @@ export function renderItem(item: ChatItem, open = false): string {
       return markerLine(item);
     case 'context':
       return contextCard(item);
+    case 'status':
+      return statusCard(item);
     case 'compact':
       return compactLine(item);
     case 'preview':

@@ -7,7 +7,7 @@
 import type { SlashCommand } from '../protocol';
 
 /** The commands the chat knows how to run. */
-export const RUNNABLE = ['compact', 'undo', 'context', 'memory', 'rewind', 'new', 'mcp', 'worktree', 'plan', 'do'] as const;
+export const RUNNABLE = ['compact', 'undo', 'context', 'status', 'memory', 'rewind', 'new', 'mcp', 'hooks', 'worktree', 'plan', 'do'] as const;
 export type SlashName = (typeof RUNNABLE)[number];
 
 export interface SlashRun {

@@ -41,6 +41,8 @@ from pseudoclaude.llm.provider import ToolSpec
 
 if TYPE_CHECKING:
     from pseudoclaude.agent.editor import Editor
+    from pseudoclaude.agent.instructions import NestedInstructions
+    from pseudoclaude.agent.skills import SessionSkills
     from pseudoclaude.agent.tools.freshness import FileLedger
     from pseudoclaude.agent.tools.paths import Confinement
     from pseudoclaude.sandbox import Sandbox
@@ -266,6 +268,11 @@ class ToolContext:
     """The session's own state the bookkeeping tools change (its task list, its mode)."""
     call_id: str = ""
     """The call being run (what an approval it asks for is about)."""
+    instructions: NestedInstructions | None = None
+    """The subfolders' instruction files the session joined: a read under a subfolder with
+    an ``AGENTS.md`` or ``CLAUDE.md`` not joined yet joins it (``None``: never)."""
+    skills: SessionSkills | None = None
+    """The session's skills (``load_skill``, ``install_skill``; ``None``: none)."""
 
 
 class Tool(ABC):

@@ -152,9 +152,10 @@ async def run_process(
     timeout: float,
     env: Mapping[str, str] | None = None,
     sandbox: Sandbox | None = None,
+    stdin: bytes | None = None,
 ) -> ToolOutput:
     """Run one program (``args`` given) or one shell line (``args`` is ``None``) as described
-    in the module docstring."""
+    in the module docstring; ``stdin``: what the program reads (default: nothing)."""
     shell = args is None
     argv = [SHELL, "-c", command] if args is None else [command, *args]
     shown = command if args is None else shlex.join(argv)
@@ -179,7 +180,8 @@ async def run_process(
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, env=environment,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True,
         )
     except FileNotFoundError as exc:
@@ -212,7 +214,17 @@ async def run_process(
             await asyncio.wait({pump_task}, timeout=_POLL)
         await proc.wait()
 
+    async def feed() -> None:
+        writer = proc.stdin
+        if writer is None or stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            writer.write(stdin)
+            await writer.drain()
+        writer.close()
+
     pump_task = asyncio.ensure_future(pump())
+    feed_task = asyncio.ensure_future(feed())
     timed_out = False
     try:
         try:
@@ -229,10 +241,11 @@ async def run_process(
         pump_task.cancel()
         raise
     finally:
-        if not pump_task.done():
-            pump_task.cancel()
-        with contextlib.suppress(BaseException):
-            await pump_task
+        for task in (pump_task, feed_task):
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
     code = proc.returncode
     metadata: dict[str, Any] = {
         "command": command, **({"shell": True} if shell else {"args": list(args or [])}),

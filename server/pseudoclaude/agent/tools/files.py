@@ -14,7 +14,11 @@ scanned to the end), ``bytes`` (the file's size), ``truncated`` (the 64 KiB limi
 lines), ``next_offset`` (present whenever lines remain after the ones returned), ``sha256``
 (of all the bytes read: the editor's text when the answer comes from it, else the file; absent
 for a file over 64 MiB read in part). An ``offset`` past the last line is
-``invalid_arguments``.
+``invalid_arguments``. The first read of a file under a subfolder with its own ``AGENTS.md`` or
+``CLAUDE.md`` makes those instructions apply to the session
+(:mod:`~pseudoclaude.agent.instructions`): the content ends with a blank line and
+``(instructions from sub/AGENTS.md now apply)`` (room is kept for it within the limit), and
+``metadata.instructions`` lists them.
 
 ``write_file{path, content}`` creates the missing parent folders (inside the workspace) and
 writes atomically: a temporary file in the same folder, ``fsync``, ``rename`` over the target,
@@ -61,6 +65,7 @@ from typing import Any, BinaryIO, ClassVar
 
 from pseudoclaude import durable
 from pseudoclaude.agent.editor import OpenText
+from pseudoclaude.agent.instructions import INSTRUCTIONS_KEY, notice
 from pseudoclaude.agent.tools.base import (
     BINARY_SNIFF_BYTES,
     MAX_CONTENT_BYTES,
@@ -123,10 +128,12 @@ def _cut_utf8(data: bytes, limit: int) -> bytes:
     return head.decode("utf-8", "ignore").encode("utf-8")
 
 
-def read_lines(located: Located, offset: int, limit: int | None, text: str | None = None
-               ) -> ToolOutput:
+def read_lines(located: Located, offset: int, limit: int | None, text: str | None = None,
+               reserve: int = 0) -> ToolOutput:
     """The blocking body of ``read_file``: the file's lines, or those of ``text`` (an open
-    document's, in the editor)."""
+    document's, in the editor); ``reserve`` bytes of the content are left for a note after
+    them."""
+    budget = _READ_BUDGET - reserve
     whole: str | None = None  # the digest of all the bytes (None: not scanned to the end)
     if text is None:
         fd, info = _open_regular(located)
@@ -163,7 +170,7 @@ def read_lines(located: Located, offset: int, limit: int | None, text: str | Non
                 end = size if nl < 0 else nl + 1
                 if collecting and line >= offset:
                     piece = chunk[pos:end]
-                    if len(out) + len(piece) <= _READ_BUDGET:
+                    if len(out) + len(piece) <= budget:
                         out += piece
                         if nl >= 0:
                             returned += 1
@@ -172,8 +179,8 @@ def read_lines(located: Located, offset: int, limit: int | None, text: str | Non
                                 collecting = False
                     else:
                         if returned == 0:  # the first line alone is too long: its head
-                            out += piece[:_READ_BUDGET - len(out)]
-                            out[:] = _cut_utf8(bytes(out), _READ_BUDGET)
+                            out += piece[:budget - len(out)]
+                            out[:] = _cut_utf8(bytes(out), budget)
                             returned = 1
                         else:  # drop the partial line; it starts the next page
                             del out[line_start:]
@@ -363,6 +370,10 @@ IN_EDITOR = (" in the editor, unsaved: the user has unsaved changes to this file
              "change went into their editor (they can undo it there), not to the file on disk")
 
 
+_NOTE_GAP = "\n"
+"""Before the note of the instruction files a read made apply (after the text's last line)."""
+
+
 class ReadFile(Tool):
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
@@ -386,16 +397,27 @@ class ReadFile(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         def work() -> ToolOutput:
             located = ctx.paths.locate(args["path"], tool=self.name)
+            inside = located.root == ctx.paths.workspace
+            nested = ctx.instructions if inside else None
+            waiting = [] if nested is None else nested.waiting(located.root, located.rel)
+            reserve = len(f"\n{_NOTE_GAP}{notice(waiting)}".encode()) if waiting else 0
             doc, disk = _editor_and_disk(ctx, located)
             if doc is None:
-                out = read_lines(located, args.get("offset", 1), args.get("limit"))
+                out = read_lines(located, args.get("offset", 1), args.get("limit"),
+                                 reserve=reserve)
             else:
                 # the editor's text (the disk's, when they are the same: read once)
-                out = read_lines(located, args.get("offset", 1), args.get("limit"), doc.text)
+                out = read_lines(located, args.get("offset", 1), args.get("limit"), doc.text,
+                                 reserve=reserve)
                 out.unsaved = doc.text != disk
             seen = (out.metadata or {}).get(DIGEST_KEY)
-            if ctx.files is not None and seen and located.root == ctx.paths.workspace:
+            if ctx.files is not None and seen and inside:
                 ctx.files.saw(located.path, seen)
+            joined = nested.join(waiting) if nested is not None and waiting else []
+            if joined:  # the read made them apply: said at the end of what it returns
+                out.content += ("\n" if out.content and not out.content.endswith("\n")
+                                else "") + _NOTE_GAP + notice(joined)
+                out.metadata = {**(out.metadata or {}), INSTRUCTIONS_KEY: joined}
             return out
 
         return await asyncio.to_thread(work)

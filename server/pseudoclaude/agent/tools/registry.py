@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from pseudoclaude.agent.editor import Editor
+from pseudoclaude.agent.instructions import NestedInstructions
+from pseudoclaude.agent.skills import SessionSkills
 from pseudoclaude.agent.tools.base import (
     ApprovalClass,
     Preview,
@@ -43,6 +45,7 @@ from pseudoclaude.agent.tools.freshness import FileLedger
 from pseudoclaude.agent.tools.paths import Confinement
 from pseudoclaude.agent.tools.plan import ExitPlanMode, UpdateTasks
 from pseudoclaude.agent.tools.search import FindFiles, SearchCode
+from pseudoclaude.agent.tools.skills import InstallSkill, LoadSkill, SkillCommand, skill_tool
 from pseudoclaude.llm.editor import Diagnostic
 from pseudoclaude.llm.provider import ToolSpec
 from pseudoclaude.llm.types import ToolCall, ToolResult
@@ -54,6 +57,8 @@ log = logging.getLogger("pseudoclaude.agent.tools")
 
 _UPDATE_TASKS = UpdateTasks()
 _EXIT_PLAN_MODE = ExitPlanMode()
+_LOAD_SKILL = LoadSkill()
+_INSTALL_SKILL = InstallSkill()
 
 
 def default_tools() -> list[Tool]:
@@ -88,6 +93,8 @@ class ToolRegistry:
         self._files: FileLedger | None = None
         self._sandbox: Sandbox | None = None
         self._state: SessionState | None = None
+        self._instructions: NestedInstructions | None = None
+        self._skills: SessionSkills | None = None
         self._plan = False
 
     @property
@@ -104,6 +111,11 @@ class ToolRegistry:
         now (:mod:`~pseudoclaude.agent.tools.freshness`); calls already running keep the
         old one."""
         self._files = files
+
+    def set_instructions(self, instructions: NestedInstructions | None) -> None:
+        """The session's record of the subfolders' instruction files it joined: ``read_file``
+        joins those of the folders above the file it reads (``None``: it joins none)."""
+        self._instructions = instructions
 
     def set_sandbox(self, sandbox: Sandbox | None) -> None:
         """Run commands in ``sandbox`` from now on (``None``: unsandboxed)."""
@@ -122,7 +134,27 @@ class ToolRegistry:
         if self._state is not None:  # a session's own bookkeeping
             offered[UpdateTasks.name] = _UPDATE_TASKS
             offered[ExitPlanMode.name] = _EXIT_PLAN_MODE
+        if self._skills is not None:  # then the tools of the skills it loaded
+            offered[LoadSkill.name] = _LOAD_SKILL
+            offered[InstallSkill.name] = _INSTALL_SKILL
+            for tool in self._skills.tools():
+                if tool.name not in offered:
+                    offered[tool.name] = skill_tool(tool)
         return offered
+
+    def set_skills(self, skills: SessionSkills | None) -> None:
+        """The session's skills: ``load_skill`` and ``install_skill`` are offered, and the
+        ``tools.json`` tools of the skills it loaded (``None``: none of them)."""
+        self._skills = skills
+
+    def as_command(self, call: ToolCall) -> ToolCall:
+        """The call the permission engine judges: a skill's tool as the ``run_command`` of its
+        program (its rules, the dangerous-command list, ``approvals.runCommand``); any other
+        call as it is."""
+        tool = self.get(call.name)
+        if isinstance(tool, SkillCommand):
+            return ToolCall(call.id, "run_command", tool.as_command())
+        return call
 
     def set_state(self, state: SessionState | None) -> None:
         """The session whose task list and mode ``update_tasks`` and ``exit_plan_mode``
@@ -137,7 +169,7 @@ class ToolRegistry:
 
     def _context(self, call_id: str = "") -> ToolContext:
         return ToolContext(self._paths, self._editor, self._files, self._sandbox, self._state,
-                           call_id)
+                           call_id, self._instructions, self._skills)
 
     def set_mcp_tools(self, tools: Iterable[McpTool]) -> None:
         """The tools of the MCP servers from now on (after the built-in ones; a name that is

@@ -33,6 +33,9 @@ local ACTIONS = {
   context = function(pc, ws, _, chat)
     pc.context(ws, chat and chat.session_id)
   end,
+  status = function(_, ws, _, chat)
+    require('pseudoclaude.status').open(ws, chat and chat.session_id)
+  end,
   memory = function(pc, ws)
     pc.memory(ws)
   end,
@@ -62,6 +65,9 @@ local ACTIONS = {
   end,
   mcp = function(pc, ws)
     pc.mcp(ws)
+  end,
+  hooks = function(pc, ws)
+    pc.hooks(ws)
   end,
   -- (when the server offers them)
   plan = function(_, ws, arg, chat)
