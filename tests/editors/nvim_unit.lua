@@ -377,8 +377,8 @@ test('root: ~/.PseudoClaude never makes HOME a workspace; no marker: the cwd or 
 end)
 
 local context = require('pseudoclaude.context')
-local BREAKDOWN = { system = 2000, rules = 500, memory = 300, tools = 3000, summary = 0, messages = 4000,
-  toolCalls = 700, toolResults = 1400, spilled = 100, free = 188000, reserved = 33000 }
+local BREAKDOWN = { system = 2000, rules = 500, memory = 300, skills = 250, tools = 3000, summary = 0,
+  messages = 4000, toolCalls = 700, toolResults = 1400, spilled = 100, free = 188000, reserved = 33000 }
 
 test('context: share and bar', function()
   eq(context.share(2000, 200000), '1%')
@@ -405,6 +405,7 @@ test('context: the breakdown float lines', function()
     'System           2,000    1%  ▎',
     'Rules              500   <1%  ▏',
     'Memory             300   <1%  ▏',
+    'Skills             250   <1%  ▏',
     'Tools            3,000    2%  ▎',
     'Summary              0    0%',
     'Messages         4,000    2%  ▍',
@@ -430,8 +431,9 @@ test('context: the breakdown float lines', function()
   })
   eq(#with_rules, #lines + 2)
   local rows = context.rows(BREAKDOWN, 200000)
-  eq(#rows, 11)
-  eq(rows[8], { key = 'toolResults', label = 'Tool results', tokens = 1400, share = '1%', bar = '▏' })
+  eq(#rows, 12)
+  eq(rows[4], { key = 'skills', label = 'Skills', tokens = 250, share = '<1%', bar = '▏' })
+  eq(rows[9], { key = 'toolResults', label = 'Tool results', tokens = 1400, share = '1%', bar = '▏' })
   local tripped = context.breakdown_lines({ sessionId = vim.NIL, messageCount = 0, estimatedTokens = 0,
     contextWindow = 200000, autoCompactThreshold = 167000, autoCompactFailures = 3, autoCompactTripped = true })
   eq(tripped[1], '0 of 200,000 tokens · 0 messages · no session yet')
@@ -1176,6 +1178,7 @@ test('chat: slash commands come from the server, complete after / in the prompt,
       { name = 'memory', description = 'The memory index' },
       { name = 'new', description = 'Start a new session' },
       { name = 'brandnew', description = 'A command of a newer server' },
+      { name = 'review', description = 'Review code', hint = '[path]', skill = true },
     } },
     [r.compact] = { beforeTokens = 900, afterTokens = 900, offloaded = 0, summarized = false,
       factCheck = { checked = 0, missing = 0, added = 0 }, message = 'Nothing to compact yet (900 tokens).' },
@@ -1188,8 +1191,8 @@ test('chat: slash commands come from the server, complete after / in the prompt,
     c = chat.show(ws, { enter = false })
   end)
   local names = vim.tbl_map(function(x) return x.name end, chat.commands(c))
-  eq(names, { 'compact', 'undo', 'context', 'memory', 'new', 'brandnew', 'preview', 'sessions', 'resume', 'fork',
-    'proposals', 'cancel', 'help' }, 'the server\'s first, then the chat\'s own')
+  eq(names, { 'compact', 'undo', 'context', 'memory', 'new', 'brandnew', 'review', 'preview', 'sessions', 'resume',
+    'fork', 'proposals', 'cancel', 'help' }, 'the server\'s first, then the chat\'s own')
   eq(vim.tbl_map(function(m) return m.word end, chat.matches(c, '/co')), { '/compact', '/context' })
   eq(chat.matches(c, 'undo')[1].menu, 'Undo the last compaction')
   eq(chat.matches(c, '/compact')[1].info, '/compact <what to focus on>\nSummarize now')
@@ -1218,6 +1221,7 @@ test('chat: slash commands come from the server, complete after / in the prompt,
     chat.submit(c, '/undo')
     chat.submit(c, '/brandnew')
     chat.submit(c, '/nonsense')
+    chat.submit(c, '/review src')
     chat.submit(c, '/context')
     require('pseudoclaude.context').close_float()
     chat.submit(c, '/new')
@@ -1225,7 +1229,7 @@ test('chat: slash commands come from the server, complete after / in the prompt,
   local sent = vim.tbl_filter(function(x) return x.method ~= r.context end, seen.sent)
   pc.run = real_run
   eq(vim.tbl_map(function(x) return x.method end, sent), { r.compact, r.compact_undo, r.sessions_new })
-  eq(ran, { '/nonsense' }, 'a /word that is not a command is a prompt')
+  eq(ran, { '/nonsense', '/review src' }, 'a /word that is not a command, or a skill, is a prompt')
   eq(sent[1].params, { workspace = ws, instructions = 'focus on the parser' })
   local shown = vim.tbl_map(function(x) return x.msg end, seen.shown)
   assert(vim.tbl_contains(shown, 'PseudoClaude: Nothing to compact yet (900 tokens).'), vim.inspect(shown))

@@ -37,7 +37,8 @@ SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compa
                  "pseudoclaude/worktree/status", "pseudoclaude/worktree/apply",
                  "pseudoclaude/worktree/remove", "pseudoclaude/mode",
                  "pseudoclaude/permissions", "pseudoclaude/permissions/check",
-                 "pseudoclaude/tasks", "pseudoclaude/status", "pseudoclaude/hooks/list"]
+                 "pseudoclaude/tasks", "pseudoclaude/status", "pseudoclaude/hooks/list",
+                 "pseudoclaude/skills/list"]
 
 
 async def test_initialize_advertises_the_custom_surface(client: LanguageClient,

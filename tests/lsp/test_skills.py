@@ -26,7 +26,8 @@ CATEGORIES = ("system", "rules", "memory", "skills", "tools", "summary", "messag
 CLAUDE_SKILL = """\
 ---
 name: explain-code
-description: Explains code with visual diagrams and analogies. Use when explaining how code works, teaching about a codebase, or when the user asks "how does this work?"
+description: Explains code with visual diagrams and analogies. Use when explaining how code \
+works, teaching about a codebase, or when the user asks "how does this work?"
 argument-hint: [file]
 allowed-tools: Read, Grep
 ---

@@ -319,7 +319,7 @@ async def test_compact_model_and_memory_model_reach_the_wire(workspace: Any,
     fake.add_turns({"text": "<summary>Work so far.</summary>"})
     w = workspace(**{"model": "big-model", "compact.model": "small-model",
                      "memory.model": "tiny-model", "memory.enabled": True,
-                     "contextWindow": 30_000})
+                     "contextWindow": 32_000})
     for i in range(4):
         await w.ws.run(f"prompt {i} " * 1500)
         assert await w.ws.memory.drain(10)
@@ -345,7 +345,7 @@ async def test_a_cache_friendly_summary_that_calls_a_tool_falls_back_to_the_tran
          "reply": {"text": "<summary>Work so far.</summary>"}}]
     for i in range(4):
         fake.add_turns({"text": f"answer {i} " * 400})
-    w = workspace(contextWindow=30_000)
+    w = workspace(contextWindow=32_000)
     for i in range(4):
         await w.ws.run(f"prompt {i} " * 1500)
     outcome = await w.ws.compact()

@@ -44,6 +44,7 @@ export const BREAKDOWN_LABELS: Record<keyof Breakdown, string> = {
   system: 'System',
   rules: 'Rules',
   memory: 'Memory',
+  skills: 'Skills',
   tools: 'Tools',
   summary: 'Summary',
   messages: 'Messages',
@@ -75,7 +76,7 @@ export function formatShare(tokens: number, window: number): string {
 }
 
 /**
- * The rows of a breakdown: the nine categories (which add up to the estimate), then `free` and
+ * The rows of a breakdown: the ten categories (which add up to the estimate), then `free` and
  * `reserved`; each with its share of the context window. Negative or missing counts show as 0.
  */
 export function breakdownRows(b: Breakdown, contextWindow: number): BreakdownRow[] {

@@ -28,7 +28,7 @@ const folder = { uri: WS, name: 'app' };
 const CONTEXT: ContextResult = {
   sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], mode: 'default', sandbox: { enabled: true }, messageCount: 2, estimatedTokens: 12_000, contextWindow: 200_000,
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
-  breakdown: { system: 2_000, rules: 0, memory: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
+  breakdown: { system: 2_000, rules: 0, memory: 0, skills: 0, tools: 3_000, summary: 0, messages: 7_000, toolCalls: 0, toolResults: 0, spilled: 0, free: 188_000, reserved: 33_000 },
   rules: [],
 };
 const SESSIONS = { sessions: [{ id: 's1', title: 'Hello', createdAt: '', updatedAt: '', messageCount: 2, bytes: 10, model: 'm', active: true, running: false, worktree: null, answered: true }] };

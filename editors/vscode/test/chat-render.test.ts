@@ -208,7 +208,7 @@ describe('the meter', () => {
   const meter: MeterState = {
     sessionId: 's', estimatedTokens: 50_000, contextWindow: 200_000, autoCompactThreshold: 167_000,
     breakdown: {
-      system: 2_000, rules: 0, memory: 100, tools: 6_000, summary: 0, messages: 20_000, toolCalls: 1_900,
+      system: 2_000, rules: 0, memory: 100, skills: 0, tools: 6_000, summary: 0, messages: 20_000, toolCalls: 1_900,
       toolResults: 20_000, spilled: 0, free: 150_000, reserved: 33_000,
     },
   };

@@ -25,6 +25,13 @@ describe('parseSlash', () => {
     assert.equal(parseSlash('please /compact', COMMANDS), undefined);
     assert.equal(parseSlash('/new', COMMANDS.filter((c) => c.name !== 'new')), undefined, 'not listed by this server');
   });
+  it('sends a skill\'s command as a prompt (the server turns it into the skill)', () => {
+    const withSkill: SlashCommand[] = [...COMMANDS, { name: 'review', description: 'Review code', hint: '[path]', skill: true }];
+    assert.equal(parseSlash('/review src', withSkill), undefined);
+    assert.deepEqual(slashCompletions('/re', 3, withSkill).map((c) => c.name), ['review']);
+    assert.match(renderSlashList(withSkill.slice(-1), 0, escapeHtml), /<span class="slash-skill">skill<\/span>/);
+    assert.doesNotMatch(renderSlashList(COMMANDS, 0, escapeHtml), /slash-skill/);
+  });
   it('an older server that lists nothing: the chat\'s own names still run', () => {
     assert.deepEqual(parseSlash('/context', null), { name: 'context', argument: '' });
     assert.equal(parseSlash('/help', null), undefined);

@@ -11,7 +11,7 @@ const CONTEXT: ContextResult = {
   sessionId: 's1', checkpoints: { covers: 'all', skipped: [] }, ignoredSettings: [], mode: 'default', sandbox: { enabled: true }, messageCount: 4, estimatedTokens: 12_000, contextWindow: 200_000,
   autoCompactThreshold: 167_000, autoCompactFailures: 0, autoCompactTripped: false,
   breakdown: {
-    system: 2_000, rules: 500, memory: 300, tools: 3_000, summary: 0, messages: 4_000, toolCalls: 700,
+    system: 2_000, rules: 500, memory: 300, skills: 0, tools: 3_000, summary: 0, messages: 4_000, toolCalls: 700,
     toolResults: 1_500, spilled: 0, free: 188_000, reserved: 33_000,
   },
   rules: [{ path: 'AGENTS.md', tokens: 500, source: 'project' }],

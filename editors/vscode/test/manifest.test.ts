@@ -84,7 +84,8 @@ describe('protocol names', () => {
       'pseudoclaude/mode', 'pseudoclaude/permissions', 'pseudoclaude/permissions/check',
       'pseudoclaude/rewind', 'pseudoclaude/rewind/file', 'pseudoclaude/rewind/preview', 'pseudoclaude/run',
       'pseudoclaude/sessions/fork', 'pseudoclaude/sessions/list', 'pseudoclaude/sessions/messages',
-      'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns', 'pseudoclaude/status',
+      'pseudoclaude/sessions/new', 'pseudoclaude/sessions/resume', 'pseudoclaude/sessions/turns', 'pseudoclaude/skills/list',
+      'pseudoclaude/status',
       'pseudoclaude/tasks',
       'pseudoclaude/worktree/apply', 'pseudoclaude/worktree/remove', 'pseudoclaude/worktree/status',
     ]);

@@ -5,7 +5,7 @@ import type { Breakdown } from '../src/protocol';
 
 const WS = 'file:///work/app';
 const BREAKDOWN: Breakdown = {
-  system: 2_000, rules: 500, memory: 300, tools: 3_000, summary: 0, messages: 4_000, toolCalls: 700,
+  system: 2_000, rules: 500, memory: 300, skills: 250, tools: 3_000, summary: 0, messages: 4_000, toolCalls: 700,
   toolResults: 1_400, spilled: 100, free: 188_000, reserved: 33_000,
 };
 
@@ -50,7 +50,7 @@ describe('meterView', () => {
 });
 
 describe('the breakdown in the tooltip', () => {
-  it('lists the nine categories, then free and reserved, with tokens and share of the window', () => {
+  it('lists the ten categories, then free and reserved, with tokens and share of the window', () => {
     const v = meterView({ sessionId: 's1', estimatedTokens: 12_000, contextWindow: 200_000, autoCompactThreshold: 167_000, breakdown: BREAKDOWN });
     const table = v.tooltip.split('\n\n').find((block) => block.startsWith('| context'));
     assert.deepEqual(table?.split('\n'), [
@@ -59,6 +59,7 @@ describe('the breakdown in the tooltip', () => {
       '| System | 2,000 | 1% |',
       '| Rules | 500 | <1% |',
       '| Memory | 300 | <1% |',
+      '| Skills | 250 | <1% |',
       '| Tools | 3,000 | 2% |',
       '| Summary | 0 | 0% |',
       '| Messages | 4,000 | 2% |',
@@ -83,7 +84,7 @@ describe('the breakdown in the tooltip', () => {
   });
   it('never shows a negative count, and no share without a window', () => {
     const rows = breakdownRows({ ...BREAKDOWN, summary: -5, free: Number.NaN }, 0);
-    assert.equal(rows.length, 11);
+    assert.equal(rows.length, 12);
     assert.deepEqual(rows.find((r) => r.key === 'summary'), { key: 'summary', label: 'Summary', tokens: 0, share: '—' });
     assert.equal(rows.find((r) => r.key === 'free')?.tokens, 0);
     assert.equal(formatShare(1, 200_000), '<1%');

@@ -7,7 +7,9 @@ the memory view as text (:mod:`pseudoclaude.words`) for ``/context`` and ``/memo
 status's own text for ``/status``, the hooks by event for ``/hooks``.
 
 ``/new`` is not listed: an ACP session is one session log, and the client starts another with
-``session/new`` (its own "new thread" action); typed anyway, it answers with that.
+``session/new`` (its own "new thread" action); typed anyway, it answers with that. The folder's
+skills follow the commands: ``/review src`` is a prompt (the workspace sends the skill's
+instructions).
 """
 
 from __future__ import annotations

@@ -10,6 +10,12 @@ list, the workspace boundary): ``allow`` proceeds; ``deny`` refuses without aski
 into the :class:`ApprovalRequest`, with the rule "always allow" would add; a change that cannot
 apply fails there and nobody is asked. Asks are serialized, so two calls never prompt at once.
 
+What the session's PreToolUse hooks decided comes with the call (``hook``; a refusal never
+reaches the gate): ``allow`` counts as an allow rule (``Call.allowed_by``: deny and ask rules, the
+dangerous-command list, the boundary and plan mode still decide first), ``ask`` asks even what
+would run unasked. A :class:`Gate` tells ``on_ask`` of each question first (the ``Notification``
+hooks). A folder's ``hooks.yaml`` is approved as ``hooks`` (:meth:`ApprovalRequest.hooks_file`).
+
 The approver's answer (a :data:`Decision`, or an :class:`Answer` with a message): ``allow_once``;
 ``allow_session`` — for writes, every later write and edit of the session; for other calls,
 the request's rule joins the session's rules (a command: ``Bash(npm run test:*)``, one MCP tool,

@@ -382,6 +382,7 @@ async def tasks(ws: Workspace, params: p.SessionParams) -> p.TasksResult:
 
 async def status(ws: Workspace, params: p.SessionParams) -> p.StatusResult:
     """A session at a glance; the sandbox probed first when it has not been yet."""
+    await ws.discover_window()  # a local server's window, asked once
     s = await ws.status(_session(ws, params.session_id))
     c, u = s.context, s.usage
     result = p.StatusResult(

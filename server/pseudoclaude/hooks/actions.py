@@ -81,14 +81,21 @@ async def run_shell(command: str, stdin: str, *, cwd: Path, env: Mapping[str, st
             code = await process.wait()
     except TimeoutError:
         kill_group(process.pid)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(5):
-                await process.wait()
+        await _reap(process)
         return Ran("timeout")
     except BaseException:  # cancelled: nothing may outlive what waited for it
         kill_group(process.pid)
+        await _reap(process)
         raise
     return Ran("ok", code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """After the kill: the process waited for and its pipes read to their end (bounded), so
+    nothing of it is left open."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(2):
+            await asyncio.gather(process.wait(), _read(process.stdout), _read(process.stderr))
 
 
 def kill_group(pid: int) -> None:

@@ -69,7 +69,8 @@ def wants_window(settings: Settings) -> bool:
 _known: dict[tuple[str, str], ServerFacts] = {}
 _asking: dict[tuple[str, str],
               tuple[asyncio.AbstractEventLoop, asyncio.Task[tuple[ServerFacts, bool]]]] = {}
-_said: set[tuple[str, str]] = set()
+_said: set[tuple[str, str, bool]] = set()
+"""What the log said, once each: (server, model, whether it answered)."""
 
 
 def _key(base_url: str, model: str) -> tuple[str, str]:
@@ -122,8 +123,9 @@ async def discover_window(settings: Settings) -> int | None:
     key_text = settings.api_key.reveal() if settings.api_key else None
     facts = await server_facts(settings.base_url, settings.model, key_text)
     key = _key(settings.base_url, settings.model)
-    if key not in _said:
-        _said.add(key)
+    said = (*key, facts.window is not None)
+    if said not in _said:
+        _said.add(said)
         if facts.window is None:
             default = DEFAULT_CONTEXT_WINDOWS["openai"]
             log.warning("the server at %s did not say its context window for %s (asked "

@@ -41,6 +41,7 @@ from pseudoclaude.agent.prompt import (
     system_prompt_parts,
 )
 from pseudoclaude.agent.runner import Runner, RunOutcome
+from pseudoclaude.agent.skills import SessionSkills
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.agent.tools.freshness import WriteBoard
 from pseudoclaude.checkpoints import (
@@ -276,6 +277,8 @@ class Workspace:
         self._hooks_asking = asyncio.ensure_future(self._ask_hooks())
         threading.Thread(target=self._probe_sandbox, daemon=True,
                          name=f"sandbox {self.root.name}").start()
+        threading.Thread(target=self._read_skills, daemon=True,  # for the chats' `/` list
+                         name=f"skills {self.root.name}").start()
         if self.store.sessions_dir.is_dir():  # the agent worked here: it will again
             threading.Thread(target=self._prepare_checkpoints, daemon=True,
                              name=f"checkpoints {self.root.name}").start()
@@ -286,6 +289,12 @@ class Workspace:
             self.permissions.sandbox_status()
         except Exception as exc:  # a probe never breaks the folder
             log.warning("the sandbox probe failed: %s", exc)
+
+    def _read_skills(self) -> None:
+        try:
+            self.skills.scan()
+        except Exception as exc:  # a skills folder never breaks the folder
+            log.warning("the skills of %s cannot be read: %s", self.root, exc)
 
     async def _ask_permissions(self) -> bool:
         """The folder's own permission files that grant more: asked (once per content in
@@ -1464,9 +1473,16 @@ class Workspace:
         prompt = self.build_system_prompt(logged_instructions(self.store.log_path(sid)))
         system, rules, memory, skills = prompt.sizes()
         if tools_bytes is None:
+            registry = ToolRegistry(self.root)
+            session_skills = SessionSkills(
+                self.skills.scan, self.skills.cached(), session_id=sid, workspace=self.root,
+                load=lambda: logged_skills(self.store.log_path(sid)),
+                install_dir=self.skills.install_dir)
+            session_skills.catalog()  # the skills it loaded, and their tools
+            registry.set_skills(session_skills)
             tools_bytes = json_bytes([
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                for t in ToolRegistry(self.root).specs()])
+                for t in registry.specs()])
         runtime.set_request_overhead(system=system, rules=rules, memory=memory,
                                      skills=skills, tools=tools_bytes)
         return with_rules(runtime.state(), prompt.rule_sizes())

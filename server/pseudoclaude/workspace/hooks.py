@@ -96,6 +96,8 @@ class FolderHooks:
         self._seen: tuple[object, ...] = ()
         self._denied: set[str] = set()
         """Contents of the folder's file the user declined in this process."""
+        self._approved: set[str] = set()
+        """Contents found approved (the record is not read again for each tool call)."""
         self._warned: set[str] = set()
         self._asking: asyncio.Lock | None = None
 
@@ -132,7 +134,9 @@ class FolderHooks:
             return "active"
         if read.digest in self._denied:
             return "denied"
-        if self._trust().is_approved(self.root, WORKSPACE_FILE, read.digest):
+        if read.digest in self._approved or self._trust().is_approved(
+                self.root, WORKSPACE_FILE, read.digest):
+            self._approved.add(read.digest)
             return "active"
         return "needsApproval"
 

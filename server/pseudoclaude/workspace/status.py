@@ -82,5 +82,6 @@ async def folder_status(ws: Workspace, session: Session | None) -> FolderStatus:
         provider=settings.provider, model=settings.model, context=ws.context(sid),
         usage=usage, sandbox=sandbox, mcp=await ws.mcp_servers(),
         ignored_settings=ws.ignored_settings(),
+        hooks=[HookState(h.name, h.event, h.source, h.status) for h in await ws.hook_list()],
         skills=[SkillState(skill.name, skill.source, skill.name in loaded)
                 for skill in catalog.skills])

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pseudoclaude.config import Settings
-from pseudoclaude.fake_model import FakeModelServer
+from pseudoclaude.fake_model import FakeModelServer, Script, ScriptError
 from pseudoclaude.llm import window
 from pseudoclaude.llm.errors import ToolsUnsupported
 from pseudoclaude.llm.provider import Stop, TextDelta, ToolCallComplete, ToolSpec
@@ -215,3 +215,13 @@ def test_props_with_tool_support_goes_on(turns: Any) -> None:
         events, done = turns.run_turn(fake)
         assert len(fake.requests) == 1
     assert done.message.content == "hi" and isinstance(events[-1], Stop)
+
+
+@pytest.mark.parametrize(("local", "says"), [
+    ({"propz": {}}, "local must be an object with keys from"),
+    ({"props": [1]}, "local.props must be an object"),
+    ([], "local must be an object"),
+])
+def test_the_fake_models_local_answers_are_checked(local: Any, says: str) -> None:
+    with pytest.raises(ScriptError, match=says):
+        Script({"local": local})

@@ -30,6 +30,7 @@ from pseudoclaude.session.codec import (
     decode,
     encode,
 )
+from pseudoclaude.skills import listing
 from pseudoclaude.workspace import Workspace
 
 USAGE = Usage(input_tokens=1200, output_tokens=30, cache_read=500, cache_write=70)
@@ -164,7 +165,8 @@ async def workspace(tmp_path: Path, fake: FakeModelServer
 
 def request_bytes(ws: Workspace, messages: list[Message]) -> int:
     prompt = system_prompt_parts(ws.root, user_dir=tmp_user_dir(ws),
-                                 memory_index=ws.memory.index_text())
+                                 memory_index=ws.memory.index_text(),
+                                 skills=listing(ws.skills.scan().listed))
     tools = json_bytes([{"name": s.name, "description": s.description,
                          "input_schema": s.input_schema} for s in ws.session.tools.specs()])
     return len(prompt.text.encode()) + tools + sum(message_bytes(m) for m in messages)

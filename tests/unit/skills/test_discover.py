@@ -51,9 +51,8 @@ def test_every_source_and_the_precedence(folders: tuple[Path, Path]) -> None:
     write(ws / ".PseudoClaude" / "skills" / "quick.md", "quick")
     catalog = scan(ws, user)
     assert {s.name: (s.source, s.description) for s in catalog.skills} == {
-        "commit": ("builtin", "Commit the current changes with git, in small logical commits "
-                              "with clear messages. Use when the user asks to commit, or to "
-                              "save the work in git."),
+        "commit": ("builtin", "Commit the changes with git, in small logical commits with "
+                              "clear messages. Use when asked to commit."),
         "mine": ("user", "the mine skill"), "quick": ("workspace", "the quick skill"),
         "review": ("workspace", "project review"), "shared": ("agents", "the shared skill"),
         "test": ("claude", "claude test")}

@@ -117,3 +117,21 @@ def test_skill_md_at_the_top_of_the_zip(tmp_path: Path) -> None:
                                                            "extra/a.txt": "a"}))
     target = install(package, tmp_path / "skills")
     assert target.name == "lint" and everything(target) == ["SKILL.md", "extra", "extra/a.txt"]
+
+
+def test_members_that_say_no_file_type_are_plain_files(tmp_path: Path) -> None:
+    """Zip tools that write no Unix mode (Windows', ``zipfile.writestr``): plain files."""
+    source = tmp_path / "plain.zip"
+    with zipfile.ZipFile(source, "w") as archive:
+        archive.writestr("lint/SKILL.md", SKILL_MD)
+        info = zipfile.ZipInfo("lint/data.txt")
+        info.external_attr = 0x20  # the DOS "archive" bit only
+        archive.writestr(info, "data")
+        fifo = zipfile.ZipInfo("lint/pipe")
+        fifo.external_attr = (stat.S_IFIFO | 0o644) << 16
+    target = install(inspect(source), tmp_path / "skills")
+    assert everything(target) == ["SKILL.md", "data.txt"]
+    with zipfile.ZipFile(source, "a") as archive:
+        archive.writestr(fifo, "")
+    with pytest.raises(InstallError, match="not a regular file"):
+        inspect(source)

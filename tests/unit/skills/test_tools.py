@@ -22,7 +22,8 @@ from pseudoclaude.skills import discover, roots, shown_path
 from support import policy_gate
 
 SKILL = "---\nname: lint\ndescription: Lint the code.\n---\nRun the linter on $ARGUMENTS.\n"
-SCRIPT = "#!/bin/sh\nprintf 'args: '; cat; printf '\\ndir: %s cwd: %s' \"$CLAUDE_SKILL_DIR\" \"$PWD\"\n"
+SCRIPT = ("#!/bin/sh\nprintf 'args: '; cat; "
+          "printf '\\ndir: %s cwd: %s' \"$CLAUDE_SKILL_DIR\" \"$PWD\"\n")
 
 
 class Approver:
@@ -77,7 +78,8 @@ def test_load_skill_loads_and_brings_the_skills_tools(folders: tuple[Path, Path]
     assert envelope["ok"], envelope
     assert envelope["content"].startswith('<skill name="lint">\nSkill folder (its other files '
                                           'are there): .PseudoClaude/skills/lint\n')
-    assert "Run the linter on ." in envelope["content"]
+    assert "Run the linter on .\n</skill>\n\nloaded skill \"lint\" (1 specialized tool " \
+        "registered: lint_now)" in envelope["content"]
     assert envelope["metadata"] == {"skill": "lint", "source": "workspace", "tools": ["lint_now"]}
     assert "lint_now" in names(tools)
     [spec] = [s for s in tools.specs() if s.name == "lint_now"]

@@ -15,6 +15,7 @@ M.labels = {
   system = 'System',
   rules = 'Rules',
   memory = 'Memory',
+  skills = 'Skills',
   tools = 'Tools',
   summary = 'Summary',
   messages = 'Messages',
@@ -73,7 +74,7 @@ function M.bar(tokens, window, width)
   return out == '' and EIGHTHS[1] or out
 end
 
---- The rows of a breakdown: the nine categories, then `free` and `reserved`, each
+--- The rows of a breakdown: the ten categories, then `free` and `reserved`, each
 --- `{key, label, tokens, share, bar}` (negative or missing counts as 0).
 --- @param breakdown pseudoclaude.Breakdown
 --- @param window number

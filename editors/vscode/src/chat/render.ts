@@ -718,7 +718,7 @@ export interface BarSegment {
 }
 
 /**
- * The stacked bar: the nine categories in order, then `free`, as shares of the context window (of
+ * The stacked bar: the ten categories in order, then `free`, as shares of the context window (of
  * the estimate when it exceeds the window). A non-empty category is at least `MIN_UNITS` wide.
  */
 export function barSegments(meter: MeterState): BarSegment[] {

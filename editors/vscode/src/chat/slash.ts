@@ -2,7 +2,9 @@
  * Slash commands of the chat (`/compact focus on the parser`): the list comes from the server
  * (`Requests.slashCommands`, with its words); what each runs is the chat's. Typing `/` in the
  * prompt box offers the list; Tab or Enter completes the one picked. Text that is not one of the
- * commands (unknown `/words` included) is a prompt for the model. Pure: no DOM, no `vscode`.
+ * commands (unknown `/words` included) is a prompt for the model, and so is a skill's
+ * (`/review src`, listed with `skill: true`): the server turns it into the skill's instructions.
+ * Pure: no DOM, no `vscode`.
  */
 import type { SlashCommand } from '../protocol';
 
@@ -120,6 +122,7 @@ export function renderSlashList(
         `<li class="slash-item${on ? ' selected' : ''}" role="option" id="slash-${i}" data-index="${i}" aria-selected="${on}">` +
         `<span class="slash-name">/${esc(c.name)}</span>` +
         (c.hint ? ` <span class="slash-hint">${esc(c.hint)}</span>` : '') +
+        (c.skill ? ' <span class="slash-skill">skill</span>' : '') +
         `<span class="slash-description">${esc(c.description)}</span></li>`
       );
     })

@@ -2,7 +2,9 @@
 ``tools.json`` (SPEC §13 "Hooks and skills").
 
 ``load_skill`` returns a skill's instructions (read again from its file, ``$ARGUMENTS``
-empty) and marks it loaded in the session; its ``tools.json`` tools are offered from then on.
+empty), ending with the Go original's ``loaded skill "<name>" (<n> specialized tools
+registered)``, and marks it loaded in the session; its ``tools.json`` tools are offered from
+then on. (The instructions are in the result only: not repeated with each request.)
 It reads only and runs unasked in every mode (plan mode included). A skill the user alone may
 run (``disable-model-invocation``) or no skill of that name is ``unknown_skill``.
 
@@ -40,6 +42,7 @@ from pseudoclaude.agent.tools.base import (
 )
 from pseudoclaude.agent.tools.command import run_process
 from pseudoclaude.llm.provider import ToolSpec
+from pseudoclaude.names import plural
 from pseudoclaude.skills import InstallError, Package, SkillTool, block, inspect, install
 
 if TYPE_CHECKING:
@@ -58,13 +61,11 @@ def _skills(ctx: ToolContext, tool: str) -> SessionSkills:
 class LoadSkill(Tool):
     name: ClassVar[str] = "load_skill"
     description: ClassVar[str] = (
-        "Load a skill: its full instructions (the system prompt lists the skills by name and "
-        "description only). Call it when a listed skill fits the task, then follow what it "
-        "returns. A skill may bring tools of its own, offered once it is loaded."
+        "Load a listed skill: returns its full instructions, to follow. A skill may add tools "
+        "of its own."
     )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("name", "string", "The skill's name, as listed.", required=True,
-              non_empty=True),
+        Param("name", "string", "The skill's name.", required=True, non_empty=True),
     )
     read_only: ClassVar[bool] = True
     approval_class: ClassVar[ApprovalClass] = "none"
@@ -85,22 +86,20 @@ class LoadSkill(Tool):
                      folder_label=skills.folder_label(skill))
         skills.mark(skill.name)
         tools = [tool.name for tool in skill.tools]
-        if tools:
-            text += f"\n\nThe tools of this skill, offered from now on: {', '.join(tools)}"
+        text += (f'\n\nloaded skill "{skill.name}" ({plural(len(tools), "specialized tool")} '
+                 "registered" + (f": {', '.join(tools)})" if tools else ")"))
         return ToolOutput(text, {"skill": skill.name, "source": skill.source, "tools": tools})
 
 
 class InstallSkill(Tool):
     name: ClassVar[str] = "install_skill"
     description: ClassVar[str] = (
-        "Install a skill package for the user: `source` is a zip file or a folder holding one "
-        "skill (its SKILL.md, maybe a tools.json and other files). It is installed into the "
-        "user's skills folder (~/.PseudoClaude/skills/<name>), for every project. The user is "
-        "asked first. Not for URLs; an installed skill is never replaced."
+        "Install a skill package (a zip file or a folder with a SKILL.md) into the user's "
+        "~/.PseudoClaude/skills/, for every project; the user is asked first. No URLs."
     )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("source", "string", "The zip file or folder: relative to the workspace, or "
-              "absolute.", required=True, non_empty=True),
+        Param("source", "string", "The zip file or folder (relative to the workspace, or "
+              "absolute).", required=True, non_empty=True),
     )
     read_only: ClassVar[bool] = False
     approval_class: ClassVar[ApprovalClass] = "write"

@@ -217,13 +217,16 @@ function M.help_lines(chat)
 end
 
 --- Run a `/command` of the chat (`true`); `false` when it is not one (then the text is a prompt,
---- as in every other PseudoClaude chat).
+--- as in every other PseudoClaude chat), or when it is a skill (`/review src`: the server turns
+--- the prompt into the skill's instructions).
 local function run_command(chat, slash)
-  local known = false
+  local known
   for _, c in ipairs(M.commands(chat)) do
-    known = known or c.name == slash.command
+    if c.name == slash.command then
+      known = known or c
+    end
   end
-  if not known then
+  if not known or known.skill == true then
     return false
   end
   local action = ACTIONS[slash.command]
