@@ -647,6 +647,9 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/tasks": ["sessionId"],
     "pseudoclaude/status": ["sessionId"],
     "pseudoclaude/hooks/list": [],
+    "pseudoclaude/skills/list": ["sessionId"],
+    "pseudoclaude/skills/list": ["sessionId"],
+    "pseudoclaude/hooks/review": [],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",
