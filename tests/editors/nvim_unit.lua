@@ -1321,12 +1321,96 @@ test('chat: /hooks and :PseudoClaudeHooks show the server\'s words in a float', 
   local asked = vim.tbl_filter(function(x) return x.method == r.hooks_list end, seen.sent)
   eq(vim.tbl_map(function(x) return x.params.workspace end, asked), { ws })
   eq(shown, { 'PostToolUse:', '  lint  shell: npm run lint  (.PseudoClaude/hooks.yaml): waits for your approval',
-    '', 'q or <Esc> closes' })
+    '', "a review this folder's hooks · q close" })
   eq(title, ' PseudoClaude hooks · hooks ')
   eq(vim.fn.exists(':PseudoClaudeHooks'), 2)
-  eq(require('pseudoclaude.hooks').lines({})[1], '(this server sends no hooks text)')
+  eq(require('pseudoclaude.hooks').lines({}), { '(this server sends no hooks text)', '', 'q or <Esc> closes' })
   wipe_chats()
   prompt.forget()
+end)
+
+test(':PseudoClaudeHooks: `a` asks about the folder\'s own hooks again, then shows what changed', function()
+  local protocol = require('pseudoclaude.protocol')
+  local hooks = require('pseudoclaude.hooks')
+  local r = protocol.requests
+  local ws = 'file:///work/hooks'
+  local lint = { name = 'lint', event = 'PostToolUse', source = 'workspace', status = 'denied', action = 'shell: npm run lint' }
+  local user = { name = 'notify', event = 'Stop', source = 'user', status = 'active', action = 'shell: true' }
+  local answers = {
+    [r.hooks_list] = { hooks = { user, lint }, text = 'PostToolUse:\n  lint …: declined' },
+    [r.hooks_review] = { hooks = { user, vim.tbl_extend('force', lint, { status = 'active' }) }, text = 'PostToolUse:\n  lint …: runs' },
+  }
+  local shown
+  local seen = with_fake_server(answers, nil, function()
+    hooks.open(ws)
+    local f = assert(context.float, 'no float')
+    eq(vim.api.nvim_get_current_buf(), f.buf)
+    vim.api.nvim_feedkeys('a', 'x', false)
+    shown = vim.api.nvim_buf_get_lines(assert(context.float).buf, 0, -1, false)
+  end)
+  eq(vim.tbl_map(function(x) return x.method end, seen.sent), { r.hooks_list, r.hooks_review })
+  eq(seen.sent[2].params, { workspace = ws })
+  eq(shown, { 'PostToolUse:', '  lint …: runs', '', 'q or <Esc> closes' }, 'nothing waits now: no `a`')
+  eq(seen.shown[#seen.shown].msg, "PseudoClaude: this folder's hooks run now: lint.")
+  eq({ hooks.reviewed({ hooks = { lint } }) }, { "PseudoClaude: this folder's hooks stay off: they were not approved.",
+    vim.log.levels.WARN })
+  eq(hooks.waiting({ hooks = { user } }), false)
+end)
+
+test(':PseudoClaudeSkills: the skills in a float; <CR> puts /<name> on the chat\'s prompt line', function()
+  local protocol = require('pseudoclaude.protocol')
+  local skills = require('pseudoclaude.skills')
+  local prompt = require('pseudoclaude.chat.prompt')
+  local r = protocol.requests
+  local ws = 'file:///work/skills'
+  local function skill(name, more)
+    return vim.tbl_extend('force', { name = name, description = 'what ' .. name .. ' does', source = 'workspace',
+      loaded = false, path = '.PseudoClaude/skills/' .. name .. '/SKILL.md', model = true, command = true, tools = {} }, more or {})
+  end
+  local answers = {
+    [r.context] = { sessionId = 's9', messageCount = 0, estimatedTokens = 0, contextWindow = 200000,
+      autoCompactThreshold = 167000, autoCompactFailures = 0, autoCompactTripped = false, breakdown = BREAKDOWN },
+    [r.sessions_messages] = { sessionId = 's9', total = 0, items = {} },
+    [r.tasks] = { sessionId = 's9', tasks = {} },
+    [r.slash_commands] = { commands = {} },
+    [r.skills_list] = { sessionId = 's9', skills = { skill('review', { hint = '[path]', loaded = true }),
+      skill('style', { source = 'claude', command = false }) },
+      problems = { { path = '.claude/skills/bad/SKILL.md', line = 2, message = 'no description', source = 'claude', name = 'bad' } } },
+  }
+  local c
+  with_fake_server(answers, nil, function()
+    c = chat.show(ws, { enter = false })
+  end)
+  local shown, title, line
+  local seen = with_fake_server(answers, nil, function()
+    vim.api.nvim_buf_set_lines(c.prompt_buf, -2, -1, false, { chat.PROMPT .. 'src/app.py' })
+    skills.open(ws)
+    local f = assert(context.float, 'no float')
+    shown = vim.api.nvim_buf_get_lines(f.buf, 0, -1, false)
+    title = vim.api.nvim_win_get_config(f.win).title[1][1]
+    vim.api.nvim_win_set_cursor(f.win, { 1, 0 })
+    vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+    line = vim.api.nvim_buf_get_lines(c.prompt_buf, -2, -1, false)[1]
+  end)
+  vim.cmd('stopinsert')
+  eq(seen.sent[#seen.sent].params, { workspace = ws, sessionId = 's9' }, 'the chat\'s session')
+  eq(title, ' PseudoClaude skills · skills ')
+  eq(shown, {
+    '✓ /review  .PseudoClaude/skills · loaded        what review does',
+    '  style    .claude/skills · the model loads it  what style does',
+    '', 'Cannot be read:', '  .claude/skills/bad/SKILL.md:2: no description', '', '<CR> use in the chat · q close' })
+  eq(line, chat.PROMPT .. '/review src/app.py', 'before what was typed')
+  eq(context.float, nil, 'the float closed')
+  eq(vim.api.nvim_get_current_buf(), c.prompt_buf, 'in the prompt')
+  eq(vim.fn.exists(':PseudoClaudeSkills'), 2)
+  eq(skills.lines({ skills = {}, problems = {} })[1],
+    'No skills: add one as .PseudoClaude/skills/<name>/SKILL.md (or .claude/skills/).')
+  wipe_chats()
+  prompt.forget()
+  local told = with_fake_server(answers, nil, function()
+    skills.use(ws, skill('review'))
+  end)
+  eq(told.shown[1].msg, 'PseudoClaude: open the chat (:PseudoClaudeChat) to use /review.')
 end)
 
 test('format.wrap and age of epoch seconds', function()

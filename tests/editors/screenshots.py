@@ -25,6 +25,13 @@ A third Neovim (``PLAN_LUA``, in a folder of its own, with test_nvim.py's ``PLAN
 ``nvim-tasks.png`` (the task list at the top of the chat once the plan was approved). ``--plan``
 makes only those two.
 
+A fourth Neovim (``HOOKS_LUA``, in a folder of its own, with the user's ``hooks.yaml`` and a skill
+in ``~/.PseudoClaude/skills``, the folder's own ``.PseudoClaude/hooks.yaml``, declined when the
+folder opens, and a skill in ``.claude/skills``) makes ``nvim-hooks.png`` (``:PseudoClaudeHooks``
+with the folder's hooks declined and ``a`` to review them), ``nvim-skills.png``
+(``:PseudoClaudeSkills``) and ``nvim-status.png`` (``/status`` once ``a`` approved the folder's
+hooks). ``--hooks`` makes only those three.
+
 Both run with ``sandbox.autoAllow: false`` in the user settings (``~/.PseudoClaude/config.yaml`` of
 their private HOME): where a sandbox works, a sandboxed command would otherwise run unasked, and
 the screenshots show commands asked.
@@ -434,6 +441,128 @@ end)
 h.done('nvim plan screenshots')
 vim.cmd('qa!')
 '''
+HOOKS_LUA = r'''
+-- Screenshots of hooks and skills (editors/media/nvim-hooks.png: :PseudoClaudeHooks with the
+-- folder's own hooks declined and `a` to review them; nvim-skills.png: :PseudoClaudeSkills;
+-- nvim-status.png: /status once the folder's hooks were approved), made like
+-- nvim_screenshots.lua's (its screen-to-HTML part is loaded from it).
+local here = @EDITOR_TESTS@
+local src = assert(io.open(vim.fs.joinpath(here, 'nvim_screenshots.lua'))):read('*a')
+local head = assert(src:match('^(.-_G%.pc_snap = snap\n)'), 'no snap() in nvim_screenshots.lua')
+local chunk = '@' .. vim.fs.joinpath(here, 'nvim_screenshots.lua')
+local h, snap = assert(load(head .. 'return h, snap', chunk))()
+local step, take, wait_for = h.step, h.take, h.wait_for
+local ws = vim.uri_from_fname(h.workspace)
+local chat
+
+local function float_lines()
+  local f = require('pseudoclaude.context').float
+  local valid = f and vim.api.nvim_buf_is_valid(f.buf)
+  return valid and vim.api.nvim_buf_get_lines(f.buf, 0, -1, false) or nil
+end
+
+local function float_with(text)
+  return wait_for('a float with ' .. text, function()
+    local lines = float_lines()
+    return lines and table.concat(lines, '\n'):find(text, 1, true) and lines
+  end)
+end
+
+step('setup', function()
+  -- The folder's own hooks.yaml is asked about when the folder opens: declined.
+  h.answer({ 'Deny' })
+  h.setup_plugin({ chat = { width = 0.55 } })
+  vim.cmd.edit(vim.fn.fnameescape(h.workspace .. '/app.py'))
+  snap('nvim-warmup')
+  os.remove(vim.fs.joinpath(vim.env.PC_SHOTS, 'nvim-warmup.html'))
+  vim.cmd('PseudoClaudeChat')
+  chat = wait_for('the chat', function()
+    return require('pseudoclaude.chat').get(ws)
+  end)
+  take('PseudoClaudeChatLoaded')
+  vim.cmd('stopinsert')
+  wait_for('the hooks question', function()
+    return #h.selects > 0
+  end)
+  h.forget('PseudoClaudeRunDone')
+  local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
+  vim.api.nvim_set_current_win(pw)
+  vim.api.nvim_feedkeys('AWhat is this project?\r', 'x', false)
+  take('PseudoClaudeRunDone')
+  vim.cmd('stopinsert')
+end)
+
+step('hooks', function()
+  vim.cmd('PseudoClaudeHooks')
+  local lines = float_with("a review this folder's hooks")
+  assert(table.concat(lines, '\n'):find('declined', 1, true), table.concat(lines, '\n'))
+  vim.wait(200)
+  snap('nvim-hooks')
+  h.answer({ 'for this project' })
+  vim.api.nvim_feedkeys('a', 'x', false)
+  float_with('q or <Esc> closes')
+  assert(h.notified("this folder's hooks run now"), 'no notification of the review')
+  vim.api.nvim_feedkeys('q', 'x', false)
+end)
+
+step('skills', function()
+  vim.cmd('PseudoClaudeSkills')
+  float_with('/explain-code')
+  vim.wait(200)
+  snap('nvim-skills')
+  vim.api.nvim_feedkeys('q', 'x', false)
+end)
+
+step('status', function()
+  require('pseudoclaude.chat').submit(chat, '/status')
+  float_with('skills')
+  vim.wait(200)
+  snap('nvim-status')
+  vim.api.nvim_feedkeys('q', 'x', false)
+end)
+
+h.done('nvim hooks screenshots')
+vim.cmd('qa!')
+'''
+USER_HOOKS = """hooks:
+  - name: notify-done
+    event: Stop
+    action: {type: shell, command: 'date >> ~/.PseudoClaude/runs.log'}
+    async: true
+  - name: no-secrets
+    event: PreToolUse
+    if:
+      any_of:
+        - {field: tool_input.path, match: '*.env'}
+        - {field: tool_input.command, match: '*.env*'}
+    action: {type: shell, command: 'echo "leave the .env files alone" >&2; exit 2'}
+"""
+FOLDER_HOOKS = """hooks:
+  - name: lint
+    event: PostToolUse
+    if:
+      all_of:
+        - {field: tool_name, match: {type: exact, value: edit_file}}
+    action: {type: shell, command: npm run lint --silent}
+    async: true
+  - name: today
+    event: UserPromptSubmit
+    action: {type: shell, command: 'echo "Today is $(date +%A)."'}
+"""
+SKILL = """---
+name: explain-code
+description: Explains code with diagrams and analogies. Use when the user asks how code works.
+argument-hint: "[file or symbol]"
+---
+Explain the code the user names: what it does, then a small ASCII diagram of how the parts
+call each other, then one analogy.
+"""
+USER_SKILL = """---
+name: changelog
+description: Adds a line to CHANGELOG.md under Unreleased for the change just made.
+---
+Read CHANGELOG.md and add one line under [Unreleased] that says what changed, for users.
+"""
 BIG = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
 COLUMNS, LINES = 150, 40
 
@@ -524,10 +653,43 @@ def plan_shots(tmp: Path, shots: Path) -> str | None:
     return None
 
 
+def hooks_shots(tmp: Path, shots: Path) -> str | None:
+    """Run ``HOOKS_LUA`` in a folder of its own (the user's hooks and a skill, the folder's own
+    ``hooks.yaml`` and a skill in ``.claude/skills``); ``None``, or why it failed."""
+    workspace = make_workspace(tmp)
+    (workspace / "app.py").write_text(APP)
+    (workspace / ".PseudoClaude").mkdir()
+    (workspace / ".PseudoClaude" / "hooks.yaml").write_text(FOLDER_HOOKS)
+    (workspace / ".claude" / "skills" / "explain-code").mkdir(parents=True)
+    (workspace / ".claude" / "skills" / "explain-code" / "SKILL.md").write_text(SKILL)
+    nvim = Nvim(nvim_binary(), tmp)
+    user_settings(nvim)
+    user = Path(nvim.env()["HOME"]) / ".PseudoClaude"
+    (user / "hooks.yaml").write_text(USER_HOOKS)
+    (user / "skills").mkdir()
+    (user / "skills" / "changelog.md").write_text(USER_SKILL)
+    script = tmp / "nvim_screenshots_hooks.lua"
+    script.write_text(HOOKS_LUA.replace("@EDITOR_TESTS@", json.dumps(str(HERE))))
+    report = tmp / "report.json"
+    with FakeModelServer(e2e_script()) as model:
+        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
+                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
+                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
+        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
+                               workspace, timeout=300)
+    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
+        failed = json.loads(report.read_text()) if report.exists() else {}
+        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
+                + (report.read_text()[-4000:] if report.exists() else ""))
+    return None
+
+
 def main() -> int:
-    args = [a for a in sys.argv[1:] if a not in ("--permissions", "--plan")]
+    args = [a for a in sys.argv[1:] if a not in ("--permissions", "--plan", "--hooks")]
     only_permissions = "--permissions" in sys.argv[1:]
     only_plan = "--plan" in sys.argv[1:]
+    only_hooks = "--hooks" in sys.argv[1:]
     out = Path(args[0]) if args else ROOT / "editors" / "media"
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -536,13 +698,18 @@ def main() -> int:
         shots.mkdir()
         (tmp / "permissions").mkdir()
         (tmp / "plan").mkdir()
-        failure = None if only_plan else permission_shots(tmp / "permissions", shots)
-        if failure is None and not only_permissions:
+        (tmp / "hooks").mkdir()
+        only = only_permissions or only_plan or only_hooks
+        failure = permission_shots(tmp / "permissions", shots) \
+            if only_permissions or not only else None
+        if failure is None and (only_plan or not only):
             failure = plan_shots(tmp / "plan", shots)
+        if failure is None and (only_hooks or not only):
+            failure = hooks_shots(tmp / "hooks", shots)
         if failure:
             print(failure, file=sys.stderr)
             return 1
-        if not (only_permissions or only_plan) and main_shots(tmp, shots):
+        if not only and main_shots(tmp, shots):
             return 1
         out.mkdir(parents=True, exist_ok=True)
         for page in sorted(shots.glob("*.html")):

@@ -648,7 +648,6 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/status": ["sessionId"],
     "pseudoclaude/hooks/list": [],
     "pseudoclaude/skills/list": ["sessionId"],
-    "pseudoclaude/skills/list": ["sessionId"],
     "pseudoclaude/hooks/review": [],
 }
 assert set(FIELDS) == set(REQUESTS)

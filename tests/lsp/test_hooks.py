@@ -15,7 +15,7 @@ import yaml  # type: ignore[import-untyped]
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.api.protocol import CONTEXT, HOOKS_LIST, RUN
+from pseudoclaude.api.protocol import CONTEXT, HOOKS_LIST, HOOKS_REVIEW, RUN
 
 READ = {"name": "read_file", "arguments": {"path": "README.md"}}
 ECHO = {"name": "run_command", "arguments": {"command": "echo fine"}}
@@ -274,6 +274,27 @@ async def test_a_folders_hooks_yaml_runs_only_once_approved(
         assert marker.read_text() == "x\nx\n" and messages == []
     finally:
         await second.shutdown_session()
+
+
+async def test_a_declined_hooks_yaml_is_asked_again_on_review(
+        repo_hooks: Path, approving: LanguageClient, env: Any) -> None:
+    await env.until(lambda: env.approve_requests, what="the question when the folder opens")
+    listing = await env.call(approving, HOOKS_LIST, {})
+    assert [h["status"] for h in listing["hooks"]] == ["denied"]
+    env.approve_answer = {"decision": "deny"}
+    reviewed = await env.call(approving, HOOKS_REVIEW, {})  # declined again: still off
+    assert [h["status"] for h in reviewed["hooks"]] == ["denied"]
+    env.approve_answer = {"decision": "allowSession"}
+    reviewed = await env.call(approving, HOOKS_REVIEW, {})
+    asked = env.approve_requests
+    assert [(r["kind"], r["path"]) for r in asked] == [("hooks", ".PseudoClaude/hooks.yaml")] * 3
+    assert [(h["name"], h["status"]) for h in reviewed["hooks"]] == [("mark", "active")]
+    assert "mark" in reviewed["text"]
+    again = await env.call(approving, HOOKS_REVIEW, {})  # approved: nothing to ask
+    assert len(env.approve_requests) == 3 and again["hooks"] == reviewed["hooks"]
+    env.fake.add_turns({"tool_calls": [READ]}, {"text": "done"})
+    await env.call(approving, RUN, {"prompt": "read"})
+    assert (env.tmp / "marker").read_text() == "x\n"
 
 
 async def test_hooks_list_names_what_cannot_be_read_and_the_settings(client: LanguageClient,

@@ -213,6 +213,12 @@ local commands = {
     end,
     { nargs = 0, desc = 'PseudoClaude: the hooks of the folder by event, and whether each runs (in a float)' },
   },
+  PseudoClaudeSkills = {
+    function()
+      pc().skills()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: the skills of the folder; <CR> puts /<name> in the chat (in a float)' },
+  },
   PseudoClaudePermissions = {
     function()
       pc().permissions()

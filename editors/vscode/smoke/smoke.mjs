@@ -1145,6 +1145,7 @@ async function main() {
   log('chat: Rewind to here… (code and conversation): README.md\'s diff from the list, CHANGES.md deleted and README.md back on disk, the conversation rewound');
 
   chat = await planAndTasks(page, chat, folder, shots);
+  await hooksAndSkills(page, chat, folder, shots);
 
   await mcpServers(page, { tmp, dirs, serverCommand, shots });
   await sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, baseUrl });
@@ -1280,6 +1281,86 @@ async function permissionModes(page, chat, folder, shots) {
   await runCommand(page, 'View: Close All Editors');
   await page.locator('.tabs-container .tab', { hasText: 'Permissions of project' }).first().waitFor({ state: 'detached' });
   log('modes: Show Permissions lists the rule with its source and the sandbox');
+}
+
+/**
+ * Hooks and skills: the folder gets a `.PseudoClaude/hooks.yaml` (it waits for an approval).
+ * Show Hooks (the chat's menu) lists its hooks with their event, source and status, and first
+ * "Review this folder's hooks…": chosen, the approval shows in the chat; Allow for this project
+ * makes them run (the chat says so). Show Skills lists the skills (the built-in ones and one in
+ * .claude/skills); choosing /explain-code puts it in the prompt box. /status shows the hooks
+ * active and the skills.
+ */
+async function hooksAndSkills(page, chat, folder, shots) {
+  mkdirSync(join(folder, '.PseudoClaude'), { recursive: true });
+  writeFileSync(join(folder, '.PseudoClaude', 'hooks.yaml'), [
+    'hooks:',
+    '  - name: log-edits',
+    '    event: PostToolUse',
+    '    if: {all_of: [{field: tool_name, match: {type: exact, value: edit_file}}]}',
+    "    action: {type: shell, command: 'echo edited >> .PseudoClaude/edits.log'}",
+    '    async: true',
+    '  - name: today',
+    '    event: UserPromptSubmit',
+    `    action: {type: shell, command: 'echo "Today is $(date +%A)."'}`,
+    '',
+  ].join('\n'));
+  mkdirSync(join(folder, '.claude', 'skills', 'explain-code'), { recursive: true });
+  writeFileSync(join(folder, '.claude', 'skills', 'explain-code', 'SKILL.md'), [
+    '---',
+    'name: explain-code',
+    'description: Explains code with diagrams and analogies. Use when the user asks how code works.',
+    '---',
+    'Explain the code the user names: what it does, then a small diagram, then one analogy.',
+    '',
+  ].join('\n'));
+  const quick = page.locator('.quick-input-widget');
+  const rows = quick.locator('.quick-input-list .monaco-list-row');
+
+  await runCommand(page, 'PseudoClaude: Show Hooks');
+  await quick.locator('.quick-input-title', { hasText: 'Hooks of project' }).waitFor({ state: 'visible' });
+  await rows.filter({ hasText: 'today' }).first().waitFor({ state: 'visible' });
+  await rows.filter({ hasText: 'waits for your approval' }).first().waitFor({ state: 'visible' });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-hooks.png', shots);
+  await rows.filter({ hasText: "Review this folder's hooks" }).first().click();
+  const card = chat.locator('.card.approval.pending', { hasText: 'hooks' });
+  await card.waitFor({ state: 'visible' });
+  await card.locator('button[data-decision="allowSession"]').click();
+  await chat.locator('.notice', { hasText: "This folder's hooks run now: log-edits, today" }).waitFor({ state: 'visible' });
+  log("hooks: Show Hooks lists the folder's hooks waiting; Review… asked again, allowed: they run");
+
+  await runCommand(page, 'PseudoClaude: Show Skills');
+  await quick.locator('.quick-input-title', { hasText: 'Skills of project' }).waitFor({ state: 'visible' });
+  await rows.filter({ hasText: '/explain-code' }).first().waitFor({ state: 'visible' });
+  await rows.filter({ hasText: '/review' }).first().waitFor({ state: 'visible' });
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-skills.png', shots);
+  await rows.filter({ hasText: '/explain-code' }).first().click();
+  await quick.waitFor({ state: 'hidden' });
+  const promptBox = chat.locator('#prompt');
+  for (let i = 0; (await promptBox.inputValue()) !== '/explain-code '; i++) {
+    if (i === 100) {
+      throw new Error(`the prompt box has ${JSON.stringify(await promptBox.inputValue())}, not /explain-code`);
+    }
+    await page.waitForTimeout(100);
+  }
+  await promptBox.fill('');
+  log('skills: Show Skills lists the built-in and the folder\'s skills; choosing one puts /explain-code in the prompt box');
+
+  // The task list of the plan before folds to its header line: the card gets the room.
+  const tasks = chat.locator('#tasks');
+  if (await tasks.locator('.tasks-list').isVisible().catch(() => false)) {
+    await tasks.locator('.tasks-header').click();
+    await tasks.locator('.tasks-list').waitFor({ state: 'hidden' });
+  }
+  await ask(chat, '/status');
+  const status = chat.locator('.card.status-card').last();
+  await status.filter({ hasText: 'today (UserPromptSubmit, workspace): active' }).waitFor({ state: 'visible' });
+  await status.scrollIntoViewIfNeeded();
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-status.png', shots);
+  log('status: /status shows the session, the hooks active and the skills');
 }
 
 /**

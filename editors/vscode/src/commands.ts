@@ -35,6 +35,8 @@ export const COMMANDS = {
   showMcpServers: { id: 'pseudoclaude.showMcpServers', title: 'PseudoClaude: Show MCP Servers' },
   setPermissionMode: { id: 'pseudoclaude.setPermissionMode', title: 'PseudoClaude: Set Permission Mode' },
   showPermissions: { id: 'pseudoclaude.showPermissions', title: 'PseudoClaude: Show Permissions' },
+  showHooks: { id: 'pseudoclaude.showHooks', title: 'PseudoClaude: Show Hooks' },
+  showSkills: { id: 'pseudoclaude.showSkills', title: 'PseudoClaude: Show Skills' },
   // The code actions' commands (the server offers them on a range; the editor's context menu on
   // the selection): the chat with the selection attached.
   explainSelection: { id: 'pseudoclaude.codeAction.explain', title: CodeActions['pseudoclaude.codeAction.explain'] },

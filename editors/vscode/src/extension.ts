@@ -241,6 +241,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
       }
     },
     showPermissions: () => c.showPermissions(),
+    // The chat's menu: the chat's folder's hooks (Review… asks about its own again) and skills.
+    showHooks: async () => {
+      await chatView.reveal(false);
+      await h.openHooks();
+    },
+    showSkills: async () => {
+      await chatView.reveal(false);
+      await h.openSkills();
+    },
     explainSelection: codeAction('pseudoclaude.codeAction.explain'),
     fixSelection: codeAction('pseudoclaude.codeAction.fix'),
     askAboutSelection: codeAction('pseudoclaude.codeAction.ask'),

@@ -55,6 +55,7 @@ export const Requests = {
   status: 'pseudoclaude/status',
   hooksList: 'pseudoclaude/hooks/list',
   skillsList: 'pseudoclaude/skills/list',
+  hooksReview: 'pseudoclaude/hooks/review',
 } as const;
 
 /** Server → client notifications. */
@@ -1444,6 +1445,7 @@ export interface RequestTypes {
   'pseudoclaude/status': [SessionParams, StatusResult];
   'pseudoclaude/hooks/list': [EmptyParams, HooksListResult];
   'pseudoclaude/skills/list': [SessionParams, SkillsListResult];
+  'pseudoclaude/hooks/review': [EmptyParams, HooksListResult];
 }
 
 /** Notification → params. */

@@ -20,7 +20,8 @@ import type { ToWebview } from '../src/chat/messages';
 import { worktreeOf } from '../src/chat/model';
 import { renderItem, renderSessionOptions } from '../src/chat/render';
 import type { RequestOptions } from '../src/ports';
-import type { ContextResult, McpServer, RunResult, StatusResult, TranscriptItem } from '../src/protocol';
+import type { ContextResult, HookEntry, McpServer, RunResult, SkillEntry, StatusResult, TranscriptItem } from '../src/protocol';
+import { reviewedNotice } from '../src/chat/catalog';
 import { FakeAgent, fakeEditor, flush, rpcError } from './fakes';
 
 const WS = 'file:///work/app';
@@ -2026,5 +2027,88 @@ describe('ChatHost: hooks', () => {
     const html = renderItem({ kind: 'end', id: 'e', stopReason: 'blocked', error: '[hook no-secrets] no secrets in prompts' });
     assert.match(html, /Not sent: a hook refused the prompt/);
     assert.match(html, /\[hook no-secrets\] no secrets in prompts/);
+  });
+});
+
+describe('ChatHost: Show Hooks and Show Skills', () => {
+  const waiting: HookEntry[] = [
+    { name: 'notify', event: 'Stop', source: 'user', status: 'active', action: 'shell: notify-send done' },
+    { name: 'lint', event: 'PostToolUse', source: 'workspace', status: 'denied', action: 'shell: npm run lint' },
+    { name: 'typo', event: 'PreTool', source: 'workspace', status: 'invalid', action: '', error: '/w/.PseudoClaude/hooks.yaml:9: unknown event "PreTool"' },
+  ];
+  const approved = waiting.map((h) => (h.name === 'lint' ? { ...h, status: 'active' as const } : h));
+
+  it('lists each hook with its event, source and status; Review… asks again and says what changed', async () => {
+    let reviewed = 0;
+    const { host, env, agent } = setup({
+      'pseudoclaude/hooks/list': { hooks: waiting, text: 'Stop:\n  notify …' },
+      'pseudoclaude/hooks/review': () => {
+        reviewed++;
+        return { hooks: approved, text: '' };
+      },
+    });
+    await host.handle({ type: 'ready' });
+    env.picks = ['Review'];
+    await host.openHooks();
+    const list = env.picked.at(-1);
+    assert.equal(list?.title, 'PseudoClaude: Hooks of app');
+    assert.deepEqual(list?.items.map((i) => [i.label, i.description ?? '', i.detail ?? '']), [
+      ["$(shield) Review this folder's hooks…", 'let .PseudoClaude/hooks.yaml run', ''],
+      ['$(pass) notify', 'Stop · ~/.PseudoClaude/hooks.yaml · runs', 'shell: notify-send done'],
+      ['$(circle-slash) lint', 'PostToolUse · .PseudoClaude/hooks.yaml · declined', 'shell: npm run lint'],
+      ['$(error) typo', 'PreTool · .PseudoClaude/hooks.yaml · cannot be read', '/w/.PseudoClaude/hooks.yaml:9: unknown event "PreTool"'],
+    ]);
+    assert.equal(reviewed, 1);
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/hooks/review')?.params, { workspace: WS });
+    const notice = host.current.items.at(-1);
+    assert.ok(notice?.kind === 'notice');
+    assert.equal(notice.text, "This folder's hooks run now: lint.");
+  });
+
+  it('offers no Review… when nothing waits; a review declined again says the hooks stay off', async () => {
+    const { host, env } = setup({
+      'pseudoclaude/hooks/list': { hooks: approved, text: 'Hooks text' },
+      'pseudoclaude/hooks/review': { hooks: waiting, text: '' },
+    });
+    await host.handle({ type: 'ready' });
+    env.picks = ['notify'];
+    await host.openHooks();
+    assert.ok(!env.picked.at(-1)?.items.some((i) => i.label.includes('Review')));
+    const card = host.current.items.at(-1);
+    assert.ok(card?.kind === 'status' && card.text === 'Hooks text', 'choosing a hook shows the /hooks card');
+  });
+
+  it('a declined review leaves a warning', () => {
+    assert.deepEqual(reviewedNotice(waiting, waiting), { level: 'warning', text: "This folder's hooks stay off: they were not approved." });
+    assert.equal(reviewedNotice([], []).level, 'info');
+  });
+
+  it('lists the skills; choosing one puts /<name> in the prompt box; one the model loads says so', async () => {
+    const skill = (name: string, more: Partial<SkillEntry> = {}): SkillEntry => ({
+      name, description: `what ${name} does`, source: 'workspace', loaded: false, path: `.PseudoClaude/skills/${name}/SKILL.md`, model: true, command: true, tools: [], ...more,
+    });
+    const { host, env, agent, posted } = setup({
+      'pseudoclaude/skills/list': {
+        sessionId: 's1',
+        skills: [skill('review', { hint: '[path]', loaded: true }), skill('style', { source: 'claude', command: false })],
+        problems: [{ path: '.claude/skills/bad/SKILL.md', line: 2, message: 'no description', source: 'claude', name: 'bad' }],
+      },
+    });
+    await host.handle({ type: 'ready' });
+    env.picks = ['review'];
+    await host.openSkills();
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/skills/list')?.params, { workspace: WS, sessionId: 's1' });
+    assert.deepEqual(env.picked.at(-1)?.items.map((i) => [i.label, i.description ?? '', i.detail ?? '']), [
+      ['$(check) /review [path]', '.PseudoClaude/skills · loaded', 'what review does'],
+      ['style', '.claude/skills · the model loads it', 'what style does'],
+      ['Cannot be read', '', ''],
+      ['$(error) bad', '.claude/skills', '.claude/skills/bad/SKILL.md:2: no description'],
+    ]);
+    assert.deepEqual(posted.at(-1), { type: 'focus', text: '/review ' });
+    assert.equal(env.reveals.at(-1), true);
+    env.picks = ['style'];
+    await host.openSkills();
+    const notice = host.current.items.at(-1);
+    assert.ok(notice?.kind === 'notice' && notice.text.includes('the model loads it when it needs it'));
   });
 });

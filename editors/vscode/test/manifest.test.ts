@@ -36,6 +36,11 @@ describe('package.json', () => {
       assert.ok(titles.includes(t), t);
     }
   });
+  it("offers Show Hooks and Show Skills in the chat's menu", () => {
+    const menus = (manifest.contributes as unknown as { menus: Record<string, { command: string; when: string; group?: string }[]> }).menus;
+    const chat = menus['view/title']?.filter((m) => m.when === 'view == pseudoclaude.chat').map((m) => m.command) ?? [];
+    assert.ok(chat.includes(COMMANDS.showHooks.id) && chat.includes(COMMANDS.showSkills.id), chat.join(', '));
+  });
   it('never clashes with the server commands the language client registers', () => {
     const server = new Set(Commands);
     assert.ok(server.has('pseudoclaude.memory.show'));
@@ -79,7 +84,7 @@ describe('protocol names', () => {
   it('match SPEC §8', () => {
     assert.deepEqual(Object.values(Requests).sort(), [
       'pseudoclaude/commands', 'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
-      'pseudoclaude/context', 'pseudoclaude/hooks/list', 'pseudoclaude/mcp/approve', 'pseudoclaude/mcp/list', 'pseudoclaude/mcp/restart', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
+      'pseudoclaude/context', 'pseudoclaude/hooks/list', 'pseudoclaude/hooks/review', 'pseudoclaude/mcp/approve', 'pseudoclaude/mcp/list', 'pseudoclaude/mcp/restart', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
       'pseudoclaude/memory/remember', 'pseudoclaude/memory/review', 'pseudoclaude/memory/show',
       'pseudoclaude/mode', 'pseudoclaude/permissions', 'pseudoclaude/permissions/check',
       'pseudoclaude/rewind', 'pseudoclaude/rewind/file', 'pseudoclaude/rewind/preview', 'pseudoclaude/run',

@@ -31,6 +31,7 @@ from pseudoclaude.rewind import TurnOutOfRange
 from pseudoclaude.session import LATEST, SessionInfo, SessionNotFound
 from pseudoclaude.session.listing import rfc3339
 from pseudoclaude.workspace import NEW, PermissionsError, SandboxStatus, Workspace
+from pseudoclaude.workspace.hooks import HookInfo
 
 Handler = Callable[[Workspace, Any], Awaitable[p.Wire]]
 
@@ -418,11 +419,20 @@ async def skills_list(ws: Workspace, params: p.SessionParams) -> p.SkillsListRes
 
 
 async def hooks_list(ws: Workspace, params: p.EmptyParams) -> p.HooksListResult:
+    return _hooks_result(await ws.hook_list())
+
+
+async def hooks_review(ws: Workspace, params: p.EmptyParams) -> p.HooksListResult:
+    """The folder's ``hooks.yaml`` asked again (declined or dismissed before), then the list."""
+    return _hooks_result(await ws.review_hooks())
+
+
+def _hooks_result(hooks: list[HookInfo]) -> p.HooksListResult:
     result = p.HooksListResult(hooks=[
         p.HookEntry(name=h.name, event=h.event, source=cast(p.HookSource, h.source),
                     status=cast(p.HookStatus, h.status), action=h.action,
                     error=h.error if h.error is not None else UNSET)
-        for h in await ws.hook_list()])
+        for h in hooks])
     return msgspec.structs.replace(result, text=views.describe_hooks(result))
 
 
@@ -460,6 +470,7 @@ HANDLERS: dict[str, Handler] = {
     p.STATUS: status,
     p.HOOKS_LIST: hooks_list,
     p.SKILLS_LIST: skills_list,
+    p.HOOKS_REVIEW: hooks_review,
 }
 assert set(HANDLERS) == set(p.REQUESTS) == set(p.PARAMS)
 

@@ -84,6 +84,7 @@ TASKS = "pseudoclaude/tasks"
 STATUS = "pseudoclaude/status"
 HOOKS_LIST = "pseudoclaude/hooks/list"
 SKILLS_LIST = "pseudoclaude/skills/list"
+HOOKS_REVIEW = "pseudoclaude/hooks/review"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
@@ -91,7 +92,7 @@ REQUESTS: tuple[str, ...] = (
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
     REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART, WORKTREE_STATUS,
     WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK, TASKS, STATUS,
-    HOOKS_LIST, SKILLS_LIST,
+    HOOKS_LIST, SKILLS_LIST, HOOKS_REVIEW,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -1006,6 +1007,7 @@ PARAMS: dict[str, type[Wire]] = {
     STATUS: SessionParams,
     HOOKS_LIST: EmptyParams,
     SKILLS_LIST: SessionParams,
+    HOOKS_REVIEW: EmptyParams,
 }
 """The params shape of every request (the handlers' input)."""
 SESSION_SCOPED: frozenset[str] = frozenset(

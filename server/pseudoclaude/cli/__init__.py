@@ -264,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     hooks = _group(commands, "hooks", "the hooks of a folder")
     _state_command(hooks, "list", "every hook by event: what it runs, where it is defined, "
                    "whether it runs (or why it cannot be read)", cli_hooks.hooks_list)
+    _state_command(hooks, "approve", "let the folder's own .PseudoClaude/hooks.yaml run, "
+                   "remembered until it changes", cli_hooks.hooks_approve)
 
     skills = _group(commands, "skills", "the skills of a folder")
     skills_list = _state_command(skills, "list", "every skill: where it is defined, whether the "

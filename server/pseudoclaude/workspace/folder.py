@@ -323,6 +323,17 @@ class Workspace:
             asking = self._hooks_asking = asyncio.ensure_future(self._ask_hooks())
         await asyncio.shield(asking)
 
+    async def review_hooks(self) -> list[HookInfo]:
+        """The folder's ``hooks.yaml`` asked again, declined or not, as when the folder opens
+        (``pseudoclaude/hooks/review``); then every hook and its status."""
+        asking = self._hooks_asking
+        if asking is not None and not asking.done():  # asked already: that answer
+            await asyncio.shield(asking)
+        else:
+            self.hooks.reconsider()
+            await self.prepare_hooks()
+        return await self.hook_list()
+
     async def hook_list(self) -> list[HookInfo]:
         """Every hook of the folder and its status (``pseudoclaude/hooks/list``); the files
         read off the loop."""

@@ -11,7 +11,8 @@ The folder's own file runs only once the user approved that exact content (``pse
 approve`` kind ``hooks``, asked when the folder opens and before a run): ``allowOnce`` lasts
 the process, ``allowSession``/``allowAlways`` are remembered outside the workspace (by the
 folder's real path and the file's content hash, ``hooks-approvals.json`` of the user-level data
-folder), ``deny`` holds for this process and is not remembered. An edited file is asked again.
+folder), ``deny`` holds for this process and is not remembered. An edited file is asked again,
+and so is a declined one when the user asks to review it (:meth:`FolderHooks.reconsider`).
 The user's own file and the settings need no approval.
 """
 
@@ -182,6 +183,11 @@ class FolderHooks:
                 return False
             assert read.digest is not None
             return await self._ask(read.workspace.hooks, read.digest)
+
+    def reconsider(self) -> None:
+        """Forget what the user declined in this process: the folder's file is asked again
+        the next time (``pseudoclaude/hooks/review``)."""
+        self._denied.clear()
 
     async def _ask(self, hooks: tuple[Hook, ...], digest: str) -> bool:
         request = ApprovalRequest.hooks_file(WORKSPACE_FILE, [

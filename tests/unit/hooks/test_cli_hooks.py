@@ -1,5 +1,6 @@
 """Hooks from the CLI: the same hooks fire for ``pseudoclaude run`` (a session's start and
-end, a refused prompt: exit 1, nothing sent), and ``pseudoclaude hooks list`` shows them."""
+end, a refused prompt: exit 1, nothing sent), ``pseudoclaude hooks list`` shows them and
+``pseudoclaude hooks approve`` lets a folder's own ``hooks.yaml`` run."""
 
 from __future__ import annotations
 
@@ -79,3 +80,27 @@ def test_hooks_list(tmp_path: Path) -> None:
     assert "Stop:\n  notify  shell: true  (~/.PseudoClaude/hooks.yaml): runs" in shown.stdout
     assert "lint  shell: npm run lint  (.PseudoClaude/hooks.yaml): waits for your approval" \
         in shown.stdout
+
+
+def test_hooks_approve_lets_the_folders_file_run_until_it_changes(tmp_path: Path) -> None:
+    nothing = cli(tmp_path, "hooks", "approve")
+    assert nothing.returncode == 0, nothing.stderr
+    assert nothing.stdout == "nothing waits for an approval in this folder's " \
+        ".PseudoClaude/hooks.yaml\n"
+    project = tmp_path / "ws" / ".PseudoClaude"
+    project.mkdir(parents=True)
+    hooks = project / "hooks.yaml"
+    hooks.write_text("hooks:\n  - name: lint\n    event: PostToolUse\n"
+                     "    action: {type: shell, command: npm run lint}\n")
+    approved = cli(tmp_path, "hooks", "approve")
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout == "approved this folder's .PseudoClaude/hooks.yaml (until it " \
+        "changes): lint\n"
+    listed = json.loads(cli(tmp_path, "hooks", "list", "--json").stdout)["hooks"]
+    assert [(h["name"], h["status"]) for h in listed] == [("lint", "active")]
+    hooks.write_text(hooks.read_text() + "# edited\n")
+    listed = json.loads(cli(tmp_path, "hooks", "list", "--json").stdout)["hooks"]
+    assert [(h["name"], h["status"]) for h in listed] == [("lint", "needsApproval")]
+    again = cli(tmp_path, "hooks", "approve", "--json")
+    assert [(h["name"], h["status"]) for h in json.loads(again.stdout)["hooks"]] == \
+        [("lint", "active")]

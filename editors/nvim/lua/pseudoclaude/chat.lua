@@ -398,6 +398,29 @@ function M.offer_prompt(workspace, text)
   end
 end
 
+--- Put `text` at the start of the prompt line of the folder's chat (before what is typed there)
+--- and go there, in insert mode at the end of the line. False when the folder has no chat open.
+--- @param workspace string
+--- @param text string
+--- @return boolean
+function M.use_prompt(workspace, text)
+  local chat = get(workspace)
+  if not chat or not vim.api.nvim_buf_is_valid(chat.prompt_buf) then
+    return false
+  end
+  local shown = vim.fn.win_findbuf(chat.prompt_buf)
+  if #shown == 0 then
+    window.show(workspace, { chat = chat, enter = false })
+    shown = vim.fn.win_findbuf(chat.prompt_buf)
+  end
+  prompt.prepend(chat, text)
+  if shown[1] then
+    vim.api.nvim_set_current_win(shown[1])
+    vim.cmd('startinsert!')
+  end
+  return true
+end
+
 --- A new session started in the folder: a chat of its own takes the folder chat's place (the
 --- other session's chat goes on, hidden; the sessions picker shows it again). `worktree`: the
 --- session's git worktree.

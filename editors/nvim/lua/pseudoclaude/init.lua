@@ -925,6 +925,13 @@ function M.hooks(workspace)
   require('pseudoclaude.hooks').open(workspace)
 end
 
+--- `:PseudoClaudeSkills`: the folder's skills (where each is defined, loaded or not, what it
+--- does), in a float; `<CR>` on one puts `/<name> ` in the chat's prompt.
+--- @param workspace? string
+function M.skills(workspace)
+  require('pseudoclaude.skills').open(workspace)
+end
+
 --- `:PseudoClaudeMode [mode]`: set the permission mode of the session (the chat's, else the
 --- folder's current one; with no session yet, the mode the next one starts in), or pick one of
 --- the allowed modes with `vim.ui.select`.

@@ -39,6 +39,7 @@ M.requests = {
   status = 'pseudoclaude/status',
   hooks_list = 'pseudoclaude/hooks/list',
   skills_list = 'pseudoclaude/skills/list',
+  hooks_review = 'pseudoclaude/hooks/review',
 }
 
 --- Server → client notifications.

@@ -31,12 +31,14 @@ import {
   type CodeActionArguments,
   type ContextUsageParams,
   type EditorContext,
+  type HookEntry,
   type McpChangedParams,
   type McpServer,
   type PermissionMode,
   type RewindMode,
   type RunResult,
   type SessionSummary,
+  type SkillsListResult,
   type TranscriptItem,
   type WorktreeFile,
 } from '../protocol';
@@ -64,6 +66,7 @@ import {
   type KeepOpenItem,
   type ReviewChoice,
 } from './rewind';
+import { hookItems, hooksWait, reviewedNotice, skillItems } from './catalog';
 import { parseSlash, type SlashRun } from './slash';
 import {
   applyCard,
@@ -1077,6 +1080,87 @@ export class ChatHost {
     } catch (e) {
       this.notice('error', describeFailure('Hooks', e));
     }
+  }
+
+  /**
+   * Show Hooks (the chat's menu): a quick pick of the folder's hooks, each with its event,
+   * source and status; choosing one shows the `/hooks` card. When the folder's own hooks wait
+   * (asked before and declined or dismissed), its first entry asks again
+   * (`pseudoclaude/hooks/review`: the approval shows in the chat as when the folder opens).
+   */
+  async openHooks(): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    let hooks: HookEntry[];
+    try {
+      hooks = (await this.agent.request(Requests.hooksList, { workspace: folder.uri })).hooks;
+    } catch (e) {
+      this.notice('error', describeFailure('Hooks', e));
+      return;
+    }
+    if (hooks.length === 0) {
+      this.notice('info', 'No hooks: add them to ~/.PseudoClaude/hooks.yaml or the folder\'s .PseudoClaude/hooks.yaml.');
+      return;
+    }
+    const picked = await this.env.pick(hookItems(hooks), {
+      title: `PseudoClaude: Hooks of ${folder.name}`,
+      placeHolder: hooksWait(hooks) ? "This folder's own hooks wait for your approval" : 'Choose a hook to see them all in the chat',
+    });
+    if (picked?.kind === 'review') {
+      await this.reviewHooks(folder, hooks);
+    } else if (picked?.kind === 'show') {
+      await this.showHooks();
+    }
+  }
+
+  /** `pseudoclaude/hooks/review`: the folder's `hooks.yaml` asked again; a line says what changed. */
+  private async reviewHooks(folder: ChatFolder, before: HookEntry[]): Promise<void> {
+    try {
+      const r = await this.agent.request(Requests.hooksReview, { workspace: folder.uri });
+      const said = reviewedNotice(before, r.hooks);
+      this.notice(said.level, said.text);
+    } catch (e) {
+      this.notice('error', describeFailure('Review hooks', e));
+    }
+  }
+
+  /**
+   * Show Skills (the chat's menu): a quick pick of the folder's skills (name, what it does,
+   * where it is defined, whether the session loaded it); choosing one puts `/<name> ` in the
+   * prompt box to complete and send.
+   */
+  async openSkills(): Promise<void> {
+    const folder = this.needFolder();
+    if (!folder) {
+      return;
+    }
+    const sessionId = this.state.sessionId;
+    let result: SkillsListResult;
+    try {
+      result = await this.agent.request(Requests.skillsList, { workspace: folder.uri, ...(sessionId ? { sessionId } : {}) });
+    } catch (e) {
+      this.notice('error', describeFailure('Skills', e));
+      return;
+    }
+    if (result.skills.length === 0 && result.problems.length === 0) {
+      this.notice('info', 'No skills: add one as .PseudoClaude/skills/<name>/SKILL.md (or .claude/skills/).');
+      return;
+    }
+    const picked = await this.env.pick(skillItems(result), {
+      title: `PseudoClaude: Skills of ${folder.name}`,
+      placeHolder: 'Choose a skill to use it in your next prompt',
+    });
+    if (picked?.kind !== 'skill') {
+      return;
+    }
+    if (!picked.skill.command) {
+      this.notice('info', `The skill ${picked.skill.name} cannot be run as a command: the model loads it when it needs it.`);
+      return;
+    }
+    await this.env.reveal(true);
+    this.focus(`/${picked.skill.name} `);
   }
 
   /**

@@ -322,6 +322,17 @@ function M.offer(chat, text)
   set_prompt_text(chat, (text:gsub('%s*\n%s*', ' ')))
 end
 
+--- Put `text` before what is typed on the prompt line (a skill's `/<name> ` chosen elsewhere).
+--- @param chat pseudoclaude.Chat
+--- @param text string
+function M.prepend(chat, text)
+  local buf = chat.prompt_buf
+  local last = vim.api.nvim_buf_line_count(buf)
+  local line = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ''
+  local typed = vim.startswith(line, M.PROMPT) and line:sub(#M.PROMPT + 1) or ''
+  set_prompt_text(chat, text .. typed:gsub('^%s+', ''))
+end
+
 --- Recall an earlier prompt (`step` -1: older, 1: newer) into the prompt line.
 function M.recall(chat, step)
   local n = #chat.prompts
