@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint venv clean dist editors-test acp-node-test test-vscode crash-campaign protocol sandbox-deps test-local-model
+.PHONY: local-model demo test bench lint venv clean dist editors-test acp-node-test test-vscode crash-campaign protocol sandbox-deps test-local-model
 
 venv: $(STAMP)
 
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/pseudoclaude demo
 
-test: $(STAMP) sandbox-deps lint editors-test acp-node-test $(LOCAL_GGUF)
+test: $(STAMP) sandbox-deps lint editors-test acp-node-test local-model
 	$(LOCAL_MODEL_ENV) $(BIN)/python -m pytest -q
 
 # The command sandbox's tests need bubblewrap (`bwrap`): installed with apt-get when it is
@@ -87,6 +87,9 @@ $(LOCAL_GGUF): $(LOCAL_STAMP)
 
 LOCAL_MODEL_ENV = PSEUDOCLAUDE_LLAMA_SERVER=$(abspath $(LOCAL_VENV)/bin/llama-server-vulkan) \
 	  PSEUDOCLAUDE_LLAMA_MODEL=$(abspath $(LOCAL_GGUF))
+
+# (a target of its own: `test` is read before LOCAL_GGUF is defined)
+local-model: $(LOCAL_GGUF)
 
 test-local-model: $(STAMP) $(LOCAL_GGUF)
 	$(LOCAL_MODEL_ENV) $(BIN)/python -m pytest -q tests/local_model
