@@ -368,7 +368,7 @@ async def _steps(folder: Path, options: dict[str, Any], env: dict[str, str], sho
                  check: Checks, spec: dict[str, Any]) -> None:
     offline = check.offline
     check.begin(1, f"An editor starts the server for {folder}\n"
-                   "   (settings: contextWindow 5,825 tokens so this short session has an old "
+                   "   (settings: contextWindow 5,810 tokens so this short session has an old "
                    "part to summarise; approvals.runCommand allow)")
     client = await start_server(folder, options, show, env)
     try:
@@ -502,10 +502,10 @@ async def demo(root: Path, offline: bool = False, spec: dict[str, Any] | None = 
     env = dict(os.environ) | {"HOME": str(root / "home")}
     if not real:  # never a provider key from the environment (nor the user's config: HOME)
         env = {k: v for k, v in env.items() if k not in API_KEY_ENV.values()}
-    # A 5,825-token window, so that this short session has an old part to summarise, and its
+    # A 5,810-token window, so that this short session has an old part to summarise, and its
     # summary still fits one cache-friendly request (the skill list and tools included).
     options: dict[str, Any] = {"memory": {"userDir": str(root / "home" / "user-memory")},
-                               "approvals": {"runCommand": "allow"}, "contextWindow": 5_825}
+                               "approvals": {"runCommand": "allow"}, "contextWindow": 5_810}
     # The monitor runs with this Python, which a sandboxed command cannot find when it is
     # installed under the host's /tmp (the sandbox's /tmp is private); and the requests must be
     # the same size wherever the demo runs: no sandbox.
