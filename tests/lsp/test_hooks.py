@@ -5,6 +5,7 @@ is asked again when edited."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -237,6 +238,18 @@ def repo_hooks(env: Any) -> Path:
                         "action": shell(f"echo x >> {marker}")})
 
 
+async def answered_listing(client: LanguageClient, env: Any) -> dict[str, Any]:
+    """``hooks/list`` once the answer to the question asked when the folder opened reached
+    the server (it arrives after the question left it)."""
+    deadline = asyncio.get_running_loop().time() + 20
+    while True:
+        listing: dict[str, Any] = await env.call(client, HOOKS_LIST, {})
+        waiting = any(h["status"] == "needsApproval" for h in listing["hooks"])
+        if not waiting or asyncio.get_running_loop().time() > deadline:
+            return listing
+        await asyncio.sleep(0.05)
+
+
 async def test_a_folders_hooks_yaml_runs_only_once_approved(
         repo_hooks: Path, approving: LanguageClient, env: Any) -> None:
     marker = env.tmp / "marker"
@@ -245,7 +258,7 @@ async def test_a_folders_hooks_yaml_runs_only_once_approved(
     assert asked["kind"] == "hooks" and asked["path"] == ".PseudoClaude/hooks.yaml"
     assert asked["hooks"] == [{"name": "mark", "event": "PreToolUse",
                                "action": f"shell: echo x >> {marker}"}]
-    listing = await env.call(approving, HOOKS_LIST, {})
+    listing = await answered_listing(approving, env)
     assert [(h["name"], h["source"], h["status"]) for h in listing["hooks"]] == \
         [("mark", "workspace", "denied")]
     env.fake.add_turns({"tool_calls": [READ]}, {"text": "done"})
@@ -279,7 +292,7 @@ async def test_a_folders_hooks_yaml_runs_only_once_approved(
 async def test_a_declined_hooks_yaml_is_asked_again_on_review(
         repo_hooks: Path, approving: LanguageClient, env: Any) -> None:
     await env.until(lambda: env.approve_requests, what="the question when the folder opens")
-    listing = await env.call(approving, HOOKS_LIST, {})
+    listing = await answered_listing(approving, env)
     assert [h["status"] for h in listing["hooks"]] == ["denied"]
     env.approve_answer = {"decision": "deny"}
     reviewed = await env.call(approving, HOOKS_REVIEW, {})  # declined again: still off
