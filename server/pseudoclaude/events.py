@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from msgspec import UNSET, Struct, UnsetType
+from msgspec.structs import replace
 
 
 class StopReason(StrEnum):
@@ -33,8 +34,12 @@ ToolStatus = Literal["done", "error", "denied", "canceled", "pending"]
 was cancelled, or interrupted by a crash), or still waiting for its result."""
 
 
-class Event(Struct, frozen=True, tag_field="kind", rename="camel"):
+class Event(Struct, frozen=True, tag_field="kind", rename="camel", kw_only=True):
     """Base of every event; ``kind`` is the tag."""
+
+    agent_id: str | UnsetType = UNSET
+    """Set on the events of a sub-agent (the ``agent`` tool): its id (SPEC §13); absent on
+    the session's own."""
 
     @property
     def kind(self) -> str:
@@ -145,6 +150,11 @@ AnyEvent = (TextEvent | ToolCallEvent | ToolResultEvent | CompactEvent | MemoryE
 """Every event kind (a tagged union, for decoding)."""
 
 Emit = Callable[[Event], None]
+
+
+def of_agent(event: Event, agent_id: str) -> Event:
+    """``event`` as a sub-agent's (its ``agentId`` set)."""
+    return replace(event, agent_id=agent_id)
 
 
 def ignore(event: Event) -> None:

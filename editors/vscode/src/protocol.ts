@@ -55,6 +55,7 @@ export const Requests = {
   status: 'pseudoclaude/status',
   hooksList: 'pseudoclaude/hooks/list',
   skillsList: 'pseudoclaude/skills/list',
+  agentsList: 'pseudoclaude/agents/list',
 } as const;
 
 /** Server → client notifications. */
@@ -194,6 +195,8 @@ export type ReviewDecision = 'accept' | 'reject';
 /** The effect of a memory proposal on its note file. */
 export type ProposalAction = 'create' | 'update' | 'delete';
 
+export type AgentStatus = 'running' | 'completed' | 'failed' | 'canceled' | 'max_turns';
+
 /** The memory stores, project first. */
 export const MEMORY_LEVELS = ['project', 'user'] as const;
 
@@ -232,6 +235,8 @@ export const SERVER_SETTING_KEYS = [
   'compact.safetyMarginTokens',
   'compact.auto',
   'compact.model',
+  'agents.maxParallel',
+  'agents.exploreModel',
   'approvals.mcp',
   'mcp.servers',
   'mcp.startTimeout',
@@ -339,6 +344,8 @@ export interface ResumeParams extends WorkspaceParams {
 
 export interface MessagesParams extends WorkspaceParams {
   sessionId?: string | null;
+  /** A sub-agent of the session: its transcript (`pseudoclaude/agents/list`). */
+  agentId?: string | null;
   offset?: number;
   limit?: number | null;
 }
@@ -1170,6 +1177,10 @@ export interface ApproveParams {
   plan?: string;
   /** `hooks`: the hooks of the folder's file (`path`) that would run once approved. */
   hooks?: ApproveHook[];
+  /** The sub-agent whose call it is (absent: the session's own). */
+  agentId?: string;
+  /** That sub-agent's name, when it was given one. */
+  agentName?: string;
 }
 
 export interface ApproveResult {
@@ -1188,6 +1199,28 @@ export interface ApproveResult {
 export interface TaskItem {
   content: string;
   status: TaskStatus;
+}
+
+export interface AgentUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** One sub-agent of a session, as its log says (SPEC §13). */
+export interface AgentInfo {
+  agentId: string;
+  name: string;
+  subagentType: string;
+  description: string;
+  status: AgentStatus;
+  /** ISO 8601. */
+  startedAt: string;
+  usage: AgentUsage;
+}
+
+export interface AgentsResult {
+  sessionId: string | null;
+  agents: AgentInfo[];
 }
 
 export interface TasksResult {
@@ -1276,6 +1309,11 @@ export interface CodeActionArguments {
 export interface TextEvent {
   kind: 'text';
   delta: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1284,6 +1322,11 @@ export interface ToolCallEvent {
   id: string;
   name: string;
   arguments: unknown;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1304,6 +1347,11 @@ export interface ToolResultEvent {
    * transcript's `preview`).
    */
   display: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1315,6 +1363,11 @@ export interface CompactEvent {
   offloaded: number;
   /** Layer 2 only. */
   factCheck?: FactCheck;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1323,6 +1376,11 @@ export interface MemoryEvent {
   status: string;
   changes: MemoryChange[];
   error?: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 export interface MemoryChange {
@@ -1338,6 +1396,11 @@ export interface UsageUpdate {
   outputTokens: number;
   cacheRead: number;
   cacheWrite: number;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1346,30 +1409,55 @@ export interface WarningEvent {
   message: string;
   /** Set on a provider retry: the attempt that failed (the CLI shows these with -v). */
   attempt?: number;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
 export interface ErrorEvent {
   kind: 'error';
   message: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
 export interface StopEvent {
   kind: 'stop';
   stopReason: 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error' | 'blocked';
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** The session's permission mode changed (by a request, a command or an approved plan). */
 export interface ModeEvent {
   kind: 'mode';
   mode: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** The session's task list changed (or was restored by a resume, a fork or a rewind). */
 export interface TasksEvent {
   kind: 'tasks';
   tasks: Task[];
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** One item of a session's task list. */
@@ -1444,6 +1532,7 @@ export interface RequestTypes {
   'pseudoclaude/status': [SessionParams, StatusResult];
   'pseudoclaude/hooks/list': [EmptyParams, HooksListResult];
   'pseudoclaude/skills/list': [SessionParams, SkillsListResult];
+  'pseudoclaude/agents/list': [SessionParams, AgentsResult];
 }
 
 /** Notification → params. */

@@ -237,7 +237,8 @@ async def worktree_remove(ws: Workspace, params: p.WorktreeRemoveParams
 
 
 async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.MessagesResult:
-    page = await ws.transcript(_session(ws, params.session_id), params.offset, params.limit)
+    page = await ws.transcript(_session(ws, params.session_id), params.offset, params.limit,
+                               agent_id=params.agent_id)
     return p.MessagesResult(session_id=page.session_id, total=page.total,
                             items=page.items)  # type: ignore[arg-type]  # Item is their base
 
@@ -380,6 +381,18 @@ async def tasks(ws: Workspace, params: p.SessionParams) -> p.TasksResult:
         for content, status in items])
 
 
+async def agents_list(ws: Workspace, params: p.SessionParams) -> p.AgentsResult:
+    """A session's sub-agents, from their logs (also after a restart)."""
+    session_id, records = await ws.agents_of(_session(ws, params.session_id))
+    return p.AgentsResult(session_id=session_id, agents=[
+        p.AgentInfo(agent_id=r.header.agent_id, name=r.header.name,
+                    subagent_type=r.header.subagent_type, description=r.header.description,
+                    status=cast(p.AgentStatus, status), started_at=r.header.created,
+                    usage=p.AgentUsage(input_tokens=r.stop.input_tokens if r.stop else 0,
+                                       output_tokens=r.stop.output_tokens if r.stop else 0))
+        for r, status in records])
+
+
 async def status(ws: Workspace, params: p.SessionParams) -> p.StatusResult:
     """A session at a glance; the sandbox probed first when it has not been yet."""
     await ws.discover_window()  # a local server's window, asked once
@@ -457,6 +470,7 @@ HANDLERS: dict[str, Handler] = {
     p.PERMISSIONS: permissions,
     p.PERMISSIONS_CHECK: permissions_check,
     p.TASKS: tasks,
+    p.AGENTS_LIST: agents_list,
     p.STATUS: status,
     p.HOOKS_LIST: hooks_list,
     p.SKILLS_LIST: skills_list,

@@ -84,6 +84,7 @@ TASKS = "pseudoclaude/tasks"
 STATUS = "pseudoclaude/status"
 HOOKS_LIST = "pseudoclaude/hooks/list"
 SKILLS_LIST = "pseudoclaude/skills/list"
+AGENTS_LIST = "pseudoclaude/agents/list"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
@@ -91,7 +92,7 @@ REQUESTS: tuple[str, ...] = (
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
     REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART, WORKTREE_STATUS,
     WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK, TASKS, STATUS,
-    HOOKS_LIST, SKILLS_LIST,
+    HOOKS_LIST, SKILLS_LIST, AGENTS_LIST,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -327,6 +328,8 @@ class ResumeParams(Wire):
 
 class MessagesParams(Wire):
     session_id: str | None = None
+    agent_id: str | None = None
+    """A sub-agent of the session: its transcript (``pseudoclaude/agents/list``)."""
     offset: NonNegative = 0
     limit: Positive | None = None
 
@@ -869,6 +872,10 @@ class ApproveParams(Wire):
     """``plan``: the plan the agent asks to carry out (Markdown)."""
     hooks: list[ApproveHook] | UnsetType = UNSET
     """``hooks``: the hooks of the folder's file (``path``) that would run once approved."""
+    agent_id: str | UnsetType = UNSET
+    """The sub-agent whose call it is (absent: the session's own)."""
+    agent_name: str | UnsetType = UNSET
+    """That sub-agent's name, when it was given one."""
 
 
 class ApproveResult(Wire):
@@ -885,6 +892,32 @@ class ApproveResult(Wire):
 class TaskItem(Wire):
     content: str
     status: TaskStatus
+
+
+AgentStatus = Literal["running", "completed", "failed", "canceled", "max_turns"]
+
+
+class AgentUsage(Wire):
+    input_tokens: int
+    output_tokens: int
+
+
+class AgentInfo(Wire):
+    """One sub-agent of a session, as its log says (SPEC §13)."""
+
+    agent_id: str
+    name: str
+    subagent_type: str
+    description: str
+    status: AgentStatus
+    started_at: str
+    """ISO 8601."""
+    usage: AgentUsage
+
+
+class AgentsResult(Wire):
+    session_id: str | None
+    agents: list[AgentInfo]
 
 
 class TasksResult(Wire):
@@ -1006,6 +1039,7 @@ PARAMS: dict[str, type[Wire]] = {
     STATUS: SessionParams,
     HOOKS_LIST: EmptyParams,
     SKILLS_LIST: SessionParams,
+    AGENTS_LIST: SessionParams,
 }
 """The params shape of every request (the handlers' input)."""
 SESSION_SCOPED: frozenset[str] = frozenset(

@@ -44,6 +44,7 @@ from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.skills import SessionSkills
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.agent.tools.freshness import WriteBoard
+from pseudoclaude.agents import AgentRecord, RunHooks, agent_log, list_records
 from pseudoclaude.checkpoints import (
     BEFORE,
     NO_GIT,
@@ -72,7 +73,7 @@ from pseudoclaude.events import Event, StopReason, WarningEvent
 from pseudoclaude.llm import window
 from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
-from pseudoclaude.llm.types import Message, ToolCall
+from pseudoclaude.llm.types import Message, ToolCall, Usage
 from pseudoclaude.mcp import ServerInfo
 from pseudoclaude.memory import MemoryManager, OnChange
 from pseudoclaude.memory.manager import MemoryView, OnProposals, Reviewed, provenance
@@ -93,6 +94,7 @@ from pseudoclaude.rewind import (
 from pseudoclaude.rewind import plan as rewind_plan
 from pseudoclaude.sandbox import SandboxStatus
 from pseudoclaude.session import (
+    LATEST,
     LoadedSession,
     OpenSession,
     SessionInfo,
@@ -752,9 +754,10 @@ class Workspace:
         return await asyncio.to_thread(load_session, self.store, session_id)
 
     async def transcript(self, session_id: str | None, offset: int = 0,
-                         limit: int | None = None) -> TranscriptPage:
-        """The session (the current one by default) as the user lived it (the whole log is
-        read, off the loop)."""
+                         limit: int | None = None, agent_id: str | None = None
+                         ) -> TranscriptPage:
+        """The session (the current one by default), or its sub-agent ``agent_id``, as the
+        user lived it (the whole log is read, off the loop)."""
         if session_id in (None, ""):
             session_id = self._session(None).id
         ref = session_id
@@ -766,6 +769,14 @@ class Workspace:
             open_session = self.open_sessions.get(sid)
             live = (open_session is not None and open_session.busy == RUNNING) or \
                 holder(self.store.session_dir(sid)) not in (None, os.getpid())
+            if agent_id:
+                try:
+                    path = agent_log(self.store, sid, agent_id)
+                except ValueError as exc:
+                    raise WorkspaceError(str(exc)) from None
+                if not path.is_file():
+                    raise WorkspaceError(f"session {sid} has no sub-agent {agent_id}")
+                live = open_session is not None and agent_id in open_session.agents.live
             return sid, build_transcript(path, running=live) if path.is_file() else []
 
         sid, items = await asyncio.to_thread(build)
@@ -937,6 +948,15 @@ class Workspace:
                 hooks=s.hooks,
             )
             s.last_run = runner
+
+            def add_usage(usage: Usage) -> None:  # its sub-agents' usage is the run's too
+                u = runner.result.usage
+                runner.result.usage = Usage(u.input_tokens + usage.input_tokens,
+                                            u.output_tokens + usage.output_tokens,
+                                            u.cache_read + usage.cache_read,
+                                            u.cache_write + usage.cache_write)
+
+            s.agents.run_hooks = RunHooks(before_change, after_change, add_usage)
             try:
                 result = await runner.run(prompt, context)
             finally:  # the run's checkpoint lines are all written when it ends
@@ -1259,6 +1279,9 @@ class Workspace:
         run = session.last_run if session is not None else None
         return run.result if run is not None else None
 
+    def secrets(self) -> list[str]:
+        return self._secrets()
+
     def _secrets(self) -> list[str]:
         """The API keys this process knows, so tool output can never carry one."""
         keys = [os.environ.get(name, "") for name in API_KEY_ENV.values()]
@@ -1327,6 +1350,27 @@ class Workspace:
         was = session.mode
         await session.set_mode(mode)
         return words.mode_set(mode, was)
+
+    async def agents_of(self, session_id: str | None = None
+                        ) -> tuple[str | None, list[tuple[AgentRecord, str]]]:
+        """A session's sub-agents (the current one by default, else the latest), from their
+        logs, each with its status (a log without an end whose sub-agent does not run in this
+        process was interrupted: ``failed``)."""
+        ref = session_id if session_id not in (None, "") else self.current
+        if ref is None:
+            if not await self.has_latest():
+                return None, []
+            ref = LATEST
+
+        def scan() -> tuple[str, list[tuple[AgentRecord, str]]]:
+            assert ref is not None
+            sid = resolve(self.store, ref)
+            session = self.open_sessions.get(sid)
+            running = set(session.agents.live) if session is not None else set()
+            return sid, [(r, r.status if r.status != "running" or r.header.agent_id in running
+                          else "failed") for r in list_records(self.store, sid)]
+
+        return await asyncio.to_thread(scan)
 
     async def tasks_of(self, session_id: str | None = None) -> tuple[str | None,
                                                                      list[tuple[str, str]]]:

@@ -39,6 +39,7 @@ M.requests = {
   status = 'pseudoclaude/status',
   hooks_list = 'pseudoclaude/hooks/list',
   skills_list = 'pseudoclaude/skills/list',
+  agents_list = 'pseudoclaude/agents/list',
 }
 
 --- Server → client notifications.
@@ -256,6 +257,15 @@ M.proposal_actions = {
   delete = 'delete',
 }
 
+--- The values of `AgentStatus`.
+M.agent_statuss = {
+  running = 'running',
+  completed = 'completed',
+  failed = 'failed',
+  canceled = 'canceled',
+  max_turns = 'max_turns',
+}
+
 --- The memory stores, project first.
 M.memory_levels = { 'project', 'user' }
 
@@ -345,6 +355,7 @@ M.stop_reasons = {
 --- @class pseudoclaude.MessagesParams
 --- @field workspace? string
 --- @field sessionId? string|nil
+--- @field agentId? string|nil A sub-agent of the session: its transcript (`pseudoclaude/agents/list`).
 --- @field offset? integer
 --- @field limit? integer|nil
 
@@ -884,6 +895,8 @@ M.stop_reasons = {
 --- @field reason? string Why the call is asked (the mode, or the rule that asks).
 --- @field plan? string `plan`: the plan the agent asks to carry out (Markdown).
 --- @field hooks? pseudoclaude.ApproveHook[] `hooks`: the hooks of the folder's file (`path`) that would run once approved.
+--- @field agentId? string The sub-agent whose call it is (absent: the session's own).
+--- @field agentName? string That sub-agent's name, when it was given one.
 
 --- @class pseudoclaude.ApproveResult
 --- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'approve'|'deny'|'keepPlanning'
@@ -894,6 +907,24 @@ M.stop_reasons = {
 --- @class pseudoclaude.TaskItem
 --- @field content string
 --- @field status 'completed'|'in_progress'|'pending'
+
+--- @class pseudoclaude.AgentUsage
+--- @field inputTokens integer
+--- @field outputTokens integer
+
+--- One sub-agent of a session, as its log says (SPEC §13).
+--- @class pseudoclaude.AgentInfo
+--- @field agentId string
+--- @field name string
+--- @field subagentType string
+--- @field description string
+--- @field status 'canceled'|'completed'|'failed'|'max_turns'|'running'
+--- @field startedAt string ISO 8601.
+--- @field usage pseudoclaude.AgentUsage
+
+--- @class pseudoclaude.AgentsResult
+--- @field sessionId string|nil
+--- @field agents pseudoclaude.AgentInfo[]
 
 --- @class pseudoclaude.TasksResult
 --- @field sessionId string|nil
@@ -960,6 +991,7 @@ M.stop_reasons = {
 --- @class pseudoclaude.TextEvent
 --- @field kind 'text'
 --- @field delta string
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ToolCallEvent
@@ -967,6 +999,7 @@ M.stop_reasons = {
 --- @field id string
 --- @field name string
 --- @field arguments any
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ToolResultEvent
@@ -979,6 +1012,7 @@ M.stop_reasons = {
 --- @field error? string A failed tool's own error message (the envelope's `error`), for one-line displays.
 --- @field status 'canceled'|'denied'|'done'|'error'|'pending' As the transcript's `toolCall`: `done`, `error`, `denied` or `canceled`.
 --- @field display string The first lines of the result (or its error), readable: what a tool card shows (the transcript's `preview`).
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.CompactEvent
@@ -988,6 +1022,7 @@ M.stop_reasons = {
 --- @field afterTokens integer
 --- @field offloaded integer
 --- @field factCheck? pseudoclaude.FactCheck Layer 2 only.
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.MemoryEvent
@@ -995,6 +1030,7 @@ M.stop_reasons = {
 --- @field status string
 --- @field changes pseudoclaude.MemoryChange[]
 --- @field error? string
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- @class pseudoclaude.MemoryChange
 --- @field action string
@@ -1008,32 +1044,38 @@ M.stop_reasons = {
 --- @field outputTokens integer
 --- @field cacheRead integer
 --- @field cacheWrite integer
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.WarningEvent
 --- @field kind 'warning'
 --- @field message string
 --- @field attempt? integer Set on a provider retry: the attempt that failed (the CLI shows these with -v).
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ErrorEvent
 --- @field kind 'error'
 --- @field message string
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.StopEvent
 --- @field kind 'stop'
 --- @field stopReason 'completed'|'max_iterations'|'canceled'|'unknown_tool_limit'|'error'|'blocked'
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- The session's permission mode changed (by a request, a command or an approved plan).
 --- @class pseudoclaude.ModeEvent
 --- @field kind 'mode'
 --- @field mode string
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- The session's task list changed (or was restored by a resume, a fork or a rewind).
 --- @class pseudoclaude.TasksEvent
 --- @field kind 'tasks'
 --- @field tasks pseudoclaude.Task[]
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- One item of a session's task list.
 --- @class pseudoclaude.Task

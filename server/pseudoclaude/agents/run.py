@@ -1,0 +1,256 @@
+"""Running sub-agents of one session (SPEC §13 "Sub-agents"): :class:`SubAgents`.
+
+Each sub-agent is a :class:`~pseudoclaude.agent.runner.Runner` over a conversation of its own,
+logged to ``<session dir>/agents/<agentId>.jsonl`` (:mod:`pseudoclaude.agents.log`), with a
+compaction runtime of its own and a tool registry limited to its role's tools. It asks through
+the session's gate (the same engine, answers and approval UI; the question names it), reads
+the session's instructions and skills, never updates memory. Its events carry its ``agentId``;
+its usage is added to the parent run's. At most ``agents.maxParallel`` run at once; cancelling
+the parent's run cancels them (the log gets an ``agentStop`` line ``canceled``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pseudoclaude import __version__
+from pseudoclaude.agent.environment import environment
+from pseudoclaude.agent.prompt import SEPARATOR, SystemPrompt
+from pseudoclaude.agent.runner import Runner, RunOutcome
+from pseudoclaude.agent.tools import ToolError, ToolOutput
+from pseudoclaude.agents.host import AgentHost, ChangeHook
+from pseudoclaude.agents.log import AgentWriter, now_iso
+from pseudoclaude.agents.roles import MODEL_INHERIT, PLAN_TYPES, Role, Roles, load_roles
+from pseudoclaude.compact import CompactRuntime
+from pseudoclaude.compact.summarize import RequestPrefix
+from pseudoclaude.conversation import Conversation
+from pseudoclaude.events import Event, StopEvent, StopReason, WarningEvent, of_agent
+from pseudoclaude.llm.provider import Provider
+from pseudoclaude.llm.types import Message, Usage
+from pseudoclaude.session.codec import AgentEntry
+
+DEFAULT_TYPE = "general-purpose"
+WRITES = ("write_file", "edit_file")
+ALIASES = {"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-5",
+           "opus": "claude-opus-4-5"}
+"""The Go original's model aliases, for an Anthropic provider."""
+STATUS = {StopReason.COMPLETED: "completed", StopReason.MAX_ITERATIONS: "max_turns",
+          StopReason.CANCELED: "canceled"}
+
+
+@dataclass
+class RunHooks:
+    """What the parent's run gives its sub-agents: the checkpoint hooks of changes, and where
+    their usage adds up."""
+
+    before_change: ChangeHook | None = None
+    after_change: ChangeHook | None = None
+    add_usage: Callable[[Usage], None] | None = None
+
+
+@dataclass
+class Live:
+    """A sub-agent running in this process."""
+
+    agent_id: str
+    task: asyncio.Task[Any] | None = None
+    runner: Runner | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+class SubAgents:
+    """The sub-agents of one session (the ``agent`` tool's launcher)."""
+
+    def __init__(self, host: AgentHost, home: Any = None) -> None:
+        self.host = host
+        self.home = home
+        self.run_hooks = RunHooks()
+        self.live: dict[str, Live] = {}
+        self._limit: asyncio.Semaphore | None = None
+        self._limit_size = 0
+        self._roles: Roles | None = None
+        self.warned: set[str] = set()
+
+    # -- types ---------------------------------------------------------------------------
+    def roles(self) -> Roles:
+        """The types, read again each time (a role file edited applies at once). Blocking."""
+        roles = load_roles(self.host.root, self.home)
+        for problem in roles.problems:  # each problem said once per session
+            text = f"sub-agent role {problem}"
+            if text not in self.warned:
+                self.warned.add(text)
+                self.host.emit(WarningEvent(text))
+        self._roles = roles
+        return roles
+
+    def listing(self) -> str:
+        roles = self._roles if self._roles is not None else self.roles()
+        return roles.listing(plan=self.host.mode == "plan")
+
+    def section(self) -> str:
+        """The system prompt's part that lists the types. Blocking."""
+        return ("# Sub-agents\nThe agent tool starts a sub-agent of one of these types "
+                "(subagent_type):\n" + self.roles().listing(plan=self.host.mode == "plan"))
+
+    # -- running -------------------------------------------------------------------------
+    def _semaphore(self) -> asyncio.Semaphore:
+        size = self.host.settings.agents.max_parallel
+        if self._limit is None or size != self._limit_size:
+            self._limit, self._limit_size = asyncio.Semaphore(size), size
+        return self._limit
+
+    async def launch(self, args: dict[str, Any], call_id: str) -> ToolOutput:
+        roles = await asyncio.to_thread(self.roles)
+        kind = (args.get("subagent_type") or DEFAULT_TYPE).strip()
+        role = roles.get(kind)
+        if role is None:
+            raise ToolError("unknown_subagent_type",
+                            f"unknown subagent_type {kind[:80]!r}: the known types are "
+                            f"{', '.join(roles.names)}", metadata={"known": roles.names})
+        if self.host.mode == "plan" and role.name not in PLAN_TYPES:
+            raise ToolError("tool_not_allowed", f"plan mode: only the {' and '.join(PLAN_TYPES)}"
+                            " sub-agents run until the plan is approved")
+        isolation = args.get("isolation")
+        if isolation not in (None, "", "worktree"):
+            raise ToolError("invalid_arguments",
+                            f"agent: isolation must be \"worktree\", got {isolation!r}")
+        if isolation == "worktree":
+            raise ToolError("not_supported", "agent: isolation \"worktree\" is not available "
+                            "yet: call the agent without it")
+        if args.get("run_in_background"):
+            raise ToolError("not_supported", "agent: run_in_background is not available yet: "
+                            "call the agent without it (it runs until it answers)")
+        async with self._semaphore():
+            return await self._run(role, args, call_id)
+
+    def _model(self, role: Role, provider_name: str) -> str:
+        settings = self.host.settings
+        if role.model == "explore":
+            return settings.agents.explore_model or settings.compact.model or \
+                self.host.session_model
+        if role.model in ("", MODEL_INHERIT):
+            return self.host.session_model
+        if role.model in ALIASES:
+            return ALIASES[role.model] if provider_name == "anthropic" else \
+                self.host.session_model
+        return role.model
+
+    async def _run(self, role: Role, args: dict[str, Any], call_id: str) -> ToolOutput:
+        host = self.host
+        agent_id = "agent-" + secrets.token_hex(8)
+        prompt: str = args["prompt"]
+        description = (args.get("description") or "").strip() or " ".join(prompt.split())[:80]
+        name = (args.get("name") or "").strip()
+        base = await host.provider_for(host.session_model)
+        provider = await host.provider_for(self._model(role, base.name))
+        writer = AgentWriter(host.store, AgentEntry(
+            parent=host.id, agent_id=agent_id, call_id=call_id, subagent_type=role.name,
+            description=description, name=name, model=provider.model, created=now_iso()),
+            model=provider.model)
+        live = self.live[agent_id] = Live(agent_id, asyncio.current_task())
+        try:
+            await asyncio.to_thread(writer.touch)
+            outcome = await self._converse(role, prompt, provider, writer, live)
+        except asyncio.CancelledError:
+            self._stop(writer, live, "canceled")
+            raise
+        except Exception as exc:
+            self._stop(writer, live, "failed", str(exc))
+            raise ToolError("agent_failed", f"the sub-agent failed: {exc}") from exc
+        finally:
+            self.live.pop(agent_id, None)
+        status = STATUS.get(outcome.stop_reason, "failed")
+        self._stop(writer, live, status, outcome.error or "")
+        files = changed_files(outcome.appended)
+        text = outcome.text.strip() or "(the sub-agent gave no answer)"
+        if status != "completed":
+            text += (f"\n\nSub Agent stopped with {outcome.stop_reason}"
+                     + (f": {outcome.error}" if outcome.error else ""))
+        if files:
+            text += "\n\nFiles changed: " + ", ".join(files)
+        return ToolOutput(text, {
+            "agentId": agent_id, "subagentType": role.name, "status": status,
+            "files": files, "usage": {"inputTokens": live.usage.input_tokens,
+                                      "outputTokens": live.usage.output_tokens},
+            **({"name": name} if name else {})},
+            error_type=None if status in ("completed", "max_turns") else "agent_failed",
+            error=None if status in ("completed", "max_turns") else text)
+
+    def _stop(self, writer: AgentWriter, live: Live, status: str, error: str = "") -> None:
+        runner = live.runner
+        if runner is not None:
+            live.usage = runner.result.usage
+        try:
+            writer.append_stop(status, live.usage.input_tokens, live.usage.output_tokens,
+                               error)
+        finally:
+            writer.close()
+        if self.run_hooks.add_usage is not None and live.usage.total > 0:
+            self.run_hooks.add_usage(live.usage)
+
+    async def _converse(self, role: Role, prompt: str, provider: Provider,
+                        writer: AgentWriter, live: Live) -> RunOutcome:
+        host = self.host
+        conversation = Conversation(hooks=writer.hooks())
+        tools = host.tools.child(role.allows)
+
+        def emit(event: Event) -> None:
+            if not isinstance(event, StopEvent):  # the parent's run goes on
+                host.emit(of_agent(event, live.agent_id))
+
+        async def system_prompt() -> str:
+            parent = await asyncio.to_thread(host.build_prompt, False)
+            return subagent_prompt(role, parent).text
+
+        async def prefix() -> RequestPrefix:
+            return RequestPrefix(model=provider.model, system=await system_prompt(),
+                                 tools=tools.specs())
+
+        async def summary_provider() -> Provider:
+            return await host.provider_for(host.settings.compact.model or provider.model)
+
+        async def env(p: Provider) -> str:
+            facts = await environment(host.root, version=__version__, provider=p.name,
+                                      model=p.model, mode=host.mode)
+            return facts.render()
+
+        async def source() -> Provider:
+            return provider
+
+        runtime = CompactRuntime(conversation, config=host.compact_config(),
+                                 spill_dir=host.spill_dir(), workspace=host.root,
+                                 provider=summary_provider, prefix=prefix, emit=emit)
+        hooks = self.run_hooks
+        runner = live.runner = Runner(
+            conversation, compact=runtime, provider=source, tools=tools,
+            gate=host.gate.for_agent(live.agent_id, None), system_prompt=system_prompt,
+            emit=emit, max_iterations=role.max_turns or host.settings.max_iterations,
+            before_change=hooks.before_change, after_change=hooks.after_change,
+            secrets=host.secrets(), environment=env)
+        return await runner.run(prompt)
+
+
+def subagent_prompt(role: Role, parent: SystemPrompt) -> SystemPrompt:
+    """A sub-agent's system prompt: its role's instructions, then the session's (identity,
+    rules, instruction files, skills), without memory."""
+    return dataclasses.replace(parent, system=role.prompt + SEPARATOR + parent.system,
+                               memory="")
+
+
+def changed_files(appended: list[Message]) -> list[str]:
+    """The files a sub-agent's successful writes and edits changed, in order, once each."""
+    ok = {m.tool_result.call_id for m in appended
+          if m.tool_result is not None and not m.tool_result.is_error}
+    files: list[str] = []
+    for message in appended:
+        for call in message.tool_calls:
+            path = call.arguments.get("path") if isinstance(call.arguments, dict) else None
+            if call.name in WRITES and call.id in ok and isinstance(path, str) \
+                    and path not in files:
+                files.append(path)
+    return files
