@@ -8,6 +8,9 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from pseudoclaude.api.protocol import RUN
@@ -143,12 +146,14 @@ async def test_cancelling_the_run_cancels_its_sub_agent(client: LanguageClient,
                                                         env: Any) -> None:
     env.fake.script.rules[:0] = [rule(GENERAL, {"text": "never", "hold": "never"})]
     env.fake.add_turns({"tool_calls": [agent_call("wait forever")]})
-    run = asyncio.ensure_future(env.call(client, RUN, {"prompt": "start one"}))
+    run = asyncio.ensure_future(client.protocol.send_request_async(
+        RUN, {"prompt": "start one"}, msg_id="run-with-agent"))
     assert await asyncio.to_thread(env.fake.wait_for,
                                    lambda rs: any(GENERAL in system_of(r) for r in rs), 30)
-    await env.call(client, "pseudoclaude/cancel", {})
-    result = await run
-    assert result["stopReason"] == "canceled"
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-with-agent"))
+    with pytest.raises(JsonRpcException):
+        await asyncio.wait_for(run, 30)
+    assert [e for e in env.events if e["kind"] == "stop"][-1]["stopReason"] == "canceled"
     [info] = (await env.call(client, AGENTS_LIST, {}))["agents"]
     assert info["status"] == "canceled"
     env.log_messages()  # the parent's log loads
@@ -181,7 +186,10 @@ async def test_a_roles_tools_and_model_nesting_and_unknown_types(client: Languag
     assert any("Teleport" in w for w in warnings)
     agent_id = next(e["agentId"] for e in env.events if e.get("agentId"))
     page = await env.call(client, "pseudoclaude/sessions/messages", {"agentId": agent_id})
-    assert "nested_agent_forbidden" in json.dumps(page["items"])
+    assert any(i["kind"] == "toolCall" and i["name"] == "agent" for i in page["items"])
+    log = (env.folders[0] / ".PseudoClaude" / "sessions" / result["sessionId"] / "agents"
+           / f"{agent_id}.jsonl").read_text()
+    assert '\\"error_type\\":\\"nested_agent_forbidden\\"' in log
     envelopes = [e for e in env.envelopes() if e["tool"] == "agent"]
     assert envelopes[0]["ok"]
     assert envelopes[1]["error_type"] == "unknown_subagent_type"

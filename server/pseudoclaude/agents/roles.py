@@ -32,6 +32,8 @@ ALL_TOOLS = ("read_file", "write_file", "edit_file", "run_command", "find_files"
 PLAN_TYPES = ("explore", "plan")
 """The types offered in plan mode."""
 MODEL_INHERIT = "inherit"
+_WORD = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
+"""One entry of a ``tools`` line: ``Read``, ``Bash(git add:*)``."""
 MAX_TURNS_LIMIT = 200
 
 
@@ -218,7 +220,7 @@ def _tools(value: Any, key: str, problem: Any) -> tuple[str, ...] | None:
         return None
     items: Iterable[Any]
     if isinstance(value, str):
-        items = [part for part in re.split(r"[,\s]+", value) if part]
+        items = _WORD.findall(value)
     elif isinstance(value, list):
         items = value
     else:

@@ -155,7 +155,7 @@ class SubAgents:
         live = self.live[agent_id] = Live(agent_id, asyncio.current_task())
         try:
             await asyncio.to_thread(writer.touch)
-            outcome = await self._converse(role, prompt, provider, writer, live)
+            outcome = await self._converse(role, prompt, provider, writer, live, name)
         except asyncio.CancelledError:
             self._stop(writer, live, "canceled")
             raise
@@ -194,7 +194,7 @@ class SubAgents:
             self.run_hooks.add_usage(live.usage)
 
     async def _converse(self, role: Role, prompt: str, provider: Provider,
-                        writer: AgentWriter, live: Live) -> RunOutcome:
+                        writer: AgentWriter, live: Live, name: str = "") -> RunOutcome:
         host = self.host
         conversation = Conversation(hooks=writer.hooks())
         tools = host.tools.child(role.allows)
@@ -228,7 +228,7 @@ class SubAgents:
         hooks = self.run_hooks
         runner = live.runner = Runner(
             conversation, compact=runtime, provider=source, tools=tools,
-            gate=host.gate.for_agent(live.agent_id, None), system_prompt=system_prompt,
+            gate=host.gate.for_agent(live.agent_id, name or None), system_prompt=system_prompt,
             emit=emit, max_iterations=role.max_turns or host.settings.max_iterations,
             before_change=hooks.before_change, after_change=hooks.after_change,
             secrets=host.secrets(), environment=env)
