@@ -53,7 +53,9 @@ at once in one server), the permission engine's ``permissions.allow``,
 :data:`ADDED_UP_KEYS`), ``permissions.defaultMode`` and ``permissions.allowBypass`` (read from
 the user's settings only: :data:`USER_ONLY_KEYS`), and the sandbox's ``sandbox.enabled``
 (``auto``, ``true`` or ``false``), ``sandbox.network``, ``sandbox.hide`` (paths, added up too)
-and ``sandbox.autoAllow``, and ``hooks`` (entries as in ``hooks.yaml``, user settings only). What a
+and ``sandbox.autoAllow``, ``hooks`` (entries as in ``hooks.yaml``, user settings only), and the
+sub-agents' ``agents.maxParallel`` (``agent`` calls of one turn at once, default 3) and
+``agents.exploreModel`` (the ``explore`` type's model; ``""``: ``compact.model``). What a
 workspace's own ``config.yaml`` may set only once the user approved it is :data:`WAITING_KEYS`
 (:class:`PendingSettings`).
 """
