@@ -144,9 +144,24 @@ class ModeEvent(Event, frozen=True, tag="mode"):
     mode: str
 
 
+class TaskEvent(Event, frozen=True, tag="task"):
+    """A background sub-agent (``agent`` with ``run_in_background``) started or ended; its
+    ``agentId`` is its ``taskId``."""
+
+    task_id: str
+    status: str
+    """``running`` (it started), then ``completed``, ``failed``, ``canceled`` or
+    ``max_turns``."""
+    subagent_type: str
+    description: str
+    name: str | UnsetType = UNSET
+    result: str | UnsetType = UNSET
+    """Once it ended: its result as the model reads it (at most 2,000 characters)."""
+
+
 AnyEvent = (TextEvent | ToolCallEvent | ToolResultEvent | CompactEvent | MemoryEvent
             | UsageUpdate | WarningEvent | ErrorEvent | StopEvent | ModeEvent
-            | TasksEvent)
+            | TasksEvent | TaskEvent)
 """Every event kind (a tagged union, for decoding)."""
 
 Emit = Callable[[Event], None]

@@ -1466,6 +1466,30 @@ export interface Task {
   status: string;
 }
 
+/**
+ * A background sub-agent (`agent` with `run_in_background`) started or ended; its
+ * `agentId` is its `taskId`.
+ */
+export interface TaskEvent {
+  kind: 'task';
+  taskId: string;
+  /**
+   * `running` (it started), then `completed`, `failed`, `canceled` or
+   * `max_turns`.
+   */
+  status: string;
+  subagentType: string;
+  description: string;
+  name?: string;
+  /** Once it ended: its result as the model reads it (at most 2,000 characters). */
+  result?: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
+}
+
 /** Every event of a run, tagged on `kind`. */
 export type EventBody =
   | TextEvent
@@ -1479,6 +1503,7 @@ export type EventBody =
   | StopEvent
   | ModeEvent
   | TasksEvent
+  | TaskEvent
 ;
 
 export type EventBodyKind = EventBody['kind'];

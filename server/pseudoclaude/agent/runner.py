@@ -91,6 +91,7 @@ class Runner:
         reminder: Callable[[int], str | None] | None = None,
         environment: Callable[[Provider], Awaitable[str]] | None = None,
         hooks: SessionHooks | None = None,
+        inbox: Callable[[], str | None] | None = None,
     ) -> None:
         self.conversation = conversation
         self.compact = compact
@@ -114,6 +115,10 @@ class Runner:
         self.hooks = hooks
         """The session's hooks: PreUserMessage, PreToolUse (before the gate), PostToolUse,
         Stop (every end), Notification (a failed model request)."""
+        self.inbox = inbox
+        """What came for the model since its last request and belongs to the conversation
+        (the notifications of background tasks that ended): appended, as a user message,
+        before each request (after the prompt, or after the tool results)."""
         self.result = RunOutcome(stop_reason=StopReason.ERROR)
         self._unrunnable: dict[str, str] = {}
         """The calls of the last turn that cannot run, by id: why (cut off by the output
@@ -171,6 +176,9 @@ class Runner:
         unknown_in_a_row = 0
         while result.iterations < self.max_iterations:
             result.iterations += 1
+            came = self.inbox() if self.inbox is not None else None
+            if came:  # joins the request's last user message (the providers merge them)
+                self._append(Message(role="user", content=came), appended)
             await self.compact.manage_context()
             if result.iterations > 1:  # an instructions file edited or joined since: now
                 system = await self._system_prompt()

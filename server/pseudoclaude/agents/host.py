@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pseudoclaude.compact.types import CompactConfig
     from pseudoclaude.config import Settings
     from pseudoclaude.events import Event
+    from pseudoclaude.hooks import SessionHooks
     from pseudoclaude.llm.provider import Provider
     from pseudoclaude.llm.types import ToolCall
     from pseudoclaude.session import SessionStore
@@ -38,6 +39,11 @@ class AgentHost(Protocol):
 
     @property
     def mode(self) -> str: ...
+
+    @property
+    def hooks(self) -> SessionHooks:
+        """Its hooks (``SubagentStop`` fires when a sub-agent ends)."""
+        ...
 
     @property
     def store(self) -> SessionStore: ...

@@ -13,23 +13,35 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import UNSET
 
 from pseudoclaude import __version__
 from pseudoclaude.agent.environment import environment
 from pseudoclaude.agent.prompt import SEPARATOR, SystemPrompt
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolError, ToolOutput
+from pseudoclaude.agent.tools.tasks import TaskInfo
 from pseudoclaude.agents.host import AgentHost, ChangeHook
 from pseudoclaude.agents.log import AgentWriter, now_iso
 from pseudoclaude.agents.roles import MODEL_INHERIT, PLAN_TYPES, Role, Roles, load_roles
+from pseudoclaude.agents.tasks import Tasks, cut
 from pseudoclaude.compact import CompactRuntime
 from pseudoclaude.compact.summarize import RequestPrefix
 from pseudoclaude.conversation import Conversation
-from pseudoclaude.events import Event, StopEvent, StopReason, WarningEvent, of_agent
+from pseudoclaude.events import (
+    Event,
+    StopEvent,
+    StopReason,
+    TaskEvent,
+    WarningEvent,
+    of_agent,
+)
 from pseudoclaude.llm.provider import Provider
 from pseudoclaude.llm.types import Message, Usage
 from pseudoclaude.session.codec import AgentEntry
@@ -54,6 +66,19 @@ class RunHooks:
 
 
 @dataclass
+class Launch:
+    """A sub-agent about to run."""
+
+    role: Role
+    prompt: str
+    description: str
+    name: str
+    provider: Provider
+    writer: AgentWriter
+    live: Live
+
+
+@dataclass
 class Live:
     """A sub-agent running in this process."""
 
@@ -74,6 +99,8 @@ class SubAgents:
         self._limit: asyncio.Semaphore | None = None
         self._limit_size = 0
         self._roles: Roles | None = None
+        self.tasks = Tasks()
+        """Its background tasks (``run_in_background``)."""
         self.warned: set[str] = set()
 
     # -- types ---------------------------------------------------------------------------
@@ -122,11 +149,12 @@ class SubAgents:
         if isolation == "worktree":
             raise ToolError("not_supported", "agent: isolation \"worktree\" is not available "
                             "yet: call the agent without it")
-        if args.get("run_in_background"):
-            raise ToolError("not_supported", "agent: run_in_background is not available yet: "
-                            "call the agent without it (it runs until it answers)")
+        if args.get("run_in_background"):  # no limit: it returns at once
+            return await self._background(role, args, call_id)
         async with self._semaphore():
-            return await self._run(role, args, call_id)
+            launch = await self._open(role, args, call_id)
+            launch.live.task = asyncio.current_task()
+            return await self._body(launch, self.run_hooks)
 
     def _model(self, role: Role, provider_name: str) -> str:
         settings = self.host.settings
@@ -140,7 +168,8 @@ class SubAgents:
                 self.host.session_model
         return role.model
 
-    async def _run(self, role: Role, args: dict[str, Any], call_id: str) -> ToolOutput:
+    async def _open(self, role: Role, args: dict[str, Any], call_id: str) -> Launch:
+        """A sub-agent about to run: its id, provider and log (its first line written)."""
         host = self.host
         agent_id = "agent-" + secrets.token_hex(8)
         prompt: str = args["prompt"]
@@ -152,20 +181,33 @@ class SubAgents:
             parent=host.id, agent_id=agent_id, call_id=call_id, subagent_type=role.name,
             description=description, name=name, model=provider.model, created=now_iso()),
             model=provider.model)
-        live = self.live[agent_id] = Live(agent_id, asyncio.current_task())
+        await asyncio.to_thread(writer.touch)
+        return Launch(role, prompt, description, name, provider, writer, Live(agent_id))
+
+    async def _body(self, launch: Launch, hooks: RunHooks) -> ToolOutput:
+        """Run it to its end: its answer (:class:`ToolError` when it failed;
+        ``CancelledError`` when it was cancelled, its log saying so)."""
+        role, writer, live, name = launch.role, launch.writer, launch.live, launch.name
+        agent_id = live.agent_id
+        self.live[agent_id] = live
         try:
-            await asyncio.to_thread(writer.touch)
-            outcome = await self._converse(role, prompt, provider, writer, live, name)
+            outcome = await self._converse(role, launch.prompt, launch.provider, writer, live,
+                                           hooks, name)
         except asyncio.CancelledError:
-            self._stop(writer, live, "canceled")
+            reason = self.tasks.reason(agent_id) or "the run that started it was canceled"
+            self._stop(writer, live, "canceled", reason, hooks)
+            self._subagent_stop_later(live, role, StopReason.CANCELED)
             raise
         except Exception as exc:
-            self._stop(writer, live, "failed", str(exc))
+            self._stop(writer, live, "failed", str(exc), hooks)
+            self._subagent_stop_later(live, role, StopReason.ERROR)
             raise ToolError("agent_failed", f"the sub-agent failed: {exc}") from exc
         finally:
             self.live.pop(agent_id, None)
         status = STATUS.get(outcome.stop_reason, "failed")
-        self._stop(writer, live, status, outcome.error or "")
+        self._stop(writer, live, status, outcome.error or "", hooks)
+        await self.host.hooks.subagent_stop(agent_id, role.name, str(outcome.stop_reason),
+                                            outcome.iterations, outcome.text)
         files = changed_files(outcome.appended)
         text = outcome.text.strip() or "(the sub-agent gave no answer)"
         if status != "completed":
@@ -181,7 +223,74 @@ class SubAgents:
             error_type=None if status in ("completed", "max_turns") else "agent_failed",
             error=None if status in ("completed", "max_turns") else text)
 
-    def _stop(self, writer: AgentWriter, live: Live, status: str, error: str = "") -> None:
+    def _subagent_stop_later(self, live: Live, role: Role, reason: StopReason) -> None:
+        """The SubagentStop hooks of a sub-agent that ended by an exception: nothing waits."""
+        result = live.runner.result if live.runner is not None else None
+        self.host.hooks.fire_later(
+            "SubagentStop", agent_id=live.agent_id, agent_type=role.name,
+            stop_reason=str(reason), iter=result.iterations if result else 0,
+            last_assistant_message=(result.text if result else "")[:2000])
+
+    # -- background tasks ----------------------------------------------------------------
+    async def _background(self, role: Role, args: dict[str, Any], call_id: str
+                          ) -> ToolOutput:
+        """Start it in a task of its own and answer at once ``{taskId, status: running}``."""
+        launch = await self._open(role, args, call_id)
+        header = launch.writer.header
+        info = TaskInfo(header.agent_id, launch.name, role.name, launch.description,
+                        header.created)
+        task = asyncio.create_task(self._in_background(launch, info),
+                                   name=f"pseudoclaude {header.agent_id}")
+        launch.live.task = task
+        self.tasks.add(info, task)
+        self._tell(info)
+        return ToolOutput(json.dumps({"taskId": info.task_id, "status": "running"}), {
+            "agentId": info.task_id, "subagentType": role.name, "status": "running",
+            "background": True, **({"name": launch.name} if launch.name else {})})
+
+    async def _in_background(self, launch: Launch, info: TaskInfo) -> None:
+        try:
+            output = await self._body(launch, RunHooks())  # its changes are no run's
+        except ToolError as exc:
+            info.status, info.result = "failed", exc.message
+        except asyncio.CancelledError:
+            info.status = "canceled"
+            info.result = self.tasks.reason(info.task_id) or "canceled"
+            raise
+        else:
+            meta = output.metadata or {}
+            info.status, info.result = str(meta.get("status", "failed")), output.content
+            info.files = list(meta.get("files", []))
+        finally:
+            info.input_tokens = launch.live.usage.input_tokens
+            info.output_tokens = launch.live.usage.output_tokens
+            if info.status == "running":  # an unexpected exception
+                info.status = "failed"
+            self.tasks.ended(info)
+            self._tell(info)
+
+    def _tell(self, info: TaskInfo) -> None:
+        ended = info.status != "running"
+        self.host.emit(TaskEvent(
+            agent_id=info.task_id, task_id=info.task_id, status=info.status,
+            subagent_type=info.subagent_type, description=info.description,
+            name=info.name or UNSET, result=cut(info.result) if ended else UNSET))
+
+    def task_infos(self) -> list[TaskInfo]:
+        return self.tasks.task_infos()
+
+    async def stop_task(self, task_id: str, reason: str) -> TaskInfo:
+        return await self.tasks.stop_task(task_id, reason)
+
+    def take_notices(self) -> str | None:
+        return self.tasks.take_notices()
+
+    async def stop_all(self, reason: str) -> None:
+        """Stop its background tasks (the session is closed, the server exits)."""
+        await self.tasks.stop_all(reason)
+
+    def _stop(self, writer: AgentWriter, live: Live, status: str, error: str = "",
+              hooks: RunHooks | None = None) -> None:
         runner = live.runner
         if runner is not None:
             live.usage = runner.result.usage
@@ -190,11 +299,12 @@ class SubAgents:
                                error)
         finally:
             writer.close()
-        if self.run_hooks.add_usage is not None and live.usage.total > 0:
-            self.run_hooks.add_usage(live.usage)
+        if hooks is not None and hooks.add_usage is not None and live.usage.total > 0:
+            hooks.add_usage(live.usage)
 
     async def _converse(self, role: Role, prompt: str, provider: Provider,
-                        writer: AgentWriter, live: Live, name: str = "") -> RunOutcome:
+                        writer: AgentWriter, live: Live, hooks: RunHooks,
+                        name: str = "") -> RunOutcome:
         host = self.host
         conversation = Conversation(hooks=writer.hooks())
         tools = host.tools.child(role.allows)
@@ -225,7 +335,6 @@ class SubAgents:
         runtime = CompactRuntime(conversation, config=host.compact_config(),
                                  spill_dir=host.spill_dir(), workspace=host.root,
                                  provider=summary_provider, prefix=prefix, emit=emit)
-        hooks = self.run_hooks
         runner = live.runner = Runner(
             conversation, compact=runtime, provider=source, tools=tools,
             gate=host.gate.for_agent(live.agent_id, name or None), system_prompt=system_prompt,

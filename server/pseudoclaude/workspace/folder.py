@@ -691,6 +691,7 @@ class Workspace:
         if not session.writer.path.is_file():  # never prompted: it can still be resumed
             await asyncio.to_thread(session.writer.touch)
         del self.open_sessions[session_id]
+        await session.stop_tasks("its session was closed")
         await self._hooks_end(session, "close")
         session.close()
         if self.current == session_id:
@@ -712,6 +713,7 @@ class Workspace:
             raise WorkspaceError(f"session {session_id} works in the worktree {worktree.path}: "
                                  "remove the worktree first")
         if session is not None:
+            await session.stop_tasks("its session was deleted")
             await self._hooks_end(session, "delete")
         await asyncio.to_thread(delete_session_folder, self.store, session_id)
         if session is not None:
@@ -945,7 +947,7 @@ class Workspace:
                 on_completed=completed, before_change=before_change,
                 after_change=after_change,
                 secrets=self._secrets(), reminder=s.reminder, environment=s.environment,
-                hooks=s.hooks,
+                hooks=s.hooks, inbox=s.agents.take_notices,
             )
             s.last_run = runner
 
@@ -1536,6 +1538,8 @@ class Workspace:
         for asking in (self._settings_asking, self._hooks_asking):
             if asking is not None and not asking.done():
                 asking.cancel()
+        for session in list(self.open_sessions.values()):
+            await session.stop_tasks("the server shut down")
         await self.memory.close(timeout=memory_timeout)
         await self.mcp.close()
         if self._cleanup is not None:

@@ -120,7 +120,7 @@ class Session:
         self.tools.set_plan(self.mode == "plan")
         self.agents = SubAgents(self, Path.home())
         """Its sub-agents (the ``agent`` tool)."""
-        self.tools.set_agents(self.agents)
+        self.tools.set_agents(self.agents, self.agents)
         self.runtime.carry = self.carried
         self.busy: str | None = None
         """What this process is doing to the session (``a run``, ``a compaction``, ...)."""
@@ -465,6 +465,10 @@ class Session:
     async def summary_provider(self) -> Provider:
         """The provider of its summaries: ``compact.model``, else its own model's."""
         return await self.ws.provider(self.ws.settings.compact.model or self.model)
+
+    async def stop_tasks(self, reason: str) -> None:
+        """Stop its background sub-agents (their logs say ``canceled`` and ``reason``)."""
+        await self.agents.stop_all(reason)
 
     def close(self) -> None:
         self.writer.close()

@@ -1082,6 +1082,18 @@ M.stop_reasons = {
 --- @field content string
 --- @field status string
 
+--- A background sub-agent (`agent` with `run_in_background`) started or ended; its
+--- `agentId` is its `taskId`.
+--- @class pseudoclaude.TaskEvent
+--- @field kind 'task'
+--- @field taskId string
+--- @field status string `running` (it started), then `completed`, `failed`, `canceled` or `max_turns`.
+--- @field subagentType string
+--- @field description string
+--- @field name? string
+--- @field result? string Once it ended: its result as the model reads it (at most 2,000 characters).
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
+
 --- @alias pseudoclaude.EventBody
 --- | pseudoclaude.TextEvent
 --- | pseudoclaude.ToolCallEvent
@@ -1094,6 +1106,7 @@ M.stop_reasons = {
 --- | pseudoclaude.StopEvent
 --- | pseudoclaude.ModeEvent
 --- | pseudoclaude.TasksEvent
+--- | pseudoclaude.TaskEvent
 
 --- @alias pseudoclaude.TranscriptItem
 --- | pseudoclaude.UserItem

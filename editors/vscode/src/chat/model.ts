@@ -464,6 +464,16 @@ function onEvent(state: ChatState, e: AgentEvent): ChatState {
     case 'tasks':
       // The whole list, after each change (and after a resume, a fork, a rewind).
       return { ...state, tasks: cleanTasks(e.tasks) };
+    case 'task': {
+      // A background sub-agent started or ended; its result also reaches the model with the next request.
+      const label = e.name || e.description;
+      const text =
+        e.status === 'running'
+          ? `Background task ${e.taskId} (${e.subagentType}) started: ${label}`
+          : `Background task ${e.taskId} (${e.subagentType}) ${e.status}: ${label}${e.result ? `\n${e.result}` : ''}`;
+      const level = e.status === 'failed' ? 'warning' : 'info';
+      return withItem(state, (id) => ({ kind: 'notice', id, level, text }));
+    }
   }
 }
 

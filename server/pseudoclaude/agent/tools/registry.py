@@ -48,6 +48,7 @@ from pseudoclaude.agent.tools.paths import Confinement
 from pseudoclaude.agent.tools.plan import ExitPlanMode, UpdateTasks
 from pseudoclaude.agent.tools.search import FindFiles, SearchCode
 from pseudoclaude.agent.tools.skills import InstallSkill, LoadSkill, SkillCommand, skill_tool
+from pseudoclaude.agent.tools.tasks import TaskBoard, TaskGet, TaskList, TaskStop
 from pseudoclaude.llm.editor import Diagnostic
 from pseudoclaude.llm.provider import ToolSpec
 from pseudoclaude.llm.types import ToolCall, ToolResult
@@ -99,6 +100,7 @@ class ToolRegistry:
         self._skills: SessionSkills | None = None
         self._plan = False
         self._agent: AgentTool | None = None
+        self._tasks: tuple[Tool, ...] = ()
         self._nested = False
         self._allowed: Callable[[str], bool] | None = None
 
@@ -147,13 +149,19 @@ class ToolRegistry:
                     offered[tool.name] = skill_tool(tool)
         if self._agent is not None:
             offered[AGENT] = self._agent
+            for task_tool in self._tasks:
+                offered[task_tool.name] = task_tool
         if self._allowed is not None:
             offered = {name: tool for name, tool in offered.items() if self._allowed(name)}
         return offered
 
-    def set_agents(self, launcher: AgentLauncher | None) -> None:
-        """The session's sub-agents: ``agent`` is offered (``None``: it is not)."""
+    def set_agents(self, launcher: AgentLauncher | None, board: TaskBoard | None = None
+                   ) -> None:
+        """The session's sub-agents: ``agent`` is offered (``None``: it is not), and with a
+        ``board`` of background tasks ``task_list``, ``task_get`` and ``task_stop``."""
         self._agent = AgentTool(launcher) if launcher is not None else None
+        self._tasks = (TaskList(board), TaskGet(board), TaskStop(board)) \
+            if launcher is not None and board is not None else ()
 
     def child(self, allowed: Callable[[str], bool]) -> ToolRegistry:
         """A sub-agent's registry: this one's folder, editor, sandbox, file record,
@@ -173,6 +181,7 @@ class ToolRegistry:
         ``nested_agent_forbidden`` (not ``unknown_tool``)."""
         self._nested = True
         self._agent = None
+        self._tasks = ()
 
     def set_allowed(self, allowed: Callable[[str], bool] | None) -> None:
         """Offer only the tools ``allowed`` accepts (a sub-agent's role; ``None``: all)."""
