@@ -2,12 +2,14 @@
 background tasks"): ``run_in_background`` answers at once and outlives its run, its
 ``<task-notification>`` joins the next request and the log; ``task_list``, ``task_get`` and
 ``task_stop``; cancelling the run leaves it running; a server shut down stops it, its log says
-so; a real shell hook gets the SubagentStop payload."""
+so; a real shell hook gets the SubagentStop payload; a sub-agent with ``isolation: "worktree"``
+writes in a worktree of its own (kept with changes for ``worktree/apply``, else removed)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from pseudoclaude.api.protocol import RUN
+from pseudoclaude.api.protocol import RUN, WORKTREE_APPLY, WORKTREE_REMOVE, WORKTREE_STATUS
 
 AGENTS_LIST = "pseudoclaude/agents/list"
 EXPLORE = "You are an explore sub-agent"
@@ -203,3 +205,74 @@ async def test_a_subagent_stop_hook_gets_its_payload(client: LanguageClient, env
     assert payload["agent_id"] == agent_id and payload["agent_type"] == "explore"
     assert payload["stop_reason"] == "completed" and payload["iter"] == 2
     assert payload["last_assistant_message"] == "EXPLORED: two words"
+
+
+# -- isolation: "worktree" ---------------------------------------------------------------------
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def repository(root: Path) -> None:
+    (root / ".gitignore").write_text(".PseudoClaude/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base")
+
+
+def isolated(prompt: str) -> dict[str, Any]:
+    return {"name": "agent", "arguments": {"prompt": prompt, "isolation": "worktree"}}
+
+
+async def test_a_worktree_sub_agent_writes_in_its_worktree_until_applied(
+        client: LanguageClient, env: Any) -> None:
+    root = env.folders[0]
+    repository(root)
+    write = {"name": "write_file", "arguments": {"path": "made.txt", "content": "isolated\n"}}
+    env.fake.script.rules[:0] = [
+        rule(GENERAL, {"tool_calls": [write]}, last_is_tool_result=False,
+             last_user_contains="WRITE-IT"),
+        rule(GENERAL, {"text": "wrote made.txt"}, last_is_tool_result=True),
+        rule(GENERAL, {"text": "nothing to change"}, last_user_contains="LOOK-ONLY")]
+    env.fake.add_turns({"tool_calls": [isolated("WRITE-IT in made.txt"),
+                                       isolated("LOOK-ONLY at the notes")]},
+                       {"text": "done"})
+    result = await env.call(client, RUN, {"prompt": "work apart"})
+    assert result["stopReason"] == "completed"
+    assert not (root / "made.txt").exists()  # not in the folder
+    wrote, looked = [e for e in env.envelopes() if e["tool"] == "agent"]
+    assert wrote["ok"] and looked["ok"]
+    agent_id = wrote["metadata"]["agentId"]
+    kept = wrote["metadata"]["worktree"]
+    assert kept["kept"] and kept["branch"] == f"pseudoclaude/{agent_id}"
+    assert wrote["metadata"]["files"] == ["made.txt"]
+    assert f"Branch: pseudoclaude/{agent_id}" in wrote["content"]
+    assert "made.txt" in wrote["content"] and agent_id in wrote["content"]
+    assert (Path(kept["path"]) / "made.txt").read_text() == "isolated\n"
+    # the one that changed nothing: its worktree and branch are gone
+    clean = looked["metadata"]["worktree"]
+    assert not clean["kept"] and not Path(clean["path"]).exists()
+    assert "removed" in looked["content"]
+    branches = git(root, "branch", "--list", "pseudoclaude/*")
+    assert agent_id in branches and looked["metadata"]["agentId"] not in branches
+    assert git(root, "branch", "--show-current").strip() == "main"
+    status = await env.call(client, WORKTREE_STATUS, {"agentId": agent_id})
+    assert [(f["path"], f["action"]) for f in status["files"]] == [("made.txt", "create")]
+    applied = await env.call(client, WORKTREE_APPLY, {"agentId": agent_id})
+    assert applied["applied"] == ["made.txt"] and applied["conflicts"] == []
+    assert (root / "made.txt").read_text() == "isolated\n"
+    await env.call(client, WORKTREE_REMOVE, {"agentId": agent_id})
+    assert not Path(kept["path"]).exists()
+    assert agent_id not in git(root, "branch", "--list", "pseudoclaude/*")
+
+
+async def test_a_worktree_sub_agent_outside_git_is_a_clear_error(client: LanguageClient,
+                                                                 env: Any) -> None:
+    env.fake.add_turns({"tool_calls": [isolated("anything")]}, {"text": "ok"})
+    result = await env.call(client, RUN, {"prompt": "try it"})
+    assert result["stopReason"] == "completed"
+    [envelope] = [e for e in env.envelopes() if e["tool"] == "agent"]
+    assert envelope["error_type"] == "worktree_unavailable"
+    assert "not a git repository" in envelope["error"]
+    assert (await env.call(client, AGENTS_LIST, {}))["agents"] == []

@@ -859,9 +859,26 @@ export interface NewSessionResult {
   worktree: WorktreeInfo | null;
 }
 
+export interface WorktreeParams extends WorkspaceParams {
+  /** The session (default: the current one: the session this client used last). */
+  sessionId?: string | null;
+  /**
+   * A sub-agent of the session that ran with `isolation: "worktree"`: its worktree
+   * (`<dataDir>/worktrees/<agentId>`, branch `pseudoclaude/<agentId>`) instead of the
+   * session's.
+   */
+  agentId?: string | null;
+}
+
 export interface WorktreeRemoveParams extends WorkspaceParams {
   /** The session (default: the current one: the session this client used last). */
   sessionId?: string | null;
+  /**
+   * A sub-agent of the session that ran with `isolation: "worktree"`: its worktree
+   * (`<dataDir>/worktrees/<agentId>`, branch `pseudoclaude/<agentId>`) instead of the
+   * session's.
+   */
+  agentId?: string | null;
   /** Remove it even with changes not applied to the folder's files (they are lost). */
   force?: boolean;
 }
@@ -1547,8 +1564,8 @@ export interface RequestTypes {
   'pseudoclaude/mcp/list': [EmptyParams, McpListResult];
   'pseudoclaude/mcp/approve': [McpApproveParams, McpServerResult];
   'pseudoclaude/mcp/restart': [McpServerParams, McpServerResult];
-  'pseudoclaude/worktree/status': [SessionParams, WorktreeStatusResult];
-  'pseudoclaude/worktree/apply': [SessionParams, WorktreeApplyResult];
+  'pseudoclaude/worktree/status': [WorktreeParams, WorktreeStatusResult];
+  'pseudoclaude/worktree/apply': [WorktreeParams, WorktreeApplyResult];
   'pseudoclaude/worktree/remove': [WorktreeRemoveParams, WorktreeRemoveResult];
   'pseudoclaude/mode': [ModeParams, ModeResult];
   'pseudoclaude/permissions': [SessionParams, PermissionsResult];

@@ -17,6 +17,7 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from msgspec import UNSET
@@ -27,6 +28,7 @@ from pseudoclaude.agent.prompt import SEPARATOR, SystemPrompt
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolError, ToolOutput
 from pseudoclaude.agent.tools.tasks import TaskInfo
+from pseudoclaude.agents import isolation
 from pseudoclaude.agents.host import AgentHost, ChangeHook
 from pseudoclaude.agents.log import AgentWriter, now_iso
 from pseudoclaude.agents.roles import MODEL_INHERIT, PLAN_TYPES, Role, Roles, load_roles
@@ -45,6 +47,7 @@ from pseudoclaude.events import (
 from pseudoclaude.llm.provider import Provider
 from pseudoclaude.llm.types import Message, Usage
 from pseudoclaude.session.codec import AgentEntry
+from pseudoclaude.worktrees import Worktree
 
 DEFAULT_TYPE = "general-purpose"
 WRITES = ("write_file", "edit_file")
@@ -76,6 +79,8 @@ class Launch:
     provider: Provider
     writer: AgentWriter
     live: Live
+    worktree: Worktree | None = None
+    """Its own git worktree (``isolation: "worktree"``)."""
 
 
 @dataclass
@@ -146,9 +151,6 @@ class SubAgents:
         if isolation not in (None, "", "worktree"):
             raise ToolError("invalid_arguments",
                             f"agent: isolation must be \"worktree\", got {isolation!r}")
-        if isolation == "worktree":
-            raise ToolError("not_supported", "agent: isolation \"worktree\" is not available "
-                            "yet: call the agent without it")
         if args.get("run_in_background"):  # no limit: it returns at once
             return await self._background(role, args, call_id)
         async with self._semaphore():
@@ -177,30 +179,41 @@ class SubAgents:
         name = (args.get("name") or "").strip()
         base = await host.provider_for(host.session_model)
         provider = await host.provider_for(self._model(role, base.name))
+        worktree = await isolation.make(host.root, host.store.data_dir, agent_id) \
+            if args.get("isolation") == "worktree" else None
         writer = AgentWriter(host.store, AgentEntry(
             parent=host.id, agent_id=agent_id, call_id=call_id, subagent_type=role.name,
             description=description, name=name, model=provider.model, created=now_iso()),
             model=provider.model)
         await asyncio.to_thread(writer.touch)
-        return Launch(role, prompt, description, name, provider, writer, Live(agent_id))
+        return Launch(role, prompt, description, name, provider, writer, Live(agent_id),
+                      worktree)
 
     async def _body(self, launch: Launch, hooks: RunHooks) -> ToolOutput:
         """Run it to its end: its answer (:class:`ToolError` when it failed;
         ``CancelledError`` when it was cancelled, its log saying so)."""
         role, writer, live, name = launch.role, launch.writer, launch.live, launch.name
-        agent_id = live.agent_id
+        agent_id, worktree = live.agent_id, launch.worktree
+        prompt, root = launch.prompt, self.host.root
+        if worktree is not None:  # its changes are in its worktree: no checkpoint of the run's
+            hooks = RunHooks(add_usage=hooks.add_usage)
+            prompt, root = isolation.notice(worktree) + prompt, worktree.workspace
         self.live[agent_id] = live
         try:
-            outcome = await self._converse(role, launch.prompt, launch.provider, writer, live,
-                                           hooks, name)
+            outcome = await self._converse(role, prompt, launch.provider, writer, live,
+                                           hooks, name, root)
         except asyncio.CancelledError:
             reason = self.tasks.reason(agent_id) or "the run that started it was canceled"
             self._stop(writer, live, "canceled", reason, hooks)
             self._subagent_stop_later(live, role, StopReason.CANCELED)
+            if worktree is not None:
+                isolation.finish(self.host.root, worktree, agent_id)
             raise
         except Exception as exc:
             self._stop(writer, live, "failed", str(exc), hooks)
             self._subagent_stop_later(live, role, StopReason.ERROR)
+            if worktree is not None:
+                isolation.finish(self.host.root, worktree, agent_id)
             raise ToolError("agent_failed", f"the sub-agent failed: {exc}") from exc
         finally:
             self.live.pop(agent_id, None)
@@ -213,13 +226,21 @@ class SubAgents:
         if status != "completed":
             text += (f"\n\nSub Agent stopped with {outcome.stop_reason}"
                      + (f": {outcome.error}" if outcome.error else ""))
-        if files:
+        extra: dict[str, Any] = {}
+        if worktree is not None:
+            kept = await asyncio.to_thread(isolation.finish, self.host.root, worktree,
+                                           agent_id)
+            files = kept.files
+            text += "\n\n" + kept.note
+            extra["worktree"] = {"path": str(worktree.path), "branch": worktree.branch,
+                                 "kept": bool(kept.files)}
+        elif files:
             text += "\n\nFiles changed: " + ", ".join(files)
         return ToolOutput(text, {
             "agentId": agent_id, "subagentType": role.name, "status": status,
             "files": files, "usage": {"inputTokens": live.usage.input_tokens,
                                       "outputTokens": live.usage.output_tokens},
-            **({"name": name} if name else {})},
+            **({"name": name} if name else {}), **extra},
             error_type=None if status in ("completed", "max_turns") else "agent_failed",
             error=None if status in ("completed", "max_turns") else text)
 
@@ -304,10 +325,13 @@ class SubAgents:
 
     async def _converse(self, role: Role, prompt: str, provider: Provider,
                         writer: AgentWriter, live: Live, hooks: RunHooks,
-                        name: str = "") -> RunOutcome:
+                        name: str = "", root: Path | None = None) -> RunOutcome:
         host = self.host
+        root = root or host.root
         conversation = Conversation(hooks=writer.hooks())
         tools = host.tools.child(role.allows)
+        if root != host.root:  # its own worktree
+            tools.set_workspace(root)
 
         def emit(event: Event) -> None:
             if not isinstance(event, StopEvent):  # the parent's run goes on
@@ -325,7 +349,7 @@ class SubAgents:
             return await host.provider_for(host.settings.compact.model or provider.model)
 
         async def env(p: Provider) -> str:
-            facts = await environment(host.root, version=__version__, provider=p.name,
+            facts = await environment(root, version=__version__, provider=p.name,
                                       model=p.model, mode=host.mode)
             return facts.render()
 
@@ -333,7 +357,7 @@ class SubAgents:
             return provider
 
         runtime = CompactRuntime(conversation, config=host.compact_config(),
-                                 spill_dir=host.spill_dir(), workspace=host.root,
+                                 spill_dir=host.spill_dir(), workspace=root,
                                  provider=summary_provider, prefix=prefix, emit=emit)
         runner = live.runner = Runner(
             conversation, compact=runtime, provider=source, tools=tools,

@@ -213,27 +213,32 @@ async def sessions_new(ws: Workspace, params: p.NewSessionParams) -> p.NewSessio
                                              base=worktree.base))
 
 
-async def worktree_status(ws: Workspace, params: p.SessionParams) -> p.WorktreeStatusResult:
-    session_id, status = await ws.worktree_status(_session(ws, params.session_id))
+async def worktree_status(ws: Workspace, params: p.WorktreeParams
+                          ) -> p.WorktreeStatusResult:
+    session_id, status = await ws.worktree_status(_session(ws, params.session_id),
+                                                  params.agent_id)
     return p.WorktreeStatusResult(
         session_id=session_id, path=str(status.path), branch=status.branch, base=status.base,
         files=[p.WorktreeFile(path=f.path, action=f.action) for f in status.files],
         message=status.message)
 
 
-async def worktree_apply(ws: Workspace, params: p.SessionParams) -> p.WorktreeApplyResult:
-    session_id, result = await ws.worktree_apply(_session(ws, params.session_id))
+async def worktree_apply(ws: Workspace, params: p.WorktreeParams) -> p.WorktreeApplyResult:
+    session_id, result = await ws.worktree_apply(_session(ws, params.session_id),
+                                                 params.agent_id)
     return p.WorktreeApplyResult(session_id=session_id, applied=result.applied,
                                  conflicts=result.conflicts, message=result.message)
 
 
 async def worktree_remove(ws: Workspace, params: p.WorktreeRemoveParams
                           ) -> p.WorktreeRemoveResult:
-    session_id = await ws.worktree_remove(_session(ws, params.session_id), params.force)
+    session_id = await ws.worktree_remove(_session(ws, params.session_id), params.force,
+                                          params.agent_id)
     return p.WorktreeRemoveResult(
         session_id=session_id,
-        message=f"removed the worktree of session {session_id} and its branch; the session "
-                "goes on in the folder itself")
+        message=f"removed the worktree of sub-agent {params.agent_id} and its branch"
+        if params.agent_id else f"removed the worktree of session {session_id} and its "
+        "branch; the session goes on in the folder itself")
 
 
 async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.MessagesResult:

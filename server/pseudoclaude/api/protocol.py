@@ -670,7 +670,14 @@ class NewSessionResult(Wire):
     """The session's worktree (``null``: it works in the folder itself)."""
 
 
-class WorktreeRemoveParams(SessionParams):
+class WorktreeParams(SessionParams):
+    agent_id: str | None = None
+    """A sub-agent of the session that ran with ``isolation: "worktree"``: its worktree
+    (``<dataDir>/worktrees/<agentId>``, branch ``pseudoclaude/<agentId>``) instead of the
+    session's."""
+
+
+class WorktreeRemoveParams(WorktreeParams):
     force: bool = False
     """Remove it even with changes not applied to the folder's files (they are lost)."""
 
@@ -1029,8 +1036,8 @@ PARAMS: dict[str, type[Wire]] = {
     MCP_LIST: EmptyParams,
     MCP_APPROVE: McpApproveParams,
     MCP_RESTART: McpServerParams,
-    WORKTREE_STATUS: SessionParams,
-    WORKTREE_APPLY: SessionParams,
+    WORKTREE_STATUS: WorktreeParams,
+    WORKTREE_APPLY: WorktreeParams,
     WORKTREE_REMOVE: WorktreeRemoveParams,
     MODE: ModeParams,
     PERMISSIONS: SessionParams,

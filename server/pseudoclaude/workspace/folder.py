@@ -1193,32 +1193,54 @@ class Workspace:
                                        self.settings.model, str(self.root), tasks, line.mode)
 
     # -- worktree sessions -----------------------------------------------------------------
-    async def _worktree_session(self, session_id: str | None) -> tuple[Session, Worktree]:
+    async def _worktree_session(self, session_id: str | None, agent_id: str | None = None
+                                ) -> tuple[Session, Worktree]:
         s = await self._target(session_id)
+        if agent_id:  # a sub-agent's (isolation: "worktree")
+            return s, await asyncio.to_thread(self._agent_worktree, s.id, agent_id)
         if s.worktree is None:
             raise WorktreeError(f"session {s.id} has no worktree: it works in the folder "
                                 "itself")
         return s, s.worktree
 
-    async def worktree_status(self, session_id: str | None = None
+    def _agent_worktree(self, sid: str, agent_id: str) -> Worktree:
+        """The worktree a sub-agent of ``sid`` kept (:class:`WorktreeError`: none). Blocking."""
+        try:
+            log_path = agent_log(self.store, sid, agent_id)
+        except ValueError as exc:
+            raise WorktreeError(str(exc)) from None
+        found = worktrees.load(self.store.data_dir, agent_id) if log_path.is_file() else None
+        if found is None:
+            raise WorktreeError(f"sub-agent {agent_id} of session {sid} has no worktree (it "
+                                "did not run with isolation \"worktree\", or it was removed)")
+        return found
+
+    async def worktree_status(self, session_id: str | None = None, agent_id: str | None = None
                               ) -> tuple[str, WorktreeStatus]:
-        """Where a worktree session works and what it changed since ``base`` (read-only)."""
-        s, worktree = await self._worktree_session(session_id)
+        """Where a worktree session (or a sub-agent's worktree) works and what it changed
+        since ``base`` (read-only)."""
+        s, worktree = await self._worktree_session(session_id, agent_id)
         return s.id, await asyncio.to_thread(worktrees.status, worktree)
 
-    async def worktree_apply(self, session_id: str | None = None) -> tuple[str, ApplyResult]:
-        """Write a worktree session's changes into the folder's files: all of them, or none
-        when the folder changed one of them too (the conflicts are listed). Not while the
-        session runs (:class:`SessionBusy`)."""
-        s, worktree = await self._worktree_session(session_id)
+    async def worktree_apply(self, session_id: str | None = None, agent_id: str | None = None
+                             ) -> tuple[str, ApplyResult]:
+        """Write a worktree session's (or a sub-agent's worktree's) changes into the folder's
+        files: all of them, or none when the folder changed one of them too (the conflicts are
+        listed). Not while the session runs (:class:`SessionBusy`)."""
+        s, worktree = await self._worktree_session(session_id, agent_id)
         async with s.writing("applying its worktree"):
             return s.id, await asyncio.to_thread(worktrees.apply, self.root, worktree)
 
-    async def worktree_remove(self, session_id: str | None = None, force: bool = False
-                              ) -> str:
+    async def worktree_remove(self, session_id: str | None = None, force: bool = False,
+                              agent_id: str | None = None) -> str:
         """Remove a session's worktree and its branch (refused with changes not applied to
-        the folder, unless ``force``); the session goes on in the folder itself."""
-        s, worktree = await self._worktree_session(session_id)
+        the folder, unless ``force``); the session goes on in the folder itself. With
+        ``agent_id``: the worktree that sub-agent kept."""
+        s, worktree = await self._worktree_session(session_id, agent_id)
+        if agent_id:
+            async with s.writing("removing a sub-agent's worktree"):
+                await asyncio.to_thread(worktrees.remove, self.root, worktree, force)
+                return s.id
         async with s.writing("removing its worktree"):
             await asyncio.to_thread(worktrees.remove, self.root, worktree, force)
             self._worktree_checkpoints.pop(s.id, None)

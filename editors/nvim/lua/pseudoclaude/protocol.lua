@@ -696,9 +696,15 @@ M.stop_reasons = {
 --- @field sessionId string
 --- @field worktree pseudoclaude.WorktreeInfo|nil The session's worktree (`null`: it works in the folder itself).
 
+--- @class pseudoclaude.WorktreeParams
+--- @field workspace? string
+--- @field sessionId? string|nil The session (default: the current one: the session this client used last).
+--- @field agentId? string|nil A sub-agent of the session that ran with `isolation: "worktree"`: its worktree (`<dataDir>/worktrees/<agentId>`, branch `pseudoclaude/<agentId>`) instead of the session's.
+
 --- @class pseudoclaude.WorktreeRemoveParams
 --- @field workspace? string
 --- @field sessionId? string|nil The session (default: the current one: the session this client used last).
+--- @field agentId? string|nil A sub-agent of the session that ran with `isolation: "worktree"`: its worktree (`<dataDir>/worktrees/<agentId>`, branch `pseudoclaude/<agentId>`) instead of the session's.
 --- @field force? boolean Remove it even with changes not applied to the folder's files (they are lost).
 
 --- @class pseudoclaude.WorktreeFile
