@@ -7,6 +7,10 @@ the session's gate (the same engine, answers and approval UI; the question names
 the session's instructions and skills, never updates memory. Its events carry its ``agentId``;
 its usage is added to the parent run's. At most ``agents.maxParallel`` run at once; cancelling
 the parent's run cancels them (the log gets an ``agentStop`` line ``canceled``).
+
+``run_in_background`` starts one in a task of its own that outlives the run (:mod:`.tasks`);
+``isolation: "worktree"`` runs one in a git worktree of its own (:mod:`.isolation`). When one
+ends, the session's ``SubagentStop`` hooks run.
 """
 
 from __future__ import annotations
@@ -147,10 +151,10 @@ class SubAgents:
         if self.host.mode == "plan" and role.name not in PLAN_TYPES:
             raise ToolError("tool_not_allowed", f"plan mode: only the {' and '.join(PLAN_TYPES)}"
                             " sub-agents run until the plan is approved")
-        isolation = args.get("isolation")
-        if isolation not in (None, "", "worktree"):
+        apart = args.get("isolation")
+        if apart not in (None, "", "worktree"):
             raise ToolError("invalid_arguments",
-                            f"agent: isolation must be \"worktree\", got {isolation!r}")
+                            f"agent: isolation must be \"worktree\", got {apart!r}")
         if args.get("run_in_background"):  # no limit: it returns at once
             return await self._background(role, args, call_id)
         async with self._semaphore():

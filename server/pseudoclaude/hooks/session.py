@@ -16,7 +16,7 @@ then the event's own fields (snake_case):
   ``custom_instructions``; ``PostCompact``: ``trigger``, ``before_tokens``, ``after_tokens``;
 * ``Stop``: ``stop_reason``, ``iter`` (model requests), ``last_assistant_message``;
 * ``SubagentStop``: ``agent_id``, ``agent_type``, ``stop_reason``, ``iter``,
-  ``last_assistant_message`` (defined; nothing fires it yet);
+  ``last_assistant_message`` (when a sub-agent ends: :mod:`pseudoclaude.agents.run`);
 * ``Notification``: ``kind`` (``approval`` | ``stream_error``), ``detail``, ``message``.
 
 What the hooks add for the model (``additionalContext``, the plain output of

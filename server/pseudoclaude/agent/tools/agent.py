@@ -59,8 +59,11 @@ class AgentTool(Tool):
               "the user."),
         Param("subagent_type", "string", "The role of the sub-agent (see the list above); "
               "default general-purpose."),
-        Param("isolation", "string", "\"worktree\": run it in a git worktree of its own."),
-        Param("run_in_background", "boolean", "Start it and go on; its result comes later."),
+        Param("isolation", "string", "\"worktree\": run it in a git worktree of its own (its "
+              "changes stay there until the user applies them; the result names the branch)."),
+        Param("run_in_background", "boolean", "Start it and go on at once (you get its "
+              "taskId); its result comes later as a <task-notification>. See task_list, "
+              "task_get, task_stop."),
         Param("name", "string", "A name for it, shown to the user."),
     )
     read_only: ClassVar[bool] = False
