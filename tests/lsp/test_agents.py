@@ -194,3 +194,57 @@ async def test_a_roles_tools_and_model_nesting_and_unknown_types(client: Languag
     assert envelopes[0]["ok"]
     assert envelopes[1]["error_type"] == "unknown_subagent_type"
     assert "explore" in envelopes[1]["error"] and "reviewer" in envelopes[1]["error"]
+
+
+async def test_the_sessions_tool_hooks_hold_for_a_sub_agent(approving: LanguageClient,
+                                                            env: Any) -> None:
+    """A PreToolUse hook blocking ``write_file`` (exit 2) blocks a sub-agent's write too: a
+    sub-agent is no way around the user's hooks. Its PreToolUse and PostToolUse payloads carry
+    the session's id and its ``agent_id``; it fires no Stop (SubagentStop does)."""
+    out = env.tmp / "payloads"
+    out.mkdir()
+    hooks = [{"name": "no-writes", "event": "PreToolUse",
+              "if": {"all_of": [{"field": "tool_name",
+                                 "match": {"type": "exact", "value": "write_file"}}]},
+              "action": {"type": "shell",
+                         "command": f"cat >> {out}/blocked.jsonl; echo no writes >&2; exit 2"}}]
+    hooks += [{"name": f"record-{event}", "event": event,
+               "action": {"type": "shell", "command": f"cat >> {out}/{event}.jsonl"}}
+              for event in ("PostToolUse", "Stop", "SubagentStop")]
+    (env.tmp / "hooks.yaml").write_text(json.dumps({"hooks": hooks}))  # YAML reads JSON
+    write = {"name": "write_file", "arguments": {"path": "made.txt", "content": "x\n"}}
+    env.fake.script.rules[:0] = [
+        rule(GENERAL, {"tool_calls": [write]}, last_is_tool_result=False),
+        rule(GENERAL, {"text": "could not write"}, last_is_tool_result=True)]
+    env.fake.add_turns({"tool_calls": [agent_call("write made.txt")]}, {"text": "done"})
+    result = await env.call(approving, RUN, {"prompt": "make a file"})
+    assert result["stopReason"] == "completed"
+    sid = result["sessionId"]
+    assert not (env.folders[0] / "made.txt").exists()
+    assert env.approve_requests == []  # refused before the gate: nobody asked
+    sub = [r for r in sub_requests(env, GENERAL)]
+    assert "hook_blocked" in json.dumps(sub[-1]["body"]["messages"])
+    assert "no writes" in json.dumps(sub[-1]["body"]["messages"])
+
+    def read(name: str) -> list[dict[str, Any]]:
+        path = out / f"{name}.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] \
+            if path.exists() else []
+
+    await env.until(lambda: read("SubagentStop") and read("Stop"), what="the stop hooks")
+    [blocked] = read("blocked")
+    agent_id = blocked["agent_id"]
+    assert agent_id.startswith("agent-") and blocked["session_id"] == sid
+    assert blocked["agent_type"] == "general-purpose"
+    assert blocked["tool_name"] == "write_file"
+    assert blocked["agent_transcript_path"].endswith(f"agents/{agent_id}.jsonl")
+    assert blocked["transcript_path"].endswith(f"{sid}/conversation.jsonl")
+    posts = read("PostToolUse")
+    # the sub-agent's blocked write, then the parent's agent call
+    assert [(p["tool_name"], p.get("agent_id")) for p in posts] == [
+        ("write_file", agent_id), ("agent", None)]
+    assert posts[0]["is_error"] and posts[0]["session_id"] == sid
+    [stop] = read("Stop")  # the session's run only
+    assert "agent_id" not in stop
+    [ended] = read("SubagentStop")
+    assert ended["agent_id"] == agent_id

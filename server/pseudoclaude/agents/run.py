@@ -9,8 +9,9 @@ its usage is added to the parent run's. At most ``agents.maxParallel`` run at on
 the parent's run cancels them (the log gets an ``agentStop`` line ``canceled``).
 
 ``run_in_background`` starts one in a task of its own that outlives the run (:mod:`.tasks`);
-``isolation: "worktree"`` runs one in a git worktree of its own (:mod:`.isolation`). When one
-ends, the session's ``SubagentStop`` hooks run.
+``isolation: "worktree"`` runs one in a git worktree of its own (:mod:`.isolation`). Its tool
+calls fire the session's ``PreToolUse`` and ``PostToolUse`` hooks (payloads with its
+``agent_id``); it fires no ``Stop``: when one ends, the session's ``SubagentStop`` hooks run.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from msgspec import UNSET
 from pseudoclaude import __version__
 from pseudoclaude.agent.environment import environment
 from pseudoclaude.agent.prompt import SEPARATOR, SystemPrompt
+from pseudoclaude.agent.reminders import block
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.tools import ToolError, ToolOutput
 from pseudoclaude.agent.tools.tasks import TaskInfo
@@ -360,6 +362,15 @@ class SubAgents:
         async def source() -> Provider:
             return provider
 
+        # The session's PreToolUse/PostToolUse hooks hold for its calls too (a blocking hook
+        # is no way around by a sub-agent); no Stop (SubagentStop fires when it ends).
+        agent_hooks = host.hooks.for_agent(live.agent_id, role.name, writer.path,
+                                           root if root != host.root else None)
+
+        def reminder(_round: int) -> str | None:
+            said = agent_hooks.take_context()  # what its hooks said, for its next request
+            return block(said) if said else None
+
         runtime = CompactRuntime(conversation, config=host.compact_config(),
                                  spill_dir=host.spill_dir(), workspace=root,
                                  provider=summary_provider, prefix=prefix, emit=emit)
@@ -368,7 +379,7 @@ class SubAgents:
             gate=host.gate.for_agent(live.agent_id, name or None), system_prompt=system_prompt,
             emit=emit, max_iterations=role.max_turns or host.settings.max_iterations,
             before_change=hooks.before_change, after_change=hooks.after_change,
-            secrets=host.secrets(), environment=env)
+            secrets=host.secrets(), environment=env, hooks=agent_hooks, reminder=reminder)
         return await runner.run(prompt)
 
 
