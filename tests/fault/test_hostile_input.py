@@ -647,6 +647,9 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/tasks": ["sessionId"],
     "pseudoclaude/status": ["sessionId"],
     "pseudoclaude/hooks/list": [],
+    "pseudoclaude/skills/list": ["sessionId"],
+    "pseudoclaude/agents/list": ["sessionId"],
+    "pseudoclaude/agents/stop": ["sessionId", "agentId"],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",

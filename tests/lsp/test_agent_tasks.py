@@ -22,6 +22,7 @@ from pytest_lsp import LanguageClient
 from pseudoclaude.api.protocol import RUN, WORKTREE_APPLY, WORKTREE_REMOVE, WORKTREE_STATUS
 
 AGENTS_LIST = "pseudoclaude/agents/list"
+AGENTS_STOP = "pseudoclaude/agents/stop"
 EXPLORE = "You are an explore sub-agent"
 GENERAL = "You are a general-purpose sub-agent"
 
@@ -156,6 +157,37 @@ async def test_task_tools_see_and_stop_a_task_the_cancelled_run_left_running(
     [info] = (await env.call(client, AGENTS_LIST, {}))["agents"]
     assert info["status"] == "canceled"
     env.fake.release("parent")
+    env.fake.release("forever")
+
+
+async def test_agents_stop_stops_a_background_task_and_agents_list_names_its_call(
+        client: LanguageClient, env: Any) -> None:
+    env.fake.script.rules[:0] = [rule(GENERAL, {"text": "never", "hold": "forever"})]
+    env.fake.add_turns({"tool_calls": [background("STOPPABLE work a long time")]},
+                       {"text": "started"})
+    result = await env.call(client, RUN, {"prompt": "start one"})
+    assert await asyncio.to_thread(
+        env.fake.wait_for, lambda rs: any(GENERAL in system_of(r) for r in rs), 30)
+    task_id = started_task(env)
+    [parent_call] = [e for e in env.events if e["kind"] == "toolCall" and e["name"] == "agent"]
+    assert "agentId" not in parent_call
+    [info] = (await env.call(client, AGENTS_LIST, {}))["agents"]
+    assert (info["agentId"], info["status"]) == (task_id, "running")
+    assert info["callId"] == parent_call["id"]  # the card of the parent's call finds it
+    stopped = await env.call(client, AGENTS_STOP, {"agentId": task_id})
+    assert stopped == {"sessionId": result["sessionId"], "agentId": task_id,
+                       "status": "canceled"}
+    log = child_log(env, result["sessionId"], task_id)
+    assert log[-1]["type"] == "agentStop" and log[-1]["status"] == "canceled"
+    assert log[-1]["error"] == "stopped by the user"
+    [ended] = task_events(env, "canceled")
+    assert ended["taskId"] == task_id and ended["result"] == "stopped by the user"
+    [info] = (await env.call(client, AGENTS_LIST, {}))["agents"]
+    assert info["status"] == "canceled"
+    with pytest.raises(JsonRpcException, match="not running"):
+        await env.call(client, AGENTS_STOP, {"agentId": task_id})
+    with pytest.raises(JsonRpcException, match="no background task"):
+        await env.call(client, AGENTS_STOP, {"agentId": "agent-0000000000000000"})
     env.fake.release("forever")
 
 

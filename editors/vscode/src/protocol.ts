@@ -56,6 +56,7 @@ export const Requests = {
   hooksList: 'pseudoclaude/hooks/list',
   skillsList: 'pseudoclaude/skills/list',
   agentsList: 'pseudoclaude/agents/list',
+  agentsStop: 'pseudoclaude/agents/stop',
 } as const;
 
 /** Server → client notifications. */
@@ -1233,11 +1234,29 @@ export interface AgentInfo {
   /** ISO 8601. */
   startedAt: string;
   usage: AgentUsage;
+  /**
+   * The id of the parent's `agent` tool call that started it (its `toolCall` event's
+   * `id`; `""` in a log that does not say).
+   */
+  callId: string;
 }
 
 export interface AgentsResult {
   sessionId: string | null;
   agents: AgentInfo[];
+}
+
+export interface AgentStopParams extends WorkspaceParams {
+  /** A background sub-agent of the session (its `taskId`). */
+  agentId: string;
+  sessionId?: string | null;
+}
+
+export interface AgentStopResult {
+  sessionId: string;
+  agentId: string;
+  /** How it ended (`canceled`). */
+  status: AgentStatus;
 }
 
 export interface TasksResult {
@@ -1575,6 +1594,7 @@ export interface RequestTypes {
   'pseudoclaude/hooks/list': [EmptyParams, HooksListResult];
   'pseudoclaude/skills/list': [SessionParams, SkillsListResult];
   'pseudoclaude/agents/list': [SessionParams, AgentsResult];
+  'pseudoclaude/agents/stop': [AgentStopParams, AgentStopResult];
 }
 
 /** Notification → params. */

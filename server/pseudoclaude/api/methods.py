@@ -30,7 +30,13 @@ from pseudoclaude.memory.index import MAX_BYTES, MAX_LINES
 from pseudoclaude.rewind import TurnOutOfRange
 from pseudoclaude.session import LATEST, SessionInfo, SessionNotFound
 from pseudoclaude.session.listing import rfc3339
-from pseudoclaude.workspace import NEW, PermissionsError, SandboxStatus, Workspace
+from pseudoclaude.workspace import (
+    NEW,
+    PermissionsError,
+    SandboxStatus,
+    Workspace,
+    WorkspaceError,
+)
 
 Handler = Callable[[Workspace, Any], Awaitable[p.Wire]]
 
@@ -393,9 +399,21 @@ async def agents_list(ws: Workspace, params: p.SessionParams) -> p.AgentsResult:
         p.AgentInfo(agent_id=r.header.agent_id, name=r.header.name,
                     subagent_type=r.header.subagent_type, description=r.header.description,
                     status=cast(p.AgentStatus, status), started_at=r.header.created,
+                    call_id=r.header.call_id,
                     usage=p.AgentUsage(input_tokens=r.stop.input_tokens if r.stop else 0,
                                        output_tokens=r.stop.output_tokens if r.stop else 0))
         for r, status in records])
+
+
+async def agents_stop(ws: Workspace, params: p.AgentStopParams) -> p.AgentStopResult:
+    """Stop a background sub-agent (a task), as ``task_stop``; waits until it ended."""
+    try:
+        session_id, status = await ws.stop_agent(_session(ws, params.session_id),
+                                                 params.agent_id)
+    except WorkspaceError as exc:
+        raise RequestFailed(str(exc)) from None
+    return p.AgentStopResult(session_id=session_id, agent_id=params.agent_id,
+                             status=cast(p.AgentStatus, status))
 
 
 async def status(ws: Workspace, params: p.SessionParams) -> p.StatusResult:
@@ -476,6 +494,7 @@ HANDLERS: dict[str, Handler] = {
     p.PERMISSIONS_CHECK: permissions_check,
     p.TASKS: tasks,
     p.AGENTS_LIST: agents_list,
+    p.AGENTS_STOP: agents_stop,
     p.STATUS: status,
     p.HOOKS_LIST: hooks_list,
     p.SKILLS_LIST: skills_list,

@@ -85,6 +85,7 @@ STATUS = "pseudoclaude/status"
 HOOKS_LIST = "pseudoclaude/hooks/list"
 SKILLS_LIST = "pseudoclaude/skills/list"
 AGENTS_LIST = "pseudoclaude/agents/list"
+AGENTS_STOP = "pseudoclaude/agents/stop"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
@@ -92,7 +93,7 @@ REQUESTS: tuple[str, ...] = (
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
     REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART, WORKTREE_STATUS,
     WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK, TASKS, STATUS,
-    HOOKS_LIST, SKILLS_LIST, AGENTS_LIST,
+    HOOKS_LIST, SKILLS_LIST, AGENTS_LIST, AGENTS_STOP,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -920,11 +921,30 @@ class AgentInfo(Wire):
     started_at: str
     """ISO 8601."""
     usage: AgentUsage
+    call_id: str = ""
+    """The id of the parent's ``agent`` tool call that started it (its ``toolCall`` event's
+    ``id``; ``""`` in a log that does not say)."""
 
 
 class AgentsResult(Wire):
     session_id: str | None
     agents: list[AgentInfo]
+
+
+class AgentStopParams(Wire):
+    agent_id: str
+    """A background sub-agent of the session (its ``taskId``)."""
+    session_id: str | None = None
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+
+
+class AgentStopResult(Wire):
+    session_id: str
+    agent_id: str
+    status: AgentStatus
+    """How it ended (``canceled``)."""
 
 
 class TasksResult(Wire):
@@ -1047,6 +1067,7 @@ PARAMS: dict[str, type[Wire]] = {
     HOOKS_LIST: EmptyParams,
     SKILLS_LIST: SessionParams,
     AGENTS_LIST: SessionParams,
+    AGENTS_STOP: AgentStopParams,
 }
 """The params shape of every request (the handlers' input)."""
 SESSION_SCOPED: frozenset[str] = frozenset(

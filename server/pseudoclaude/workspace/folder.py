@@ -42,7 +42,7 @@ from pseudoclaude.agent.prompt import (
 )
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.skills import SessionSkills
-from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.agent.tools import ToolError, ToolRegistry
 from pseudoclaude.agent.tools.freshness import WriteBoard
 from pseudoclaude.agents import AgentRecord, RunHooks, agent_log, list_records
 from pseudoclaude.checkpoints import (
@@ -1395,6 +1395,22 @@ class Workspace:
                           else "failed") for r in list_records(self.store, sid)]
 
         return await asyncio.to_thread(scan)
+
+    async def stop_agent(self, session_id: str | None, agent_id: str) -> tuple[str, str]:
+        """Stop a background sub-agent of an open session as ``task_stop`` does (its log ends
+        ``canceled``, ``stopped by the user``; no notification): the session's id and how it
+        ended. A foreground one ends with its run (cancel the run); :class:`WorkspaceError`
+        when it is not running."""
+        session = self._session(session_id)
+        agents = session.agents
+        if agent_id in agents.live and agent_id not in agents.tasks.by_id:
+            raise WorkspaceError(f"sub-agent {agent_id} runs in the foreground of the "
+                                 "session's run: cancel the run to stop it")
+        try:
+            info = await agents.stop_task(agent_id, "stopped by the user")
+        except ToolError as exc:
+            raise WorkspaceError(exc.message) from None
+        return session.id, info.status
 
     async def tasks_of(self, session_id: str | None = None) -> tuple[str | None,
                                                                      list[tuple[str, str]]]:

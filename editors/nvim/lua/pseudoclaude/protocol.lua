@@ -40,6 +40,7 @@ M.requests = {
   hooks_list = 'pseudoclaude/hooks/list',
   skills_list = 'pseudoclaude/skills/list',
   agents_list = 'pseudoclaude/agents/list',
+  agents_stop = 'pseudoclaude/agents/stop',
 }
 
 --- Server → client notifications.
@@ -927,10 +928,21 @@ M.stop_reasons = {
 --- @field status 'canceled'|'completed'|'failed'|'max_turns'|'running'
 --- @field startedAt string ISO 8601.
 --- @field usage pseudoclaude.AgentUsage
+--- @field callId string The id of the parent's `agent` tool call that started it (its `toolCall` event's `id`; `""` in a log that does not say).
 
 --- @class pseudoclaude.AgentsResult
 --- @field sessionId string|nil
 --- @field agents pseudoclaude.AgentInfo[]
+
+--- @class pseudoclaude.AgentStopParams
+--- @field workspace? string
+--- @field agentId string A background sub-agent of the session (its `taskId`).
+--- @field sessionId? string|nil
+
+--- @class pseudoclaude.AgentStopResult
+--- @field sessionId string
+--- @field agentId string
+--- @field status 'canceled'|'completed'|'failed'|'max_turns'|'running' How it ended (`canceled`).
 
 --- @class pseudoclaude.TasksResult
 --- @field sessionId string|nil
