@@ -114,6 +114,10 @@ class FakeEnv implements ChatEnv {
   async notify(message: string, actions: readonly string[]) {
     this.notified.push({ message, actions });
     return this.clicks.shift();
+  }  /** Transcripts shown in the output (a sub-agent's). */
+  readonly transcripts: { title: string; items: readonly TranscriptItem[]; skipped: number }[] = [];
+  showTranscript(title: string, items: readonly TranscriptItem[], skipped: number) {
+    this.transcripts.push({ title, items, skipped });
   }
 }
 
