@@ -502,7 +502,8 @@ step('agents', function()
   h.forget('PseudoClaudeRunDone')
   local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
   vim.api.nvim_set_current_win(pw)
-  vim.api.nvim_feedkeys('AAGENTS-DEMO: where is greet, and are its tests good enough?\r', 'x', false)
+  local ask = 'AGENTS-DEMO: where is greet, and are its tests good enough?'
+  vim.api.nvim_feedkeys('A' .. ask .. '\r', 'x', false)
   local function card(kind)
     for _, item in ipairs(chat.items) do
       if item.name == 'agent' and item.agent and type(item.arguments) == 'table'
