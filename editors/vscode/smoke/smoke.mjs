@@ -276,7 +276,7 @@ async function startFakeModel(tmp) {
     },
     {
       when: { system_contains: EXPLORE_SYSTEM, last_is_tool_result: true, body_contains: 'SUBAGENT-TASK' },
-      reply: { text: ['Found it: ', '`main()` in src/greet.py', ' calls print() with the greeting.'], stall: 14, stall_after: 2 },
+      reply: { text: ['Found it: ', '`main()` in src/greet.py', ' calls print() with the greeting.'], stall: 14, stall_after: 5 },
       times: 1,
     },
     {
