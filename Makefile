@@ -119,6 +119,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/fidelity_bench.py
 	$(BIN)/python bench/memory_bench.py
 	$(BIN)/python bench/cost_bench.py
+	$(BIN)/python bench/agents_bench.py
 	$(BIN)/python bench/lsp_bench.py
 	$(BIN)/python bench/editor_bench.py
 	$(BIN)/python bench/load_bench.py --sessions-sweep 1,2,4

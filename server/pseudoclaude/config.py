@@ -53,7 +53,9 @@ at once in one server), the permission engine's ``permissions.allow``,
 :data:`ADDED_UP_KEYS`), ``permissions.defaultMode`` and ``permissions.allowBypass`` (read from
 the user's settings only: :data:`USER_ONLY_KEYS`), and the sandbox's ``sandbox.enabled``
 (``auto``, ``true`` or ``false``), ``sandbox.network``, ``sandbox.hide`` (paths, added up too)
-and ``sandbox.autoAllow``, and ``hooks`` (entries as in ``hooks.yaml``, user settings only). What a
+and ``sandbox.autoAllow``, ``hooks`` (entries as in ``hooks.yaml``, user settings only), and the
+sub-agents' ``agents.maxParallel`` (``agent`` calls of one turn at once, default 3) and
+``agents.exploreModel`` (the ``explore`` type's model; ``""``: ``compact.model``). What a
 workspace's own ``config.yaml`` may set only once the user approved it is :data:`WAITING_KEYS`
 (:class:`PendingSettings`).
 """
@@ -408,6 +410,13 @@ COMPACT_MODEL: Key[str] = Key(
     "Model for summaries (same provider), e.g. a cheaper one. Unset: the session's model, "
     "whose prompt cache the summary then reads; another model has its own cache, so the "
     "summary's input is billed at the full rate of that model")
+AGENTS_MAX_PARALLEL: Key[int] = Key(
+    "agents.maxParallel", _integer(1), 3,
+    "Sub-agents (the agent tool) of one model turn that run at the same time; the others wait")
+AGENTS_EXPLORE_MODEL: Key[str] = Key(
+    "agents.exploreModel", _string, "",
+    "Model of the explore sub-agent (same provider), e.g. a cheaper one. Unset: compact.model, "
+    "else the session's model")
 PERMISSIONS_ALLOW: Key[tuple[str, ...]] = Key(
     "permissions.allow", _strings, (),
     "Permission rules whose calls run without asking, e.g. Bash(npm run test:*) or Edit(src/**)")
@@ -452,7 +461,8 @@ KEYS: dict[str, Key[Any]] = {key.name: key for key in (
     APPROVALS_RUN_COMMAND, APPROVALS_WRITE, MEMORY_ENABLED, MEMORY_MODE, MEMORY_MODEL,
     MEMORY_USER_DIR, DATA_DIR, SESSION_RETENTION_DAYS, COMPACT_SINGLE_RESULT_BYTES,
     COMPACT_ROUND_BYTES, COMPACT_SAFETY_MARGIN_TOKENS, COMPACT_AUTO, COMPACT_MODEL,
-    APPROVALS_MCP, MCP_SERVERS, MCP_START_TIMEOUT, MCP_TOOL_TIMEOUT, SESSIONS_MAX_PARALLEL,
+    AGENTS_MAX_PARALLEL, AGENTS_EXPLORE_MODEL, APPROVALS_MCP, MCP_SERVERS, MCP_START_TIMEOUT,
+    MCP_TOOL_TIMEOUT, SESSIONS_MAX_PARALLEL,
     PERMISSIONS_ALLOW, PERMISSIONS_ASK, PERMISSIONS_DENY, PERMISSIONS_DEFAULT_MODE,
     PERMISSIONS_ALLOW_BYPASS, SANDBOX_ENABLED, SANDBOX_NETWORK, SANDBOX_HIDE, SANDBOX_AUTO_ALLOW,
     HOOKS,
@@ -539,6 +549,14 @@ class CompactSettings:
 
 
 @dataclass(frozen=True)
+class AgentsSettings:
+    max_parallel: int = AGENTS_MAX_PARALLEL.default
+    """Sub-agents of one model turn running at once."""
+    explore_model: str = AGENTS_EXPLORE_MODEL.default
+    """The explore sub-agent's model; ``""``: ``compact.model``, else the session's."""
+
+
+@dataclass(frozen=True)
 class PermissionSettings:
     allow: tuple[str, ...] = PERMISSIONS_ALLOW.default
     """Rule texts (checked by the permission engine, which names a bad one), every layer's."""
@@ -563,7 +581,8 @@ class SandboxSettings:
 
 _GROUPS: dict[str, type[Any]] = {"approvals": ApprovalSettings, "memory": MemorySettings,
                                  "session": SessionSettings, "sessions": SessionsSettings,
-                                 "compact": CompactSettings, "mcp": McpSettings,
+                                 "compact": CompactSettings, "agents": AgentsSettings,
+                                 "mcp": McpSettings,
                                  "permissions": PermissionSettings, "sandbox": SandboxSettings}
 
 
@@ -652,6 +671,7 @@ class Settings:
     session: SessionSettings = field(default_factory=SessionSettings)
     sessions: SessionsSettings = field(default_factory=SessionsSettings)
     compact: CompactSettings = field(default_factory=CompactSettings)
+    agents: AgentsSettings = field(default_factory=AgentsSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)

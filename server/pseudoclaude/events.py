@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from msgspec import UNSET, Struct, UnsetType
+from msgspec.structs import replace
 
 
 class StopReason(StrEnum):
@@ -33,8 +34,12 @@ ToolStatus = Literal["done", "error", "denied", "canceled", "pending"]
 was cancelled, or interrupted by a crash), or still waiting for its result."""
 
 
-class Event(Struct, frozen=True, tag_field="kind", rename="camel"):
+class Event(Struct, frozen=True, tag_field="kind", rename="camel", kw_only=True):
     """Base of every event; ``kind`` is the tag."""
+
+    agent_id: str | UnsetType = UNSET
+    """Set on the events of a sub-agent (the ``agent`` tool): its id (SPEC §13); absent on
+    the session's own."""
 
     @property
     def kind(self) -> str:
@@ -139,12 +144,32 @@ class ModeEvent(Event, frozen=True, tag="mode"):
     mode: str
 
 
+class TaskEvent(Event, frozen=True, tag="task"):
+    """A background sub-agent (``agent`` with ``run_in_background``) started or ended; its
+    ``agentId`` is its ``taskId``."""
+
+    task_id: str
+    status: str
+    """``running`` (it started), then ``completed``, ``failed``, ``canceled`` or
+    ``max_turns``."""
+    subagent_type: str
+    description: str
+    name: str | UnsetType = UNSET
+    result: str | UnsetType = UNSET
+    """Once it ended: its result as the model reads it (at most 2,000 characters)."""
+
+
 AnyEvent = (TextEvent | ToolCallEvent | ToolResultEvent | CompactEvent | MemoryEvent
             | UsageUpdate | WarningEvent | ErrorEvent | StopEvent | ModeEvent
-            | TasksEvent)
+            | TasksEvent | TaskEvent)
 """Every event kind (a tagged union, for decoding)."""
 
 Emit = Callable[[Event], None]
+
+
+def of_agent(event: Event, agent_id: str) -> Event:
+    """``event`` as a sub-agent's (its ``agentId`` set)."""
+    return replace(event, agent_id=agent_id)
 
 
 def ignore(event: Event) -> None:

@@ -1182,3 +1182,58 @@ async def test_the_model_option_switches_the_sessions_model(env: Env) -> None:
         assert unknown.value.code == -32602 and "model" in str(unknown.value.data)
     assert {path: path.read_text() for path in settings_before} == settings_before
 
+
+
+# -- sub-agents -------------------------------------------------------------------------------
+GENERAL = "You are a general-purpose sub-agent"
+
+
+def sub_rule(reply: dict[str, Any], *, after_result: bool) -> dict[str, Any]:
+    return {"when": {"system_contains": GENERAL, "last_is_tool_result": after_result},
+            "reply": reply, "times": 1}
+
+
+async def test_a_sub_agent_is_a_tool_call_whose_content_streams_its_progress(env: Env) -> None:
+    """The parent's ``agent`` call is a card; the sub-agent's tool calls and text update its
+    content (never the session's own calls or messages); its approval is asked on that card;
+    it ends ``completed`` with its steps and its answer."""
+    ws = env.folder(write="ask")
+    write = {"name": "write_file", "arguments": {"path": "made.txt", "content": "x\n"}}
+    env.fake.script.rules[:0] = [
+        sub_rule({"text": "SUBTEXT reading first.",
+                  "tool_calls": [read_file("notes.txt"), write]}, after_result=False),
+        sub_rule({"text": "SUBANSWER: wrote made.txt"}, after_result=True)]
+    env.fake.add_turns({"text": "Handing it over.", "tool_calls": [{
+                            "name": "agent", "arguments": {
+                                "prompt": "write made.txt", "description": "make the file"}}]},
+                       {"text": "The sub-agent made it."})
+    client = Recorder()
+    async with agent(env, client) as conn:
+        sid = (await call(conn.new_session(cwd=str(ws), mcp_servers=[]))).session_id
+        answer = await call(conn.prompt(session_id=sid, prompt=prompt("make a file")))
+        assert answer.stop_reason == "end_turn"
+    [start] = client.of(sid, "tool_call")  # the sub-agent's calls are no cards of their own
+    card = start["toolCallId"]
+    assert start["title"] == "general-purpose agent: make the file"
+    assert client.text(sid) == "Handing it over.The sub-agent made it."  # not SUBTEXT
+    updates = client.of(sid, "tool_call_update")
+    assert {u["toolCallId"] for u in updates} == {card}
+    [asked] = client.permissions  # the write, asked on the sub-agent's card
+    assert asked["toolCall"]["toolCallId"] == card
+    assert asked["toolCall"]["title"].startswith("general-purpose agent: make the file: ")
+    assert "write_file" in asked["toolCall"]["title"]
+
+    def texts(update: dict[str, Any]) -> list[str]:
+        return [c["content"]["text"] for c in update.get("content", [])]
+
+    shown = [texts(u) for u in updates]
+    assert ["… read_file: notes.txt"] in [t[1:2] for t in shown if len(t) > 1]
+    assert any("SUBTEXT reading first." in t for t in shown[0])  # its text, as it streams
+    assert all(u["status"] == "in_progress" for u in updates[:-1])
+    done = updates[-1]
+    assert done["status"] == "completed"
+    final = texts(done)
+    assert final[0] == "✓ read_file: notes.txt" and final[1].startswith("✓ ")
+    assert "write_file" in final[1]
+    assert "SUBANSWER: wrote made.txt" in final[-1]
+    assert (ws / "made.txt").read_text() == "x\n"

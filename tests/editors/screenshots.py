@@ -32,7 +32,13 @@ with the folder's hooks declined and ``a`` to review them), ``nvim-skills.png``
 (``:PseudoClaudeSkills``) and ``nvim-status.png`` (``/status`` once ``a`` approved the folder's
 hooks). ``--hooks`` makes only those three.
 
-Both run with ``sandbox.autoAllow: false`` in the user settings (``~/.PseudoClaude/config.yaml`` of
+A fifth Neovim (``AGENTS_LUA``, in a folder of its own, with ``AGENT_RULES``) makes
+``nvim-subagents.png``: a turn that started two sub-agents, the explore one done (its card
+folded: status, tool calls, tokens) and the other one still working (its fold open on its live
+tool call and text), and ``nvim-agents.png``: once both ended, ``:PseudoClaudeAgents`` listing
+them below the chat. ``--agents`` makes only those two.
+
+All run with ``sandbox.autoAllow: false`` in the user settings (``~/.PseudoClaude/config.yaml`` of
 their private HOME): where a sandbox works, a sandboxed command would otherwise run unasked, and
 the screenshots show commands asked.
 """
@@ -563,6 +569,106 @@ description: Adds a line to CHANGELOG.md under Unreleased for the change just ma
 ---
 Read CHANGELOG.md and add one line under [Unreleased] that says what changed, for users.
 """
+EXPLORE = "You are an explore sub-agent"
+GENERAL = "You are a general-purpose sub-agent"
+AGENT_RULES = [
+    {"when": {"system_contains": EXPLORE, "last_is_tool_result": False},
+     "reply": {"text": "Looking for greet.",
+               "tool_calls": [{"name": "search_code", "arguments": {"pattern": "def greet"}},
+                              {"name": "read_file", "arguments": {"path": "app.py"}}],
+               "usage": {"input": 3100, "output": 90}}},
+    {"when": {"system_contains": EXPLORE, "last_is_tool_result": True},
+     "reply": {"text": "greet(name) is defined in app.py, line 1; main() calls it with 'World'.",
+               "usage": {"input": 3900, "output": 60}}},
+    {"when": {"system_contains": GENERAL, "last_is_tool_result": False},
+     "reply": {"text": "Checking which tests cover greet.",
+               "tool_calls": [{"name": "find_files", "arguments": {"pattern": "test_app.py"}}],
+               "usage": {"input": 4200, "output": 70}}},
+    {"when": {"system_contains": GENERAL, "last_is_tool_result": True},
+     "reply": {"text": "No test file yet: greet('World') is only run by main().\nAn empty name "
+                       "is not handled either; a test should cover both.",
+               "stall_after": 0, "stall": 6, "usage": {"input": 4800, "output": 120}}},
+    {"when": {"has_tools": True, "last_user_contains": "AGENTS-DEMO"},
+     "reply": {"text": "I'll split this: one sub-agent finds greet, another reviews its tests.",
+               "tool_calls": [
+                   {"name": "agent", "arguments": {
+                       "subagent_type": "explore", "description": "find where greet is defined",
+                       "prompt": "Find where greet is defined and who calls it."}},
+                   {"name": "agent", "arguments": {
+                       "name": "test-reviewer", "description": "review greet's tests",
+                       "prompt": "Review the tests of greet: what do they miss?"}}],
+               "usage": {"input": 2600, "output": 110}}, "times": 1},
+    {"when": {"has_tools": True, "last_is_tool_result": True, "body_contains": "AGENTS-DEMO"},
+     "reply": {"text": "greet lives in app.py and has no test yet. Shall I add one for an empty "
+                       "name?", "usage": {"input": 3300, "output": 40}}},
+]
+AGENTS_LUA = r'''
+-- Screenshot of sub-agents (editors/media/nvim-subagents.png): the chat of a turn with two
+-- sub-agents, one done (folded), one working (its fold open), and :PseudoClaudeAgents below;
+-- made like nvim_screenshots.lua's (its screen-to-HTML part is loaded from it).
+local here = @EDITOR_TESTS@
+local src = assert(io.open(vim.fs.joinpath(here, 'nvim_screenshots.lua'))):read('*a')
+local head = assert(src:match('^(.-_G%.pc_snap = snap\n)'), 'no snap() in nvim_screenshots.lua')
+local chunk = '@' .. vim.fs.joinpath(here, 'nvim_screenshots.lua')
+local h, snap = assert(load(head .. 'return h, snap', chunk))()
+local step, take, wait_for = h.step, h.take, h.wait_for
+local ws = vim.uri_from_fname(h.workspace)
+local chat
+
+step('setup', function()
+  h.setup_plugin({ chat = { width = 0.62 } })
+  vim.cmd.edit(vim.fn.fnameescape(h.workspace .. '/app.py'))
+  snap('nvim-warmup')
+  os.remove(vim.fs.joinpath(vim.env.PC_SHOTS, 'nvim-warmup.html'))
+  vim.cmd('PseudoClaudeChat')
+  chat = wait_for('the chat', function()
+    return require('pseudoclaude.chat').get(ws)
+  end)
+  take('PseudoClaudeChatLoaded')
+end)
+
+step('agents', function()
+  h.forget('PseudoClaudeRunDone')
+  local pw = vim.fn.win_findbuf(chat.prompt_buf)[1]
+  vim.api.nvim_set_current_win(pw)
+  local ask = 'AGENTS-DEMO: where is greet, and are its tests good enough?'
+  vim.api.nvim_feedkeys('A' .. ask .. '\r', 'x', false)
+  local function card(kind)
+    for _, item in ipairs(chat.items) do
+      if item.name == 'agent' and item.agent and type(item.arguments) == 'table'
+        and (item.arguments.subagent_type or 'general-purpose') == kind then
+        return item
+      end
+    end
+  end
+  wait_for('the explore sub-agent done, the other one thinking', function()
+    local done, going = card('explore'), card('general-purpose')
+    local last = going and going.agent.steps[#going.agent.steps]
+    return done and done.agent.status == 'completed' and last and last.kind == 'tool'
+      and last.status == 'done'
+  end)
+  vim.cmd('stopinsert')
+  local cw = vim.fn.win_findbuf(chat.buf)[1]
+  vim.api.nvim_set_current_win(cw)
+  vim.cmd('normal! G')
+  vim.wait(300)
+  snap('nvim-subagents')
+  take('PseudoClaudeRunDone')
+end)
+
+step('list', function()
+  vim.cmd('PseudoClaudeAgents')
+  wait_for('the list', function()
+    return vim.api.nvim_buf_get_name(0) == 'pseudoclaude://agents'
+  end)
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.wait(300)
+  snap('nvim-agents')
+end)
+
+h.done('nvim agents screenshots')
+vim.cmd('qa!')
+'''
 BIG = "".join(f"Line {i}: sessions, compaction and memory notes.\n" for i in range(800))
 COLUMNS, LINES = 150, 40
 
@@ -685,27 +791,54 @@ def hooks_shots(tmp: Path, shots: Path) -> str | None:
     return None
 
 
+def agents_shots(tmp: Path, shots: Path) -> str | None:
+    """Run ``AGENTS_LUA`` in a folder of its own; ``None``, or why it failed."""
+    workspace = make_workspace(tmp)
+    (workspace / "README.md").write_text("# Demo project\n\nIt keeps sessions and memory.\n")
+    (workspace / "app.py").write_text(APP)
+    nvim = Nvim(nvim_binary(), tmp)
+    user_settings(nvim)
+    script = tmp / "nvim_screenshots_agents.lua"
+    script.write_text(AGENTS_LUA.replace("@EDITOR_TESTS@", json.dumps(str(HERE))))
+    report = tmp / "report.json"
+    with FakeModelServer(e2e_script(AGENT_RULES)) as model:
+        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
+                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
+                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
+        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
+                               workspace, timeout=300)
+    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
+        failed = json.loads(report.read_text()) if report.exists() else {}
+        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
+                + (report.read_text()[-4000:] if report.exists() else ""))
+    return None
+
+
 def main() -> int:
-    args = [a for a in sys.argv[1:] if a not in ("--permissions", "--plan", "--hooks")]
+    flags = ("--permissions", "--plan", "--hooks", "--agents")
+    args = [a for a in sys.argv[1:] if a not in flags]
     only_permissions = "--permissions" in sys.argv[1:]
     only_plan = "--plan" in sys.argv[1:]
     only_hooks = "--hooks" in sys.argv[1:]
+    only_agents = "--agents" in sys.argv[1:]
     out = Path(args[0]) if args else ROOT / "editors" / "media"
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         shots = tmp / "shots"
         shots.mkdir()
-        (tmp / "permissions").mkdir()
-        (tmp / "plan").mkdir()
-        (tmp / "hooks").mkdir()
-        only = only_permissions or only_plan or only_hooks
+        for part in ("permissions", "plan", "hooks", "agents"):
+            (tmp / part).mkdir()
+        only = only_permissions or only_plan or only_hooks or only_agents
         failure = permission_shots(tmp / "permissions", shots) \
             if only_permissions or not only else None
         if failure is None and (only_plan or not only):
             failure = plan_shots(tmp / "plan", shots)
         if failure is None and (only_hooks or not only):
             failure = hooks_shots(tmp / "hooks", shots)
+        if failure is None and (only_agents or not only):
+            failure = agents_shots(tmp / "agents", shots)
         if failure:
             print(failure, file=sys.stderr)
             return 1

@@ -59,6 +59,17 @@ def test_nvim_unit_sessions(nvim: Any) -> None:
     assert "nvim unit sessions: 5 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr
 
 
+def test_nvim_unit_agents(nvim: Any) -> None:
+    """Sub-agents (nvim_unit_agents.lua): a sub-agent's events in the fold of its ``agent`` card
+    (open while it runs, closed at its end; status, calls and tokens on the fold line), never in
+    the session's stream; two at once sorted by ``agents/list``'s ``callId``; approvals in its
+    card; background ``task`` lines; ``:PseudoClaudeAgents`` (list, ``<CR>`` transcript with
+    ``agentId``, ``x`` stops), against a fake request layer."""
+    proc = nvim.run(HERE / "nvim_unit_agents.lua", [str(PLUGIN)], timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "nvim unit agents: 4 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr
+
+
 def tool_rule(marker: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """A run whose prompt contains ``marker`` calls one tool, then gets the demo's answer. An
     ``edit_file`` call comes after a ``read_file`` of its file, in the same message (a session

@@ -649,6 +649,8 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/hooks/list": [],
     "pseudoclaude/skills/list": ["sessionId"],
     "pseudoclaude/hooks/review": [],
+    "pseudoclaude/agents/list": ["sessionId"],
+    "pseudoclaude/agents/stop": ["sessionId", "agentId"],
 }
 assert set(FIELDS) == set(REQUESTS)
 SPECIAL = ["", " ", "\t\n", "latest", "new", "project", "user", "project_knowledge",

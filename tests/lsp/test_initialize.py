@@ -38,7 +38,8 @@ SPEC_REQUESTS = ["pseudoclaude/run", "pseudoclaude/compact", "pseudoclaude/compa
                  "pseudoclaude/worktree/remove", "pseudoclaude/mode",
                  "pseudoclaude/permissions", "pseudoclaude/permissions/check",
                  "pseudoclaude/tasks", "pseudoclaude/status", "pseudoclaude/hooks/list",
-                 "pseudoclaude/skills/list", "pseudoclaude/hooks/review"]
+                 "pseudoclaude/skills/list", "pseudoclaude/hooks/review",
+                 "pseudoclaude/agents/list", "pseudoclaude/agents/stop"]
 
 
 async def test_initialize_advertises_the_custom_surface(client: LanguageClient,

@@ -162,6 +162,12 @@ local commands = {
     end,
     { nargs = 0, desc = 'PseudoClaude: what fills the context (breakdown in a float)' },
   },
+  PseudoClaudeAgents = {
+    function()
+      pc().agents()
+    end,
+    { nargs = 0, desc = 'PseudoClaude: the sub-agents of the session (<CR> transcript, x stops a background one)' },
+  },
   PseudoClaudeMcp = {
     function()
       pc().mcp()

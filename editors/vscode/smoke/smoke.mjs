@@ -195,6 +195,12 @@ const README_WT_EDIT = 'Open a pull request with a test.\n\nSee RELEASING.md for
 // with edits accepted; the model works through the list (writing files without asking), its
 // checklist above the prompt box following it.
 const PLAN_TASKS_PROMPT = 'Let greet.py greet anyone by name';
+// Sub-agents: the model hands a search to an explore sub-agent; its calls show in its card.
+const SUBAGENT_PROMPT = 'Ask a helper where the greeting is printed';
+const SUBAGENT_TASK = 'SUBAGENT-TASK: find where greet.py prints the greeting and say which function does it.';
+const SUBAGENT_DESCRIPTION = 'Find where the greeting is printed';
+const EXPLORE_SYSTEM = 'You are an explore sub-agent';
+const SUBAGENT_ANSWER = 'The parent read it: main() in src/greet.py prints the greeting.';
 const PLAN_TITLE = 'Add a --name option to greet.py';
 const PLAN_STEPS = [
   '1. **Parse the option** in a new `src/cli.py` (argparse: `--name`, default `world`).',
@@ -256,6 +262,36 @@ async function startFakeModel(tmp) {
   }
   const script = JSON.parse(demo.stdout);
   script.rules.unshift(
+    // Sub-agents: the explore sub-agent searches, reads, then answers slowly (its card's
+    // screenshot is taken while it still runs); the parent then answers.
+    {
+      when: { system_contains: EXPLORE_SYSTEM, last_is_tool_result: false, body_contains: 'SUBAGENT-TASK' },
+      reply: { text: 'Searching for the print call.', tool_calls: [{ name: 'search_code', arguments: { pattern: 'print(' } }] },
+      times: 1,
+    },
+    {
+      when: { system_contains: EXPLORE_SYSTEM, last_is_tool_result: true, body_contains: 'SUBAGENT-TASK' },
+      reply: { text: 'Reading the file.', tool_calls: [{ name: 'find_files', arguments: { pattern: '**/*.py' } }, { name: 'read_file', arguments: { path: 'src/greet.py' } }] },
+      times: 1,
+    },
+    {
+      when: { system_contains: EXPLORE_SYSTEM, last_is_tool_result: true, body_contains: 'SUBAGENT-TASK' },
+      reply: { text: ['Found it: ', '`main()` in src/greet.py', ' calls print() with the greeting.'], stall: 14, stall_after: 5 },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_is_tool_result: true, body_contains: 'SUBAGENT-TASK' },
+      reply: { text: SUBAGENT_ANSWER },
+      times: 1,
+    },
+    {
+      when: { has_tools: true, last_user_contains: SUBAGENT_PROMPT },
+      reply: {
+        text: 'I will ask an explore sub-agent.',
+        tool_calls: [{ name: 'agent', arguments: { prompt: SUBAGENT_TASK, description: SUBAGENT_DESCRIPTION, subagent_type: 'explore', name: 'finder' } }],
+      },
+      times: 1,
+    },
     // Plan mode and the task list (each step once, the latest first: a request's body keeps
     // what every earlier step added to it).
     {
@@ -1146,6 +1182,7 @@ async function main() {
 
   chat = await planAndTasks(page, chat, folder, shots);
   await hooksAndSkills(page, chat, folder, shots);
+  await subAgents(page, chat, shots);
 
   await mcpServers(page, { tmp, dirs, serverCommand, shots });
   await sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, baseUrl });
@@ -2027,6 +2064,45 @@ async function sessionsAndWorktrees(page, { tmp, dirs, serverCommand, shots, bas
     throw new Error(`after Remove: ${worktreeDir} ${existsSync(worktreeDir) ? 'is still there' : 'is gone'}, branch ${git('branch', '--list', branchName).trim()}`);
   }
   log('worktree: removed (its folder and branch); the session goes on in the folder');
+}
+
+/**
+ * Sub-agents: the model's `agent` call is one card: the explore sub-agent's type and name, the
+ * task, its calls as they run (not in the parent's stream), its state and usage, Stop while it
+ * runs; once it ended, its answer and Open transcript (its conversation in the output).
+ */
+async function subAgents(page, chat, shots) {
+  await runCommand(page, 'View: Close All Editors');
+  await chat.locator('#new').click();
+  await chat.locator('.welcome').waitFor({ state: 'visible' });
+  await ask(chat, SUBAGENT_PROMPT);
+  const card = chat.locator('details.agent-card');
+  await card.locator('.agent-type', { hasText: 'explore' }).waitFor({ state: 'visible' });
+  await card.locator('.agent-name', { hasText: 'finder' }).waitFor({ state: 'visible' });
+  await card.locator('.agent-call.agent-call-done', { hasText: 'read_file' }).waitFor({ state: 'visible' });
+  await card.locator('.agent-text', { hasText: 'Found it' }).waitFor({ state: 'visible' });
+  if (!(await card.evaluate((d) => d.open && d.classList.contains('agent-running')))) {
+    throw new Error('the running sub-agent\'s card is not open and running');
+  }
+  await card.locator('button[data-action="stopAgent"]').waitFor({ state: 'visible' });
+  if ((await chat.locator('#transcript > details.tool:not(.agent-card)').count()) > 0) {
+    throw new Error('a sub-agent\'s tool call is in the parent\'s stream');
+  }
+  await page.mouse.move(5, 5);
+  await shot(page, 'vscode-subagents.png', shots);
+  log('sub-agents: one card with its 3 calls, running, Stop');
+
+  await chat.locator('.msg.assistant', { hasText: SUBAGENT_ANSWER }).waitFor({ state: 'visible' });
+  await chatIdle(chat);
+  await chat.locator('details.agent-card.agent-completed').waitFor({ state: 'visible' });
+  await card.locator('.tool-status', { hasText: /completed · 3 calls · .* in \/ .* out/ }).waitFor({ state: 'visible' });
+  if (!(await card.evaluate((d) => d.open))) {
+    await card.locator('summary').click();
+  }
+  await card.locator('button[data-action="agentTranscript"]').click();
+  await page.locator('.view-line', { hasText: 'SUBAGENT-TASK' }).first().waitFor({ state: 'visible' });
+  await shot(page, 'vscode-subagents-done.png', shots);
+  log('sub-agents: completed with its usage; Open transcript shows its conversation in the output');
 }
 
 let failed = false;

@@ -94,6 +94,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Pseudo
     chatEnv(logChannel, chatView, diffs, rewindDiffs, context.workspaceState, {
       cancelOtherRun: () => c.cancelRun(),
       showMemory: () => c.showMemory(),
+      // A sub-agent's transcript goes where a resumed session's does: the PseudoClaude output.
+      showTranscript: (title, items, skipped) => {
+        transcript.note(title);
+        transcript.history(items, skipped);
+        transcriptChannel.show(true);
+      },
       sessionsChanged: () => {
         sessions.refresh();
         memory.refresh();

@@ -56,6 +56,8 @@ export const Requests = {
   hooksList: 'pseudoclaude/hooks/list',
   skillsList: 'pseudoclaude/skills/list',
   hooksReview: 'pseudoclaude/hooks/review',
+  agentsList: 'pseudoclaude/agents/list',
+  agentsStop: 'pseudoclaude/agents/stop',
 } as const;
 
 /** Server → client notifications. */
@@ -195,6 +197,8 @@ export type ReviewDecision = 'accept' | 'reject';
 /** The effect of a memory proposal on its note file. */
 export type ProposalAction = 'create' | 'update' | 'delete';
 
+export type AgentStatus = 'running' | 'completed' | 'failed' | 'canceled' | 'max_turns';
+
 /** The memory stores, project first. */
 export const MEMORY_LEVELS = ['project', 'user'] as const;
 
@@ -233,6 +237,8 @@ export const SERVER_SETTING_KEYS = [
   'compact.safetyMarginTokens',
   'compact.auto',
   'compact.model',
+  'agents.maxParallel',
+  'agents.exploreModel',
   'approvals.mcp',
   'mcp.servers',
   'mcp.startTimeout',
@@ -340,6 +346,8 @@ export interface ResumeParams extends WorkspaceParams {
 
 export interface MessagesParams extends WorkspaceParams {
   sessionId?: string | null;
+  /** A sub-agent of the session: its transcript (`pseudoclaude/agents/list`). */
+  agentId?: string | null;
   offset?: number;
   limit?: number | null;
 }
@@ -853,9 +861,26 @@ export interface NewSessionResult {
   worktree: WorktreeInfo | null;
 }
 
+export interface WorktreeParams extends WorkspaceParams {
+  /** The session (default: the current one: the session this client used last). */
+  sessionId?: string | null;
+  /**
+   * A sub-agent of the session that ran with `isolation: "worktree"`: its worktree
+   * (`<dataDir>/worktrees/<agentId>`, branch `pseudoclaude/<agentId>`) instead of the
+   * session's.
+   */
+  agentId?: string | null;
+}
+
 export interface WorktreeRemoveParams extends WorkspaceParams {
   /** The session (default: the current one: the session this client used last). */
   sessionId?: string | null;
+  /**
+   * A sub-agent of the session that ran with `isolation: "worktree"`: its worktree
+   * (`<dataDir>/worktrees/<agentId>`, branch `pseudoclaude/<agentId>`) instead of the
+   * session's.
+   */
+  agentId?: string | null;
   /** Remove it even with changes not applied to the folder's files (they are lost). */
   force?: boolean;
 }
@@ -1171,6 +1196,10 @@ export interface ApproveParams {
   plan?: string;
   /** `hooks`: the hooks of the folder's file (`path`) that would run once approved. */
   hooks?: ApproveHook[];
+  /** The sub-agent whose call it is (absent: the session's own). */
+  agentId?: string;
+  /** That sub-agent's name, when it was given one. */
+  agentName?: string;
 }
 
 export interface ApproveResult {
@@ -1189,6 +1218,46 @@ export interface ApproveResult {
 export interface TaskItem {
   content: string;
   status: TaskStatus;
+}
+
+export interface AgentUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** One sub-agent of a session, as its log says (SPEC §13). */
+export interface AgentInfo {
+  agentId: string;
+  name: string;
+  subagentType: string;
+  description: string;
+  status: AgentStatus;
+  /** ISO 8601. */
+  startedAt: string;
+  usage: AgentUsage;
+  /**
+   * The id of the parent's `agent` tool call that started it (its `toolCall` event's
+   * `id`; `""` in a log that does not say).
+   */
+  callId: string;
+}
+
+export interface AgentsResult {
+  sessionId: string | null;
+  agents: AgentInfo[];
+}
+
+export interface AgentStopParams extends WorkspaceParams {
+  /** A background sub-agent of the session (its `taskId`). */
+  agentId: string;
+  sessionId?: string | null;
+}
+
+export interface AgentStopResult {
+  sessionId: string;
+  agentId: string;
+  /** How it ended (`canceled`). */
+  status: AgentStatus;
 }
 
 export interface TasksResult {
@@ -1277,6 +1346,11 @@ export interface CodeActionArguments {
 export interface TextEvent {
   kind: 'text';
   delta: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1285,6 +1359,11 @@ export interface ToolCallEvent {
   id: string;
   name: string;
   arguments: unknown;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1305,6 +1384,11 @@ export interface ToolResultEvent {
    * transcript's `preview`).
    */
   display: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1316,6 +1400,11 @@ export interface CompactEvent {
   offloaded: number;
   /** Layer 2 only. */
   factCheck?: FactCheck;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1324,6 +1413,11 @@ export interface MemoryEvent {
   status: string;
   changes: MemoryChange[];
   error?: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 export interface MemoryChange {
@@ -1339,6 +1433,11 @@ export interface UsageUpdate {
   outputTokens: number;
   cacheRead: number;
   cacheWrite: number;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
@@ -1347,36 +1446,85 @@ export interface WarningEvent {
   message: string;
   /** Set on a provider retry: the attempt that failed (the CLI shows these with -v). */
   attempt?: number;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
 export interface ErrorEvent {
   kind: 'error';
   message: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Base of every event; `kind` is the tag. */
 export interface StopEvent {
   kind: 'stop';
   stopReason: 'completed' | 'max_iterations' | 'canceled' | 'unknown_tool_limit' | 'error' | 'blocked';
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** The session's permission mode changed (by a request, a command or an approved plan). */
 export interface ModeEvent {
   kind: 'mode';
   mode: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** The session's task list changed (or was restored by a resume, a fork or a rewind). */
 export interface TasksEvent {
   kind: 'tasks';
   tasks: Task[];
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** One item of a session's task list. */
 export interface Task {
   content: string;
   status: string;
+}
+
+/**
+ * A background sub-agent (`agent` with `run_in_background`) started or ended; its
+ * `agentId` is its `taskId`.
+ */
+export interface TaskEvent {
+  kind: 'task';
+  taskId: string;
+  /**
+   * `running` (it started), then `completed`, `failed`, `canceled` or
+   * `max_turns`.
+   */
+  status: string;
+  subagentType: string;
+  description: string;
+  name?: string;
+  /** Once it ended: its result as the model reads it (at most 2,000 characters). */
+  result?: string;
+  /**
+   * Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on
+   * the session's own.
+   */
+  agentId?: string;
 }
 
 /** Every event of a run, tagged on `kind`. */
@@ -1392,6 +1540,7 @@ export type EventBody =
   | StopEvent
   | ModeEvent
   | TasksEvent
+  | TaskEvent
 ;
 
 export type EventBodyKind = EventBody['kind'];
@@ -1435,8 +1584,8 @@ export interface RequestTypes {
   'pseudoclaude/mcp/list': [EmptyParams, McpListResult];
   'pseudoclaude/mcp/approve': [McpApproveParams, McpServerResult];
   'pseudoclaude/mcp/restart': [McpServerParams, McpServerResult];
-  'pseudoclaude/worktree/status': [SessionParams, WorktreeStatusResult];
-  'pseudoclaude/worktree/apply': [SessionParams, WorktreeApplyResult];
+  'pseudoclaude/worktree/status': [WorktreeParams, WorktreeStatusResult];
+  'pseudoclaude/worktree/apply': [WorktreeParams, WorktreeApplyResult];
   'pseudoclaude/worktree/remove': [WorktreeRemoveParams, WorktreeRemoveResult];
   'pseudoclaude/mode': [ModeParams, ModeResult];
   'pseudoclaude/permissions': [SessionParams, PermissionsResult];
@@ -1446,6 +1595,8 @@ export interface RequestTypes {
   'pseudoclaude/hooks/list': [EmptyParams, HooksListResult];
   'pseudoclaude/skills/list': [SessionParams, SkillsListResult];
   'pseudoclaude/hooks/review': [EmptyParams, HooksListResult];
+  'pseudoclaude/agents/list': [SessionParams, AgentsResult];
+  'pseudoclaude/agents/stop': [AgentStopParams, AgentStopResult];
 }
 
 /** Notification → params. */

@@ -160,6 +160,15 @@ export class Transcript {
       this.line(`── ${baseName(e.workspace)} · session ${e.sessionId} ──`);
     }
     this.current = { workspace: e.workspace, sessionId: e.sessionId };
+    if (e.agentId && e.kind !== 'task') {
+      // A sub-agent's: its calls, marked, never mixed into the answer (Open transcript has it all).
+      if (e.kind === 'toolCall') {
+        this.line(`    ↳ ${e.agentId} ▸ ${e.name}(${summarizeArguments(e.arguments)})`);
+      } else if (e.kind === 'toolResult' && (e.isError || (e.status !== undefined && e.status !== 'done'))) {
+        this.line(`    ↳ ${e.agentId} ✗ ${e.name}: ${oneLine(e.error ?? e.display ?? e.preview, 160)}`);
+      }
+      return;
+    }
     switch (e.kind) {
       case 'text':
         this.streamed += e.delta.length;

@@ -115,6 +115,10 @@ class FakeEnv implements ChatEnv {
   async notify(message: string, actions: readonly string[]) {
     this.notified.push({ message, actions });
     return this.clicks.shift();
+  }  /** Transcripts shown in the output (a sub-agent's). */
+  readonly transcripts: { title: string; items: readonly TranscriptItem[]; skipped: number }[] = [];
+  showTranscript(title: string, items: readonly TranscriptItem[], skipped: number) {
+    this.transcripts.push({ title, items, skipped });
   }
 }
 
@@ -2110,5 +2114,68 @@ describe('ChatHost: Show Hooks and Show Skills', () => {
     await host.openSkills();
     const notice = host.current.items.at(-1);
     assert.ok(notice?.kind === 'notice' && notice.text.includes('the model loads it when it needs it'));
+  });
+});
+
+describe('ChatHost: sub-agents', () => {
+  const A1 = 'agent-00000000000000a1';
+  const INFO = {
+    agentId: A1, callId: 'p1', name: 'finder', subagentType: 'explore', description: 'find it', status: 'running',
+    startedAt: '2025-01-01T00:00:00Z', usage: { inputTokens: 0, outputTokens: 0 },
+  };
+
+  it("asks agents/list when a sub-agent appears; its card follows the log's word", async () => {
+    const { host, agent } = setup({ 'pseudoclaude/agents/list': { sessionId: 's1', agents: [INFO] } });
+    await host.handle({ type: 'ready' });
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'toolCall', id: 'p1', name: 'agent', arguments: { prompt: 'find it' } });
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'toolCall', id: 'k1', name: 'grep', arguments: {}, agentId: A1 });
+    host.onEvent({ workspace: WS, sessionId: 's1', kind: 'toolCall', id: 'k2', name: 'ls', arguments: {}, agentId: A1 });
+    await flush();
+    await flush();
+    const asked = agent.calls.filter((c) => c.method === 'pseudoclaude/agents/list');
+    assert.ok(asked.length >= 1 && asked.length <= 3, `agents/list asked ${asked.length} times`);
+    assert.deepEqual(asked[asked.length - 1]?.params, { workspace: WS, sessionId: 's1' });
+    const card = host.current.items.find((i) => i.kind === 'tool' && i.name === 'agent');
+    assert.equal(card?.kind === 'tool' ? card.agent?.name : undefined, 'finder');
+    assert.equal(card?.kind === 'tool' ? card.agent?.calls.length : 0, 2);
+  });
+
+  it('Stop: a background sub-agent by agents/stop; Open transcript pages its messages into the output', async () => {
+    const { host, agent, env } = setup({
+      'pseudoclaude/agents/list': { sessionId: 's1', agents: [] },
+      'pseudoclaude/agents/stop': { sessionId: 's1', agentId: A1, status: 'canceled' },
+      'pseudoclaude/sessions/messages': (p: unknown) => {
+        const { agentId } = p as { agentId?: string };
+        const items: TranscriptItem[] = agentId
+          ? [{ kind: 'user', text: 'find it', inContext: true }, { kind: 'assistant', text: 'Found.', inContext: true }]
+          : ITEMS;
+        return { sessionId: 's1', total: items.length, items };
+      },
+    });
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'stopAgent', agentId: A1, background: true });
+    assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/agents/stop')?.params, { workspace: WS, sessionId: 's1', agentId: A1 });
+    await host.handle({ type: 'agentTranscript', agentId: A1 });
+    const paged = agent.calls.filter((c) => c.method === 'pseudoclaude/sessions/messages' && (c.params as { agentId?: string }).agentId === A1);
+    assert.deepEqual(paged.map((c) => c.params), [
+      { workspace: WS, sessionId: 's1', agentId: A1, offset: 0, limit: 1 },
+      { workspace: WS, sessionId: 's1', agentId: A1, offset: 0 },
+    ]);
+    assert.equal(env.transcripts.length, 1);
+    assert.match(env.transcripts[0]?.title ?? '', /sub-agent agent-00000000000000a1 .* of session s1/);
+    assert.deepEqual(env.transcripts[0]?.items.map((i) => i.kind), ['user', 'assistant']);
+  });
+
+  it('Stop of a background sub-agent that already ended says why', async () => {
+    const { host } = setup({
+      'pseudoclaude/agents/list': { sessionId: 's1', agents: [] },
+      'pseudoclaude/agents/stop': () => {
+        throw rpcError(-32803, `no background task '${A1}' in this session`);
+      },
+    });
+    await host.handle({ type: 'ready' });
+    await host.handle({ type: 'stopAgent', agentId: A1, background: true });
+    const notice = host.current.items.find((i) => i.kind === 'notice');
+    assert.match(notice?.kind === 'notice' ? notice.text : '', /Cannot stop agent-00000000000000a1: no background task/);
   });
 });

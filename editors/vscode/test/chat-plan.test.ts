@@ -229,7 +229,10 @@ describe('the task list', () => {
 
   it('has its place above the prompt box, hidden until there is a list', () => {
     const html = chatHtml({ cspSource: 'x', nonce: 'n', scriptUri: 's', styleUri: 'c' });
-    assert.match(html, /<footer class="composer">\s*<section id="tasks" class="tasks" aria-label="Task list" hidden><\/section>/);
+    assert.match(
+      html,
+      /<footer class="composer">\s*<section id="bg-tasks" class="tasks bg-tasks" aria-label="Background tasks" hidden><\/section>\s*<section id="tasks" class="tasks" aria-label="Task list" hidden><\/section>/,
+    );
     assert.ok(html.indexOf('id="tasks"') < html.indexOf('id="prompt"'));
   });
 });

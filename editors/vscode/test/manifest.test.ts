@@ -83,7 +83,7 @@ describe('package.json', () => {
 describe('protocol names', () => {
   it('match SPEC §8', () => {
     assert.deepEqual(Object.values(Requests).sort(), [
-      'pseudoclaude/commands', 'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
+      'pseudoclaude/agents/list', 'pseudoclaude/agents/stop', 'pseudoclaude/commands', 'pseudoclaude/compact', 'pseudoclaude/compact/preview', 'pseudoclaude/compact/undo',
       'pseudoclaude/context', 'pseudoclaude/hooks/list', 'pseudoclaude/hooks/review', 'pseudoclaude/mcp/approve', 'pseudoclaude/mcp/list', 'pseudoclaude/mcp/restart', 'pseudoclaude/memory/forget', 'pseudoclaude/memory/proposals',
       'pseudoclaude/memory/remember', 'pseudoclaude/memory/review', 'pseudoclaude/memory/show',
       'pseudoclaude/mode', 'pseudoclaude/permissions', 'pseudoclaude/permissions/check',

@@ -8,6 +8,20 @@ const WS = 'file:///work/app';
 const ev = (e: Record<string, unknown>): AgentEvent => ({ workspace: WS, sessionId: 's1', ...e }) as AgentEvent;
 
 describe('Transcript', () => {
+  it("marks a sub-agent's calls and keeps its text out of the answer", () => {
+    const sink = new StringSink();
+    const t = new Transcript(sink);
+    t.beginRun(WS, 'Ask a helper');
+    t.event(ev({ kind: 'toolCall', id: 'p1', name: 'agent', arguments: { description: 'find it' } }));
+    t.event(ev({ kind: 'text', delta: 'HELPER TEXT', agentId: 'agent-0a' }));
+    t.event(ev({ kind: 'toolCall', id: 'k1', name: 'search_code', arguments: { pattern: 'x' }, agentId: 'agent-0a' }));
+    t.event(ev({ kind: 'toolResult', id: 'k1', name: 'search_code', isError: false, bytes: 9, preview: '', status: 'done', display: 'a', agentId: 'agent-0a' }));
+    t.event(ev({ kind: 'toolResult', id: 'k2', name: 'read_file', isError: true, bytes: 9, preview: '', status: 'error', display: 'no such file', agentId: 'agent-0a' }));
+    t.event(ev({ kind: 'text', delta: 'Done.' }));
+    assert.doesNotMatch(sink.text, /HELPER TEXT/);
+    assert.match(sink.text, /  ▸ agent\(description: find it\)\n    ↳ agent-0a ▸ search_code\(pattern: x\)\n    ↳ agent-0a ✗ read_file: no such file\nDone\./);
+  });
+
   it('streams the answer and folds tool calls into one line each', () => {
     const sink = new StringSink();
     const t = new Transcript(sink);

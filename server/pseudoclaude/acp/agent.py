@@ -66,6 +66,7 @@ from pseudoclaude.acp.options import MODEL_OPTION, OPTIONS, config_options, opti
 from pseudoclaude.acp.outbox import Outbox
 from pseudoclaude.acp.permission import AcpApprover
 from pseudoclaude.acp.replay import replay
+from pseudoclaude.acp.subagents import SubAgentCards
 from pseudoclaude.acp.transport import StdioTransport
 from pseudoclaude.acp.turns import Turn
 from pseudoclaude.acp.updates import AcpStopReason, ContentBlock, prompt_text, usage
@@ -106,6 +107,8 @@ class PseudoClaudeAgent:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self.turns: dict[str, Turn] = {}
+        self.cards = SubAgentCards(self.outbox)
+        """The cards of the sub-agents (:mod:`.subagents`)."""
         self._intro: set[str] = set()
         """Sessions whose commands, usage and tasks follow the response (new, resumed)."""
         self._resuming: dict[Any, str] = {}
@@ -124,7 +127,8 @@ class PseudoClaudeAgent:
             ws = self.folders.workspaces.get(root)
             return ws.session_id if ws is not None else None
 
-        approver = AcpApprover(root, self.outbox, client=lambda: self._client, session=session)
+        approver = AcpApprover(root, self.outbox, client=lambda: self._client, session=session,
+                               cards=self.cards)
         ws = Workspace(root, settings, approver=approver, hooks=Hooks(
             events=lambda sid, event: self._on_loop(self._on_event, root, sid, event),
             memory_changed=lambda level, source: self._on_loop(self._memory_changed, root)))
@@ -410,7 +414,7 @@ class PseudoClaudeAgent:
             self.outbox.post(session_id, plan_update(event))
             return
         turns.forward(self.outbox, self.folders.workspaces[root], root, session_id,
-                      self.turns.get(session_id), event, self._send_usage)
+                      self.turns.get(session_id), event, self._send_usage, self.cards)
 
     def _memory_changed(self, root: Path) -> None:
         """The memory index is part of the next request: a new usage."""

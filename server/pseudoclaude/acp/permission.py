@@ -27,6 +27,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from pseudoclaude.acp.outbox import Outbox
+from pseudoclaude.acp.subagents import SubAgentCards
 from pseudoclaude.acp.updates import locations, text_block, tool_kind, tool_status
 from pseudoclaude.errors import one_line
 from pseudoclaude.workspace import Answer, ApprovalRequest, ApprovalUnavailable, Decision
@@ -72,19 +73,28 @@ class AcpApprover:
     the workspace's current session (``session``), through the connection's client."""
 
     def __init__(self, root: Path, outbox: Outbox, client: Callable[[], Client | None],
-                 session: Callable[[], str | None]) -> None:
+                 session: Callable[[], str | None], cards: SubAgentCards | None = None
+                 ) -> None:
         self._root = root
         self._outbox = outbox
         self._client = client
         self._session = session
+        self._cards = cards
+        """The sub-agents' cards: a sub-agent's call is asked on its card."""
 
     async def ask(self, request: ApprovalRequest) -> Decision | Answer | None:
         client, session_id = self._client(), request.session_id or self._session()
         if client is None or session_id is None:
             raise ApprovalUnavailable(f"{request.tool} was not approved: no client to ask")
         call_id = request.call_id or f"approval-{uuid.uuid4().hex}"
+        summary = request.summary
+        card = self._cards.card_of(session_id, request.agent_id) \
+            if self._cards is not None and request.agent_id else None
+        if card is not None:  # on the sub-agent's card, not as a call of the session's
+            call_id = card.call_id
+            summary = f"{request.agent_name or card.label or 'sub-agent'}: {summary}"
         status: ToolCallStatus = "pending"
-        update = ToolCallUpdate(tool_call_id=call_id, title=request.summary,
+        update = ToolCallUpdate(tool_call_id=call_id, title=summary,
                                 kind=tool_kind(request.tool), status=status,
                                 raw_input=request.arguments,
                                 locations=locations(request.arguments, self._root),
@@ -95,6 +105,9 @@ class AcpApprover:
         except (RequestError, ConnectionError, ValidationError) as exc:
             raise ApprovalUnavailable(f"{request.tool} was not approved: the client could not "
                                       f"ask ({one_line(exc)})") from None
+        finally:
+            if card is not None and self._cards is not None:
+                self._cards.show(card)  # its progress again
         outcome = response.outcome
         if request.approval_class == "plan":
             chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else ""
@@ -102,7 +115,7 @@ class AcpApprover:
         if not isinstance(outcome, AllowedOutcome):
             return None  # cancelled: dismissed, a denial
         decision = DECISIONS.get(outcome.option_id, "deny")
-        if decision != "deny":
+        if decision != "deny" and card is None:
             self._outbox.post(session_id, tool_status(call_id, "in_progress"))
         return decision
 

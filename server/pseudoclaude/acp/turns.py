@@ -25,6 +25,7 @@ from acp.schema import ToolCallStatus
 
 from pseudoclaude.acp.errors import FAILED
 from pseudoclaude.acp.outbox import Outbox
+from pseudoclaude.acp.subagents import SubAgentCards
 from pseudoclaude.acp.updates import STOP_REASONS, AcpStopReason, agent_text, tool_call, tool_result
 from pseudoclaude.events import (
     CompactEvent,
@@ -79,8 +80,14 @@ def close_calls(outbox: Outbox, turn: Turn) -> None:
 
 
 def forward(outbox: Outbox, ws: Workspace, root: Path, session_id: str, turn: Turn | None,
-            event: Event, send_usage: Callable[[str], None]) -> None:
-    """One event of ``session_id`` (its prompt ``turn``, when one runs) as updates."""
+            event: Event, send_usage: Callable[[str], None],
+            cards: SubAgentCards | None = None) -> None:
+    """One event of ``session_id`` (its prompt ``turn``, when one runs) as updates; a
+    sub-agent's (``agentId`` set) on its card (:mod:`.subagents`), never as the session's."""
+    if isinstance(event.agent_id, str) and event.agent_id:
+        if cards is not None:
+            cards.forward(ws, session_id, event)
+        return
     if isinstance(event, TextEvent):
         outbox.post(session_id, agent_text(event.delta))
     elif isinstance(event, ToolCallEvent):
@@ -93,6 +100,14 @@ def forward(outbox: Outbox, ws: Workspace, root: Path, session_id: str, turn: Tu
             turn.open_calls.pop(event.id, None)
         failed = event.is_error or event.status != "done"
         error = event.error if isinstance(event.error, str) and event.error else None
+        done = cards.finish(session_id, event.id, failed=failed,
+                            answer=error if failed and error else event.display or event.preview,
+                            raw_output={"bytes": event.bytes,
+                                        **({"error": error} if error else {})}) \
+            if cards is not None and event.name == "agent" else None
+        if done is not None:  # a sub-agent's card: its steps, then its answer
+            outbox.post(session_id, done)
+            return
         outbox.post(session_id, tool_result(
             event.id, is_error=failed,
             text=error if failed and error else event.display or event.preview,

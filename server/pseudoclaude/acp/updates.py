@@ -102,10 +102,23 @@ def locations(arguments: Any, root: Path) -> list[ToolCallLocation] | None:
     return [ToolCallLocation(path=os.path.normpath(os.path.join(root, path)))]
 
 
+def agent_title(arguments: Any, background: bool = False) -> str:
+    """``explore agent: find the words`` (``background`` says so)."""
+    args = arguments if isinstance(arguments, dict) else {}
+    kind = args.get("subagent_type") if isinstance(args.get("subagent_type"), str) else ""
+    what = next((args[k] for k in ("name", "description", "prompt")
+                 if isinstance(args.get(k), str) and args[k].strip()), "")
+    line = " ".join(f"{kind or 'general-purpose'} agent"
+                    f"{' (background)' if background else ''}: {what}".split())
+    return line if len(line) <= 120 else line[:119] + "…"
+
+
 def title(call_id: str, name: str, arguments: Any) -> str:
     """One line for a tool call card: ``read_file: notes.txt``, ``search_code: TODO in src``,
     else the approval prompt's summary (``run_command: git status``)."""
     args = arguments if isinstance(arguments, dict) else {}
+    if name == "agent":
+        return agent_title(args)
     detail = None
     if name == "read_file" and isinstance(args.get("path"), str):
         detail = args["path"]

@@ -34,6 +34,7 @@ on the terminal (``pseudoclaude.cli.approver``).
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import shlex
@@ -152,6 +153,10 @@ class ApprovalRequest:
     """``plan``: the plan to approve (Markdown)."""
     hooks: tuple[ApprovalHook, ...] = ()
     """``hooks``: the hooks of the folder's ``hooks.yaml`` (``path``) that would run."""
+    agent_id: str | None = None
+    """The sub-agent whose call it is (``None``: the session's own)."""
+    agent_name: str | None = None
+    """That sub-agent's name, when the ``agent`` call gave one."""
 
     @classmethod
     def of(cls, call: ToolCall, approval_class: ApprovalClass,
@@ -280,6 +285,15 @@ class Gate:
         """What the user allowed for the rest of the session besides rules: ``write`` (every
         write and edit), and MCP tools by their server's and their own name."""
         self._lock = asyncio.Lock()
+        self.agent_id: str | None = None
+        self.agent_name: str | None = None
+
+    def for_agent(self, agent_id: str, agent_name: str | None = None) -> Gate:
+        """The gate of a sub-agent of this session: the same engine, approver, answers and
+        one-question-at-a-time lock; its questions name the sub-agent."""
+        child = copy.copy(self)
+        child.agent_id, child.agent_name = agent_id, agent_name
+        return child
 
     def reset(self) -> None:
         """Forget every "allow for this session" (a new session starts)."""
@@ -350,7 +364,8 @@ class Gate:
             kind = _KINDS.get(approval_class, approval_class)
             request = dataclasses.replace(ApprovalRequest.of(call, kind, preview, mcp),
                                           session_id=self.session_id, rule=rule,
-                                          reason=verdict.reason)
+                                          reason=verdict.reason, agent_id=self.agent_id,
+                                          agent_name=self.agent_name)
             if self.on_ask is not None:
                 self.on_ask(request)
             try:

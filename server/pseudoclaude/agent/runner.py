@@ -5,8 +5,9 @@
 stream a model turn → append it → anchor the estimate → no tool calls: completed (the memory
 update is scheduled) → else run the tools and append one result per call, in call order.
 
-Read-only tool calls that follow each other run concurrently; a call with side effects runs
-alone, after its approval. When the user is asked, what they see (a write's diff, a command
+Read-only tool calls that follow each other run concurrently, and so do ``agent`` calls (each
+sub-agent asks for its own calls); any other call with side effects runs alone, after its
+approval. When the user is asked, what they see (a write's diff, a command
 line) is computed first; a change that cannot apply fails without asking, and an approved
 write applies exactly what was shown (or fails with ``changed``). A tool result that contains
 one of the API keys in use has it replaced by ``[redacted]`` before anything sees it.
@@ -90,6 +91,7 @@ class Runner:
         reminder: Callable[[int], str | None] | None = None,
         environment: Callable[[Provider], Awaitable[str]] | None = None,
         hooks: SessionHooks | None = None,
+        inbox: Callable[[], str | None] | None = None,
     ) -> None:
         self.conversation = conversation
         self.compact = compact
@@ -113,6 +115,10 @@ class Runner:
         self.hooks = hooks
         """The session's hooks: PreUserMessage, PreToolUse (before the gate), PostToolUse,
         Stop (every end), Notification (a failed model request)."""
+        self.inbox = inbox
+        """What came for the model since its last request and belongs to the conversation
+        (the notifications of background tasks that ended): appended, as a user message,
+        before each request (after the prompt, or after the tool results)."""
         self.result = RunOutcome(stop_reason=StopReason.ERROR)
         self._unrunnable: dict[str, str] = {}
         """The calls of the last turn that cannot run, by id: why (cut off by the output
@@ -170,6 +176,9 @@ class Runner:
         unknown_in_a_row = 0
         while result.iterations < self.max_iterations:
             result.iterations += 1
+            came = self.inbox() if self.inbox is not None else None
+            if came:  # joins the request's last user message (the providers merge them)
+                self._append(Message(role="user", content=came), appended)
             await self.compact.manage_context()
             if result.iterations > 1:  # an instructions file edited or joined since: now
                 system = await self._system_prompt()
@@ -258,9 +267,11 @@ class Runner:
         try:
             i = 0
             while i < len(calls):
-                if self.tools.is_read_only(calls[i].name):
+                concurrent = self._concurrent_kind(calls[i].name)
+                if concurrent is not None:
                     j = i
-                    while j < len(calls) and self.tools.is_read_only(calls[j].name):
+                    while j < len(calls) and \
+                            self._concurrent_kind(calls[j].name) == concurrent:
                         j += 1
                     batch = await asyncio.gather(*(self._execute(c) for c in calls[i:j]))
                     results.update(zip(range(i, j), batch, strict=True))
@@ -284,6 +295,15 @@ class Runner:
             self._append(Message(role="user", tool_result=result), appended)
             unknown_in_a_row = 0 if self.tools.has(call.name) else unknown_in_a_row + 1
         return unknown_in_a_row
+
+    def _concurrent_kind(self, name: str) -> str | None:
+        """Calls that run at once with their neighbours of the same kind: ``read`` (no side
+        effects), ``agent`` (sub-agents, bounded by ``agents.maxParallel``); ``None``: alone."""
+        if self.tools.is_read_only(name):
+            return "read"
+        if self.tools.is_agent(name):
+            return "agent"
+        return None
 
     async def _execute(self, call: ToolCall) -> ToolResult:
         """One call's result (reported), with its PreToolUse and PostToolUse hooks."""

@@ -3,8 +3,9 @@
 A fast model streams hundreds of ``text`` deltas a second. Sent one notification each, they keep
 the server's event loop (which encodes and writes every one) and the editor (which decodes every
 one) busy, and a read-only request waits behind them. :class:`TextCoalescer` holds the deltas of
-each stream (a workspace and session) and hands them out merged: the deltas held for a stream
-become one ``text`` event of the same shape whose ``delta`` is their concatenation, in order.
+each stream (a workspace, a session, a sub-agent) and hands them out merged: the deltas held for
+a stream become one ``text`` event of the same shape whose ``delta`` is their concatenation, in
+order.
 Every client appends a delta to the text it shows (VS Code's chat and transcript, Neovim's
 chat and transcript), so the merged event shows the same text.
 
@@ -31,7 +32,7 @@ WINDOW = 0.016
 """Seconds: at most one text notification per stream per window (a 60 Hz frame) while a model
 streams fast; editors render no faster."""
 
-_Stream = tuple[Any, Any]
+_Stream = tuple[Any, Any, Any]
 
 
 class TextCoalescer:
@@ -53,7 +54,7 @@ class TextCoalescer:
     def add(self, params: dict[str, Any]) -> float:
         """Hold the params of one ``text`` event (``{workspace?, sessionId, kind, delta}``);
         the seconds until the held text is due (0: flush now)."""
-        stream = (params.get("workspace"), params.get("sessionId"))
+        stream = (params.get("workspace"), params.get("sessionId"), params.get("agentId"))
         held = self._held.get(stream)
         if held is None:
             self._held[stream] = (params, [params["delta"]])

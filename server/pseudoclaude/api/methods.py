@@ -30,7 +30,13 @@ from pseudoclaude.memory.index import MAX_BYTES, MAX_LINES
 from pseudoclaude.rewind import TurnOutOfRange
 from pseudoclaude.session import LATEST, SessionInfo, SessionNotFound
 from pseudoclaude.session.listing import rfc3339
-from pseudoclaude.workspace import NEW, PermissionsError, SandboxStatus, Workspace
+from pseudoclaude.workspace import (
+    NEW,
+    PermissionsError,
+    SandboxStatus,
+    Workspace,
+    WorkspaceError,
+)
 from pseudoclaude.workspace.hooks import HookInfo
 
 Handler = Callable[[Workspace, Any], Awaitable[p.Wire]]
@@ -214,31 +220,37 @@ async def sessions_new(ws: Workspace, params: p.NewSessionParams) -> p.NewSessio
                                              base=worktree.base))
 
 
-async def worktree_status(ws: Workspace, params: p.SessionParams) -> p.WorktreeStatusResult:
-    session_id, status = await ws.worktree_status(_session(ws, params.session_id))
+async def worktree_status(ws: Workspace, params: p.WorktreeParams
+                          ) -> p.WorktreeStatusResult:
+    session_id, status = await ws.worktree_status(_session(ws, params.session_id),
+                                                  params.agent_id)
     return p.WorktreeStatusResult(
         session_id=session_id, path=str(status.path), branch=status.branch, base=status.base,
         files=[p.WorktreeFile(path=f.path, action=f.action) for f in status.files],
         message=status.message)
 
 
-async def worktree_apply(ws: Workspace, params: p.SessionParams) -> p.WorktreeApplyResult:
-    session_id, result = await ws.worktree_apply(_session(ws, params.session_id))
+async def worktree_apply(ws: Workspace, params: p.WorktreeParams) -> p.WorktreeApplyResult:
+    session_id, result = await ws.worktree_apply(_session(ws, params.session_id),
+                                                 params.agent_id)
     return p.WorktreeApplyResult(session_id=session_id, applied=result.applied,
                                  conflicts=result.conflicts, message=result.message)
 
 
 async def worktree_remove(ws: Workspace, params: p.WorktreeRemoveParams
                           ) -> p.WorktreeRemoveResult:
-    session_id = await ws.worktree_remove(_session(ws, params.session_id), params.force)
+    session_id = await ws.worktree_remove(_session(ws, params.session_id), params.force,
+                                          params.agent_id)
     return p.WorktreeRemoveResult(
         session_id=session_id,
-        message=f"removed the worktree of session {session_id} and its branch; the session "
-                "goes on in the folder itself")
+        message=f"removed the worktree of sub-agent {params.agent_id} and its branch"
+        if params.agent_id else f"removed the worktree of session {session_id} and its "
+        "branch; the session goes on in the folder itself")
 
 
 async def sessions_messages(ws: Workspace, params: p.MessagesParams) -> p.MessagesResult:
-    page = await ws.transcript(_session(ws, params.session_id), params.offset, params.limit)
+    page = await ws.transcript(_session(ws, params.session_id), params.offset, params.limit,
+                               agent_id=params.agent_id)
     return p.MessagesResult(session_id=page.session_id, total=page.total,
                             items=page.items)  # type: ignore[arg-type]  # Item is their base
 
@@ -381,6 +393,30 @@ async def tasks(ws: Workspace, params: p.SessionParams) -> p.TasksResult:
         for content, status in items])
 
 
+async def agents_list(ws: Workspace, params: p.SessionParams) -> p.AgentsResult:
+    """A session's sub-agents, from their logs (also after a restart)."""
+    session_id, records = await ws.agents_of(_session(ws, params.session_id))
+    return p.AgentsResult(session_id=session_id, agents=[
+        p.AgentInfo(agent_id=r.header.agent_id, name=r.header.name,
+                    subagent_type=r.header.subagent_type, description=r.header.description,
+                    status=cast(p.AgentStatus, status), started_at=r.header.created,
+                    call_id=r.header.call_id,
+                    usage=p.AgentUsage(input_tokens=r.stop.input_tokens if r.stop else 0,
+                                       output_tokens=r.stop.output_tokens if r.stop else 0))
+        for r, status in records])
+
+
+async def agents_stop(ws: Workspace, params: p.AgentStopParams) -> p.AgentStopResult:
+    """Stop a background sub-agent (a task), as ``task_stop``; waits until it ended."""
+    try:
+        session_id, status = await ws.stop_agent(_session(ws, params.session_id),
+                                                 params.agent_id)
+    except WorkspaceError as exc:
+        raise RequestFailed(str(exc)) from None
+    return p.AgentStopResult(session_id=session_id, agent_id=params.agent_id,
+                             status=cast(p.AgentStatus, status))
+
+
 async def status(ws: Workspace, params: p.SessionParams) -> p.StatusResult:
     """A session at a glance; the sandbox probed first when it has not been yet."""
     await ws.discover_window()  # a local server's window, asked once
@@ -467,6 +503,8 @@ HANDLERS: dict[str, Handler] = {
     p.PERMISSIONS: permissions,
     p.PERMISSIONS_CHECK: permissions_check,
     p.TASKS: tasks,
+    p.AGENTS_LIST: agents_list,
+    p.AGENTS_STOP: agents_stop,
     p.STATUS: status,
     p.HOOKS_LIST: hooks_list,
     p.SKILLS_LIST: skills_list,

@@ -85,6 +85,8 @@ STATUS = "pseudoclaude/status"
 HOOKS_LIST = "pseudoclaude/hooks/list"
 SKILLS_LIST = "pseudoclaude/skills/list"
 HOOKS_REVIEW = "pseudoclaude/hooks/review"
+AGENTS_LIST = "pseudoclaude/agents/list"
+AGENTS_STOP = "pseudoclaude/agents/stop"
 
 REQUESTS: tuple[str, ...] = (
     RUN, COMPACT, COMPACT_PREVIEW, COMPACT_UNDO, CONTEXT, MEMORY_SHOW, MEMORY_REMEMBER,
@@ -92,7 +94,7 @@ REQUESTS: tuple[str, ...] = (
     SESSIONS_NEW, SESSIONS_MESSAGES, SLASH_COMMANDS, SESSIONS_TURNS, REWIND_PREVIEW, REWIND,
     REWIND_FILE, SESSIONS_FORK, MCP_LIST, MCP_APPROVE, MCP_RESTART, WORKTREE_STATUS,
     WORKTREE_APPLY, WORKTREE_REMOVE, MODE, PERMISSIONS, PERMISSIONS_CHECK, TASKS, STATUS,
-    HOOKS_LIST, SKILLS_LIST, HOOKS_REVIEW,
+    HOOKS_LIST, SKILLS_LIST, HOOKS_REVIEW, AGENTS_LIST, AGENTS_STOP,
 )
 """Client → server requests, each also a ``workspace/executeCommand`` command."""
 
@@ -328,6 +330,8 @@ class ResumeParams(Wire):
 
 class MessagesParams(Wire):
     session_id: str | None = None
+    agent_id: str | None = None
+    """A sub-agent of the session: its transcript (``pseudoclaude/agents/list``)."""
     offset: NonNegative = 0
     limit: Positive | None = None
 
@@ -668,7 +672,14 @@ class NewSessionResult(Wire):
     """The session's worktree (``null``: it works in the folder itself)."""
 
 
-class WorktreeRemoveParams(SessionParams):
+class WorktreeParams(SessionParams):
+    agent_id: str | None = None
+    """A sub-agent of the session that ran with ``isolation: "worktree"``: its worktree
+    (``<dataDir>/worktrees/<agentId>``, branch ``pseudoclaude/<agentId>``) instead of the
+    session's."""
+
+
+class WorktreeRemoveParams(WorktreeParams):
     force: bool = False
     """Remove it even with changes not applied to the folder's files (they are lost)."""
 
@@ -870,6 +881,10 @@ class ApproveParams(Wire):
     """``plan``: the plan the agent asks to carry out (Markdown)."""
     hooks: list[ApproveHook] | UnsetType = UNSET
     """``hooks``: the hooks of the folder's file (``path``) that would run once approved."""
+    agent_id: str | UnsetType = UNSET
+    """The sub-agent whose call it is (absent: the session's own)."""
+    agent_name: str | UnsetType = UNSET
+    """That sub-agent's name, when it was given one."""
 
 
 class ApproveResult(Wire):
@@ -886,6 +901,51 @@ class ApproveResult(Wire):
 class TaskItem(Wire):
     content: str
     status: TaskStatus
+
+
+AgentStatus = Literal["running", "completed", "failed", "canceled", "max_turns"]
+
+
+class AgentUsage(Wire):
+    input_tokens: int
+    output_tokens: int
+
+
+class AgentInfo(Wire):
+    """One sub-agent of a session, as its log says (SPEC §13)."""
+
+    agent_id: str
+    name: str
+    subagent_type: str
+    description: str
+    status: AgentStatus
+    started_at: str
+    """ISO 8601."""
+    usage: AgentUsage
+    call_id: str = ""
+    """The id of the parent's ``agent`` tool call that started it (its ``toolCall`` event's
+    ``id``; ``""`` in a log that does not say)."""
+
+
+class AgentsResult(Wire):
+    session_id: str | None
+    agents: list[AgentInfo]
+
+
+class AgentStopParams(Wire):
+    agent_id: str
+    """A background sub-agent of the session (its ``taskId``)."""
+    session_id: str | None = None
+
+    def check(self) -> None:
+        _session_ref("sessionId", self.session_id)
+
+
+class AgentStopResult(Wire):
+    session_id: str
+    agent_id: str
+    status: AgentStatus
+    """How it ended (``canceled``)."""
 
 
 class TasksResult(Wire):
@@ -997,8 +1057,8 @@ PARAMS: dict[str, type[Wire]] = {
     MCP_LIST: EmptyParams,
     MCP_APPROVE: McpApproveParams,
     MCP_RESTART: McpServerParams,
-    WORKTREE_STATUS: SessionParams,
-    WORKTREE_APPLY: SessionParams,
+    WORKTREE_STATUS: WorktreeParams,
+    WORKTREE_APPLY: WorktreeParams,
     WORKTREE_REMOVE: WorktreeRemoveParams,
     MODE: ModeParams,
     PERMISSIONS: SessionParams,
@@ -1008,6 +1068,8 @@ PARAMS: dict[str, type[Wire]] = {
     HOOKS_LIST: EmptyParams,
     SKILLS_LIST: SessionParams,
     HOOKS_REVIEW: EmptyParams,
+    AGENTS_LIST: SessionParams,
+    AGENTS_STOP: AgentStopParams,
 }
 """The params shape of every request (the handlers' input)."""
 SESSION_SCOPED: frozenset[str] = frozenset(

@@ -54,6 +54,7 @@ REPLY_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "stall": (_NUMBER, "a number"),
     "stall_after": ((int,), "a whole number"),
     "delay": (_NUMBER, "a number"),
+    "hold": ((str,), "a string (the name FakeModelServer.release takes)"),
     "omit_done": ((bool,), "true or false"),
     "omit_usage": ((bool,), "true or false"),
     "omit_finish": ((bool,), "true or false"),

@@ -135,6 +135,7 @@ class FakeModelServer:
         """The prompt cache of the ``"cache": true`` mode (all models; keys name the model)."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._holds: dict[str, threading.Event] = {}
         self._httpd = _HTTPServer((HOST, port), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
@@ -235,6 +236,21 @@ class FakeModelServer:
         with self._lock:
             record.update(changes)
 
+    def _hold(self, name: str) -> threading.Event:
+        with self._lock:
+            return self._holds.setdefault(name, threading.Event())
+
+    def release(self, name: str) -> None:
+        """Let the replies that ``hold`` ``name`` go on (those to come too)."""
+        self._hold(name).set()
+
+    def _wait_release(self, name: str, timeout: float = 60.0) -> None:
+        """A reply's ``hold``: wait (before answering) until :meth:`release` or the stop."""
+        gate = self._hold(name)
+        deadline = time.monotonic() + timeout
+        while not gate.is_set() and not self._stop.is_set() and time.monotonic() < deadline:
+            gate.wait(0.05)
+
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stop.wait(seconds)
@@ -268,6 +284,8 @@ class FakeModelServer:
             handler.send_json(status, payload, headers)
             self._update(record, status=status, completed=True)
             return
+        if spec.get("hold"):
+            self._wait_release(str(spec["hold"]))
         billed = self.cache.bill(protocol, body) if script.cache else None
         reply = Reply(spec, body, billed)
         if billed is not None:

@@ -25,13 +25,14 @@ from pseudoclaude.hooks.model import (
     Source,
     Status,
 )
-from pseudoclaude.hooks.session import SessionHooks, ToolHooks
+from pseudoclaude.hooks.session import AgentHooks, SessionHooks, ToolHooks
 
 __all__ = [
     "BLOCKING",
     "EVENTS",
     "FILE_NAME",
     "SOURCES",
+    "AgentHooks",
     "Decided",
     "Dispatcher",
     "Hook",

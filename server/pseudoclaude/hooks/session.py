@@ -16,8 +16,14 @@ then the event's own fields (snake_case):
   ``custom_instructions``; ``PostCompact``: ``trigger``, ``before_tokens``, ``after_tokens``;
 * ``Stop``: ``stop_reason``, ``iter`` (model requests), ``last_assistant_message``;
 * ``SubagentStop``: ``agent_id``, ``agent_type``, ``stop_reason``, ``iter``,
-  ``last_assistant_message`` (defined; nothing fires it yet);
+  ``last_assistant_message`` (when a sub-agent ends: :mod:`pseudoclaude.agents.run`);
 * ``Notification``: ``kind`` (``approval`` | ``stream_error``), ``detail``, ``message``.
+
+A sub-agent's tool calls fire the session's ``PreToolUse`` and ``PostToolUse`` hooks too, and
+its failed model requests ``Notification`` (:class:`AgentHooks`): the same payload (the
+session's ``session_id`` and ``transcript_path``) plus ``agent_id``, ``agent_type`` and
+``agent_transcript_path`` (its own log); ``cwd`` is its worktree for an isolated one. A
+sub-agent fires no ``Stop`` and no ``PreUserMessage`` (``SubagentStop`` fires when it ends).
 
 What the hooks add for the model (``additionalContext``, the plain output of
 ``UserPromptSubmit`` and ``SessionStart`` hooks, ``prompt`` actions, PostToolUse feedback) waits
@@ -147,12 +153,44 @@ class SessionHooks:
         await self.fire("PostCompact", trigger=trigger, before_tokens=before_tokens,
                         after_tokens=after_tokens)
 
+    def for_agent(self, agent_id: str, agent_type: str, transcript_path: Path,
+                  cwd: Path | None = None) -> AgentHooks:
+        """The hooks a sub-agent's runner fires (:class:`AgentHooks`)."""
+        return AgentHooks(self, agent_id, agent_type, transcript_path, cwd)
+
     def notify(self, kind: str, detail: str) -> None:
         """A ``Notification`` (the user is asked to approve something, a model request
         failed): its hooks run in the background."""
         message = {"approval": f"PseudoClaude needs your approval: {detail}",
                    "stream_error": f"the model request failed: {detail}"}.get(kind, detail)
         self.fire_later("Notification", kind=kind, detail=detail, message=message)
+
+
+class AgentHooks(SessionHooks):
+    """A sub-agent's view of its session's hooks: its tool calls fire the session's
+    ``PreToolUse`` and ``PostToolUse`` hooks (a blocking hook blocks a sub-agent's call as it
+    blocks the session's), its failed requests ``Notification``; each payload names it. It
+    fires nothing else: no ``Stop`` (its session's ``SubagentStop`` fires when it ends), no
+    ``PreUserMessage``. ``only_once`` hooks count with the session's; what its hooks add for
+    the model goes with the sub-agent's own next request."""
+
+    FIRES: frozenset[str] = frozenset({"PreToolUse", "PostToolUse", "Notification"})
+
+    def __init__(self, parent: SessionHooks, agent_id: str, agent_type: str,
+                 transcript_path: Path, cwd: Path | None = None) -> None:
+        super().__init__(parent.dispatcher, parent.hooks, session_id=parent.session_id,
+                         transcript_path=parent.transcript_path,
+                         cwd=(lambda: cwd) if cwd is not None else parent.cwd,
+                         mode=parent.mode, warn=parent.warn)
+        self.spent = parent.spent
+        self.agent_fields = {"agent_id": agent_id, "agent_type": agent_type,
+                             "agent_transcript_path": str(transcript_path.absolute())}
+
+    def payload(self, event: HookEvent, **fields: Any) -> dict[str, Any]:
+        return super().payload(event, **self.agent_fields, **fields)
+
+    def wanted(self, event: HookEvent) -> list[Hook]:
+        return super().wanted(event) if event in self.FIRES else []
 
 
 def _tool_fields(call: ToolCall) -> dict[str, Any]:

@@ -112,6 +112,17 @@ def parse_arguments(raw: str | bytes | None) -> Any:
     return value if isinstance(value, dict) else text
 
 
+NOTIFICATION_TAG = "<task-notification>"
+"""How a user message that tells the model of background tasks that ended starts."""
+
+
+def is_notification(message: Message) -> bool:
+    """A user message the session appended to tell the model that background tasks ended (SPEC
+    §13): part of the conversation, but not a prompt (no turn of its own)."""
+    return message.role == "user" and message.tool_result is None \
+        and message.content.startswith(NOTIFICATION_TAG)
+
+
 def user(text: str) -> Message:
     return Message(role="user", content=text)
 

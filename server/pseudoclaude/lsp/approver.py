@@ -93,7 +93,8 @@ class LspApprover:
             cwd=_given(request.cwd), server=_given(request.server), url=_given(request.url),
             rules=list(request.rules) if request.approval_class == "permissions" else UNSET,
             rule=_given(request.rule), reason=_given(request.reason),
-            plan=_given(request.plan),
+            plan=_given(request.plan), agent_id=_given(request.agent_id),
+            agent_name=_given(request.agent_name),
             hooks=[p.ApproveHook(name=h.name, event=h.event, action=h.action)
                    for h in request.hooks] if request.approval_class == "hooks" else UNSET)
 

@@ -149,8 +149,36 @@ class TasksEntry(msgspec.Struct, tag="tasks", tag_field="type", gc=False):
     ts: float = 0.0
 
 
+class AgentEntry(msgspec.Struct, tag="agent", tag_field="type", omit_defaults=True, gc=False,
+                 rename="camel"):
+    """The first line of a sub-agent's log (``<session dir>/agents/<agentId>.jsonl``, SPEC §13):
+    its parent session, its id, the ``agent`` call that started it, its type and task."""
+
+    parent: str
+    agent_id: str
+    call_id: str = ""
+    subagent_type: str = ""
+    description: str = ""
+    name: str = ""
+    model: str = ""
+    created: str = ""
+    version: int = LOG_VERSION
+
+
+class AgentStopEntry(msgspec.Struct, tag="agentStop", tag_field="type", gc=False,
+                     rename="camel"):
+    """The last line of a sub-agent's log: how it ended (``completed``, ``failed``,
+    ``canceled``, ``max_turns``) and what its requests were billed."""
+
+    status: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    error: str = ""
+    ts: float = 0.0
+
+
 Entry = (SessionEntry | MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry
-         | CheckpointEntry | ForkEntry | ModeEntry | TasksEntry)
+         | CheckpointEntry | ForkEntry | ModeEntry | TasksEntry | AgentEntry | AgentStopEntry)
 STATE_ENTRIES = (ModeEntry, TasksEntry)
 """Entries that hold a state of the session rather than its history: a ``replace`` does not
 reset them, and the writer repeats the latest of each after every ``replace`` it writes, so a

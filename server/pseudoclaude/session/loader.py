@@ -27,6 +27,8 @@ import msgspec
 from pseudoclaude.conversation import Offload
 from pseudoclaude.llm.types import Message, utf8_len
 from pseudoclaude.session.codec import (
+    AgentEntry,
+    AgentStopEntry,
     BadLine,
     CheckpointEntry,
     Entry,
@@ -83,6 +85,10 @@ class Replay:
     """The permission mode of the last ``mode`` line (``None``: none)."""
     tasks: list[tuple[str, str]] | None = None
     """The task list of the last ``tasks`` line, ``(content, status)`` each (``None``: none)."""
+    agent: AgentEntry | None = None
+    """A sub-agent's log: its first line (who started it, for what)."""
+    agent_stop: AgentStopEntry | None = None
+    """A sub-agent's log: how it ended (``None``: it has not, or was interrupted)."""
 
 
 class _State:
@@ -147,8 +153,14 @@ class _State:
             r.mode = entry.mode
         elif type(entry) is TasksEntry:
             r.tasks = [(t.content, t.status) for t in entry.tasks]
+        elif type(entry) is AgentEntry:
+            if r.agent is None:
+                r.agent = entry
+            return
+        elif type(entry) is AgentStopEntry:
+            r.agent_stop = entry
         ts = cast("MessageEntry | OffloadEntry | KeepEntry | ReplaceEntry | CheckpointEntry"
-                  " | ForkEntry | ModeEntry | TasksEntry", entry).ts
+                  " | ForkEntry | ModeEntry | TasksEntry | AgentStopEntry", entry).ts
         if 0 < ts < MAX_TS:  # a hand-made line may carry milliseconds, or nonsense
             r.last_ts = ts
 

@@ -21,7 +21,7 @@ import msgspec
 
 from pseudoclaude.conversation import Offload
 from pseudoclaude.conversation.summary import is_summary
-from pseudoclaude.llm.types import Message
+from pseudoclaude.llm.types import Message, is_notification
 from pseudoclaude.session.codec import (
     CheckpointEntry,
     MessageEntry,
@@ -109,9 +109,10 @@ def timeline(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> Timeline:
 
 
 def is_prompt(message: Message) -> bool:
-    """A prompt the user sent: a user message that is neither a tool result nor the summary a
-    compaction wrote."""
-    return message.role == "user" and message.tool_result is None and not is_summary(message)
+    """A prompt the user sent: a user message that is neither a tool result, nor the summary a
+    compaction wrote, nor the notification of background tasks that ended."""
+    return message.role == "user" and message.tool_result is None and \
+        not is_summary(message) and not is_notification(message)
 
 
 def _apply_offload(live: list[Message], results: dict[str, list[int]], offload: Offload) -> None:

@@ -2,15 +2,17 @@
 
 A run appends its user prompt to the log before anything else, and nothing else appends a user
 message without a tool result (summaries and undo travel in ``replace`` lines), so the runs of
-a session are its ``message`` lines of role ``user`` without ``tool_result``, counted over the
-whole log (compaction does not renumber them). Counted once when a session is taken up again,
-then incremented per run, so the numbers survive restarts.
+a session are its ``message`` lines of role ``user`` without ``tool_result`` (but the
+notifications of background tasks, :func:`~pseudoclaude.llm.types.is_notification`), counted
+over the whole log (compaction does not renumber them). Counted once when a session is taken
+up again, then incremented per run, so the numbers survive restarts.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from pseudoclaude.llm.types import NOTIFICATION_TAG
 from pseudoclaude.session.codec import BadLine, MessageEntry, decode
 from pseudoclaude.session.loader import _TOO_LONG, DEFAULT_LINE_LIMIT, iter_lines
 
@@ -39,6 +41,7 @@ def count_prompts(path: Path | str, limit: int = DEFAULT_LINE_LIMIT) -> int:
             except BadLine:
                 continue
             if isinstance(entry, MessageEntry) and entry.role == "user" and \
-                    entry.tool_result is None:
+                    entry.tool_result is None and \
+                    not entry.content.startswith(NOTIFICATION_TAG):
                 count += 1
     return count

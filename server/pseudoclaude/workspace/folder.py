@@ -42,8 +42,9 @@ from pseudoclaude.agent.prompt import (
 )
 from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.skills import SessionSkills
-from pseudoclaude.agent.tools import ToolRegistry
+from pseudoclaude.agent.tools import ToolError, ToolRegistry
 from pseudoclaude.agent.tools.freshness import WriteBoard
+from pseudoclaude.agents import AgentRecord, RunHooks, agent_log, list_records
 from pseudoclaude.checkpoints import (
     BEFORE,
     NO_GIT,
@@ -72,7 +73,7 @@ from pseudoclaude.events import Event, StopReason, WarningEvent
 from pseudoclaude.llm import window
 from pseudoclaude.llm.editor import EditorContext
 from pseudoclaude.llm.provider import Provider, ProviderOptions, create_provider
-from pseudoclaude.llm.types import Message, ToolCall
+from pseudoclaude.llm.types import Message, ToolCall, Usage
 from pseudoclaude.mcp import ServerInfo
 from pseudoclaude.memory import MemoryManager, OnChange
 from pseudoclaude.memory.manager import MemoryView, OnProposals, Reviewed, provenance
@@ -93,6 +94,7 @@ from pseudoclaude.rewind import (
 from pseudoclaude.rewind import plan as rewind_plan
 from pseudoclaude.sandbox import SandboxStatus
 from pseudoclaude.session import (
+    LATEST,
     LoadedSession,
     OpenSession,
     SessionInfo,
@@ -700,6 +702,7 @@ class Workspace:
         if not session.writer.path.is_file():  # never prompted: it can still be resumed
             await asyncio.to_thread(session.writer.touch)
         del self.open_sessions[session_id]
+        await session.stop_tasks("its session was closed")
         await self._hooks_end(session, "close")
         session.close()
         if self.current == session_id:
@@ -721,6 +724,7 @@ class Workspace:
             raise WorkspaceError(f"session {session_id} works in the worktree {worktree.path}: "
                                  "remove the worktree first")
         if session is not None:
+            await session.stop_tasks("its session was deleted")
             await self._hooks_end(session, "delete")
         await asyncio.to_thread(delete_session_folder, self.store, session_id)
         if session is not None:
@@ -763,9 +767,10 @@ class Workspace:
         return await asyncio.to_thread(load_session, self.store, session_id)
 
     async def transcript(self, session_id: str | None, offset: int = 0,
-                         limit: int | None = None) -> TranscriptPage:
-        """The session (the current one by default) as the user lived it (the whole log is
-        read, off the loop)."""
+                         limit: int | None = None, agent_id: str | None = None
+                         ) -> TranscriptPage:
+        """The session (the current one by default), or its sub-agent ``agent_id``, as the
+        user lived it (the whole log is read, off the loop)."""
         if session_id in (None, ""):
             session_id = self._session(None).id
         ref = session_id
@@ -777,6 +782,14 @@ class Workspace:
             open_session = self.open_sessions.get(sid)
             live = (open_session is not None and open_session.busy == RUNNING) or \
                 holder(self.store.session_dir(sid)) not in (None, os.getpid())
+            if agent_id:
+                try:
+                    path = agent_log(self.store, sid, agent_id)
+                except ValueError as exc:
+                    raise WorkspaceError(str(exc)) from None
+                if not path.is_file():
+                    raise WorkspaceError(f"session {sid} has no sub-agent {agent_id}")
+                live = open_session is not None and agent_id in open_session.agents.live
             return sid, build_transcript(path, running=live) if path.is_file() else []
 
         sid, items = await asyncio.to_thread(build)
@@ -945,9 +958,18 @@ class Workspace:
                 on_completed=completed, before_change=before_change,
                 after_change=after_change,
                 secrets=self._secrets(), reminder=s.reminder, environment=s.environment,
-                hooks=s.hooks,
+                hooks=s.hooks, inbox=s.agents.take_notices,
             )
             s.last_run = runner
+
+            def add_usage(usage: Usage) -> None:  # its sub-agents' usage is the run's too
+                u = runner.result.usage
+                runner.result.usage = Usage(u.input_tokens + usage.input_tokens,
+                                            u.output_tokens + usage.output_tokens,
+                                            u.cache_read + usage.cache_read,
+                                            u.cache_write + usage.cache_write)
+
+            s.agents.run_hooks = RunHooks(before_change, after_change, add_usage)
             try:
                 result = await runner.run(prompt, context)
             finally:  # the run's checkpoint lines are all written when it ends
@@ -1182,32 +1204,54 @@ class Workspace:
                                        self.settings.model, str(self.root), tasks, line.mode)
 
     # -- worktree sessions -----------------------------------------------------------------
-    async def _worktree_session(self, session_id: str | None) -> tuple[Session, Worktree]:
+    async def _worktree_session(self, session_id: str | None, agent_id: str | None = None
+                                ) -> tuple[Session, Worktree]:
         s = await self._target(session_id)
+        if agent_id:  # a sub-agent's (isolation: "worktree")
+            return s, await asyncio.to_thread(self._agent_worktree, s.id, agent_id)
         if s.worktree is None:
             raise WorktreeError(f"session {s.id} has no worktree: it works in the folder "
                                 "itself")
         return s, s.worktree
 
-    async def worktree_status(self, session_id: str | None = None
+    def _agent_worktree(self, sid: str, agent_id: str) -> Worktree:
+        """The worktree a sub-agent of ``sid`` kept (:class:`WorktreeError`: none). Blocking."""
+        try:
+            log_path = agent_log(self.store, sid, agent_id)
+        except ValueError as exc:
+            raise WorktreeError(str(exc)) from None
+        found = worktrees.load(self.store.data_dir, agent_id) if log_path.is_file() else None
+        if found is None:
+            raise WorktreeError(f"sub-agent {agent_id} of session {sid} has no worktree (it "
+                                "did not run with isolation \"worktree\", or it was removed)")
+        return found
+
+    async def worktree_status(self, session_id: str | None = None, agent_id: str | None = None
                               ) -> tuple[str, WorktreeStatus]:
-        """Where a worktree session works and what it changed since ``base`` (read-only)."""
-        s, worktree = await self._worktree_session(session_id)
+        """Where a worktree session (or a sub-agent's worktree) works and what it changed
+        since ``base`` (read-only)."""
+        s, worktree = await self._worktree_session(session_id, agent_id)
         return s.id, await asyncio.to_thread(worktrees.status, worktree)
 
-    async def worktree_apply(self, session_id: str | None = None) -> tuple[str, ApplyResult]:
-        """Write a worktree session's changes into the folder's files: all of them, or none
-        when the folder changed one of them too (the conflicts are listed). Not while the
-        session runs (:class:`SessionBusy`)."""
-        s, worktree = await self._worktree_session(session_id)
+    async def worktree_apply(self, session_id: str | None = None, agent_id: str | None = None
+                             ) -> tuple[str, ApplyResult]:
+        """Write a worktree session's (or a sub-agent's worktree's) changes into the folder's
+        files: all of them, or none when the folder changed one of them too (the conflicts are
+        listed). Not while the session runs (:class:`SessionBusy`)."""
+        s, worktree = await self._worktree_session(session_id, agent_id)
         async with s.writing("applying its worktree"):
             return s.id, await asyncio.to_thread(worktrees.apply, self.root, worktree)
 
-    async def worktree_remove(self, session_id: str | None = None, force: bool = False
-                              ) -> str:
+    async def worktree_remove(self, session_id: str | None = None, force: bool = False,
+                              agent_id: str | None = None) -> str:
         """Remove a session's worktree and its branch (refused with changes not applied to
-        the folder, unless ``force``); the session goes on in the folder itself."""
-        s, worktree = await self._worktree_session(session_id)
+        the folder, unless ``force``); the session goes on in the folder itself. With
+        ``agent_id``: the worktree that sub-agent kept."""
+        s, worktree = await self._worktree_session(session_id, agent_id)
+        if agent_id:
+            async with s.writing("removing a sub-agent's worktree"):
+                await asyncio.to_thread(worktrees.remove, self.root, worktree, force)
+                return s.id
         async with s.writing("removing its worktree"):
             await asyncio.to_thread(worktrees.remove, self.root, worktree, force)
             self._worktree_checkpoints.pop(s.id, None)
@@ -1269,6 +1313,9 @@ class Workspace:
         session = self.open_sessions.get(sid) if sid is not None else None
         run = session.last_run if session is not None else None
         return run.result if run is not None else None
+
+    def secrets(self) -> list[str]:
+        return self._secrets()
 
     def _secrets(self) -> list[str]:
         """The API keys this process knows, so tool output can never carry one."""
@@ -1338,6 +1385,43 @@ class Workspace:
         was = session.mode
         await session.set_mode(mode)
         return words.mode_set(mode, was)
+
+    async def agents_of(self, session_id: str | None = None
+                        ) -> tuple[str | None, list[tuple[AgentRecord, str]]]:
+        """A session's sub-agents (the current one by default, else the latest), from their
+        logs, each with its status (a log without an end whose sub-agent does not run in this
+        process was interrupted: ``failed``)."""
+        ref = session_id if session_id not in (None, "") else self.current
+        if ref is None:
+            if not await self.has_latest():
+                return None, []
+            ref = LATEST
+
+        def scan() -> tuple[str, list[tuple[AgentRecord, str]]]:
+            assert ref is not None
+            sid = resolve(self.store, ref)
+            session = self.open_sessions.get(sid)
+            running = set(session.agents.live) if session is not None else set()
+            return sid, [(r, r.status if r.status != "running" or r.header.agent_id in running
+                          else "failed") for r in list_records(self.store, sid)]
+
+        return await asyncio.to_thread(scan)
+
+    async def stop_agent(self, session_id: str | None, agent_id: str) -> tuple[str, str]:
+        """Stop a background sub-agent of an open session as ``task_stop`` does (its log ends
+        ``canceled``, ``stopped by the user``; no notification): the session's id and how it
+        ended. A foreground one ends with its run (cancel the run); :class:`WorkspaceError`
+        when it is not running."""
+        session = self._session(session_id)
+        agents = session.agents
+        if agent_id in agents.live and agent_id not in agents.tasks.by_id:
+            raise WorkspaceError(f"sub-agent {agent_id} runs in the foreground of the "
+                                 "session's run: cancel the run to stop it")
+        try:
+            info = await agents.stop_task(agent_id, "stopped by the user")
+        except ToolError as exc:
+            raise WorkspaceError(exc.message) from None
+        return session.id, info.status
 
     async def tasks_of(self, session_id: str | None = None) -> tuple[str | None,
                                                                      list[tuple[str, str]]]:
@@ -1503,6 +1587,8 @@ class Workspace:
         for asking in (self._settings_asking, self._hooks_asking):
             if asking is not None and not asking.done():
                 asking.cancel()
+        for session in list(self.open_sessions.values()):
+            await session.stop_tasks("the server shut down")
         await self.memory.close(timeout=memory_timeout)
         await self.mcp.close()
         if self._cleanup is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from pseudoclaude import __version__
 from pseudoclaude.agent.approvals import Answer, ApprovalRequest, ApprovalUnavailable, Gate
 from pseudoclaude.agent.environment import environment
 from pseudoclaude.agent.instructions import INSTRUCTIONS_KEY, NestedInstructions, logged_nested
+from pseudoclaude.agent.prompt import SEPARATOR
 from pseudoclaude.agent.reminders import (
     PLAN_EXITS,
     block,
@@ -35,6 +37,7 @@ from pseudoclaude.agent.skills import SessionSkills
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.agent.tools.base import PlanAnswer
 from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, digest, ledger_entries
+from pseudoclaude.agents import SubAgents
 from pseudoclaude.checkpoints import Checkpoints
 from pseudoclaude.compact import CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import json_bytes
@@ -46,6 +49,7 @@ from pseudoclaude.mcp import McpTool
 from pseudoclaude.permissions import MODES, PermissionEngine, PermissionsError
 from pseudoclaude.session import (
     OpenSession,
+    SessionStore,
     SessionWriter,
     resume_session,
 )
@@ -59,6 +63,8 @@ from pseudoclaude.worktrees import Worktree
 if TYPE_CHECKING:
     from pseudoclaude.agent.prompt import SystemPrompt
     from pseudoclaude.compact.breakdown import RuleSize
+    from pseudoclaude.compact.types import CompactConfig
+    from pseudoclaude.config import Settings
     from pseudoclaude.llm.provider import Provider
     from pseudoclaude.workspace.folder import Workspace
 
@@ -112,6 +118,9 @@ class Session:
         """Its task list, ``(content, status)`` each (``update_tasks`` replaces it)."""
         self.tools.set_state(self)
         self.tools.set_plan(self.mode == "plan")
+        self.agents = SubAgents(self, Path.home())
+        """Its sub-agents (the ``agent`` tool)."""
+        self.tools.set_agents(self.agents, self.agents)
         self.runtime.carry = self.carried
         self.busy: str | None = None
         """What this process is doing to the session (``a run``, ``a compaction``, ...)."""
@@ -267,12 +276,41 @@ class Session:
         return invocation(skill, prompt, arguments, session_id=self.id,
                           folder_label=self.skills.folder_label(skill))
 
-    def build_prompt(self) -> SystemPrompt:
+    def build_prompt(self, agents: bool = True) -> SystemPrompt:
         """Its system prompt now: the folder's, with the subfolders' instruction files it
         joined (read in its worktree for a worktree session) and the skills (read again: the
-        tools of those it loaded follow). Blocking."""
-        return self.ws.build_system_prompt(self.instructions.joined(), self.root,
-                                           self.skills.catalog())
+        tools of those it loaded follow), and the sub-agent types (``agents``). Blocking."""
+        prompt = self.ws.build_system_prompt(self.instructions.joined(), self.root,
+                                             self.skills.catalog())
+        if not agents:
+            return prompt
+        return dataclasses.replace(prompt, system=prompt.system + SEPARATOR
+                                   + self.agents.section())
+
+    # -- what its sub-agents reach (pseudoclaude.agents.host.AgentHost) --------------------
+    @property
+    def store(self) -> SessionStore:
+        return self.ws.store
+
+    @property
+    def settings(self) -> Settings:
+        return self.ws.settings
+
+    @property
+    def session_model(self) -> str:
+        return self.model
+
+    async def provider_for(self, model: str) -> Provider:
+        return await self.ws.provider(model)
+
+    def compact_config(self) -> CompactConfig:
+        return self.ws.compact_config()
+
+    def spill_dir(self) -> Path:
+        return self.ws.store.spill_dir(self.id)
+
+    def secrets(self) -> list[str]:
+        return self.ws.secrets()
 
     def knows_files(self, paths: list[str]) -> None:
         """The files (relative) a rewind of code and conversation put back: the session knows
@@ -427,6 +465,10 @@ class Session:
     async def summary_provider(self) -> Provider:
         """The provider of its summaries: ``compact.model``, else its own model's."""
         return await self.ws.provider(self.ws.settings.compact.model or self.model)
+
+    async def stop_tasks(self, reason: str) -> None:
+        """Stop its background sub-agents (their logs say ``canceled`` and ``reason``)."""
+        await self.agents.stop_all(reason)
 
     def close(self) -> None:
         self.writer.close()

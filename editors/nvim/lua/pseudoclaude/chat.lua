@@ -2,7 +2,8 @@
 --- filetype markdown) with a prompt below it (a `buftype=prompt` buffer). The answer streams in
 --- from `pseudoclaude/event`, each event to the chat of its session (several sessions of a folder
 --- run at once, each in its own buffer); each tool call is a card folded to one line (its result
---- and a preview inside); compaction and memory events show inline. It opens with the session's
+--- and a preview inside); a sub-agent's events go into the card of the `agent` call that started
+--- it (`pseudoclaude.agents`); compaction and memory events show inline. It opens with the session's
 --- history as the server tells it (`pseudoclaude/sessions/messages` items). The folder's current
 --- chat (the one shown last) is the one its commands act on.
 ---
@@ -68,7 +69,13 @@ local function interrupt_tools(chat)
   for _, item in ipairs(chat.items) do
     if item.kind == 'toolCall' and (item.status == 'running' or item.status == 'approval') then
       item.status, item.error = 'canceled', 'no result'
+      if item.agent then -- its sub-agent was cancelled with the run
+        require('pseudoclaude.agents').interrupt(item.agent)
+      end
       buffer.update(chat, item)
+      if item.fold_open then
+        require('pseudoclaude.agents').set_fold(chat, item, false)
+      end
     end
   end
 end
@@ -116,6 +123,11 @@ function M.event(e)
     return
   end
   local kind = e.kind
+  if kind == 'task' then -- a background sub-agent started or ended: a line
+    return require('pseudoclaude.agents').task(chat, e)
+  elseif type(e.agentId) == 'string' and e.agentId ~= '' then -- a sub-agent's: into its card
+    return require('pseudoclaude.agents').event(chat, e)
+  end
   if kind == 'text' then
     local delta = e.delta or ''
     if delta == '' then
@@ -129,7 +141,8 @@ function M.event(e)
     end
   elseif kind == 'toolCall' then
     chat.open_text = nil
-    buffer.append(chat, { kind = 'toolCall', id = e.id, name = e.name, arguments = e.arguments, status = 'running' })
+    buffer.append(chat, { kind = 'toolCall', id = e.id, name = e.name, arguments = e.arguments, status = 'running',
+      live = true })
   elseif kind == 'toolResult' then
     chat.open_text = nil
     local item = find_tool(chat, e.id)
@@ -139,6 +152,9 @@ function M.event(e)
     item.status = given(e.status) or (e.isError and 'error' or 'done')
     item.preview, item.error = given(e.display), given(e.error)
     item.bytes = type(e.bytes) == 'number' and e.bytes or nil
+    if item.name == 'agent' then
+      require('pseudoclaude.agents').ended(chat, item)
+    end
     buffer.update(chat, item)
   else
     local text = render.notice(e)
@@ -267,6 +283,9 @@ function M.approval(params, waiting)
   local chat = (sid and get(params.workspace, sid)) or get(params.workspace)
   if not chat or params.kind == 'mcpServer' or params.kind == 'permissions' or params.kind == 'hooks' then -- (no call)
     return
+  end
+  if type(params.agentId) == 'string' and params.agentId ~= '' then -- a sub-agent's call: in its card
+    return require('pseudoclaude.agents').approval(chat, params, waiting)
   end
   -- An MCP tool is asked by its own name; its card has the model's (`mcp__<server>__<tool>`).
   local mcp_prefix = params.kind == 'mcp' and type(params.server) == 'string'

@@ -918,6 +918,14 @@ function M.mcp(workspace)
   require('pseudoclaude.mcp').open(workspace)
 end
 
+--- `:PseudoClaudeAgents`: the sub-agents of the session (the current chat's), in a list: `<CR>`
+--- opens one's transcript, `x` stops a background one.
+--- @param workspace? string
+--- @param session? string
+function M.agents(workspace, session)
+  require('pseudoclaude.agents').open(workspace, session)
+end
+
 --- `:PseudoClaudeHooks`: the folder's hooks by event (what each runs, where it is defined,
 --- whether it runs, and the entries that cannot be read), in a float.
 --- @param workspace? string

@@ -40,6 +40,8 @@ M.requests = {
   hooks_list = 'pseudoclaude/hooks/list',
   skills_list = 'pseudoclaude/skills/list',
   hooks_review = 'pseudoclaude/hooks/review',
+  agents_list = 'pseudoclaude/agents/list',
+  agents_stop = 'pseudoclaude/agents/stop',
 }
 
 --- Server → client notifications.
@@ -257,6 +259,15 @@ M.proposal_actions = {
   delete = 'delete',
 }
 
+--- The values of `AgentStatus`.
+M.agent_statuss = {
+  running = 'running',
+  completed = 'completed',
+  failed = 'failed',
+  canceled = 'canceled',
+  max_turns = 'max_turns',
+}
+
 --- The memory stores, project first.
 M.memory_levels = { 'project', 'user' }
 
@@ -346,6 +357,7 @@ M.stop_reasons = {
 --- @class pseudoclaude.MessagesParams
 --- @field workspace? string
 --- @field sessionId? string|nil
+--- @field agentId? string|nil A sub-agent of the session: its transcript (`pseudoclaude/agents/list`).
 --- @field offset? integer
 --- @field limit? integer|nil
 
@@ -686,9 +698,15 @@ M.stop_reasons = {
 --- @field sessionId string
 --- @field worktree pseudoclaude.WorktreeInfo|nil The session's worktree (`null`: it works in the folder itself).
 
+--- @class pseudoclaude.WorktreeParams
+--- @field workspace? string
+--- @field sessionId? string|nil The session (default: the current one: the session this client used last).
+--- @field agentId? string|nil A sub-agent of the session that ran with `isolation: "worktree"`: its worktree (`<dataDir>/worktrees/<agentId>`, branch `pseudoclaude/<agentId>`) instead of the session's.
+
 --- @class pseudoclaude.WorktreeRemoveParams
 --- @field workspace? string
 --- @field sessionId? string|nil The session (default: the current one: the session this client used last).
+--- @field agentId? string|nil A sub-agent of the session that ran with `isolation: "worktree"`: its worktree (`<dataDir>/worktrees/<agentId>`, branch `pseudoclaude/<agentId>`) instead of the session's.
 --- @field force? boolean Remove it even with changes not applied to the folder's files (they are lost).
 
 --- @class pseudoclaude.WorktreeFile
@@ -885,6 +903,8 @@ M.stop_reasons = {
 --- @field reason? string Why the call is asked (the mode, or the rule that asks).
 --- @field plan? string `plan`: the plan the agent asks to carry out (Markdown).
 --- @field hooks? pseudoclaude.ApproveHook[] `hooks`: the hooks of the folder's file (`path`) that would run once approved.
+--- @field agentId? string The sub-agent whose call it is (absent: the session's own).
+--- @field agentName? string That sub-agent's name, when it was given one.
 
 --- @class pseudoclaude.ApproveResult
 --- @field decision 'allowAlways'|'allowOnce'|'allowSession'|'approve'|'deny'|'keepPlanning'
@@ -895,6 +915,35 @@ M.stop_reasons = {
 --- @class pseudoclaude.TaskItem
 --- @field content string
 --- @field status 'completed'|'in_progress'|'pending'
+
+--- @class pseudoclaude.AgentUsage
+--- @field inputTokens integer
+--- @field outputTokens integer
+
+--- One sub-agent of a session, as its log says (SPEC §13).
+--- @class pseudoclaude.AgentInfo
+--- @field agentId string
+--- @field name string
+--- @field subagentType string
+--- @field description string
+--- @field status 'canceled'|'completed'|'failed'|'max_turns'|'running'
+--- @field startedAt string ISO 8601.
+--- @field usage pseudoclaude.AgentUsage
+--- @field callId string The id of the parent's `agent` tool call that started it (its `toolCall` event's `id`; `""` in a log that does not say).
+
+--- @class pseudoclaude.AgentsResult
+--- @field sessionId string|nil
+--- @field agents pseudoclaude.AgentInfo[]
+
+--- @class pseudoclaude.AgentStopParams
+--- @field workspace? string
+--- @field agentId string A background sub-agent of the session (its `taskId`).
+--- @field sessionId? string|nil
+
+--- @class pseudoclaude.AgentStopResult
+--- @field sessionId string
+--- @field agentId string
+--- @field status 'canceled'|'completed'|'failed'|'max_turns'|'running' How it ended (`canceled`).
 
 --- @class pseudoclaude.TasksResult
 --- @field sessionId string|nil
@@ -961,6 +1010,7 @@ M.stop_reasons = {
 --- @class pseudoclaude.TextEvent
 --- @field kind 'text'
 --- @field delta string
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ToolCallEvent
@@ -968,6 +1018,7 @@ M.stop_reasons = {
 --- @field id string
 --- @field name string
 --- @field arguments any
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ToolResultEvent
@@ -980,6 +1031,7 @@ M.stop_reasons = {
 --- @field error? string A failed tool's own error message (the envelope's `error`), for one-line displays.
 --- @field status 'canceled'|'denied'|'done'|'error'|'pending' As the transcript's `toolCall`: `done`, `error`, `denied` or `canceled`.
 --- @field display string The first lines of the result (or its error), readable: what a tool card shows (the transcript's `preview`).
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.CompactEvent
@@ -989,6 +1041,7 @@ M.stop_reasons = {
 --- @field afterTokens integer
 --- @field offloaded integer
 --- @field factCheck? pseudoclaude.FactCheck Layer 2 only.
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.MemoryEvent
@@ -996,6 +1049,7 @@ M.stop_reasons = {
 --- @field status string
 --- @field changes pseudoclaude.MemoryChange[]
 --- @field error? string
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- @class pseudoclaude.MemoryChange
 --- @field action string
@@ -1009,37 +1063,55 @@ M.stop_reasons = {
 --- @field outputTokens integer
 --- @field cacheRead integer
 --- @field cacheWrite integer
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.WarningEvent
 --- @field kind 'warning'
 --- @field message string
 --- @field attempt? integer Set on a provider retry: the attempt that failed (the CLI shows these with -v).
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.ErrorEvent
 --- @field kind 'error'
 --- @field message string
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- Base of every event; `kind` is the tag.
 --- @class pseudoclaude.StopEvent
 --- @field kind 'stop'
 --- @field stopReason 'completed'|'max_iterations'|'canceled'|'unknown_tool_limit'|'error'|'blocked'
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- The session's permission mode changed (by a request, a command or an approved plan).
 --- @class pseudoclaude.ModeEvent
 --- @field kind 'mode'
 --- @field mode string
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- The session's task list changed (or was restored by a resume, a fork or a rewind).
 --- @class pseudoclaude.TasksEvent
 --- @field kind 'tasks'
 --- @field tasks pseudoclaude.Task[]
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- One item of a session's task list.
 --- @class pseudoclaude.Task
 --- @field content string
 --- @field status string
+
+--- A background sub-agent (`agent` with `run_in_background`) started or ended; its
+--- `agentId` is its `taskId`.
+--- @class pseudoclaude.TaskEvent
+--- @field kind 'task'
+--- @field taskId string
+--- @field status string `running` (it started), then `completed`, `failed`, `canceled` or `max_turns`.
+--- @field subagentType string
+--- @field description string
+--- @field name? string
+--- @field result? string Once it ended: its result as the model reads it (at most 2,000 characters).
+--- @field agentId? string Set on the events of a sub-agent (the `agent` tool): its id (SPEC §13); absent on the session's own.
 
 --- @alias pseudoclaude.EventBody
 --- | pseudoclaude.TextEvent
@@ -1053,6 +1125,7 @@ M.stop_reasons = {
 --- | pseudoclaude.StopEvent
 --- | pseudoclaude.ModeEvent
 --- | pseudoclaude.TasksEvent
+--- | pseudoclaude.TaskEvent
 
 --- @alias pseudoclaude.TranscriptItem
 --- | pseudoclaude.UserItem

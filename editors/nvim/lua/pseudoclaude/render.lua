@@ -8,7 +8,8 @@ local protocol = require('pseudoclaude.protocol')
 local M = {}
 
 --- The arguments of the session's own bookkeeping tools, in words: `update_tasks` says its
---- list's count (`3 tasks, 1 done`), `exit_plan_mode` its plan's first line. Nil for the others.
+--- list's count (`3 tasks, 1 done`), `exit_plan_mode` its plan's first line, `agent` its type and
+--- description (`explore: find the words`). Nil for the others.
 local function own_arguments(name, arguments)
   if type(arguments) ~= 'table' then
     return nil
@@ -21,6 +22,17 @@ local function own_arguments(name, arguments)
       end
     end
     return string.format('%s, %d done', fmt.plural(#arguments.tasks, 'task'), done)
+  elseif name == 'agent' then
+    local kind = type(arguments.subagent_type) == 'string' and arguments.subagent_type ~= '' and arguments.subagent_type
+      or 'general-purpose'
+    local what = ''
+    for _, key in ipairs({ 'name', 'description', 'prompt' }) do
+      if type(arguments[key]) == 'string' and vim.trim(arguments[key]) ~= '' then
+        what = ': ' .. fmt.one_line(arguments[key], 80)
+        break
+      end
+    end
+    return kind .. what .. (arguments.run_in_background == true and ', background' or '')
   elseif name == 'exit_plan_mode' and type(arguments.plan) == 'string' then
     for line in arguments.plan:gmatch('[^\n]+') do
       local words = vim.trim((line:gsub('^%s*#+%s*', '')))

@@ -187,6 +187,18 @@ function M.event(e)
   end
   state.current = { workspace = e.workspace, sessionId = e.sessionId }
   local kind = e.kind
+  local sub = type(e.agentId) == 'string' and e.agentId ~= '' and kind ~= 'task'
+  if sub then -- a sub-agent's: its calls and their results, marked, never its streamed text
+    if kind == 'toolCall' then
+      line(string.format('    ↳ %s %s', e.agentId, render.call(e.name, e.arguments)))
+    elseif kind == 'toolResult' then
+      line(string.format('    ↳ %s %s', e.agentId, render.result(e)))
+    end
+    return
+  elseif kind == 'task' then
+    line('  ' .. require('pseudoclaude.agents').task_line(e))
+    return
+  end
   if kind == 'text' then
     state.streamed = state.streamed + #(e.delta or '')
     write(e.delta or '')

@@ -224,6 +224,11 @@ export interface ChatEnv {
   showWorktreeDiff(diff: WorktreeDiff): Promise<void>;
   /** A notification (not modal) with `actions` as buttons: the one clicked, or undefined. */
   notify(message: string, actions: readonly string[]): Promise<string | undefined>;
+  /**
+   * Show a transcript (a sub-agent's) in the view the sessions' transcripts go to (the
+   * PseudoClaude output): a header line, then its items (`skipped`: earlier items not shown).
+   */
+  showTranscript(title: string, items: readonly TranscriptItem[], skipped: number): void;
 }
 
 /** How an approval was answered: a denial's message or a plan's feedback; an approved plan's mode. */
@@ -761,6 +766,12 @@ export class ChatHost {
       case 'worktreeRemove':
         await this.worktreeRemove();
         return;
+      case 'stopAgent':
+        await this.stopAgent(m.agentId, m.background);
+        return;
+      case 'agentTranscript':
+        await this.agentTranscript(m.agentId);
+        return;
     }
   }
 
@@ -1231,6 +1242,17 @@ export class ChatHost {
     }
     if (shown === null || !e.sessionId || e.sessionId === shown) {
       this.dispatch({ type: 'event', event: e });
+      if (
+        e.kind === 'task' ||
+        (e.kind === 'toolResult' && e.name === 'agent' && !e.agentId) ||
+        (e.agentId !== undefined && !this.agentsSeen.has(e.agentId))
+      ) {
+        // A sub-agent appeared, ended, or its call did: its card learns what its log says.
+        if (e.agentId) {
+          this.agentsSeen.add(e.agentId);
+        }
+        void this.refreshAgents();
+      }
     }
     // Another session's event (a run in the background): its transcript is reloaded when the
     // chat shows it again; the session list marks it running.
@@ -1385,7 +1407,92 @@ export class ChatHost {
     // A refused change of mode was about the session shown before.
     const base = sessionId === this.state.sessionId ? this.state : { ...this.state, modeError: null };
     this.restore(fromItems(base, sessionId, items, earlier, run !== undefined));
-    await Promise.all([this.refreshPermissions(), this.refreshTasks()]);
+    await Promise.all([this.refreshPermissions(), this.refreshTasks(), this.refreshAgents()]);
+  }
+
+  /** Sub-agents whose first event was seen (the list is asked once more for each). */
+  private readonly agentsSeen = new Set<string>();
+  private agentsLoading: Promise<void> | undefined;
+  private agentsAgain = false;
+
+  /**
+   * The sub-agents of the session shown (`pseudoclaude/agents/list`): their cards learn which
+   * call started each (`callId`), their state and usage from the logs. A call during one in
+   * flight asks once more after it. A server without the request (an older one) says nothing.
+   */
+  refreshAgents(): Promise<void> {
+    if (this.agentsLoading) {
+      this.agentsAgain = true;
+      return this.agentsLoading;
+    }
+    this.agentsLoading = (async () => {
+      do {
+        this.agentsAgain = false;
+        await this.loadAgents();
+      } while (this.agentsAgain);
+    })().finally(() => {
+      this.agentsLoading = undefined;
+    });
+    return this.agentsLoading;
+  }
+
+  private async loadAgents(): Promise<void> {
+    const folder = this.state.folder;
+    const sessionId = this.state.sessionId;
+    if (!folder || !sessionId) {
+      return;
+    }
+    try {
+      const r = await this.agent.request(Requests.agentsList, { workspace: folder.uri, sessionId });
+      if (!this.isChatFolder(folder.uri) || this.state.sessionId !== sessionId || (r.sessionId && r.sessionId !== sessionId)) {
+        return;
+      }
+      if (r.agents.length > 0) {
+        this.dispatch({ type: 'agents', agents: r.agents });
+      }
+    } catch (e) {
+      this.env.log(`chat: sub-agents of ${sessionId}: ${errorMessage(e)}`);
+    }
+  }
+
+  /**
+   * A sub-agent's Stop: a background one is stopped by itself (`pseudoclaude/agents/stop`; its
+   * task event updates the card and the list); a foreground one stops with the run.
+   */
+  private async stopAgent(agentId: string, background: boolean): Promise<void> {
+    const folder = this.state.folder;
+    const sessionId = this.state.sessionId;
+    if (!background || agentId === '' || !folder || !sessionId) {
+      await this.cancel();
+      return;
+    }
+    try {
+      await this.agent.request(Requests.agentsStop, { workspace: folder.uri, sessionId, agentId });
+    } catch (e) {
+      this.notice('warning', `Cannot stop ${agentId}: ${errorMessage(e)}`);
+    }
+    await this.refreshAgents();
+  }
+
+  /** A sub-agent's Open transcript: its conversation (the newest items) in the PseudoClaude output. */
+  private async agentTranscript(agentId: string): Promise<void> {
+    const folder = this.state.folder;
+    const sessionId = this.state.sessionId;
+    if (!folder || !sessionId) {
+      return;
+    }
+    const card = this.state.items.find((i) => i.kind === 'tool' && i.agent?.agentId === agentId);
+    const agent = card?.kind === 'tool' ? card.agent : undefined;
+    const what = agent ? `${agent.subagentType ?? 'sub-agent'}${agent.name ? ` ${agent.name}` : ''}: ${agent.description ?? ''}` : agentId;
+    try {
+      const params = { workspace: folder.uri, sessionId, agentId };
+      const head = await this.agent.request(Requests.sessionsMessages, { ...params, offset: 0, limit: 1 });
+      const offset = Math.max(0, head.total - RESTORE_ITEMS);
+      const page = head.total <= 1 ? head : await this.agent.request(Requests.sessionsMessages, { ...params, offset });
+      this.env.showTranscript(`sub-agent ${agentId} (${oneLine(what, 120)}) of session ${sessionId}`, page.items, offset);
+    } catch (e) {
+      this.notice('error', `Cannot open the transcript of ${agentId}: ${errorMessage(e)}`);
+    }
   }
 
   /**

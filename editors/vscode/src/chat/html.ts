@@ -60,6 +60,7 @@ export function chatHtml(d: ChatDocument): string {
 <section id="meter" class="meter" aria-label="Context window"></section>
 <main id="transcript" class="transcript" role="log" aria-label="Conversation" aria-live="polite" tabindex="-1"></main>
 <footer class="composer">
+  <section id="bg-tasks" class="tasks bg-tasks" aria-label="Background tasks" hidden></section>
   <section id="tasks" class="tasks" aria-label="Task list" hidden></section>
   <ul id="slash" class="slash-list" role="listbox" aria-label="Slash commands" hidden></ul>
   <div id="chip" class="chip-row" aria-label="Goes with your prompt" hidden></div>

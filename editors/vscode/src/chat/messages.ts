@@ -59,7 +59,14 @@ export type FromWebview =
   /** The worktree line's buttons. */
   | { type: 'worktreeChanges' }
   | { type: 'worktreeApply' }
-  | { type: 'worktreeRemove' };
+  | { type: 'worktreeRemove' }
+  /**
+   * A sub-agent's Stop: a background one (a task) is stopped by itself; a foreground one (or one
+   * not known yet, `agentId` empty) stops with the run.
+   */
+  | { type: 'stopAgent'; agentId: string; background: boolean }
+  /** A sub-agent's Open transcript: its conversation in the PseudoClaude output. */
+  | { type: 'agentTranscript'; agentId: string };
 
 const DECISIONS: readonly string[] = ['allowOnce', 'allowSession', 'allowAlways', 'deny', 'approve', 'keepPlanning'];
 
@@ -122,6 +129,10 @@ export function isFromWebview(m: unknown): m is FromWebview {
     case 'rewind':
     case 'fork':
       return turn(o.turn);
+    case 'stopAgent':
+      return str(o.agentId) && typeof o.background === 'boolean';
+    case 'agentTranscript':
+      return str(o.agentId) && o.agentId !== '';
     default:
       return false;
   }

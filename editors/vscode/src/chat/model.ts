@@ -7,8 +7,21 @@ import { cleanContext, type EditorChip } from '../editorContext';
 import type { MeterState } from '../meter';
 import { isMode } from '../permissions';
 import { cleanTasks, type ChatTask } from './tasks';
+import {
+  agentArgs,
+  agentStatus,
+  AGENT_CALLS,
+  AGENT_TEXT,
+  newAgent,
+  taskIdOf,
+  withInfo,
+  type AgentCall,
+  type BackgroundTask,
+  type ChatAgent,
+} from './agents';
 import type {
   AgentEvent,
+  AgentInfo,
   ApprovalDecision,
   CompactPreviewResult,
   EditorContext,
@@ -89,6 +102,8 @@ export type ChatItem = (
       display?: string;
       /** A failed, denied or canceled call's own message. */
       error?: string;
+      /** An `agent` call: the sub-agent it started (once its first event or the list says). */
+      agent?: ChatAgent;
     }
   | {
       kind: 'approval';
@@ -207,6 +222,10 @@ export interface ChatState {
   modeError: string | null;
   /** The task list of the session shown (the checklist above the prompt box); empty: hidden. */
   tasks: ChatTask[];
+  /** The background sub-agents of the session shown (the list above the prompt box). */
+  bgTasks: BackgroundTask[];
+  /** Which card (item id) holds each sub-agent. */
+  agentCards: Record<string, string>;
 }
 
 export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder[] = []): ChatState {
@@ -228,6 +247,8 @@ export function emptyState(folder: ChatFolder | null = null, folders: ChatFolder
     sandbox: null,
     modeError: null,
     tasks: [],
+    bgTasks: [],
+    agentCards: {},
   };
 }
 
@@ -288,7 +309,9 @@ export type ChatAction =
   | { type: 'busyStatus'; id: string; status: BusyStatus; error?: string }
   | { type: 'worktreeResult'; level: NoticeLevel; title: string; files: string[]; note?: string }
   /** The session's prompts as the server numbers them (`pseudoclaude/sessions/turns`). */
-  | { type: 'turns'; turns: readonly { turn: number; prompt: string }[] };
+  | { type: 'turns'; turns: readonly { turn: number; prompt: string }[] }
+  /** The session's sub-agents as their logs say (`pseudoclaude/agents/list`). */
+  | { type: 'agents'; agents: readonly AgentInfo[] };
 
 // ------------------------------------------------------------------------------------ helpers
 
@@ -349,8 +372,15 @@ function interruptTools(state: ChatState): ChatState {
   }
   return {
     ...state,
-    items: state.items.map((i) => (i.kind === 'tool' && open(i) ? { ...i, status: 'interrupted' } : i)),
+    items: state.items.map((i) => (i.kind === 'tool' && open(i) ? { ...i, status: 'interrupted', ...endAgent(i.agent) } : i)),
   };
+}
+
+/** A foreground sub-agent still running when its call ended without a result: it was cancelled. */
+function endAgent(agent: ChatAgent | undefined): { agent?: ChatAgent } {
+  return agent && agent.status === 'running' && !agent.background
+    ? { agent: { ...agent, status: 'canceled', calls: agent.calls.map((c) => (c.status === 'running' ? { ...c, status: 'interrupted' } : c)) } }
+    : {};
 }
 
 /** Approvals of the run still pending when it ended (not a project server's: it stays until answered). */
@@ -389,6 +419,10 @@ function onEvent(state: ChatState, e: AgentEvent): ChatState {
   if (e.sessionId && e.sessionId !== state.sessionId) {
     state = { ...state, sessionId: e.sessionId };
   }
+  if (e.agentId && e.kind !== 'task') {
+    // A sub-agent's: under the card of the `agent` call that started it, not in the parent's stream.
+    return onAgentEvent(state, e.agentId, e);
+  }
   switch (e.kind) {
     case 'text': {
       if (e.delta === '') {
@@ -422,7 +456,7 @@ function onEvent(state: ChatState, e: AgentEvent): ChatState {
       });
       const found = updateLast(state, 'tool', (t) => t.callId === e.id, update);
       if (found !== state) {
-        return found;
+        return e.name === 'agent' ? agentCallEnded(found, e.id) : found;
       }
       // A result whose call is not shown (the view was restored mid-call).
       return withItem(state, (id) =>
@@ -464,6 +498,39 @@ function onEvent(state: ChatState, e: AgentEvent): ChatState {
     case 'tasks':
       // The whole list, after each change (and after a resume, a fork, a rewind).
       return { ...state, tasks: cleanTasks(e.tasks) };
+    case 'task': {
+      // A background sub-agent started or ended: the list above the prompt box and its card
+      // follow; its end is also a line (its result reaches the model with the next request).
+      const status = agentStatus(e.status) ?? 'failed';
+      const label = e.name || e.description;
+      const task: BackgroundTask = {
+        taskId: e.taskId,
+        status,
+        subagentType: e.subagentType,
+        label,
+        ...(e.result ? { result: e.result } : {}),
+      };
+      const known = state.bgTasks.some((t) => t.taskId === e.taskId);
+      state = {
+        ...state,
+        bgTasks: known ? state.bgTasks.map((t) => (t.taskId === e.taskId ? task : t)) : [...state.bgTasks, task],
+      };
+      state = updateAgent(state, e.taskId, { description: e.description }, (a) => ({
+        ...a,
+        status,
+        background: true,
+        subagentType: e.subagentType,
+        description: e.description,
+        ...(e.name ? { name: e.name } : {}),
+        ...(status !== 'running' && e.result ? { text: e.result.slice(-AGENT_TEXT) } : {}),
+      }));
+      if (status === 'running') {
+        return state;
+      }
+      const text = `Background task ${e.taskId} (${e.subagentType}) ${status === 'canceled' ? 'stopped' : status}: ${label}${e.result ? `\n${e.result}` : ''}`;
+      const level = status === 'failed' ? 'warning' : 'info';
+      return withItem(state, (id) => ({ kind: 'notice', id, level, text }));
+    }
   }
 }
 
@@ -634,6 +701,8 @@ export function reduce(state: ChatState, a: ChatAction): ChatState {
       );
     case 'tasks':
       return { ...state, tasks: cleanTasks(a.tasks) };
+    case 'agents':
+      return onAgents(state, a.agents);
     case 'worktreeResult': {
       const { level, title, files, note } = a;
       return withItem(state, (id) => ({ kind: 'worktree', id, level, title, files, ...(note ? { note } : {}) }));
@@ -696,6 +765,179 @@ export function numberPrompts(state: ChatState, turns: readonly { turn: number; 
     t--;
   }
   return { ...state, items };
+}
+
+// ------------------------------------------------------------------------------------ sub-agents
+
+type ToolItem = ItemOf<'tool'>;
+
+function isAgentCard(i: ChatItem): i is ToolItem {
+  return i.kind === 'tool' && i.name === 'agent';
+}
+
+/**
+ * The card that holds sub-agent `agentId`: the one it was put in, else the `agent` call `callId`,
+ * the background call that answered its `taskId`, the oldest running `agent` call with no
+ * sub-agent yet (its description first); none: a card of its own at the end (its call is not
+ * shown: an earlier page, a restore).
+ */
+function cardOf(state: ChatState, agentId: string, hint: { callId?: string; description?: string }): [ChatState, string] {
+  const linked = state.agentCards[agentId];
+  if (linked && state.items.some((i) => i.id === linked)) {
+    return [state, linked];
+  }
+  const cards = state.items.filter(isAgentCard);
+  const free = (i: ToolItem): boolean => !i.agent || i.agent.agentId === agentId;
+  const found =
+    (hint.callId ? cards.find((i) => i.callId === hint.callId) : undefined) ??
+    cards.find((i) => taskIdOf(i.display) === agentId) ??
+    (() => {
+      const open = cards.filter((i) => free(i) && !i.agent && (i.status === 'running' || i.status === 'waiting'));
+      return (hint.description ? open.find((i) => agentArgs(i.arguments).description === hint.description) : undefined) ?? open[0];
+    })();
+  if (found) {
+    return [{ ...state, agentCards: { ...state.agentCards, [agentId]: found.id } }, found.id];
+  }
+  const [id, seq] = nextId(state);
+  const card: ToolItem = {
+    kind: 'tool',
+    id,
+    callId: hint.callId ?? '',
+    name: 'agent',
+    arguments: hint.description ? { description: hint.description } : {},
+    status: 'running',
+  };
+  return [{ ...state, items: [...state.items, card], seq, agentCards: { ...state.agentCards, [agentId]: id } }, id];
+}
+
+/** Update sub-agent `agentId` in its card (made from the call's arguments the first time). */
+function updateAgent(
+  state: ChatState,
+  agentId: string,
+  hint: { callId?: string; description?: string },
+  update: (agent: ChatAgent) => ChatAgent,
+): ChatState {
+  const [linked, id] = cardOf(state, agentId, hint);
+  return updateById(linked, id, (i) => {
+    if (i.kind !== 'tool') {
+      return i;
+    }
+    const { background, ...args } = agentArgs(i.arguments);
+    const agent = i.agent ?? newAgent(agentId, { ...args, ...(background ? { background } : {}) });
+    return { ...i, agent: update(agent) };
+  });
+}
+
+function keepCalls(calls: AgentCall[]): AgentCall[] {
+  return calls.length > AGENT_CALLS ? calls.slice(calls.length - AGENT_CALLS) : calls;
+}
+
+function onAgentEvent(state: ChatState, agentId: string, e: AgentEvent): ChatState {
+  switch (e.kind) {
+    case 'text':
+      return e.delta === '' ? state : updateAgent(state, agentId, {}, (a) => ({ ...a, text: (a.text + e.delta).slice(-AGENT_TEXT) }));
+    case 'toolCall':
+      return updateAgent(state, agentId, {}, (a) => ({
+        ...a,
+        // What it said before this call is done; the next answer starts afresh.
+        text: '',
+        calls: keepCalls([...a.calls, { callId: e.id, name: e.name, arguments: e.arguments, status: 'running' }]),
+      }));
+    case 'toolResult': {
+      const status = resultStatus(e.status, e.isError);
+      const display = e.display ?? e.error ?? e.preview;
+      return updateAgent(state, agentId, {}, (a) => {
+        const known = a.calls.some((c) => c.callId === e.id);
+        const done = (c: AgentCall): AgentCall => ({ ...c, status: status === 'waiting' ? 'running' : status, ...(display ? { display } : {}) });
+        return {
+          ...a,
+          calls: known
+            ? a.calls.map((c) => (c.callId === e.id ? done(c) : c))
+            : keepCalls([...a.calls, done({ callId: e.id, name: e.name, arguments: undefined, status: 'running' })]),
+        };
+      });
+    }
+    case 'usage':
+      return updateAgent(state, agentId, {}, (a) =>
+        a.usageFinal ? a : { ...a, inputTokens: a.inputTokens + e.inputTokens, outputTokens: a.outputTokens + e.outputTokens },
+      );
+    case 'warning':
+    case 'error':
+      return updateAgent(state, agentId, {}, (a) => ({ ...a, notes: [...a.notes, e.message].slice(-3) }));
+    default:
+      // Compactions, memory, modes, task lists and stops of a sub-agent are its own business.
+      return state;
+  }
+}
+
+/**
+ * The parent's `agent` call ended: a background one answered its task's id (its sub-agent goes
+ * on); a foreground one's sub-agent ended with it (the list says exactly how, later).
+ */
+function agentCallEnded(state: ChatState, callId: string): ChatState {
+  const card = [...state.items].reverse().find((i): i is ToolItem => isAgentCard(i) && i.callId === callId);
+  if (!card) {
+    return state;
+  }
+  const taskId = taskIdOf(card.display);
+  if (taskId) {
+    return updateAgent(state, taskId, { callId }, (a) => ({ ...a, background: true }));
+  }
+  const agent = card.agent;
+  if (!agent || agent.background || agent.status !== 'running') {
+    return state;
+  }
+  const status = card.status === 'done' ? 'completed' : card.status === 'failed' ? 'failed' : 'canceled';
+  return updateById(state, card.id, (i) =>
+    i.kind === 'tool' && i.agent
+      ? { ...i, agent: { ...i.agent, status, calls: i.agent.calls.map((c) => (c.status === 'running' ? { ...c, status: 'interrupted' } : c)) } }
+      : i,
+  );
+}
+
+/**
+ * The log names the call that started it: a sub-agent put in another card by the order of the
+ * calls moves there (with what it showed so far).
+ */
+function relink(state: ChatState, agentId: string, callId: string | undefined): ChatState {
+  const linked = state.agentCards[agentId];
+  const from = linked ? state.items.find((i) => i.id === linked) : undefined;
+  const to = callId ? state.items.find((i): i is ToolItem => isAgentCard(i) && i.callId === callId) : undefined;
+  if (!to || !from || from.kind !== 'tool' || from.id === to.id || (to.agent && to.agent.agentId !== agentId)) {
+    return state;
+  }
+  const agent = from.agent;
+  const items = state.items.map((i) =>
+    i.id === from.id && i.kind === 'tool' ? { ...i, agent: undefined } : i.id === to.id && i.kind === 'tool' ? { ...i, ...(agent ? { agent } : {}) } : i,
+  );
+  return { ...state, items, agentCards: { ...state.agentCards, [agentId]: to.id } };
+}
+
+/** What the sub-agents' logs say (`agents/list`): the cards of the calls it names, and the tasks. */
+function onAgents(state: ChatState, infos: readonly AgentInfo[]): ChatState {
+  for (const info of infos) {
+    const callId = info.callId || undefined;
+    const shown =
+      state.agentCards[info.agentId] !== undefined ||
+      state.items.some((i) => isAgentCard(i) && ((callId !== undefined && i.callId === callId) || taskIdOf(i.display) === info.agentId));
+    if (shown) {
+      state = relink(state, info.agentId, callId);
+      state = updateAgent(state, info.agentId, { ...(callId ? { callId } : {}), description: info.description }, (a) => withInfo(a, info));
+    }
+    const task = state.bgTasks.find((t) => t.taskId === info.agentId);
+    const status = agentStatus(info.status);
+    if (task && status && task.status !== status) {
+      state = { ...state, bgTasks: state.bgTasks.map((t) => (t.taskId === info.agentId ? { ...t, status } : t)) };
+    } else if (!task && status) {
+      const id = state.agentCards[info.agentId];
+      const card = id ? state.items.find((i) => i.id === id) : undefined;
+      if (card?.kind === 'tool' && card.agent?.background) {
+        const bg: BackgroundTask = { taskId: info.agentId, status, subagentType: info.subagentType, label: info.name || info.description };
+        state = { ...state, bgTasks: [...state.bgTasks, bg] };
+      }
+    }
+  }
+  return state;
 }
 
 // ------------------------------------------------------------------------------------ the transcript
@@ -763,8 +1005,11 @@ export function fromItems(
   live = false,
 ): ChatState {
   // Another session's task list is not this one's (its own is asked for after the load).
-  const tasks = sessionId === base.sessionId ? base.tasks : [];
-  let state: ChatState = { ...base, sessionId, items: [], earlier, running: live, tasks };
+  const same = sessionId === base.sessionId;
+  const tasks = same ? base.tasks : [];
+  // Its background tasks (the list) stay; the cards are rebuilt (`agents/list` fills them in).
+  const bgTasks = same ? base.bgTasks : [];
+  let state: ChatState = { ...base, sessionId, items: [], earlier, running: live, tasks, bgTasks, agentCards: {} };
   for (const t of items) {
     if ((t.kind === 'user' || t.kind === 'assistant') && t.text.trim() === '' && !(t.kind === 'assistant' && t.thinking)) {
       continue;
@@ -773,6 +1018,12 @@ export function fromItems(
       const item = chatItemOf(t, id);
       return t.inContext === false ? { ...item, outOfContext: true } : item;
     });
+    const added = state.items[state.items.length - 1];
+    const taskId = added && isAgentCard(added) ? taskIdOf(added.display) : undefined;
+    if (added && taskId) {
+      // A background call: its sub-agent (a task) is known by the id it answered.
+      state = updateAgent(state, taskId, { callId: (added as ToolItem).callId }, (a) => ({ ...a, background: true }));
+    }
   }
   if (live) {
     // The calls of the prompt running now still wait for their result.

@@ -15,6 +15,7 @@ import { summarizeArguments } from '../transcript';
 import { escapeHtml, renderMarkdown } from './markdown';
 import { mcpBadge } from './mcp';
 import { cleanTasks, tasksLine } from './tasks';
+import { agentArgs, statusWords, type AgentCall, type ChatAgent } from './agents';
 import { worktreeOf, type ApprovalStatus, type ChatItem, type ChatState, type ItemOf, type PlanMode, type ToolStatus } from './model';
 
 const esc = escapeHtml;
@@ -63,6 +64,9 @@ export function toolSummary(name: string, args: unknown, max = 80): string {
 }
 
 function toolCard(item: ItemOf<'tool'>, open: boolean): string {
+  if (item.name === 'agent') {
+    return agentCard(item, open);
+  }
   const status = TOOL_STATUS[item.status];
   const out = outOf(item);
   const size = item.bytes !== undefined && item.status !== 'running' ? ` · ${formatBytes(item.bytes)}` : '';
@@ -96,6 +100,118 @@ function toolCard(item: ItemOf<'tool'>, open: boolean): string {
     `<span class="tool-name">${esc(item.name)}</span>` +
     (args ? `<span class="tool-args" title="${esc(oneLine(args, 300))}">${esc(args)}</span>` : '<span class="tool-args"></span>') +
     `<span class="tool-status">${status.text}${size}</span>` +
+    out.badge +
+    '</summary>' +
+    `<div class="card-body">${body.join('')}</div>` +
+    '</details>'
+  );
+}
+
+/** Whether an `agent` card shows unfolded by itself: while its sub-agent runs (its calls in view). */
+export function agentRunning(item: ChatItem): boolean {
+  return item.kind === 'tool' && item.name === 'agent' && (item.agent ? item.agent.status === 'running' && !item.agent.background : item.status === 'running');
+}
+
+function agentCallLine(call: AgentCall): string {
+  const status = TOOL_STATUS[call.status];
+  const args = toolSummary(call.name, call.arguments, 70);
+  const icon = call.status === 'running'
+    ? '<span class="agent-call-icon"><span class="task-spinner" aria-hidden="true"></span></span>'
+    : `<span class="agent-call-icon" aria-hidden="true">${status.icon}</span>`;
+  const tip = [args, call.display ? oneLine(call.display, 300) : ''].filter(Boolean).join('\n');
+  return (
+    `<li class="agent-call agent-call-${call.status}"${tip ? ` title="${esc(tip)}"` : ''}>` +
+    `${icon}<span class="tool-name">${esc(call.name)}</span>` +
+    `<span class="tool-args">${esc(args)}</span>` +
+    `<span class="visually-hidden"> (${status.text})</span></li>`
+  );
+}
+
+/**
+ * An `agent` call: one card for its sub-agent. The header: its type (and name), the task's
+ * description, its state, how many calls and tokens; unfolded (by itself while it runs): its
+ * tool calls as they run, what it says, its answer once it ended, Stop while it runs, and its
+ * transcript.
+ */
+function agentCard(item: ItemOf<'tool'>, open: boolean): string {
+  const out = outOf(item);
+  const args = agentArgs(item.arguments);
+  const agent: ChatAgent | undefined = item.agent;
+  const type = agent?.subagentType ?? args.subagentType ?? 'general-purpose';
+  const name = agent?.name ?? args.name;
+  const description = agent?.description ?? args.description ?? '';
+  const background = agent?.background ?? args.background ?? false;
+  // Before its first event the call's own state tells (a denied or failed call never started one).
+  const state = agent
+    ? agent.status
+    : item.status === 'running' || item.status === 'waiting'
+      ? 'running'
+      : item.status === 'done'
+        ? 'completed'
+        : item.status === 'failed' || item.status === 'denied'
+          ? 'failed'
+          : 'canceled';
+  const running = state === 'running';
+  const words = item.status === 'waiting' ? { icon: '', text: 'waiting for approval' } : item.status === 'denied' ? { icon: '⊘', text: 'denied' } : statusWords(state);
+  const calls = agent?.calls ?? [];
+  const tokens = agent && (agent.inputTokens > 0 || agent.outputTokens > 0)
+    ? `${formatTokens(agent.inputTokens)} in / ${formatTokens(agent.outputTokens)} out`
+    : '';
+  const facts = [
+    background ? 'background' : '',
+    calls.length > 0 ? plural(calls.length, 'call') : '',
+    tokens,
+  ].filter(Boolean);
+  const icon = running
+    ? '<span class="tool-icon"><span class="task-spinner" aria-hidden="true"></span></span>'
+    : `<span class="tool-icon" aria-hidden="true">${words.icon}</span>`;
+  const body: string[] = [];
+  if (calls.length > 0) {
+    body.push(`<ol class="agent-calls" aria-label="Its tool calls">${calls.map(agentCallLine).join('')}</ol>`);
+  } else if (running) {
+    body.push('<div class="muted">Starting…</div>');
+  }
+  if (agent?.text && running) {
+    body.push(`<div class="agent-text markdown">${renderMarkdown(agent.text)}</div>`);
+  }
+  for (const note of agent?.notes ?? []) {
+    body.push(`<div class="card-error">${esc(oneLine(note, 300))}</div>`);
+  }
+  const answer = background ? (running ? undefined : agent?.text) : item.display ?? item.error;
+  if (!running && answer) {
+    body.push(
+      `<details class="agent-answer"><summary class="card-label">${state === 'completed' ? 'Its answer' : 'How it ended'}</summary>` +
+        `<div class="markdown">${renderMarkdown(answer)}</div></details>`,
+    );
+  }
+  const buttons: string[] = [];
+  if (running) {
+    const stopTip = background
+      ? 'Stop this background sub-agent (the run goes on)'
+      : 'Stop the run: a sub-agent in the foreground stops with it';
+    buttons.push(
+      `<button type="button" data-action="stopAgent" data-agent="${esc(agent?.agentId ?? '')}"${background ? ' data-background="true"' : ''} ` +
+        `title="${esc(stopTip)}">Stop</button>`,
+    );
+  }
+  if (agent) {
+    buttons.push(
+      `<button type="button" class="link" data-action="agentTranscript" data-agent="${esc(agent.agentId)}" ` +
+        `title="${esc(`Open the transcript of ${agent.agentId} in the PseudoClaude output`)}">Open transcript</button>`,
+    );
+  }
+  if (buttons.length > 0) {
+    body.push(`<div class="buttons agent-buttons">${buttons.join('')}</div>`);
+  }
+  const label = `Sub-agent ${type}${name ? ` ${name}` : ''}: ${description}, ${words.text}`;
+  return (
+    `<details class="card tool agent-card agent-${item.status === 'waiting' ? 'waiting' : state}${out.cls}" data-id="${esc(item.id)}"${out.attr}${open ? ' open' : ''}>` +
+    `<summary aria-label="${esc(label)}">` +
+    icon +
+    `<span class="agent-type">${esc(type)}</span>` +
+    (name ? `<span class="agent-name">${esc(name)}</span>` : '') +
+    `<span class="tool-args" title="${esc(description)}">${esc(oneLine(description, 120))}</span>` +
+    `<span class="tool-status">${words.text}${facts.length > 0 ? ` · ${facts.join(' · ')}` : ''}</span>` +
     out.badge +
     '</summary>' +
     `<div class="card-body">${body.join('')}</div>` +

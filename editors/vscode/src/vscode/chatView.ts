@@ -210,7 +210,12 @@ export function chatEnv(
   diffs: DiffDocuments,
   rewindDiffs: DiffDocuments,
   state: vscode.Memento,
-  hooks: { cancelOtherRun(): Promise<void>; sessionsChanged(folder: ChatFolder): void; showMemory(): Promise<void> },
+  hooks: {
+    cancelOtherRun(): Promise<void>;
+    sessionsChanged(folder: ChatFolder): void;
+    showMemory(): Promise<void>;
+    showTranscript: ChatEnv['showTranscript'];
+  },
 ): ChatEnv {
   const key = (folder: string): string => `pseudoclaude.chat.session:${folder}`;
   return {
@@ -252,6 +257,7 @@ export function chatEnv(
     closeRewindDiff: (id) => rewindDiffs.close(id),
     reveal: (focus) => provider.reveal(!focus),
     cancelOtherRun: hooks.cancelOtherRun,
+    showTranscript: hooks.showTranscript,
     sessionsChanged: hooks.sessionsChanged,
     showMemory: hooks.showMemory,
     mcpMenu: (menu) => showMcpMenu(menu),

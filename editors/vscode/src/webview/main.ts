@@ -17,6 +17,7 @@ import {
   renderModeButton,
   renderModeMenu,
   renderSessionOptions,
+  agentRunning,
   renderWelcome,
   renderWorktreeBar,
 } from '../chat/render';
@@ -24,6 +25,7 @@ import { EndPin, atEnd } from '../chat/scroll';
 import { escapeHtml } from '../chat/markdown';
 import { completeSlash, renderSlashList, slashCompletions, slashKey, slashWord } from '../chat/slash';
 import { renderTasks } from '../chat/tasks';
+import { renderBackgroundTasks } from '../chat/agents';
 import { nextMode, offeredModes } from '../permissions';
 import type { PermissionMode, SlashCommand } from '../protocol';
 
@@ -70,6 +72,7 @@ const modeButton = el<HTMLButtonElement>('mode');
 const modeMenu = el<HTMLElement>('mode-menu');
 const modeError = el<HTMLElement>('mode-error');
 const tasksBox = el<HTMLElement>('tasks');
+const bgTasksBox = el<HTMLElement>('bg-tasks');
 
 const saved = (api.getState() ?? {}) as Saved;
 const history = new PromptHistory(saved.history ?? []);
@@ -84,7 +87,14 @@ let scheduled = false;
 const shown = new Map<string, { item: ChatItem; node: Element }>();
 /** Cards (tool calls, summaries) the user unfolded. */
 const unfolded = new Set<string>();
-const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '', worktree: '', mode: '', modeMenu: '', tasks: '' };
+/** Sub-agent cards the user folded (they show unfolded while their sub-agent runs). */
+const folded = new Set<string>();
+const last = { meter: '', sessions: '', folders: '', mcp: '', chip: '', worktree: '', mode: '', modeMenu: '', tasks: '', bgTasks: '' };
+
+/** Whether item's card shows unfolded. */
+function isOpen(item: ChatItem): boolean {
+  return unfolded.has(item.id) || (agentRunning(item) && !folded.has(item.id));
+}
 /** Whether the transcript follows its end (kept there when the view gets shorter). */
 const pin = new EndPin();
 
@@ -119,7 +129,7 @@ function renderTranscript(): void {
     shown.clear();
     const parts = [renderEarlier(state.earlier)];
     for (const item of state.items) {
-      parts.push(renderItem(item, unfolded.has(item.id)));
+      parts.push(renderItem(item, isOpen(item)));
     }
     if (state.items.length === 0) {
       parts.push(renderWelcome(state));
@@ -148,7 +158,7 @@ function renderTranscript(): void {
     if (was?.item === item) {
       continue;
     }
-    const node = fromHtml(renderItem(item, unfolded.has(item.id)));
+    const node = fromHtml(renderItem(item, isOpen(item)));
     if (was) {
       was.node.replaceWith(node);
     } else {
@@ -205,6 +215,7 @@ function render(): void {
   }
   renderMode();
   renderTaskList();
+  renderBackgroundList();
   const running = state.running;
   cancelButton.hidden = !running;
   sendButton.disabled = running;
@@ -250,6 +261,16 @@ function renderTaskList(): void {
     }
     // The task in progress in view (a long list scrolls).
     tasksBox.querySelector('.task-in_progress')?.scrollIntoView({ block: 'nearest' });
+  }
+}
+
+/** The background tasks above the task list (hidden when the session started none). */
+function renderBackgroundList(): void {
+  const html = renderBackgroundTasks(state.bgTasks);
+  if (html !== last.bgTasks) {
+    bgTasksBox.innerHTML = html;
+    bgTasksBox.hidden = html === '';
+    last.bgTasks = html;
   }
 }
 
@@ -547,7 +568,7 @@ function redraw(id: string): void {
   if (!item || !was) {
     return;
   }
-  const node = fromHtml(renderItem(item, unfolded.has(id)));
+  const node = fromHtml(renderItem(item, isOpen(item)));
   was.node.replaceWith(node);
   shown.set(id, { item, node });
 }
@@ -658,6 +679,14 @@ document.addEventListener('click', (e) => {
     case 'toggleTasks':
       toggleTasks();
       break;
+    case 'stopAgent':
+      post({ type: 'stopAgent', agentId: button.dataset.agent ?? '', background: button.dataset.background === 'true' });
+      break;
+    case 'agentTranscript':
+      if (button.dataset.agent) {
+        post({ type: 'agentTranscript', agentId: button.dataset.agent });
+      }
+      break;
     case 'modeMenu':
       if (modePicker.open) {
         closeModeMenu(false);
@@ -704,8 +733,12 @@ transcript.addEventListener(
     if (details instanceof HTMLDetailsElement && details.dataset.id) {
       if (details.open) {
         unfolded.add(details.dataset.id);
+        folded.delete(details.dataset.id);
       } else {
         unfolded.delete(details.dataset.id);
+        if (details.classList.contains('agent-card')) {
+          folded.add(details.dataset.id);
+        }
       }
       pin.seen(transcript);
     }

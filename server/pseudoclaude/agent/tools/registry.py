@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pseudoclaude.agent.editor import Editor
 from pseudoclaude.agent.instructions import NestedInstructions
 from pseudoclaude.agent.skills import SessionSkills
+from pseudoclaude.agent.tools.agent import NAME as AGENT
+from pseudoclaude.agent.tools.agent import NESTED, AgentLauncher, AgentTool
 from pseudoclaude.agent.tools.base import (
     ApprovalClass,
     Preview,
@@ -46,6 +48,7 @@ from pseudoclaude.agent.tools.paths import Confinement
 from pseudoclaude.agent.tools.plan import ExitPlanMode, UpdateTasks
 from pseudoclaude.agent.tools.search import FindFiles, SearchCode
 from pseudoclaude.agent.tools.skills import InstallSkill, LoadSkill, SkillCommand, skill_tool
+from pseudoclaude.agent.tools.tasks import TaskBoard, TaskGet, TaskList, TaskStop
 from pseudoclaude.llm.editor import Diagnostic
 from pseudoclaude.llm.provider import ToolSpec
 from pseudoclaude.llm.types import ToolCall, ToolResult
@@ -96,6 +99,10 @@ class ToolRegistry:
         self._instructions: NestedInstructions | None = None
         self._skills: SessionSkills | None = None
         self._plan = False
+        self._agent: AgentTool | None = None
+        self._tasks: tuple[Tool, ...] = ()
+        self._nested = False
+        self._allowed: Callable[[str], bool] | None = None
 
     @property
     def editor(self) -> Editor | None:
@@ -140,7 +147,53 @@ class ToolRegistry:
             for tool in self._skills.tools():
                 if tool.name not in offered:
                     offered[tool.name] = skill_tool(tool)
+        if self._agent is not None:
+            offered[AGENT] = self._agent
+            for task_tool in self._tasks:
+                offered[task_tool.name] = task_tool
+        if self._allowed is not None:
+            offered = {name: tool for name, tool in offered.items() if self._allowed(name)}
         return offered
+
+    def set_agents(self, launcher: AgentLauncher | None, board: TaskBoard | None = None
+                   ) -> None:
+        """The session's sub-agents: ``agent`` is offered (``None``: it is not), and with a
+        ``board`` of background tasks ``task_list``, ``task_get`` and ``task_stop``."""
+        self._agent = AgentTool(launcher) if launcher is not None else None
+        self._tasks = (TaskList(board), TaskGet(board), TaskStop(board)) \
+            if launcher is not None and board is not None else ()
+
+    def child(self, allowed: Callable[[str], bool]) -> ToolRegistry:
+        """A sub-agent's registry: this one's folder, editor, sandbox, file record,
+        instructions, skills and MCP tools, offering only what ``allowed`` accepts, never
+        ``agent``, ``update_tasks`` or ``exit_plan_mode``."""
+        child = ToolRegistry(self.workspace, extra_read_roots=self.extra_read_roots,
+                             tools=self._tools.values())
+        child._editor, child._files, child._sandbox = self._editor, self._files, self._sandbox
+        child._instructions, child._skills = self._instructions, self._skills
+        child.set_nested()
+        child.set_allowed(allowed)
+        child.set_mcp_tools(self._mcp.values())
+        return child
+
+    def set_nested(self) -> None:
+        """A sub-agent's registry: ``agent`` is not offered, and a call to it is
+        ``nested_agent_forbidden`` (not ``unknown_tool``)."""
+        self._nested = True
+        self._agent = None
+        self._tasks = ()
+
+    def set_allowed(self, allowed: Callable[[str], bool] | None) -> None:
+        """Offer only the tools ``allowed`` accepts (a sub-agent's role; ``None``: all)."""
+        self._allowed = allowed
+
+    def is_agent(self, name: str) -> bool:
+        """Whether ``name`` is the ``agent`` tool (its calls of one turn run at once)."""
+        return name == AGENT and self._agent is not None
+
+    @property
+    def mcp_tools(self) -> list[McpTool]:
+        return list(self._mcp.values())
 
     def set_skills(self, skills: SessionSkills | None) -> None:
         """The session's skills: ``load_skill`` and ``install_skill`` are offered, and the
@@ -174,7 +227,8 @@ class ToolRegistry:
     def set_mcp_tools(self, tools: Iterable[McpTool]) -> None:
         """The tools of the MCP servers from now on (after the built-in ones; a name that is
         a built-in tool's is left out)."""
-        self._mcp = {t.name: t for t in tools if t.name not in self._tools}
+        self._mcp = {t.name: t for t in tools if t.name not in self._tools
+                     and (self._allowed is None or self._allowed(t.name))}
 
     def mcp_tool(self, name: str) -> McpTool | None:
         return self._mcp.get(name)
@@ -205,7 +259,8 @@ class ToolRegistry:
         """The tools as the model sees them (the built-in ones, then the MCP servers'), as
         the mode offers them (:meth:`set_plan`)."""
         if self._plan:
-            return [tool.spec() for tool in self._offered().values() if tool.read_only] + [
+            return [tool.spec() for tool in self._offered().values()
+                    if tool.read_only or tool.name == AGENT] + [
                 tool.spec() for tool in self._mcp.values() if tool.read_only_hint]
         return [tool.spec() for name, tool in self._offered().items()
                 if name != ExitPlanMode.name] + [tool.spec() for tool in self._mcp.values()]
@@ -216,7 +271,7 @@ class ToolRegistry:
 
     def has(self, name: str) -> bool:
         """Whether the model may call ``name`` (a built-in tool or an MCP server's)."""
-        return name in self._offered() or name in self._mcp
+        return name in self._offered() or name in self._mcp or (self._nested and name == AGENT)
 
     def is_read_only(self, name: str) -> bool:
         """Whether the tool has no side effects (may run concurrently). False when unknown."""
@@ -247,6 +302,10 @@ class ToolRegistry:
                 call, ToolError("invalid_arguments",
                                 f"{call.name}: the arguments are not a JSON object"))
         tool = self.get(call.name)
+        if tool is None and self._nested and call.name == AGENT:
+            return self._result(call, ToolError(
+                NESTED, "Sub Agents cannot start another Agent: do the work yourself with "
+                "your own tools"))
         if tool is None:
             return self._unknown(call)
         try:

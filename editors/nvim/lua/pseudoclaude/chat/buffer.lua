@@ -90,10 +90,21 @@ end
 
 --- Folds are computed from the items: after a card appears or changes, every window showing the
 --- chat computes them again (setting 'foldexpr' keeps the folds the user opened).
+--- A running sub-agent's card (`fold_open`) is opened again each time: computed again, a fold
+--- that moved would close.
 function M.refresh_folds(chat)
   for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
     local expr = vim.api.nvim_get_option_value('foldexpr', { win = win })
     vim.api.nvim_set_option_value('foldexpr', expr, { scope = 'local', win = win })
+    if chat.agents then
+      vim.api.nvim_win_call(win, function()
+        for _, item in ipairs(chat.items) do
+          if item.fold_open and item.start and vim.fn.foldclosed(item.start) ~= -1 then
+            vim.cmd(string.format('silent! %dfoldopen', item.start))
+          end
+        end
+      end)
+    end
   end
 end
 

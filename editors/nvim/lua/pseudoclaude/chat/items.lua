@@ -57,6 +57,10 @@ end
 --- @param item pseudoclaude.ChatItem
 --- @return string
 function M.tool_status(item)
+  local agent = item.agent
+  if agent and (item.status == 'done' or item.status == 'running' or item.status == nil or agent.background) then
+    return require('pseudoclaude.agents').status_words(agent)
+  end
   if item.status == 'approval' then
     return '⏸ waiting for your approval'
   elseif item.status == 'running' or item.status == nil then
@@ -97,6 +101,10 @@ function M.item_lines(item, first)
     return M.text_lines(item.text)
   elseif kind == 'toolCall' then
     local lines = { render.call(item.name, item.arguments), '  ' .. M.tool_status(item) }
+    if item.agent then -- a sub-agent's card: its live steps, then its answer
+      lines[2] = lines[2] .. ' · ' .. require('pseudoclaude.agents').summary(item.agent)
+      vim.list_extend(lines, require('pseudoclaude.agents').step_lines(item.agent))
+    end
     if item.status == 'done' then
       vim.list_extend(lines, preview_lines(item))
     end
@@ -153,7 +161,7 @@ function M.line_groups(item, lines)
     groups[1] = 'PseudoClaudeChatTool'
     groups[2] = TOOL_STATUS[item.status] or false
     for i = 3, #lines do
-      groups[i] = 'PseudoClaudeChatPreview'
+      groups[i] = item.agent and require('pseudoclaude.agents').step_group(lines[i]) or 'PseudoClaudeChatPreview'
     end
   elseif kind == 'summary' or kind == 'thinking' then
     groups[1] = 'PseudoClaudeChatTool'
@@ -208,7 +216,8 @@ function M.fold_line(item)
     local title = item.kind == 'summary' and M.SUMMARY_TITLE or M.THINKING_TITLE
     return string.format('%s · %s%s', title, fmt.plural((item.count or 1) - 1, 'line'), dim)
   end
-  return render.call(item.name, item.arguments) .. ' · ' .. M.tool_status(item) .. dim
+  local agent = item.agent and (' · ' .. require('pseudoclaude.agents').summary(item.agent)) or ''
+  return render.call(item.name, item.arguments) .. ' · ' .. M.tool_status(item) .. agent .. dim
 end
 
 --- The folded line in highlighted pieces ('foldtext' may return `{text, group}` chunks): the
@@ -225,11 +234,15 @@ function M.fold_chunks(item)
     return { { title, 'PseudoClaudeChatTool' },
       { ' · ' .. fmt.plural((item.count or 1) - 1, 'line'), 'PseudoClaudeChatFooter' } }
   end
-  return {
+  local chunks = {
     { render.call(item.name, item.arguments), 'PseudoClaudeChatTool' },
     { ' · ', 'PseudoClaudeChatFooter' },
     { M.tool_status(item), TOOL_STATUS[item.status] or 'PseudoClaudeChatFooter' },
   }
+  if item.agent then
+    chunks[#chunks + 1] = { ' · ' .. require('pseudoclaude.agents').summary(item.agent), 'PseudoClaudeChatFooter' }
+  end
+  return chunks
 end
 
 local function blank(s)
