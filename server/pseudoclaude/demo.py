@@ -45,6 +45,12 @@ PROMPT = ("Which greenhouses are out of range? Look at the code and the data, ru
           "monitor, and tell me.")
 FOLLOW_UP = "Remind me what we found, in one sentence."
 SHUTDOWN_SECONDS = 30
+WINDOW = 16_000
+"""The context window the demo runs with: small, so that this short session has an old part to
+summarise at step 4 (the recent window kept verbatim is a share of the window), yet large
+enough that step 2 stays under the automatic compaction and step 4's summary fits one
+cache-friendly request. It works from about 13,000 to 20,500 tokens today; 16,000 leaves room
+on both sides for the system prompt, the tools and the paths to grow or shrink."""
 """How long a server may take to shut down (it drains a memory update) before it is told
 to exit."""
 BREAKDOWN = ("system", "rules", "memory", "skills", "tools", "summary", "messages", "toolCalls",
@@ -67,11 +73,15 @@ SUMMARY = ("<analysis>The user asked which greenhouses are out of range.</analys
 ANSWER = ("The allowed range is 12-28 C (src/thresholds.py). ",
           "Running the monitor on the 2,000 readings shows two greenhouses out ",
           "of range: **south** averages 29.5 C (too hot) and **west** 11.0 C ",
-          "(too cold); north (18.0 C) and east (21.0 C) are fine.")
+          "(too cold); north (18.0 C) and east (21.0 C) are fine. The latest ",
+          "readings (the file's last 200 lines) say the same.")
 """Step 2's answer, as the scripted model streams it."""
 RECAP = ("We found that south (29.5 C) and west (11.0 C) are out of the ", "12-28 C range.")
 """Step 8's answer."""
 MEMORY_TITLE = "Temperature range"
+LATEST = 1802
+"""The first line of the latest readings step 2 reads (the last 200 lines of the data): the
+recent part of the conversation that compaction keeps."""
 
 
 def summary_body(text: str) -> str:
@@ -105,6 +115,9 @@ def script() -> dict[str, Any]:
              "tool_calls": [{"name": "read_file", "arguments": {"path": "data/readings.csv"}}]},
             {"tool_calls": [{"name": "run_command", "arguments": {
                 "command": sys.executable, "args": ["src/monitor.py", "data/readings.csv"]}}]},
+            {"text": "And the latest readings, to see whether that still holds.",
+             "tool_calls": [{"name": "read_file", "arguments": {
+                 "path": "data/readings.csv", "offset": LATEST, "limit": 2001 - LATEST + 1}}]},
             {"text": list(ANSWER)},
             {"text": list(RECAP)},
         ],
@@ -368,8 +381,8 @@ async def _steps(folder: Path, options: dict[str, Any], env: dict[str, str], sho
                  check: Checks, spec: dict[str, Any]) -> None:
     offline = check.offline
     check.begin(1, f"An editor starts the server for {folder}\n"
-                   "   (settings: contextWindow 5,810 tokens so this short session has an old "
-                   "part to summarise; approvals.runCommand allow)")
+                   f"   (settings: contextWindow {WINDOW:,} tokens so this short session has an "
+                   "old part to summarise; approvals.runCommand allow)")
     client = await start_server(folder, options, show, env)
     try:
         check.begin(2, f"pseudoclaude/run: {PROMPT}")
@@ -502,10 +515,8 @@ async def demo(root: Path, offline: bool = False, spec: dict[str, Any] | None = 
     env = dict(os.environ) | {"HOME": str(root / "home")}
     if not real:  # never a provider key from the environment (nor the user's config: HOME)
         env = {k: v for k, v in env.items() if k not in API_KEY_ENV.values()}
-    # A 5,810-token window, so that this short session has an old part to summarise, and its
-    # summary still fits one cache-friendly request (the skill list and tools included).
     options: dict[str, Any] = {"memory": {"userDir": str(root / "home" / "user-memory")},
-                               "approvals": {"runCommand": "allow"}, "contextWindow": 5_810}
+                               "approvals": {"runCommand": "allow"}, "contextWindow": WINDOW}
     # The monitor runs with this Python, which a sandboxed command cannot find when it is
     # installed under the host's /tmp (the sandbox's /tmp is private); and the requests must be
     # the same size wherever the demo runs: no sandbox.

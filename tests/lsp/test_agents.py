@@ -248,3 +248,34 @@ async def test_the_sessions_tool_hooks_hold_for_a_sub_agent(approving: LanguageC
     assert "agent_id" not in stop
     [ended] = read("SubagentStop")
     assert ended["agent_id"] == agent_id
+
+
+async def test_a_sub_agents_usage_counts_its_cached_input_as_it_runs(client: LanguageClient,
+                                                                     env: Any) -> None:
+    first = {"input": 100, "output": 7, "cache_read": 900, "cache_write": 50}
+    second = {"input": 10, "output": 3, "cache_read": 1000}
+    env.fake.script.rules[:0] = [
+        rule(GENERAL, {"tool_calls": [env.read_file("notes.txt")], "usage": first},
+             last_is_tool_result=False),
+        rule(GENERAL, {"text": "counted", "hold": "second", "usage": second},
+             last_is_tool_result=True)]
+    env.fake.add_turns({"tool_calls": [agent_call("count the tokens")],
+                        "usage": {"input": 500, "output": 20}},
+                       {"text": "done", "usage": {"input": 50, "output": 5}})
+    run = asyncio.ensure_future(env.call(client, RUN, {"prompt": "count"}))
+    # its second request is held: the first one's tokens are listed while it runs
+    assert await asyncio.to_thread(
+        env.fake.wait_for, lambda rs: len(sub_requests(env, GENERAL)) == 2, 30)
+    [running] = (await env.call(client, AGENTS_LIST, {}))["agents"]
+    assert running["status"] == "running"
+    assert running["usage"] == {"inputTokens": 1050, "outputTokens": 7}
+    env.fake.release("second")
+    result = await run
+    assert result["stopReason"] == "completed"
+    [ended] = (await env.call(client, AGENTS_LIST, {}))["agents"]
+    assert ended["status"] == "completed"
+    assert ended["usage"] == {"inputTokens": 2060, "outputTokens": 10}
+    [envelope] = [e for e in env.envelopes() if e["tool"] == "agent"]
+    assert envelope["metadata"]["usage"] == ended["usage"]
+    # the run's usage adds the sub-agent's (uncached input, as for the session's own requests)
+    assert result["usage"] == {"inputTokens": 500 + 50 + 110, "outputTokens": 20 + 5 + 10}

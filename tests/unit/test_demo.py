@@ -69,21 +69,43 @@ def _run(spec: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[int,
     return code, out, err
 
 
-def test_a_script_that_misses_the_summary_request_fails_at_step_4(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def missing_the_summary() -> dict[str, Any]:
     """The script as it was before summaries repeated the conversation: its summary rule
-    waits for the summary's own system prompt, so the cache-shaped request takes step 8's
-    turn. The demo says so at step 4 and stops."""
+    waits for the summary's own system prompt, so a cache-shaped summary request takes the
+    next turn."""
     spec = demo.script()
     summary_rules = [r for r in spec["rules"] if r["when"] == {"summary": True}]
     assert summary_rules
     for rule in summary_rules:
         rule["when"] = {"system_contains": "working summary"}
+    return spec
+
+
+@pytest.mark.parametrize("window", [demo.WINDOW - 2_500, demo.WINDOW + 3_000])
+def test_the_demos_window_has_room_on_both_sides(window: int, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A few thousand tokens more or less in the window (a longer system prompt, more tools,
+    another path): steps 1-3 still pass without an automatic compaction, and step 4 still
+    has an old part and summarises it in one cache-shaped request (which the old script
+    misses)."""
+    monkeypatch.setattr(demo, "WINDOW", window)
+    code, _, err = _run(missing_the_summary(), capsys)
+    assert code == 1
+    assert err.startswith("pseudoclaude demo: step 4 failed: the stored summary is not the "
+                          "scripted one"), err
+
+
+def test_a_script_that_misses_the_summary_request_fails_at_step_4(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The old script (:func:`missing_the_summary`): the cache-shaped request takes step 8's
+    turn. The demo says so at step 4 and stops."""
+    spec = missing_the_summary()
     code, out, err = _run(spec, capsys)
     assert code == 1
     assert err.count("\n") == 1 and err.startswith("pseudoclaude demo: step 4 failed: "), err
-    assert ("the stored summary is not the scripted one (the summary request got turn 4 of "
-            "the script)") in err
+    last = len(spec["turns"]) - 1  # step 8's turn, counted from 0
+    assert ("the stored summary is not the scripted one (the summary request got turn "
+            f"{last} of the script)") in err
     assert "demo: FAILED" in out and "demo: OK" not in out
     assert "== 5." not in out  # stopped at the first failure
     assert re.search(r"\(removed (\S+);", out)
@@ -107,7 +129,7 @@ def test_a_reply_the_script_does_not_have_fails_the_step(
 def test_an_answer_that_is_not_the_scripted_one_fails_the_step(
         capsys: pytest.CaptureFixture[str]) -> None:
     spec = demo.script()
-    spec["turns"][3] = {"text": "Everything is fine."}
+    spec["turns"][-2] = {"text": "Everything is fine."}
     code, out, err = _run(spec, capsys)
     assert code == 1
     assert err == ("pseudoclaude demo: step 2 failed: the answer is not the scripted one: "

@@ -1220,6 +1220,10 @@ export interface TaskItem {
   status: TaskStatus;
 }
 
+/**
+ * A sub-agent's tokens: `inputTokens` counts every input token of its requests (read
+ * from the cache or not); so far, while it runs.
+ */
 export interface AgentUsage {
   inputTokens: number;
   outputTokens: number;

@@ -203,10 +203,7 @@ class Runner:
                 self.compact.record_usage(turn.usage)
             if turn.usage is not None:  # after the anchor moved: listeners read the estimate
                 u = turn.usage
-                result.usage = Usage(result.usage.input_tokens + u.input_tokens,
-                                     result.usage.output_tokens + u.output_tokens,
-                                     result.usage.cache_read + u.cache_read,
-                                     result.usage.cache_write + u.cache_write)
+                result.usage = result.usage.plus(u)
                 self.emit(UsageUpdate(u.input_tokens, u.output_tokens, u.cache_read,
                                       u.cache_write))
             if not message.tool_calls:

@@ -244,7 +244,7 @@ class SubAgents:
             text += "\n\nFiles changed: " + ", ".join(files)
         return ToolOutput(text, {
             "agentId": agent_id, "subagentType": role.name, "status": status,
-            "files": files, "usage": {"inputTokens": live.usage.input_tokens,
+            "files": files, "usage": {"inputTokens": live.usage.input_all,
                                       "outputTokens": live.usage.output_tokens},
             **({"name": name} if name else {}), **extra},
             error_type=None if status in ("completed", "max_turns") else "agent_failed",
@@ -289,7 +289,7 @@ class SubAgents:
             info.status, info.result = str(meta.get("status", "failed")), output.content
             info.files = list(meta.get("files", []))
         finally:
-            info.input_tokens = launch.live.usage.input_tokens
+            info.input_tokens = launch.live.usage.input_all
             info.output_tokens = launch.live.usage.output_tokens
             if info.status == "running":  # an unexpected exception
                 info.status = "failed"
@@ -322,7 +322,7 @@ class SubAgents:
         if runner is not None:
             live.usage = runner.result.usage
         try:
-            writer.append_stop(status, live.usage.input_tokens, live.usage.output_tokens,
+            writer.append_stop(status, live.usage.input_all, live.usage.output_tokens,
                                error)
         finally:
             writer.close()

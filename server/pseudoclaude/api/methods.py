@@ -401,9 +401,9 @@ async def agents_list(ws: Workspace, params: p.SessionParams) -> p.AgentsResult:
                     subagent_type=r.header.subagent_type, description=r.header.description,
                     status=cast(p.AgentStatus, status), started_at=r.header.created,
                     call_id=r.header.call_id,
-                    usage=p.AgentUsage(input_tokens=r.stop.input_tokens if r.stop else 0,
-                                       output_tokens=r.stop.output_tokens if r.stop else 0))
-        for r, status in records])
+                    usage=p.AgentUsage(input_tokens=used.input_tokens,
+                                       output_tokens=used.output_tokens))
+        for r, status, used in records])
 
 
 async def agents_stop(ws: Workspace, params: p.AgentStopParams) -> p.AgentStopResult:

@@ -907,6 +907,9 @@ AgentStatus = Literal["running", "completed", "failed", "canceled", "max_turns"]
 
 
 class AgentUsage(Wire):
+    """A sub-agent's tokens: ``inputTokens`` counts every input token of its requests (read
+    from the cache or not); so far, while it runs."""
+
     input_tokens: int
     output_tokens: int
 

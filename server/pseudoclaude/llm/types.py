@@ -67,6 +67,18 @@ class Usage(msgspec.Struct, omit_defaults=True, gc=False):
     def total(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read + self.cache_write
 
+    @property
+    def input_all(self) -> int:
+        """Every input token of the requests: uncached, read from the cache and written to it
+        (``input_tokens`` alone is the uncached part)."""
+        return self.input_tokens + self.cache_read + self.cache_write
+
+    def plus(self, other: Usage) -> Usage:
+        """The two added up."""
+        return Usage(self.input_tokens + other.input_tokens,
+                     self.output_tokens + other.output_tokens,
+                     self.cache_read + other.cache_read, self.cache_write + other.cache_write)
+
 
 class Message(msgspec.Struct, omit_defaults=True, gc=False):
     role: Role

@@ -963,11 +963,7 @@ class Workspace:
             s.last_run = runner
 
             def add_usage(usage: Usage) -> None:  # its sub-agents' usage is the run's too
-                u = runner.result.usage
-                runner.result.usage = Usage(u.input_tokens + usage.input_tokens,
-                                            u.output_tokens + usage.output_tokens,
-                                            u.cache_read + usage.cache_read,
-                                            u.cache_write + usage.cache_write)
+                runner.result.usage = runner.result.usage.plus(usage)
 
             s.agents.run_hooks = RunHooks(before_change, after_change, add_usage)
             try:
@@ -1387,23 +1383,32 @@ class Workspace:
         return words.mode_set(mode, was)
 
     async def agents_of(self, session_id: str | None = None
-                        ) -> tuple[str | None, list[tuple[AgentRecord, str]]]:
+                        ) -> tuple[str | None, list[tuple[AgentRecord, str, Usage]]]:
         """A session's sub-agents (the current one by default, else the latest), from their
         logs, each with its status (a log without an end whose sub-agent does not run in this
-        process was interrupted: ``failed``)."""
+        process was interrupted: ``failed``) and its usage (so far, for one running here)."""
         ref = session_id if session_id not in (None, "") else self.current
         if ref is None:
             if not await self.has_latest():
                 return None, []
             ref = LATEST
 
-        def scan() -> tuple[str, list[tuple[AgentRecord, str]]]:
+        def scan() -> tuple[str, list[tuple[AgentRecord, str, Usage]]]:
             assert ref is not None
             sid = resolve(self.store, ref)
             session = self.open_sessions.get(sid)
-            running = set(session.agents.live) if session is not None else set()
-            return sid, [(r, r.status if r.status != "running" or r.header.agent_id in running
-                          else "failed") for r in list_records(self.store, sid)]
+            live = dict(session.agents.live) if session is not None else {}
+            found: list[tuple[AgentRecord, str, Usage]] = []
+            for r in list_records(self.store, sid):
+                if r.stop is not None:
+                    found.append((r, r.status, Usage(r.stop.input_tokens,
+                                                     r.stop.output_tokens)))
+                elif (one := live.get(r.header.agent_id)) is not None:
+                    used = one.runner.result.usage if one.runner is not None else Usage()
+                    found.append((r, "running", Usage(used.input_all, used.output_tokens)))
+                else:
+                    found.append((r, "failed", Usage()))
+            return sid, found
 
         return await asyncio.to_thread(scan)
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pseudoclaude.agent.approvals import ApprovalRequest, Decision
-from pseudoclaude.agent.prompt import system_prompt_parts
+from pseudoclaude.agent.prompt import SEPARATOR, system_prompt_parts
 from pseudoclaude.compact.estimate import json_bytes, message_bytes, tokens_for_bytes
 from pseudoclaude.config import load_settings
 from pseudoclaude.conversation import Conversation, Hooks
@@ -169,7 +169,9 @@ def request_bytes(ws: Workspace, messages: list[Message]) -> int:
                                  skills=listing(ws.skills.scan().listed))
     tools = json_bytes([{"name": s.name, "description": s.description,
                          "input_schema": s.input_schema} for s in ws.session.tools.specs()])
-    return len(prompt.text.encode()) + tools + sum(message_bytes(m) for m in messages)
+    agents = SEPARATOR + ws.session.agents.section()  # the sub-agent types, after the identity
+    return len(prompt.text.encode()) + len(agents.encode()) + tools + sum(
+        message_bytes(m) for m in messages)
 
 
 def tmp_user_dir(ws: Workspace) -> Path | None:

@@ -916,6 +916,8 @@ M.stop_reasons = {
 --- @field content string
 --- @field status 'completed'|'in_progress'|'pending'
 
+--- A sub-agent's tokens: `inputTokens` counts every input token of its requests (read
+--- from the cache or not); so far, while it runs.
 --- @class pseudoclaude.AgentUsage
 --- @field inputTokens integer
 --- @field outputTokens integer
