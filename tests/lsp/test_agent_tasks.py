@@ -186,7 +186,7 @@ async def test_agents_stop_stops_a_background_task_and_agents_list_names_its_cal
     assert info["status"] == "canceled"
     with pytest.raises(JsonRpcException, match="not running"):
         await env.call(client, AGENTS_STOP, {"agentId": task_id})
-    with pytest.raises(JsonRpcException, match="no background task"):
+    with pytest.raises(JsonRpcException, match="no sub-agent"):
         await env.call(client, AGENTS_STOP, {"agentId": "agent-0000000000000000"})
     env.fake.release("forever")
 

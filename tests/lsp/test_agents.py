@@ -163,6 +163,44 @@ async def test_cancelling_the_run_cancels_its_sub_agent(client: LanguageClient,
     env.fake.release("never")
 
 
+async def test_stopping_one_foreground_sub_agent_leaves_the_run_and_the_other(
+        client: LanguageClient, env: Any) -> None:
+    env.fake.script.rules[:0] = [
+        {"when": {"last_user_contains": "STUCK-ONE"}, "times": None,
+         "reply": {"text": "never", "hold": "stuck"}},
+        {"when": {"last_user_contains": "QUICK-ONE"}, "times": None,
+         "reply": {"text": "quick answer", "hold": "quick"}}]
+    env.fake.add_turns({"tool_calls": [agent_call("STUCK-ONE"), agent_call("QUICK-ONE")]},
+                       {"text": "went on without it"})
+    run = asyncio.ensure_future(env.call(client, RUN, {"prompt": "two helpers"}))
+
+    def both_asked(requests: list[dict[str, Any]]) -> bool:
+        texts = [json.dumps(r["body"]["messages"]) for r in requests]
+        return any("STUCK-ONE" in t for t in texts) and any("QUICK-ONE" in t for t in texts)
+
+    assert await asyncio.to_thread(env.fake.wait_for, both_asked, 30)
+    listed = (await env.call(client, AGENTS_LIST, {}))["agents"]
+    stuck = next(a["agentId"] for a in listed if a["description"].startswith("STUCK"))
+    stopped = await env.call(client, "pseudoclaude/agents/stop", {"agentId": stuck})
+    assert stopped["status"] == "canceled"
+    env.fake.release("quick")
+    result = await run
+    assert result["stopReason"] == "completed" and result["text"] == "went on without it"
+    by_id = {a["agentId"]: a for a in (await env.call(client, AGENTS_LIST, {}))["agents"]}
+    assert by_id[stuck]["status"] == "canceled"
+    assert [a["status"] for i, a in by_id.items() if i != stuck] == ["completed"]
+    envelopes = [e for e in env.envelopes() if e["tool"] == "agent"]
+    assert envelopes[0]["error_type"] == "agent_stopped"
+    assert "stopped by the user" in envelopes[0]["error"]
+    assert envelopes[1]["ok"] and "quick answer" in envelopes[1]["content"]
+    last = json.dumps(env.fake.requests[-1]["body"]["messages"])
+    assert "stopped by the user" in last and "quick answer" in last
+    # it is not running any more: a second stop says so
+    with pytest.raises(JsonRpcException, match="not running"):
+        await env.call(client, "pseudoclaude/agents/stop", {"agentId": stuck})
+    env.fake.release("stuck")
+
+
 async def test_a_roles_tools_and_model_nesting_and_unknown_types(client: LanguageClient,
                                                                  env: Any) -> None:
     roles = env.folders[0] / ".PseudoClaude" / "agents"

@@ -1252,7 +1252,11 @@ export interface AgentsResult {
 }
 
 export interface AgentStopParams extends WorkspaceParams {
-  /** A background sub-agent of the session (its `taskId`). */
+  /**
+   * A running sub-agent of the session: a background one (its `taskId`) stops as
+   * `task_stop` stops it; a foreground one stops alone, its `agent` call answering that it
+   * was stopped, and the run goes on.
+   */
   agentId: string;
   sessionId?: string | null;
 }

@@ -74,7 +74,7 @@ describe('sub-agent cards', () => {
     assert.match(html, /running · 2 calls · 2(\.0)?k in \/ 50 out/);
     assert.match(html, /<li class="agent-call agent-call-done"[^>]*>.*grep/);
     assert.match(html, /agent-call-running.*read_file/);
-    assert.match(html, /data-action="stopAgent" data-agent="agent-00000000000000a1" title="Stop the run/);
+    assert.match(html, /data-action="stopAgent" data-agent="agent-00000000000000a1" title="Stop this sub-agent: the agent is told/);
     assert.match(html, /data-action="agentTranscript" data-agent="agent-00000000000000a1"/);
 
     // The parent's call ends: the sub-agent completed; its answer folds in; no Stop any more.

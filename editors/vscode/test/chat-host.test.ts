@@ -2155,6 +2155,10 @@ describe('ChatHost: sub-agents', () => {
     await host.handle({ type: 'ready' });
     await host.handle({ type: 'stopAgent', agentId: A1, background: true });
     assert.deepEqual(agent.calls.find((c) => c.method === 'pseudoclaude/agents/stop')?.params, { workspace: WS, sessionId: 's1', agentId: A1 });
+    // a foreground one stops alone too (the run goes on): agents/stop as well
+    await host.handle({ type: 'stopAgent', agentId: A1, background: false });
+    const stops = agent.calls.filter((c) => c.method === 'pseudoclaude/agents/stop');
+    assert.equal(stops.length, 2);
     await host.handle({ type: 'agentTranscript', agentId: A1 });
     const paged = agent.calls.filter((c) => c.method === 'pseudoclaude/sessions/messages' && (c.params as { agentId?: string }).agentId === A1);
     assert.deepEqual(paged.map((c) => c.params), [
@@ -2170,12 +2174,12 @@ describe('ChatHost: sub-agents', () => {
     const { host } = setup({
       'pseudoclaude/agents/list': { sessionId: 's1', agents: [] },
       'pseudoclaude/agents/stop': () => {
-        throw rpcError(-32803, `no background task '${A1}' in this session`);
+        throw rpcError(-32803, `sub-agent ${A1} is not running: it ended completed`);
       },
     });
     await host.handle({ type: 'ready' });
     await host.handle({ type: 'stopAgent', agentId: A1, background: true });
     const notice = host.current.items.find((i) => i.kind === 'notice');
-    assert.match(notice?.kind === 'notice' ? notice.text : '', /Cannot stop agent-00000000000000a1: no background task/);
+    assert.match(notice?.kind === 'notice' ? notice.text : '', /Cannot stop agent-00000000000000a1: sub-agent agent-00000000000000a1 is not running/);
   });
 });

@@ -17,6 +17,7 @@ calls fire the session's ``PreToolUse`` and ``PostToolUse`` hooks (payloads with
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import secrets
@@ -97,6 +98,8 @@ class Live:
     task: asyncio.Task[Any] | None = None
     runner: Runner | None = None
     usage: Usage = field(default_factory=Usage)
+    stopped: str = ""
+    """Why it was stopped alone, its run going on (``""``: it was not)."""
 
 
 class SubAgents:
@@ -161,8 +164,45 @@ class SubAgents:
             return await self._background(role, args, call_id)
         async with self._semaphore():
             launch = await self._open(role, args, call_id)
-            launch.live.task = asyncio.current_task()
-            return await self._body(launch, self.run_hooks)
+            return await self._foreground(launch)
+
+    async def _foreground(self, launch: Launch) -> ToolOutput:
+        """Run it in a task of its own that this call awaits: cancelling the call (the run)
+        cancels it; stopping it alone (:meth:`stop_live`) answers the call with what it did."""
+        live = launch.live
+        inner: asyncio.Task[ToolOutput] = asyncio.create_task(
+            self._body(launch, self.run_hooks), name=f"pseudoclaude {live.agent_id}")
+        live.task = inner
+        try:
+            return await inner
+        except asyncio.CancelledError:
+            me = asyncio.current_task()
+            if not live.stopped or (me is not None and me.cancelling()):
+                raise  # the run was cancelled
+        said = live.runner.result.text.strip() if live.runner is not None else ""
+        text = f"The sub-agent {live.agent_id} was {live.stopped} before it finished."
+        if said:
+            text += f" What it had said so far:\n{said}"
+        return ToolOutput(text, {
+            "agentId": live.agent_id, "subagentType": launch.role.name, "status": "canceled",
+            "files": [], "usage": {"inputTokens": live.usage.input_all,
+                                   "outputTokens": live.usage.output_tokens},
+            **({"name": launch.name} if launch.name else {})},
+            error_type="agent_stopped", error=text)
+
+    async def stop_live(self, agent_id: str, reason: str) -> str:
+        """Stop one foreground sub-agent alone: its ``agent`` call answers that it was stopped
+        and the run goes on. Its status (``canceled``); :class:`ToolError` when it does not run
+        here."""
+        live = self.live.get(agent_id)
+        if live is None or live.task is None or live.task.done():
+            raise ToolError("not_running", f"sub-agent {agent_id[:80]} is not running in "
+                            "this session")
+        live.stopped = reason
+        live.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([live.task])
+        return "canceled"
 
     def _model(self, role: Role, provider_name: str) -> str:
         settings = self.host.settings
@@ -209,7 +249,8 @@ class SubAgents:
             outcome = await self._converse(role, prompt, launch.provider, writer, live,
                                            hooks, name, root)
         except asyncio.CancelledError:
-            reason = self.tasks.reason(agent_id) or "the run that started it was canceled"
+            reason = live.stopped or self.tasks.reason(agent_id) or \
+                "the run that started it was canceled"
             self._stop(writer, live, "canceled", reason, hooks)
             self._subagent_stop_later(live, role, StopReason.CANCELED)
             if worktree is not None:

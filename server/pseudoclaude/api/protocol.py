@@ -937,7 +937,9 @@ class AgentsResult(Wire):
 
 class AgentStopParams(Wire):
     agent_id: str
-    """A background sub-agent of the session (its ``taskId``)."""
+    """A running sub-agent of the session: a background one (its ``taskId``) stops as
+    ``task_stop`` stops it; a foreground one stops alone, its ``agent`` call answering that it
+    was stopped, and the run goes on."""
     session_id: str | None = None
 
     def check(self) -> None:

@@ -1413,16 +1413,22 @@ class Workspace:
         return await asyncio.to_thread(scan)
 
     async def stop_agent(self, session_id: str | None, agent_id: str) -> tuple[str, str]:
-        """Stop a background sub-agent of an open session as ``task_stop`` does (its log ends
-        ``canceled``, ``stopped by the user``; no notification): the session's id and how it
-        ended. A foreground one ends with its run (cancel the run); :class:`WorkspaceError`
-        when it is not running."""
+        """Stop one sub-agent of an open session (its log ends ``canceled``, ``stopped by the
+        user``): a background one as ``task_stop`` does (no notification), a foreground one
+        alone (its ``agent`` call answers that it was stopped, and the run goes on). The
+        session's id and how it ended; :class:`WorkspaceError` when it is not running."""
         session = self._session(session_id)
         agents = session.agents
-        if agent_id in agents.live and agent_id not in agents.tasks.by_id:
-            raise WorkspaceError(f"sub-agent {agent_id} runs in the foreground of the "
-                                 "session's run: cancel the run to stop it")
+        if agent_id not in agents.live and agent_id not in agents.tasks.by_id:
+            _, records = await self.agents_of(session.id)
+            ended = next((status for r, status, _ in records
+                          if r.header.agent_id == agent_id), None)
+            raise WorkspaceError(f"sub-agent {agent_id[:80]} is not running: it ended {ended}"
+                                 if ended else f"no sub-agent {agent_id[:80]!r} in session "
+                                 f"{session.id}")
         try:
+            if agent_id not in agents.tasks.by_id:
+                return session.id, await agents.stop_live(agent_id, "stopped by the user")
             info = await agents.stop_task(agent_id, "stopped by the user")
         except ToolError as exc:
             raise WorkspaceError(exc.message) from None

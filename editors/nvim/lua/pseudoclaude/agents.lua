@@ -12,7 +12,7 @@
 --- `:PseudoClaudeAgents`: the session's sub-agents (`pseudoclaude/agents/list`: from their logs,
 --- so also those of an earlier process) in a list: name or type, description, status, tokens,
 --- when it started. `<CR>` opens one's transcript (`pseudoclaude/sessions/messages` with its
---- `agentId`, shown as the transcript shows items), `x` stops a running background one
+--- `agentId`, shown as the transcript shows items), `x` stops a running one
 --- (`pseudoclaude/agents/stop`), `r` reads the list again, `q` closes it.
 local client = require('pseudoclaude.client')
 local fmt = require('pseudoclaude.format')
@@ -631,7 +631,7 @@ function M.open_transcript(info)
   end)
 end
 
---- Stop a running background sub-agent (`pseudoclaude/agents/stop`), then read the list again.
+--- Stop a running sub-agent alone (`pseudoclaude/agents/stop`), then read the list again.
 --- @param info? pseudoclaude.AgentInfo|false
 function M.stop(info)
   if not info then

@@ -939,7 +939,7 @@ M.stop_reasons = {
 
 --- @class pseudoclaude.AgentStopParams
 --- @field workspace? string
---- @field agentId string A background sub-agent of the session (its `taskId`).
+--- @field agentId string A running sub-agent of the session: a background one (its `taskId`) stops as `task_stop` stops it; a foreground one stops alone, its `agent` call answering that it was stopped, and the run goes on.
 --- @field sessionId? string|nil
 
 --- @class pseudoclaude.AgentStopResult

@@ -1456,13 +1456,14 @@ export class ChatHost {
   }
 
   /**
-   * A sub-agent's Stop: a background one is stopped by itself (`pseudoclaude/agents/stop`; its
-   * task event updates the card and the list); a foreground one stops with the run.
+   * A sub-agent's Stop (`pseudoclaude/agents/stop`): it alone stops. A background one's task
+   * event updates the card and the list; a foreground one's `agent` call answers that it was
+   * stopped and the run goes on. A card whose sub-agent is not known yet stops the run.
    */
-  private async stopAgent(agentId: string, background: boolean): Promise<void> {
+  private async stopAgent(agentId: string, _background: boolean): Promise<void> {
     const folder = this.state.folder;
     const sessionId = this.state.sessionId;
-    if (!background || agentId === '' || !folder || !sessionId) {
+    if (agentId === '' || !folder || !sessionId) {
       await this.cancel();
       return;
     }

@@ -188,7 +188,7 @@ function agentCard(item: ItemOf<'tool'>, open: boolean): string {
   if (running) {
     const stopTip = background
       ? 'Stop this background sub-agent (the run goes on)'
-      : 'Stop the run: a sub-agent in the foreground stops with it';
+      : 'Stop this sub-agent: the agent is told, and the run goes on without its answer';
     buttons.push(
       `<button type="button" data-action="stopAgent" data-agent="${esc(agent?.agentId ?? '')}"${background ? ' data-background="true"' : ''} ` +
         `title="${esc(stopTip)}">Stop</button>`,
