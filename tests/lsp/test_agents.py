@@ -125,6 +125,11 @@ async def test_two_sub_agents_of_one_turn_overlap(client: LanguageClient, env: A
 
 async def test_a_sub_agent_asks_through_the_parent_naming_itself(approving: LanguageClient,
                                                                  env: Any) -> None:
+    """Its approval names it, and so does the Notification hooks' payload of that question."""
+    told = env.tmp / "notified.jsonl"
+    (env.tmp / "hooks.yaml").write_text(json.dumps({"hooks": [{
+        "name": "tell", "event": "Notification",
+        "action": {"type": "shell", "command": f"cat >> {told}"}}]}))
     write = {"name": "write_file", "arguments": {"path": "made.txt", "content": "x\n"}}
     env.fake.script.rules[:0] = [
         rule(GENERAL, {"tool_calls": [write]}, last_is_tool_result=False),
@@ -140,6 +145,11 @@ async def test_a_sub_agent_asks_through_the_parent_naming_itself(approving: Lang
     [envelope] = [e for e in env.envelopes() if e["tool"] == "agent"]
     assert envelope["ok"] and envelope["metadata"]["files"] == ["made.txt"]
     assert "made.txt" in envelope["content"]
+    await env.until(lambda: told.exists() and told.read_text().rstrip().endswith("}"),
+                    what="the Notification hook")
+    [payload] = [json.loads(line) for line in told.read_text().splitlines()]
+    assert payload["kind"] == "approval" and payload["agent_id"] == asked["agentId"]
+    assert payload["agent_type"] == "general-purpose"
 
 
 async def test_cancelling_the_run_cancels_its_sub_agent(client: LanguageClient,

@@ -49,6 +49,29 @@ def test_answer_on_stdout_tools_on_stderr(tmp_path: Path) -> None:
     assert json.dumps(fake.requests[0]["body"]).count("what is in a.txt?") == 1
 
 
+def test_a_sub_agents_steps_go_under_its_call_and_its_text_stays_out_of_the_answer(
+        tmp_path: Path) -> None:
+    sub = "You are an explore sub-agent"
+    read = {"name": "read_file", "arguments": {"path": "a.txt"}}
+    script = {"rules": [
+        {"when": {"system_contains": sub, "last_is_tool_result": False},
+         "reply": {"text": "SUB-TEXT looking", "tool_calls": [read]}},
+        {"when": {"system_contains": sub, "last_is_tool_result": True},
+         "reply": {"text": "SUB-TEXT it says alpha"}}],
+        "turns": [{"tool_calls": [{"name": "agent", "arguments": {
+            "subagent_type": "explore", "description": "look at a.txt",
+            "prompt": "What is in a.txt?"}}]},
+                  {"text": "a.txt says alpha."}]}
+    with FakeModelServer(script) as fake:
+        proc = run(tmp_path, "--base-url", fake.base_url, "what is in a.txt?")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "a.txt says alpha.\n"  # the sub-agent's text is not the answer
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("> agent ") and "look at a.txt" in lines[0]
+    assert '  | > read_file {"path": "a.txt"}' in lines
+    assert "SUB-TEXT" not in proc.stderr
+
+
 def test_json_events_end_with_the_result(tmp_path: Path) -> None:
     memory = {"when": {"has_tools": False}, "reply": {"text": "Nothing to keep: []"}}
     with FakeModelServer({"turns": [{"text": ["Hel", "lo"]}], "rules": [memory]}) as fake:

@@ -288,11 +288,16 @@ class Gate:
         self.agent_id: str | None = None
         self.agent_name: str | None = None
 
-    def for_agent(self, agent_id: str, agent_name: str | None = None) -> Gate:
+    def for_agent(self, agent_id: str, agent_name: str | None = None,
+                  on_ask: Callable[[ApprovalRequest], None] | None = None) -> Gate:
         """The gate of a sub-agent of this session: the same engine, approver, answers and
-        one-question-at-a-time lock; its questions name the sub-agent."""
+        one-question-at-a-time lock; its questions name the sub-agent. ``on_ask``: who is
+        told of its questions instead of the session's listener (its ``Notification`` hooks,
+        whose payload names it)."""
         child = copy.copy(self)
         child.agent_id, child.agent_name = agent_id, agent_name
+        if on_ask is not None:
+            child.on_ask = on_ask
         return child
 
     def reset(self) -> None:

@@ -417,7 +417,10 @@ class SubAgents:
                                  provider=summary_provider, prefix=prefix, emit=emit)
         runner = live.runner = Runner(
             conversation, compact=runtime, provider=source, tools=tools,
-            gate=host.gate.for_agent(live.agent_id, name or None), system_prompt=system_prompt,
+            gate=host.gate.for_agent(
+                live.agent_id, name or None,
+                on_ask=lambda request: agent_hooks.notify("approval", request.summary)),
+            system_prompt=system_prompt,
             emit=emit, max_iterations=role.max_turns or host.settings.max_iterations,
             before_change=hooks.before_change, after_change=hooks.after_change,
             secrets=host.secrets(), environment=env, hooks=agent_hooks, reminder=reminder)

@@ -33,6 +33,7 @@ from pseudoclaude.events import (
     MemoryEvent,
     ModeEvent,
     StopReason,
+    TaskEvent,
     TasksEvent,
     TextEvent,
     ToolCallEvent,
@@ -100,15 +101,20 @@ class TerminalPrinter(Output):
     errors: list[str] = field(default_factory=list)
 
     def __call__(self, session_id: str, event: Event) -> None:
-        if isinstance(event, ErrorEvent):
+        sub = isinstance(event.agent_id, str) and not isinstance(event, TaskEvent)
+        if isinstance(event, ErrorEvent) and not sub:
             self.errors.append(event.message)
         if isinstance(event, TextEvent):
+            if sub:  # a sub-agent's text is its answer to the agent, not the user's answer
+                return
             self.put(event.delta)
             self._mid_line = not event.delta.endswith("\n")
             return
         line = self.line(event)
         if line is None or (self._is_retry(event) and not self.verbose):
             return
+        if sub:  # under its agent call
+            line = f"  | {line}"
         if self._mid_line:
             self.put("\n")
             self._mid_line = False
@@ -153,6 +159,10 @@ class TerminalPrinter(Output):
             return f"[tasks] {done}/{len(event.tasks)} done" + (f"; now: {now}" if now else "")
         if isinstance(event, ModeEvent):
             return f"[mode] {event.mode}"
+        if isinstance(event, TaskEvent):
+            who = event.name if isinstance(event.name, str) and event.name else \
+                event.description
+            return f"[task {event.task_id}] {event.subagent_type} {event.status}: {who}"
         if isinstance(event, WarningEvent):
             return f"warning: {event.message}"
         if isinstance(event, ErrorEvent):  # a failure: the prefix of every other one
