@@ -1,7 +1,8 @@
 // `pseudoclaude acp` driven by the official ACP TypeScript SDK (@agentclientprotocol/sdk) as
 // the client, the way an editor would: new session -> prompt (a tool call asked with
 // session/request_permission) -> cancel -> list -> load in a new process, then the session as
-// `pseudoclaude sessions show` has it; and the model option, close, resume and delete. The SDK
+// `pseudoclaude sessions show` has it; the model option, close, resume and delete; and a
+// sub-agent as one tool call streaming its progress (a background one: a card of its own). The SDK
 // validates every message it receives against the ACP schema, so this also checks that what
 // the agent writes is protocol-valid.
 //
@@ -56,9 +57,9 @@ async function until(predicate, what) {
 }
 
 /** `pseudoclaude fake-model --script FILE`: resolves with its base URL and the process. */
-function fakeModel(dir, turns = SCRIPT.turns) {
+function fakeModel(dir, turns = SCRIPT.turns, rules = []) {
   const script = path.join(dir, 'script.json');
-  writeFileSync(script, JSON.stringify({ ...SCRIPT, turns }));
+  writeFileSync(script, JSON.stringify({ ...SCRIPT, rules: [...rules, ...SCRIPT.rules], turns }));
   const proc = spawn(PYTHON, ['-m', 'pseudoclaude', 'fake-model', '--script', script],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
@@ -309,6 +310,71 @@ test('the model option, then close, resume and delete', async () => {
       const listed = await ctx.request(acp.methods.agent.session.list, { cwd: ws });
       assert.deepEqual(listed.sessions, []);
       await ctx.request(acp.methods.agent.session.delete, { sessionId });
+    });
+    agent.proc.stdin.end();
+    assert.equal(await withTimeout(agent.exited, 'the agent to exit'), 0);
+    assert.ok(!JSON.stringify(log).includes(API_KEY));
+  } finally {
+    fake.proc.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a sub-agent is one tool call whose content streams its progress; a background one a card of its own', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pseudoclaude-acp-node-'));
+  const EXPLORE = 'You are an explore sub-agent';
+  const GENERAL = 'You are a general-purpose sub-agent';
+  const sub = (system, afterResult, reply) => ({ when: { system_contains: system, last_is_tool_result: afterResult }, reply, times: 1 });
+  const fake = await fakeModel(dir, [
+    { text: 'Handing it over.', tool_calls: [{ name: 'agent', arguments: { subagent_type: 'explore', description: 'find the title', prompt: 'What is the title of README.md?' } }] },
+    { text: 'The title is ws.' },
+    { text: 'Started it.', tool_calls: [{ name: 'agent', arguments: { description: 'count files', prompt: 'Count the files.', run_in_background: true } }] },
+    { text: 'It runs in the background.' },
+  ], [
+    sub(EXPLORE, false, { text: 'SUBTEXT looking.', tool_calls: [{ name: 'read_file', arguments: { path: 'README.md' } }] }),
+    sub(EXPLORE, true, { text: 'SUBANSWER: the title is ws' }),
+    sub(GENERAL, false, { text: 'BGTEXT counting.', tool_calls: [{ name: 'find_files', arguments: { pattern: '*' } }] }),
+    sub(GENERAL, true, { text: 'BGANSWER: one file' }),
+  ]);
+  const { ws, env } = setUp(dir, fake.url);
+  const log = [];
+  const contentText = (u) => (u.content ?? []).map((c) => c.content?.text ?? '');
+  try {
+    const agent = startAgent(env, dir, log);
+    await agent.app.connectWith(agent.stream, async (ctx) => {
+      await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+      const first = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
+        sessionId, prompt: [{ type: 'text', text: 'what is the title?' }],
+      }), 'the prompt with a sub-agent');
+      assert.equal(first.stopReason, 'end_turn');
+      // one card: the agent call; the sub-agent's read_file is in its content, not a card
+      const [start] = ofKind(agent.updates, sessionId, 'tool_call');
+      assert.equal(start.title, 'explore agent: find the title');
+      const card = start.toolCallId;
+      const updates = ofKind(agent.updates, sessionId, 'tool_call_update');
+      assert.deepEqual([...new Set(updates.map((u) => u.toolCallId))], [card]);
+      assert.ok(updates.some((u) => contentText(u).some((t) => t.includes('SUBTEXT looking.'))), 'its text streams');
+      const done = updates.at(-1);
+      assert.equal(done.status, 'completed');
+      const shown = contentText(done);
+      assert.equal(shown[0], '✓ read_file: README.md');
+      assert.ok(shown.at(-1).includes('SUBANSWER: the title is ws'), shown.join(' | '));
+      assert.equal(text(agent.updates, sessionId), 'Handing it over.The title is ws.'); // not SUBTEXT
+
+      // a background sub-agent: the agent call ends at once; its task is a card of its own
+      const second = await withTimeout(ctx.request(acp.methods.agent.session.prompt, {
+        sessionId, prompt: [{ type: 'text', text: 'count them in the background' }],
+      }), 'the prompt with a background sub-agent');
+      assert.equal(second.stopReason, 'end_turn');
+      const taskCard = () => ofKind(agent.updates, sessionId, 'tool_call_update')
+        .filter((u) => u.toolCallId.startsWith('task-'));
+      await until(() => taskCard().some((u) => u.status === 'completed'), 'the task card to end');
+      const [taskStart] = ofKind(agent.updates, sessionId, 'tool_call').filter((u) => u.toolCallId.startsWith('task-'));
+      assert.ok(taskStart, 'the task has a card of its own');
+      const ended = taskCard().find((u) => u.status === 'completed');
+      assert.ok(contentText(ended).some((t) => t.includes('BGANSWER: one file')), contentText(ended).join(' | '));
+      assert.ok(!text(agent.updates, sessionId).includes('BGTEXT'));
     });
     agent.proc.stdin.end();
     assert.equal(await withTimeout(agent.exited, 'the agent to exit'), 0);
