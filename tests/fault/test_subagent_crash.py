@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pseudoclaude.agents.log import load_messages, read_record
+from pseudoclaude.agents.log import load_messages, read_record, running_elsewhere
 from pseudoclaude.fake_model import FakeModelServer
 from pseudoclaude.session import SessionStore, load_session, repair, replay_file
 from pseudoclaude.session.repair import is_valid
@@ -47,16 +47,19 @@ def test_a_kill_mid_sub_agent_leaves_both_logs_repairable(tmp_path: Path) -> Non
                 "--base-url", fake.base_url]
         child = subprocess.Popen([*base, "ask a helper"], env=env, start_new_session=True,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        store = SessionStore(ws / ".PseudoClaude")
         try:
             # its second request waits: the read and its result are in the child log
             assert fake.wait_for(lambda rs: len(sub_requests(rs)) == 2, 60)
+            [log] = list((store.data_dir / "sessions").glob("*/agents/agent-*.jsonl"))
+            # another process (this one) sees that it runs
+            assert running_elsewhere(log, log.stem)
         finally:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait(30)
-        store = SessionStore(ws / ".PseudoClaude")
-        [session_dir] = [d for d in (store.data_dir / "sessions").iterdir() if d.is_dir()]
+        assert not running_elsewhere(log, log.stem)  # its lock died with its process
+        session_dir = log.parent.parent
         sid = session_dir.name
-        [log] = list((session_dir / "agents").glob("agent-*.jsonl"))
         record = read_record(log)
         assert record is not None and record.stop is None  # it never ended
         assert record.header.parent == sid and record.header.description == "read a.txt"

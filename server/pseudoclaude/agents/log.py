@@ -18,6 +18,7 @@ from pathlib import Path
 from pseudoclaude.llm.types import Message
 from pseudoclaude.session.codec import AgentEntry, AgentStopEntry, BadLine, decode, encode
 from pseudoclaude.session.loader import replay_file
+from pseudoclaude.session.lock import SessionLock, holder
 from pseudoclaude.session.repair import repair
 from pseudoclaude.session.store import SessionStore
 from pseudoclaude.session.writer import SessionWriter
@@ -29,6 +30,16 @@ STATUSES = ("running", "completed", "failed", "canceled", "max_turns")
 
 def agents_dir(store: SessionStore, session_id: str) -> Path:
     return store.session_dir(session_id) / AGENTS_DIR
+
+
+def lock_name(agent_id: str) -> str:
+    """The name of the lock a running sub-agent holds in its session's ``agents`` folder."""
+    return f"{agent_id}.lock"
+
+
+def running_elsewhere(log: Path, agent_id: str) -> bool:
+    """Whether a process holds the lock of this sub-agent (it runs there). Blocking."""
+    return holder(log.parent, lock_name(agent_id)) is not None
 
 
 def agent_log(store: SessionStore, session_id: str, agent_id: str) -> Path:
@@ -46,6 +57,20 @@ class AgentWriter(SessionWriter):
         self.path = agent_log(store, header.parent, header.agent_id)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.header = header
+        self.running = SessionLock(self.path.parent, header.agent_id,
+                                   lock_name(header.agent_id))
+        """Held while it runs: another process listing it knows it runs."""
+
+    def touch(self) -> None:
+        if not self.running.held:
+            self.running.acquire()
+        super().touch()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.running.release()
 
     def _header(self) -> bytes:
         return encode(self.header)

@@ -68,8 +68,8 @@ class SessionBusy(SessionError):
         self.pid = pid
 
 
-def lock_path(session_dir: Path) -> Path:
-    return session_dir / LOCK_FILE
+def lock_path(session_dir: Path, name: str = LOCK_FILE) -> Path:
+    return session_dir / name
 
 
 def _read_pid(fd: int) -> int | None:
@@ -83,8 +83,9 @@ def _read_pid(fd: int) -> int | None:
 class SessionLock:
     """The exclusive lock of one session (see the module docstring); a context manager."""
 
-    def __init__(self, session_dir: Path, session_id: str) -> None:
-        self.path = lock_path(session_dir)
+    def __init__(self, session_dir: Path, session_id: str, name: str = LOCK_FILE) -> None:
+        """``name``: the lock file's name in ``session_dir`` (a sub-agent's is its own)."""
+        self.path = lock_path(session_dir, name)
         self.session_id = session_id
         self._fd: int | None = None
 
@@ -133,11 +134,11 @@ class SessionLock:
         self.release()
 
 
-def holder(session_dir: Path) -> int | None:
+def holder(session_dir: Path, name: str = LOCK_FILE) -> int | None:
     """The pid of the process writing the session now (0 when it is held but the holder is
     not known yet), or ``None`` when nobody holds it. Never waits, never creates anything."""
     try:
-        fd = os.open(lock_path(session_dir), os.O_RDONLY)
+        fd = os.open(lock_path(session_dir, name), os.O_RDONLY)
     except OSError:
         return None
     try:

@@ -44,7 +44,13 @@ from pseudoclaude.agent.runner import Runner, RunOutcome
 from pseudoclaude.agent.skills import SessionSkills
 from pseudoclaude.agent.tools import ToolError, ToolRegistry
 from pseudoclaude.agent.tools.freshness import WriteBoard
-from pseudoclaude.agents import AgentRecord, RunHooks, agent_log, list_records
+from pseudoclaude.agents import (
+    AgentRecord,
+    RunHooks,
+    agent_log,
+    list_records,
+    running_elsewhere,
+)
 from pseudoclaude.checkpoints import (
     BEFORE,
     NO_GIT,
@@ -1406,7 +1412,9 @@ class Workspace:
                 elif (one := live.get(r.header.agent_id)) is not None:
                     used = one.runner.result.usage if one.runner is not None else Usage()
                     found.append((r, "running", Usage(used.input_all, used.output_tokens)))
-                else:
+                elif running_elsewhere(r.path, r.header.agent_id):  # another process's
+                    found.append((r, "running", Usage()))
+                else:  # interrupted: a crash, a kill
                     found.append((r, "failed", Usage()))
             return sid, found
 
