@@ -628,7 +628,7 @@ FIELDS: dict[str, list[str]] = {
     "pseudoclaude/sessions/list": [],
     "pseudoclaude/sessions/resume": ["sessionId"],
     "pseudoclaude/sessions/new": ["worktree"],
-    "pseudoclaude/sessions/messages": ["sessionId", "offset", "limit"],
+    "pseudoclaude/sessions/messages": ["sessionId", "offset", "limit", "agentId"],
     "pseudoclaude/commands": [],
     "pseudoclaude/sessions/turns": ["sessionId"],
     "pseudoclaude/rewind/preview": ["turn", "mode", "sessionId"],
@@ -697,6 +697,7 @@ PLAUSIBLE: dict[str, Any] = {
     "worktree": st.booleans(),
     "path": st.sampled_from(["a.txt", "notes/b.md", "../outside.txt", "/etc/passwd", ""]),
     "server": st.sampled_from(["echo", "nope", "", "../x"]),
+    "agentId": st.sampled_from(["agent-0000000000000000", "agent-../x", "", "../x"]),
     "context": st.fixed_dictionaries({}, optional={
         "activeFile": st.sampled_from(["a.txt", "../x", "/etc/passwd", "", "C:\\x"]),
         "selection": st.fixed_dictionaries({
@@ -715,7 +716,8 @@ REQUIRED: dict[str, set[str]] = {
     "pseudoclaude/rewind/preview": {"turn", "mode"}, "pseudoclaude/rewind": {"turn", "mode"},
     "pseudoclaude/rewind/file": {"turn", "path"},
     "pseudoclaude/mcp/approve": {"server", "decision"}, "pseudoclaude/mcp/restart": {"server"},
-    "pseudoclaude/mode": {"mode"}, "pseudoclaude/permissions/check": {"tool"}}
+    "pseudoclaude/mode": {"mode"}, "pseudoclaude/permissions/check": {"tool"},
+    "pseudoclaude/agents/stop": {"agentId"}}
 
 
 def params_strategies(method: str, folder_uri: str) -> dict[str, st.SearchStrategy[Any]]:

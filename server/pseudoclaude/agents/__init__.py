@@ -9,7 +9,8 @@ from pseudoclaude.agents.log import (
     running_elsewhere,
 )
 from pseudoclaude.agents.roles import BUILTIN, Role, Roles, load_roles, parse_role
-from pseudoclaude.agents.run import RunHooks, SubAgents
+from pseudoclaude.agents.run import RunHooks, SubAgents, section, with_section
 
 __all__ = ["BUILTIN", "AgentRecord", "Role", "Roles", "RunHooks", "SubAgents", "agent_log",
-           "list_records", "load_messages", "load_roles", "parse_role", "running_elsewhere"]
+           "list_records", "load_messages", "load_roles", "parse_role", "running_elsewhere",
+           "section", "with_section"]

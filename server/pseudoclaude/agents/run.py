@@ -135,8 +135,7 @@ class SubAgents:
 
     def section(self) -> str:
         """The system prompt's part that lists the types. Blocking."""
-        return ("# Sub-agents\nThe agent tool starts a sub-agent of one of these types "
-                "(subagent_type):\n" + self.roles().listing(plan=self.host.mode == "plan"))
+        return section(self.roles(), plan=self.host.mode == "plan")
 
     # -- running -------------------------------------------------------------------------
     def _semaphore(self) -> asyncio.Semaphore:
@@ -425,6 +424,18 @@ class SubAgents:
             before_change=hooks.before_change, after_change=hooks.after_change,
             secrets=host.secrets(), environment=env, hooks=agent_hooks, reminder=reminder)
         return await runner.run(prompt)
+
+
+def section(roles: Roles, *, plan: bool) -> str:
+    """The system prompt's part that lists the sub-agent types (in plan mode: those that run
+    in it)."""
+    return ("# Sub-agents\nThe agent tool starts a sub-agent of one of these types "
+            "(subagent_type):\n" + roles.listing(plan=plan))
+
+
+def with_section(prompt: SystemPrompt, listed: str) -> SystemPrompt:
+    """A session's system prompt: the folder's, with the sub-agent types after its identity."""
+    return dataclasses.replace(prompt, system=prompt.system + SEPARATOR + listed)
 
 
 def subagent_prompt(role: Role, parent: SystemPrompt) -> SystemPrompt:

@@ -49,7 +49,10 @@ from pseudoclaude.agents import (
     RunHooks,
     agent_log,
     list_records,
+    load_roles,
     running_elsewhere,
+    section,
+    with_section,
 )
 from pseudoclaude.checkpoints import (
     BEFORE,
@@ -1584,7 +1587,9 @@ class Workspace:
                                    loaded.anchor.saved)
         else:
             runtime.estimate()
-        prompt = self.build_system_prompt(logged_instructions(self.store.log_path(sid)))
+        prompt = with_section(  # as the session's next request would send it
+            self.build_system_prompt(logged_instructions(self.store.log_path(sid))),
+            section(load_roles(self.root, Path.home()), plan=loaded.mode == "plan"))
         system, rules, memory, skills = prompt.sizes()
         if tools_bytes is None:
             registry = ToolRegistry(self.root)

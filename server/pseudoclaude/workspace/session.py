@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -24,7 +23,6 @@ from pseudoclaude import __version__
 from pseudoclaude.agent.approvals import Answer, ApprovalRequest, ApprovalUnavailable, Gate
 from pseudoclaude.agent.environment import environment
 from pseudoclaude.agent.instructions import INSTRUCTIONS_KEY, NestedInstructions, logged_nested
-from pseudoclaude.agent.prompt import SEPARATOR
 from pseudoclaude.agent.reminders import (
     PLAN_EXITS,
     block,
@@ -37,7 +35,7 @@ from pseudoclaude.agent.skills import SessionSkills
 from pseudoclaude.agent.tools import ToolRegistry
 from pseudoclaude.agent.tools.base import PlanAnswer
 from pseudoclaude.agent.tools.freshness import DIGEST_KEY, FileLedger, digest, ledger_entries
-from pseudoclaude.agents import SubAgents
+from pseudoclaude.agents import SubAgents, with_section
 from pseudoclaude.checkpoints import Checkpoints
 from pseudoclaude.compact import CompactRuntime, Ledger
 from pseudoclaude.compact.estimate import json_bytes
@@ -282,10 +280,7 @@ class Session:
         tools of those it loaded follow), and the sub-agent types (``agents``). Blocking."""
         prompt = self.ws.build_system_prompt(self.instructions.joined(), self.root,
                                              self.skills.catalog())
-        if not agents:
-            return prompt
-        return dataclasses.replace(prompt, system=prompt.system + SEPARATOR
-                                   + self.agents.section())
+        return with_section(prompt, self.agents.section()) if agents else prompt
 
     # -- what its sub-agents reach (pseudoclaude.agents.host.AgentHost) --------------------
     @property
