@@ -68,7 +68,9 @@ def test_a_sub_agents_steps_go_under_its_call_and_its_text_stays_out_of_the_answ
     assert proc.stdout == "a.txt says alpha.\n"  # the sub-agent's text is not the answer
     lines = proc.stderr.splitlines()
     assert lines[0].startswith("> agent ") and "look at a.txt" in lines[0]
-    assert '  | > read_file {"path": "a.txt"}' in lines
+    [agent_id] = {p.name.removesuffix(".jsonl")
+                  for p in (tmp_path / "ws").glob(".PseudoClaude/sessions/*/agents/*.jsonl")}
+    assert f'  | {agent_id[6:12]} > read_file {{"path": "a.txt"}}' in lines
     assert "SUB-TEXT" not in proc.stderr
 
 

@@ -91,6 +91,12 @@ class Output:
                 self.on_closed()
 
 
+def short_id(agent_id: str) -> str:
+    """A sub-agent's id as the terminal shows it: six hex digits (``agent-65f97a…`` ->
+    ``65f97a``); ``--json`` has the whole id."""
+    return agent_id.removeprefix("agent-")[:6]
+
+
 @dataclass
 class TerminalPrinter(Output):
     """Human output: the answer on ``out``, everything else on ``err``."""
@@ -113,8 +119,8 @@ class TerminalPrinter(Output):
         line = self.line(event)
         if line is None or (self._is_retry(event) and not self.verbose):
             return
-        if sub:  # under its agent call
-            line = f"  | {line}"
+        if sub:  # under its agent call, named (several may run at once)
+            line = f"  | {short_id(str(event.agent_id))} {line}"
         if self._mid_line:
             self.put("\n")
             self._mid_line = False
@@ -162,7 +168,8 @@ class TerminalPrinter(Output):
         if isinstance(event, TaskEvent):
             who = event.name if isinstance(event.name, str) and event.name else \
                 event.description
-            return f"[task {event.task_id}] {event.subagent_type} {event.status}: {who}"
+            return (f"[task {short_id(event.task_id)}] {event.subagent_type} {event.status}: "
+                    f"{who}")
         if isinstance(event, WarningEvent):
             return f"warning: {event.message}"
         if isinstance(event, ErrorEvent):  # a failure: the prefix of every other one
