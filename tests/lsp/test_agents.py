@@ -327,3 +327,31 @@ async def test_a_sub_agents_usage_counts_its_cached_input_as_it_runs(client: Lan
     assert envelope["metadata"]["usage"] == ended["usage"]
     # the run's usage adds the sub-agent's (uncached input, as for the session's own requests)
     assert result["usage"] == {"inputTokens": 500 + 50 + 110, "outputTokens": 20 + 5 + 10}
+
+
+async def test_a_roles_background_and_strict_permission_mode(approving: LanguageClient,
+                                                             env: Any) -> None:
+    """A role with ``background: true`` runs in the background when the call does not say;
+    ``permissionMode: strict`` asks for a read the session's mode runs unasked, naming it."""
+    roles = env.folders[0] / ".PseudoClaude" / "agents"
+    roles.mkdir(parents=True)
+    (roles / "careful.md").write_text(
+        "---\nname: careful\ndescription: Asks first\npermissionMode: strict\n---\n"
+        "You are the CAREFUL role.\n")
+    (roles / "slow.md").write_text(
+        "---\nname: slow\ndescription: Runs aside\nbackground: true\n---\n"
+        "You are the SLOW role.\n")
+    env.fake.script.rules[:0] = [
+        rule("CAREFUL", {"tool_calls": [env.read_file("notes.txt")]}, last_is_tool_result=False),
+        rule("CAREFUL", {"text": "read it"}, last_is_tool_result=True),
+        rule("SLOW", {"text": "slow done"})]
+    env.fake.add_turns({"tool_calls": [agent_call("read carefully", "careful"),
+                                       agent_call("take your time", "slow")]},
+                       {"text": "done"})
+    result = await env.call(approving, RUN, {"prompt": "go"})
+    assert result["stopReason"] == "completed"
+    [asked] = env.approve_requests  # the read, asked for the strict role only
+    assert asked["tool"] == "read_file" and asked["agentId"].startswith("agent-")
+    careful, slow = [e for e in env.envelopes() if e["tool"] == "agent"]
+    assert careful["ok"] and "read it" in careful["content"]
+    assert json.loads(slow["content"])["status"] == "running"  # it answered at once

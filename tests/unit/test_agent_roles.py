@@ -54,3 +54,41 @@ def test_sources_and_precedence(tmp_path: Path) -> None:
     assert roles.get("mine") is not None
     assert "- explore: " in roles.listing() and "- helper: from workspace" in roles.listing()
     assert roles.listing(plan=True).count("\n") == 1  # explore and plan only
+
+
+def test_background_isolation_and_a_narrowing_permission_mode() -> None:
+    role, problems = parse_role(
+        "---\nname: watcher\ndescription: d\nbackground: true\nisolation: worktree\n"
+        "permissionMode: plan\n---\n", source="workspace", path="w.md")
+    assert problems == [] and role is not None
+    assert role.background and role.isolation == "worktree" and role.mode == "plan"
+    # plan: read-only tools only, whatever its tools say
+    assert role.allows("read_file") and not role.allows("write_file")
+    assert not role.allows("run_command")
+    strict, problems = parse_role("---\nname: s\ndescription: d\npermissionMode: strict\n---\n",
+                                  source="user", path="s.md")
+    assert problems == [] and strict is not None and strict.mode == "strict"
+    assert strict.allows("write_file")
+
+
+def test_a_role_cannot_widen_the_sessions_mode() -> None:
+    """A repository's role file asking for more than the session allows is not applied and
+    says so; a bad value falls back too."""
+    for wide in ("bypassPermissions", "acceptEdits", "dontAsk"):
+        role, problems = parse_role(
+            f"---\nname: w\ndescription: d\npermissionMode: {wide}\n---\n",
+            source="claude", path="w.md")
+        assert role is not None and role.mode == ""
+        assert [p.message for p in problems] == [
+            f"permissionMode {wide} is not applied: a role cannot allow more than the session's "
+            "mode (only plan and strict narrow it)"]
+    for quiet in ("inherit", "default"):
+        role, problems = parse_role(
+            f"---\nname: q\ndescription: d\npermissionMode: {quiet}\n---\n",
+            source="user", path="q.md")
+        assert role is not None and role.mode == "" and problems == []
+    role, problems = parse_role(
+        "---\nname: b\ndescription: d\npermissionMode: yolo\nbackground: often\n"
+        "isolation: docker\n---\n", source="user", path="b.md")
+    assert role is not None and (role.mode, role.background, role.isolation) == ("", False, "")
+    assert len(problems) == 3

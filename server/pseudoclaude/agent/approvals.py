@@ -287,15 +287,21 @@ class Gate:
         self._lock = asyncio.Lock()
         self.agent_id: str | None = None
         self.agent_name: str | None = None
+        self.strict = False
+        """Asks what would run unasked (a sub-agent whose role is ``strict``)."""
 
     def for_agent(self, agent_id: str, agent_name: str | None = None,
-                  on_ask: Callable[[ApprovalRequest], None] | None = None) -> Gate:
+                  on_ask: Callable[[ApprovalRequest], None] | None = None,
+                  strict: bool = False) -> Gate:
         """The gate of a sub-agent of this session: the same engine, approver, answers and
         one-question-at-a-time lock; its questions name the sub-agent. ``on_ask``: who is
         told of its questions instead of the session's listener (its ``Notification`` hooks,
-        whose payload names it)."""
+        whose payload names it). ``strict``: its role's ``permissionMode: strict``: what
+        the session's mode would run unasked asks (not ``load_skill``, nor what a rule or an
+        answer of the user allows)."""
         child = copy.copy(self)
         child.agent_id, child.agent_name = agent_id, agent_name
+        child.strict = strict or self.strict
         if on_ask is not None:
             child.on_ask = on_ask
         return child
@@ -336,6 +342,10 @@ class Gate:
         if hook is not None and hook.decision == "ask" and verdict.decision != "deny":
             why = f"hook {hook.hook} asks first" + (f": {hook.reason}" if hook.reason else "")
             return Verdict("ask", verdict.rule, "hook", why, verdict.part)
+        if self.strict and verdict.decision == "allow" and verdict.source in ("mode", "sandbox") \
+                and call.name != "load_skill":  # a rule or an answer of the user still allows
+            return Verdict("ask", verdict.rule, "mode", "its role asks for every call (strict)",
+                           verdict.part)
         return verdict
 
     async def check(self, call: ToolCall, approval_class: ApprovalClass,

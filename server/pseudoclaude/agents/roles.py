@@ -3,8 +3,10 @@
 workspace's), ``~/.PseudoClaude/agents/*.md`` (the user's) and ``.claude/agents/*.md``.
 
 A Markdown role is the Go original's: YAML frontmatter (``name``, ``description`` required;
-``tools``, ``disallowedTools``, ``model``, ``maxTurns``) and a body that is the sub-agent's
-instructions. ``tools`` (and ``disallowedTools``) is a comma-separated string or a YAML list of
+``tools``, ``disallowedTools``, ``model``, ``maxTurns``, ``background``, ``isolation``,
+``permissionMode``) and a body that is the sub-agent's instructions. ``permissionMode`` may
+only narrow the session's mode (``plan``, ``strict``); a wider one is a problem and is not
+applied. ``tools`` (and ``disallowedTools``) is a comma-separated string or a YAML list of
 tool names (``read_file``) or the permission rules' friendly names (``Read``, ``Bash``); an
 unknown name is a problem (a warning: the role loads without it). A bad value falls back to
 its default, with a problem. A role of the workspace wins over the user's by name, and both
@@ -37,6 +39,14 @@ _WORD = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
 MAX_TURNS_LIMIT = 200
 
 
+PERMISSION_MODES = ("inherit", "default", "strict", "plan", "acceptEdits", "bypassPermissions",
+                    "dontAsk")
+"""The Go original's ``permissionMode`` values."""
+NARROWING = ("strict", "plan")
+"""Those a role may set: a role file (a cloned repository's too) never allows more than the
+session's mode."""
+
+
 @dataclass(frozen=True)
 class Problem:
     path: str
@@ -65,10 +75,19 @@ class Role:
     source: str = "builtin"
     """``builtin`` | ``workspace`` | ``user`` | ``claude``."""
     path: str = ""
+    background: bool = False
+    """``background: true``: it runs in the background unless the call says otherwise."""
+    isolation: str = ""
+    """``worktree``: it works in a git worktree of its own unless the call says otherwise."""
+    mode: str = ""
+    """``permissionMode`` when it narrows the session's: ``plan`` (read-only tools only) or
+    ``strict`` (every call asks); ``""``: the session's mode."""
 
     def allows(self, tool: str) -> bool:
         """Whether the sub-agent may call ``tool``."""
         if tool in self.disallowed:
+            return False
+        if self.mode == "plan" and tool not in READ_ONLY_TOOLS:
             return False
         if self.tools is None:
             return tool in ALL_TOOLS or tool.startswith("mcp__")
@@ -209,9 +228,28 @@ def parse_role(text: str, *, source: str, path: str, default_name: str = ""
                                   or not 1 <= max_turns <= MAX_TURNS_LIMIT):
         problem(f"maxTurns {max_turns!r} is not a whole number from 1 to {MAX_TURNS_LIMIT}")
         max_turns = None
+    background = data.get("background", False)
+    if not isinstance(background, bool):
+        problem(f"background {background!r} is not true or false: it runs in the foreground")
+        background = False
+    isolation = data.get("isolation") or ""
+    if isolation not in ("", "worktree"):
+        problem(f"isolation {isolation!r} is not worktree: it works in the folder")
+        isolation = ""
+    mode = data.get("permissionMode") or "inherit"
+    if mode not in PERMISSION_MODES:
+        problem(f"permissionMode {mode!r} is not one of {', '.join(PERMISSION_MODES)}: the "
+                "session's mode applies")
+        mode = "inherit"
+    elif mode not in NARROWING:
+        if mode not in ("inherit", "default"):
+            problem(f"permissionMode {mode} is not applied: a role cannot allow more than the "
+                    "session's mode (only plan and strict narrow it)")
+        mode = "inherit"
     prompt = body.strip() or GENERAL_PROMPT
     return Role(name, " ".join(description.split()), prompt, tools, tuple(disallowed),
-                model.strip(), max_turns, source, path), problems
+                model.strip(), max_turns, source, path, background, isolation,
+                "" if mode == "inherit" else mode), problems
 
 
 def _tools(value: Any, key: str, problem: Any) -> tuple[str, ...] | None:

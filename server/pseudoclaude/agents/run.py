@@ -159,6 +159,10 @@ class SubAgents:
         if apart not in (None, "", "worktree"):
             raise ToolError("invalid_arguments",
                             f"agent: isolation must be \"worktree\", got {apart!r}")
+        # the role's defaults, unless the call says otherwise
+        args = {**args, "isolation": apart or role.isolation or None}
+        if args.get("run_in_background") is None:
+            args["run_in_background"] = role.background
         if args.get("run_in_background"):  # no limit: it returns at once
             return await self._background(role, args, call_id)
         async with self._semaphore():
@@ -418,7 +422,8 @@ class SubAgents:
             conversation, compact=runtime, provider=source, tools=tools,
             gate=host.gate.for_agent(
                 live.agent_id, name or None,
-                on_ask=lambda request: agent_hooks.notify("approval", request.summary)),
+                on_ask=lambda request: agent_hooks.notify("approval", request.summary),
+                strict=role.mode == "strict"),
             system_prompt=system_prompt,
             emit=emit, max_iterations=role.max_turns or host.settings.max_iterations,
             before_change=hooks.before_change, after_change=hooks.after_change,
