@@ -74,6 +74,53 @@ def test_a_sub_agents_steps_go_under_its_call_and_its_text_stays_out_of_the_answ
     assert "SUB-TEXT" not in proc.stderr
 
 
+def test_agents_list_and_show_after_a_run(tmp_path: Path) -> None:
+    """``pseudoclaude agents list`` names the latest session's sub-agents; ``agents show``
+    prints one's conversation; an unknown id is one line, exit 1."""
+    sub = "You are a general-purpose sub-agent"
+    read = {"name": "read_file", "arguments": {"path": "a.txt"}}
+    script = {"rules": [
+        {"when": {"system_contains": sub, "last_is_tool_result": False},
+         "reply": {"tool_calls": [read], "usage": {"input": 100, "output": 5, "cache_read": 50}}},
+        {"when": {"system_contains": sub, "last_is_tool_result": True},
+         "reply": {"text": "It says alpha.", "usage": {"input": 10, "output": 4}}},
+        MEMORY],
+        "turns": [{"tool_calls": [{"name": "agent", "arguments": {
+            "name": "reader", "description": "read a.txt", "prompt": "Read a.txt."}}]},
+                  {"text": "alpha."}]}
+    with FakeModelServer(script) as fake:
+        assert run(tmp_path, "--base-url", fake.base_url, "go").returncode == 0
+    ws = str(tmp_path / "ws")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pseudoclaude", "agents", *args,
+                               "--workspace", ws], capture_output=True, text=True,
+                              timeout=60, env=env_for(tmp_path))
+
+    listed = cli("list")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].startswith("session ") and lines[0].endswith(": 1 sub-agent")
+    agent_id = lines[1].split()[0]
+    assert agent_id.startswith("agent-")
+    assert "general-purpose 'reader'  completed  160 in / 9 out" in lines[1]
+    assert lines[2] == "    read a.txt"
+    as_json = json.loads(cli("list", "--json").stdout)
+    assert as_json["agents"][0]["usage"] == {"inputTokens": 160, "outputTokens": 9}
+    shown = cli("show", agent_id)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"sub-agent {agent_id} of session ")
+    assert "Read a.txt." in shown.stdout and "It says alpha." in shown.stdout
+    messages = json.loads(cli("show", agent_id, "--json").stdout)["messages"]
+    assert [m["role"] for m in messages][:2] == ["user", "assistant"]
+    unknown = cli("show", "agent-0000000000000000")
+    assert unknown.returncode == 1 and unknown.stdout == ""
+    assert unknown.stderr.count("\n") == 1 and "has no sub-agent agent-0000000000000000" in (
+        unknown.stderr)
+    bad = cli("show", "../etc")
+    assert bad.returncode == 1 and "not a sub-agent id" in bad.stderr
+
+
 def test_json_events_end_with_the_result(tmp_path: Path) -> None:
     memory = {"when": {"has_tools": False}, "reply": {"text": "Nothing to keep: []"}}
     with FakeModelServer({"turns": [{"text": ["Hel", "lo"]}], "rules": [memory]}) as fake:

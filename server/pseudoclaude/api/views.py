@@ -218,6 +218,26 @@ def describe_skills(r: p.SkillsListResult) -> str:
     return "\n".join(lines)
 
 
+AGENT_STATUS = {"running": "running", "completed": "completed", "failed": "failed",
+                "canceled": "stopped", "max_turns": "stopped at its turn limit"}
+
+
+def describe_agents(r: p.AgentsResult) -> str:
+    """A session's sub-agents: id, type and name, status, tokens, when it started; then what
+    it was asked."""
+    if r.session_id is None:
+        return "no session yet"
+    if not r.agents:
+        return f"session {r.session_id}: no sub-agents"
+    lines = [f"session {r.session_id}: {plural(len(r.agents), 'sub-agent')}"]
+    for a in r.agents:
+        who = a.subagent_type + (f" {a.name!r}" if a.name else "")
+        used = f"{a.usage.input_tokens:,} in / {a.usage.output_tokens:,} out"
+        lines += [f"{a.agent_id}  {who}  {AGENT_STATUS.get(a.status, a.status)}  {used}  "
+                  f"{a.started_at}", f"    {_one_line(a.description)}"]
+    return "\n".join(lines)
+
+
 def render_status(r: p.StatusResult) -> str:
     """A session at a glance (``/status``, ``pseudoclaude status``): the session, its mode,
     the model, the tokens, the sandbox, the MCP servers, the hooks and the skills."""

@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 
 from pseudoclaude import __version__
 from pseudoclaude.api.protocol import PERMISSION_MODES, ParamError
+from pseudoclaude.cli import agents as cli_agents
 from pseudoclaude.cli import hooks as cli_hooks
 from pseudoclaude.cli import rewind as cli_rewind
 from pseudoclaude.cli import skills as cli_skills
@@ -274,6 +275,16 @@ def build_parser() -> argparse.ArgumentParser:
                                  cli_skills.skills_list)
     skills_list.add_argument("--session", metavar="ID|latest",
                              help="another session than the latest")
+
+    agents = _group(commands, "agents", "the sub-agents of a session")
+    agents_list = _state_command(agents, "list", "the latest session's sub-agents: type, name, "
+                                 "status, tokens, when each started and what it was asked",
+                                 cli_agents.agents_list)
+    agents_show = _state_command(agents, "show", "one sub-agent's conversation, as its model "
+                                 "saw it", cli_agents.agents_show)
+    agents_show.add_argument("agent_id", metavar="AGENT_ID", help="its id (agents list)")
+    for one in (agents_list, agents_show):
+        one.add_argument("--session", metavar="ID|latest", help="another session than the latest")
 
     permissions = commands.add_parser(
         "permissions", help="the permission mode, rules and sandbox of a folder, and the "

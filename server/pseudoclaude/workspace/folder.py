@@ -49,6 +49,7 @@ from pseudoclaude.agents import (
     RunHooks,
     agent_log,
     list_records,
+    load_messages,
     load_roles,
     running_elsewhere,
     section,
@@ -804,6 +805,25 @@ class Workspace:
         sid, items = await asyncio.to_thread(build)
         end = len(items) if limit is None else offset + limit
         return TranscriptPage(session_id=sid, total=len(items), items=items[offset:end])
+
+    async def agent_messages(self, session_id: str | None, agent_id: str
+                             ) -> tuple[str, list[Message]]:
+        """A sub-agent's conversation, as its model saw it (replayed and repaired from its
+        log, which is not written): the session's id (``latest`` resolved) and the
+        messages; :class:`WorkspaceError` for an unknown session or sub-agent."""
+        ref = session_id if session_id not in (None, "") else self.current or LATEST
+
+        def read() -> tuple[str, list[Message]]:
+            sid = resolve(self.store, ref)
+            try:
+                path = agent_log(self.store, sid, agent_id)
+            except ValueError as exc:
+                raise WorkspaceError(str(exc)) from None
+            if not path.is_file():
+                raise WorkspaceError(f"session {sid} has no sub-agent {agent_id}")
+            return sid, load_messages(path)
+
+        return await asyncio.to_thread(read)
 
     def current_summary(self) -> str | None:
         """The summary the current conversation starts with, if a compaction made one."""
