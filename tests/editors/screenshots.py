@@ -58,6 +58,7 @@ import tempfile
 import termios
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -711,6 +712,26 @@ def user_settings(nvim: Nvim, permissions: str | None = None) -> None:
         (folder / "permissions.yaml").write_text(permissions)
 
 
+def run_script(nvim: Nvim, workspace: Path, script: Path, tmp: Path, shots: Path,
+               spec: dict[str, Any], timeout: float = 300) -> str | None:
+    """Run a screenshots script (``luafile``) in a real terminal against the fake model with
+    ``spec``; ``None``, or why it failed (the step and its error, from its report in
+    ``tmp``)."""
+    report = tmp / "report.json"
+    with FakeModelServer(spec) as model:
+        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
+                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
+                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
+                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
+        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
+                               workspace, timeout=timeout)
+    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
+        failed = json.loads(report.read_text()) if report.exists() else {}
+        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
+                + (report.read_text()[-4000:] if report.exists() else ""))
+    return None
+
+
 def permission_shots(tmp: Path, shots: Path) -> str | None:
     """Run ``PERMISSIONS_LUA`` in a folder of its own; ``None``, or why it failed."""
     workspace = make_workspace(tmp)
@@ -719,19 +740,7 @@ def permission_shots(tmp: Path, shots: Path) -> str | None:
     user_settings(nvim, USER_PERMISSIONS)
     script = tmp / "nvim_screenshots_permissions.lua"
     script.write_text(PERMISSIONS_LUA.replace("@EDITOR_TESTS@", json.dumps(str(HERE))))
-    report = tmp / "report.json"
-    with FakeModelServer(e2e_script(NPM_TEST)) as model:
-        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
-                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
-                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
-                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
-        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
-                               workspace, timeout=300)
-    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
-        failed = json.loads(report.read_text()) if report.exists() else {}
-        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
-                + (report.read_text()[-4000:] if report.exists() else ""))
-    return None
+    return run_script(nvim, workspace, script, tmp, shots, e2e_script(NPM_TEST))
 
 
 def plan_shots(tmp: Path, shots: Path) -> str | None:
@@ -744,19 +753,7 @@ def plan_shots(tmp: Path, shots: Path) -> str | None:
     script = tmp / "nvim_screenshots_plan.lua"
     script.write_text(PLAN_LUA.replace("@EDITOR_TESTS@", json.dumps(str(HERE)))
                       .replace("@FEEDBACK@", json.dumps(PLAN_FEEDBACK)))
-    report = tmp / "report.json"
-    with FakeModelServer(e2e_script(PLAN_RULES)) as model:
-        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
-                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
-                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
-                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
-        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
-                               workspace, timeout=300)
-    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
-        failed = json.loads(report.read_text()) if report.exists() else {}
-        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
-                + (report.read_text()[-4000:] if report.exists() else ""))
-    return None
+    return run_script(nvim, workspace, script, tmp, shots, e2e_script(PLAN_RULES))
 
 
 def hooks_shots(tmp: Path, shots: Path) -> str | None:
@@ -776,19 +773,7 @@ def hooks_shots(tmp: Path, shots: Path) -> str | None:
     (user / "skills" / "changelog.md").write_text(USER_SKILL)
     script = tmp / "nvim_screenshots_hooks.lua"
     script.write_text(HOOKS_LUA.replace("@EDITOR_TESTS@", json.dumps(str(HERE))))
-    report = tmp / "report.json"
-    with FakeModelServer(e2e_script()) as model:
-        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
-                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
-                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
-                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
-        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
-                               workspace, timeout=300)
-    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
-        failed = json.loads(report.read_text()) if report.exists() else {}
-        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
-                + (report.read_text()[-4000:] if report.exists() else ""))
-    return None
+    return run_script(nvim, workspace, script, tmp, shots, e2e_script())
 
 
 def agents_shots(tmp: Path, shots: Path) -> str | None:
@@ -800,19 +785,7 @@ def agents_shots(tmp: Path, shots: Path) -> str | None:
     user_settings(nvim)
     script = tmp / "nvim_screenshots_agents.lua"
     script.write_text(AGENTS_LUA.replace("@EDITOR_TESTS@", json.dumps(str(HERE))))
-    report = tmp / "report.json"
-    with FakeModelServer(e2e_script(AGENT_RULES)) as model:
-        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
-                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
-                       PC_REPORT=str(report), PC_TIMEOUT_MS="60000",
-                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
-        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
-                               workspace, timeout=300)
-    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
-        failed = json.loads(report.read_text()) if report.exists() else {}
-        return (f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}"
-                + (report.read_text()[-4000:] if report.exists() else ""))
-    return None
+    return run_script(nvim, workspace, script, tmp, shots, e2e_script(AGENT_RULES))
 
 
 def main() -> int:
@@ -872,22 +845,12 @@ def main_shots(tmp: Path, shots: Path) -> int:
     nvim = Nvim(nvim_binary(), tmp)
     user_settings(nvim)
     rules = [GREETING, *RESUMED, *UNSAVED, *REWIND, *SESSIONS, *WORKTREE, *EDITS, *PROPOSALS]
-    with FakeModelServer(e2e_script(rules)) as model:
-        env = nvim.env(PC_PLUGIN=str(PLUGIN), PC_WORKSPACE=str(workspace),
-                       PC_PYTHON=sys.executable, PC_BASE_URL=model.base_url,
-                       PC_REPORT=str(tmp / "report.json"), PC_TIMEOUT_MS="60000",
-                       PC_SHOTS=str(shots), TERM="xterm-256color", COLORTERM="truecolor")
-        script = HERE / "nvim_screenshots.lua"
-        code = run_in_terminal([nvim.binary, "--clean", "-c", f"luafile {script}"], env,
-                               workspace, timeout=600)
-    report = tmp / "report.json"
-    if code != 0 or not report.exists() or '"ok":true' not in report.read_text():
-        failed = json.loads(report.read_text()) if report.exists() else {}
-        print(f"exit {code}: step {failed.get('failed_step')!r} failed: {failed.get('error')}",
-              report.read_text()[-4000:] if report.exists() else "", file=sys.stderr)
+    failure = run_script(nvim, workspace, HERE / "nvim_screenshots.lua", tmp, shots,
+                         e2e_script(rules), timeout=600)
+    if failure:
+        print(failure, file=sys.stderr)
         return 1
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

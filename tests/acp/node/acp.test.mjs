@@ -89,6 +89,13 @@ function startAgent(env, dir, log) {
   return { proc, stream, app, updates, permissions, exited, stderr };
 }
 
+/** The editor closes the agent's stdin: it exits on its own (0), and the key was never sent. */
+async function closed(agent, log) {
+  agent.proc.stdin.end();
+  assert.equal(await withTimeout(agent.exited, 'the agent to exit'), 0);
+  assert.ok(!JSON.stringify(log).includes(API_KEY));
+}
+
 const ofKind = (updates, sessionId, kind) => updates
   .filter((n) => n.sessionId === sessionId && n.update.sessionUpdate === kind)
   .map((n) => n.update);
@@ -311,9 +318,7 @@ test('the model option, then close, resume and delete', async () => {
       assert.deepEqual(listed.sessions, []);
       await ctx.request(acp.methods.agent.session.delete, { sessionId });
     });
-    agent.proc.stdin.end();
-    assert.equal(await withTimeout(agent.exited, 'the agent to exit'), 0);
-    assert.ok(!JSON.stringify(log).includes(API_KEY));
+    await closed(agent, log);
   } finally {
     fake.proc.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
@@ -376,9 +381,7 @@ test('a sub-agent is one tool call whose content streams its progress; a backgro
       assert.ok(contentText(ended).some((t) => t.includes('BGANSWER: one file')), contentText(ended).join(' | '));
       assert.ok(!text(agent.updates, sessionId).includes('BGTEXT'));
     });
-    agent.proc.stdin.end();
-    assert.equal(await withTimeout(agent.exited, 'the agent to exit'), 0);
-    assert.ok(!JSON.stringify(log).includes(API_KEY));
+    await closed(agent, log);
   } finally {
     fake.proc.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
