@@ -355,3 +355,31 @@ async def test_a_roles_background_and_strict_permission_mode(approving: Language
     careful, slow = [e for e in env.envelopes() if e["tool"] == "agent"]
     assert careful["ok"] and "read it" in careful["content"]
     assert json.loads(slow["content"])["status"] == "running"  # it answered at once
+
+
+async def test_a_sub_agent_of_a_roles_model_keeps_its_provider_while_the_session_goes_on(
+        client: LanguageClient, env: Any) -> None:
+    """A background sub-agent of a role with a model of its own, mid-task while its session
+    makes its next requests (each looks its provider up): its connection to the model stays
+    open, and its next request is answered."""
+    roles = env.folders[0] / ".PseudoClaude" / "agents"
+    roles.mkdir(parents=True)
+    (roles / "reader.md").write_text(
+        "---\nname: reader\ndescription: Reads\nmodel: fake-reader-model\n"
+        "background: true\n---\nYou are the READER role.\n")
+    env.fake.script.rules[:0] = [
+        rule("READER", {"tool_calls": [env.read_file("notes.txt")], "hold": "reader"},
+             last_is_tool_result=False),
+        rule("READER", {"text": "READER-DONE"}, last_is_tool_result=True)]
+    env.fake.add_turns({"tool_calls": [agent_call("read it", "reader")]},
+                       {"text": "started"}, {"text": "still here"})
+    assert (await env.call(client, RUN, {"prompt": "start"}))["stopReason"] == "completed"
+    assert await asyncio.to_thread(
+        env.fake.wait_for, lambda rs: len(sub_requests(env, "READER")) == 1, 30)
+    assert (await env.call(client, RUN, {"prompt": "again"}))["stopReason"] == "completed"
+    env.fake.release("reader")
+    await env.until(lambda: any(e["kind"] == "task" and e["status"] != "running"
+                                for e in env.events), what="the task's end")
+    [ended] = [e for e in env.events if e["kind"] == "task" and e["status"] != "running"]
+    assert ended["status"] == "completed", ended
+    assert "READER-DONE" in ended["result"]

@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import json
 import secrets
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,8 @@ class Live:
     usage: Usage = field(default_factory=Usage)
     stopped: str = ""
     """Why it was stopped alone, its run going on (``""``: it was not)."""
+    model: str = ""
+    """The model it talks to (:attr:`SubAgents.models`)."""
 
 
 class SubAgents:
@@ -115,6 +118,9 @@ class SubAgents:
         self._roles: Roles | None = None
         self.tasks = Tasks()
         """Its background tasks (``run_in_background``)."""
+        self.models: Counter[str] = Counter()
+        """The models its sub-agents use now, each with how many: the workspace keeps their
+        providers open (it closes those nothing names any more)."""
         self.warned: set[str] = set()
 
     # -- types ---------------------------------------------------------------------------
@@ -227,16 +233,27 @@ class SubAgents:
         description = (args.get("description") or "").strip() or " ".join(prompt.split())[:80]
         name = (args.get("name") or "").strip()
         base = await host.provider_for(host.session_model)
-        provider = await host.provider_for(self._model(role, base.name))
-        worktree = await isolation.make(host.root, host.store.data_dir, agent_id) \
-            if args.get("isolation") == "worktree" else None
-        writer = AgentWriter(host.store, AgentEntry(
-            parent=host.id, agent_id=agent_id, call_id=call_id, subagent_type=role.name,
-            description=description, name=name, model=provider.model, created=now_iso()),
-            model=provider.model)
-        await asyncio.to_thread(writer.touch)
-        return Launch(role, prompt, description, name, provider, writer, Live(agent_id),
-                      worktree)
+        model = self._model(role, base.name)
+        self.models[model] += 1  # in use from now: its provider stays open
+        try:
+            provider = await host.provider_for(model)
+            worktree = await isolation.make(host.root, host.store.data_dir, agent_id) \
+                if args.get("isolation") == "worktree" else None
+            writer = AgentWriter(host.store, AgentEntry(
+                parent=host.id, agent_id=agent_id, call_id=call_id, subagent_type=role.name,
+                description=description, name=name, model=provider.model, created=now_iso()),
+                model=provider.model)
+            await asyncio.to_thread(writer.touch)
+        except BaseException:
+            self._done_with(model)
+            raise
+        return Launch(role, prompt, description, name, provider, writer,
+                      Live(agent_id, model=model), worktree)
+
+    def _done_with(self, model: str) -> None:
+        self.models[model] -= 1
+        if self.models[model] <= 0:
+            del self.models[model]
 
     async def _body(self, launch: Launch, hooks: RunHooks) -> ToolOutput:
         """Run it to its end: its answer (:class:`ToolError` when it failed;
@@ -267,6 +284,7 @@ class SubAgents:
             raise ToolError("agent_failed", f"the sub-agent failed: {exc}") from exc
         finally:
             self.live.pop(agent_id, None)
+            self._done_with(live.model)
         status = STATUS.get(outcome.stop_reason, "failed")
         self._stop(writer, live, status, outcome.error or "", hooks)
         await self.host.hooks.subagent_stop(agent_id, role.name, str(outcome.stop_reason),

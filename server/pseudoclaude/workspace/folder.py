@@ -487,7 +487,8 @@ class Workspace:
         names any more (the settings changed, a session chose another model) are closed."""
         wanted = [self._options(), self._options(self.settings.compact.model),
                   self._options(self.settings.memory.model),
-                  *(self._options(s.model) for s in self.open_sessions.values() if s.model)]
+                  *(self._options(s.model) for s in self.open_sessions.values() if s.model),
+                  *(self._options(m) for s in self.open_sessions.values() for m in s.agents.models)]
         keep = [(o, p) for o, p in self._providers if o in wanted]
         for o, p in self._providers:
             if o not in wanted:
@@ -793,12 +794,7 @@ class Workspace:
             live = (open_session is not None and open_session.busy == RUNNING) or \
                 holder(self.store.session_dir(sid)) not in (None, os.getpid())
             if agent_id:
-                try:
-                    path = agent_log(self.store, sid, agent_id)
-                except ValueError as exc:
-                    raise WorkspaceError(str(exc)) from None
-                if not path.is_file():
-                    raise WorkspaceError(f"session {sid} has no sub-agent {agent_id}")
+                path = self._agent_log(sid, agent_id)
                 live = open_session is not None and agent_id in open_session.agents.live
             return sid, build_transcript(path, running=live) if path.is_file() else []
 
@@ -815,15 +811,20 @@ class Workspace:
 
         def read() -> tuple[str, list[Message]]:
             sid = resolve(self.store, ref)
-            try:
-                path = agent_log(self.store, sid, agent_id)
-            except ValueError as exc:
-                raise WorkspaceError(str(exc)) from None
-            if not path.is_file():
-                raise WorkspaceError(f"session {sid} has no sub-agent {agent_id}")
-            return sid, load_messages(path)
+            return sid, load_messages(self._agent_log(sid, agent_id))
 
         return await asyncio.to_thread(read)
+
+    def _agent_log(self, sid: str, agent_id: str) -> Path:
+        """The log of a sub-agent of session ``sid``; :class:`WorkspaceError` for a malformed
+        id or one the session does not have."""
+        try:
+            path = agent_log(self.store, sid, agent_id)
+        except ValueError as exc:
+            raise WorkspaceError(str(exc)) from None
+        if not path.is_file():
+            raise WorkspaceError(f"session {sid} has no sub-agent {agent_id}")
+        return path
 
     def current_summary(self) -> str | None:
         """The summary the current conversation starts with, if a compaction made one."""
