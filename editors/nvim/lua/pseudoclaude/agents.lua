@@ -435,7 +435,7 @@ end
 -- :PseudoClaudeAgents ----------------------------------------------------------------------------
 
 M.NAME = 'pseudoclaude://agents'
-M.HELP = '<CR> transcript · x stop (background) · r refresh · q close'
+M.HELP = '<CR> transcript · x stop · r refresh · q close'
 
 --- `12:03:04` of an ISO 8601 time (the date too when it is not today's).
 local function started(iso)
